@@ -1,0 +1,94 @@
+"""Synapse contracts: Pydantic v2 models only, no logic (seed 002 TR-1..TR-6).
+
+Every workflow, activity, signal, update and query takes one of these models and returns
+one, so fields can be added (with defaults) without breaking recorded histories.
+"""
+
+from .agent import (
+    AgentIntent,
+    AgentResult,
+    AgentStepInput,
+    FailureDetails,
+    FailureType,
+    FinalAnswer,
+    ToolCallRequest,
+)
+from .base import Contract
+from .blueprint import (
+    Condition,
+    ContextOverrides,
+    DataFlow,
+    EdgeDefinition,
+    LoopDirective,
+    PlanBlueprint,
+    TaskDefinition,
+    TaskDirectives,
+    TaskUpdate,
+)
+from .context import ContextBuildConfig
+from .intervention import InterventionRequest
+from .messages import InboundMessage, UniversalMessage
+from .session import (
+    AuditTrail,
+    CreateSessionRequest,
+    MessageAccepted,
+    MessageRequest,
+    SessionConfig,
+    SessionControl,
+)
+from .streaming import (
+    AuditEntry,
+    ExecutionMode,
+    InteractionOutcome,
+    InteractionRequest,
+    InteractionResponse,
+    InteractionType,
+    LiveSession,
+    TaskChunkType,
+    TaskStreamChunk,
+)
+from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
+
+__all__ = [
+    "AgentIntent",
+    "AgentResult",
+    "AgentStepInput",
+    "ApprovalPolicy",
+    "AuditEntry",
+    "AuditTrail",
+    "Condition",
+    "ContextBuildConfig",
+    "ContextOverrides",
+    "Contract",
+    "CreateSessionRequest",
+    "DataFlow",
+    "EdgeDefinition",
+    "ExecutionMode",
+    "FailureDetails",
+    "FailureType",
+    "FinalAnswer",
+    "InboundMessage",
+    "InteractionOutcome",
+    "InteractionRequest",
+    "InteractionResponse",
+    "InteractionType",
+    "InterventionRequest",
+    "LiveSession",
+    "LoopDirective",
+    "MessageAccepted",
+    "MessageRequest",
+    "PlanBlueprint",
+    "SessionConfig",
+    "SessionControl",
+    "TaskChunkType",
+    "TaskDefinition",
+    "TaskDirectives",
+    "TaskStreamChunk",
+    "TaskUpdate",
+    "ToolAssessment",
+    "ToolCallRequest",
+    "ToolDescriptor",
+    "ToolResult",
+    "ToolRun",
+    "UniversalMessage",
+]

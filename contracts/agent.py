@@ -1,0 +1,73 @@
+"""What an agent returns: `AgentResult`, its only output (seed 002 section 2.2)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .base import Contract
+from .blueprint import PlanBlueprint
+from .messages import UniversalMessage
+
+
+class FinalAnswer(Contract):
+    """The agent is done: this is its answer."""
+
+    content: Any = Field(description="The answer: text or any JSON value.")
+
+
+class ToolCallRequest(Contract):
+    """The agent asks for a tool to be run; the workflow decides whether and when."""
+
+    tool_id: str = Field(description="Name of the tool (a ToolDescriptor's `name`).")
+    arguments: dict[str, Any] = Field(description="Arguments for the tool.")
+
+
+class AgentIntent(Contract):
+    """What the agent wants next, with its reasoning."""
+
+    thought: str = Field(description="The agent's reasoning, shown to people as-is.")
+    intent: FinalAnswer | ToolCallRequest | PlanBlueprint = Field(
+        description="An answer, a tool call, or a plan to run as a task graph."
+    )
+
+
+FailureType = Literal[
+    "LLM_REFUSAL",
+    "TOOL_EXECUTION_FAILED",
+    "VALIDATION_ERROR",
+    "RESOURCE_UNAVAILABLE",
+]
+
+
+class FailureDetails(Contract):
+    """Why an agent step failed."""
+
+    type: FailureType = Field(description="Kind of failure.")
+    message: str = Field(description="What went wrong, for people; never contains secrets.")
+
+
+class AgentResult(Contract):
+    """The one standard output of every agent step."""
+
+    status: Literal["SUCCESS", "FAILURE"] = Field(description="Whether the step succeeded.")
+    output: AgentIntent = Field(description="The agent's intent (also set on failure).")
+    failure_details: FailureDetails | None = Field(default=None, description="Set when status is FAILURE.")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Adapter-specific extras (model, token usage, call ids)."
+    )
+
+
+class AgentStepInput(Contract):
+    """Input of the `agent_step` activity: everything the agent may see, nothing more."""
+
+    agent_id: str = Field(description="`Agent:<name>` of the agent to run.")
+    owner_id: str = Field(description="Workflow id of the session or task asking.")
+    messages: list[UniversalMessage] = Field(
+        default_factory=list, description="The conversation, oldest first."
+    )
+    tools: list[str] = Field(default_factory=list, description="Names of the tools it may call.")
+    input_data: dict[str, Any] | None = Field(
+        default=None, description="Task inputs (graph tasks); None for chat sessions."
+    )

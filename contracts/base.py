@@ -1,0 +1,9 @@
+"""The base every contract model shares (seed 002 TR-1..TR-3)."""
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Contract(BaseModel):
+    """Base of every Synapse contract: strict (unknown fields are rejected)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)

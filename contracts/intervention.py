@@ -1,0 +1,27 @@
+"""Human interventions on a running task graph (seed 002 section 2.5)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import Field
+
+from .base import Contract
+
+
+class InterventionRequest(Contract):
+    """An operator's request to pause, resume or roll back part of a graph."""
+
+    intervention_type: Literal["ROLLBACK_AND_MODIFY", "PAUSE", "RESUME"] = Field(description="What to do.")
+    target_task_id: UUID = Field(description="Engine-assigned UUID of the task concerned.")
+    rollback_to_version: int | None = Field(
+        default=None, description="Version whose inputs the re-run starts from (ROLLBACK_AND_MODIFY)."
+    )
+    new_input_data: dict[str, Any] | None = Field(
+        default=None, description="Inputs that replace the old ones on re-run."
+    )
+    new_assignee_id: str | None = Field(
+        default=None, description="Assignee that replaces the old one on re-run."
+    )
+    comment: str = Field(description="Why; recorded in the audit trail.")

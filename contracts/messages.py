@@ -1,0 +1,34 @@
+"""Conversation messages: what people send in and what the agent sees."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .base import Contract
+
+
+class UniversalMessage(Contract):
+    """One message of a conversation, in a framework-neutral shape."""
+
+    role: Literal["system", "user", "assistant", "tool"] = Field(description="Who speaks.")
+    content: Any = Field(description="Text, or a JSON value for tool results.")
+    name: str | None = Field(default=None, description="Sender principal (user) or tool name (tool).")
+    tool_call_id: str | None = Field(
+        default=None, description="The interaction/tool call this tool message answers."
+    )
+    timestamp: datetime | None = Field(default=None, description="When it was said (UTC).")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
+
+
+class InboundMessage(Contract):
+    """A message from a person, on any channel, for one session (seed 001)."""
+
+    channel: str = Field(default="http", description="Where it came from: http, lark, cli, ...")
+    sender_id: str = Field(default="anonymous", description="Principal who sent it.")
+    chat_id: str = Field(default="", description="Channel conversation it belongs to.")
+    content: str = Field(min_length=1, description="The text.")
+    message_id: str | None = Field(default=None, description="Channel message id; a repeated id is ignored.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")

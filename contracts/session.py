@@ -1,0 +1,79 @@
+"""Session configuration and the HTTP request bodies for sessions."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import Contract
+from .streaming import AuditEntry
+
+SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
+
+
+class SessionConfig(Contract):
+    """How a session runs; fixed when it starts, carried across continue-as-new."""
+
+    session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")
+    agent_id: str = Field(
+        default="Agent:demo", pattern=r"^(Agent|Group):.+$", description="The agent to talk to."
+    )
+    approvers: list[str] = Field(
+        default_factory=list, description="Principals who may approve; empty means anyone."
+    )
+    approval_timeout_seconds: int = Field(
+        default=300, gt=0, le=30 * 24 * 3600, description="Approval wait before a denial."
+    )
+    channel: str = Field(default="http", description="Channel the session belongs to.")
+    max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
+    idle_timeout_seconds: int = Field(
+        default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
+    )
+
+
+class CreateSessionRequest(Contract):
+    """Body of `POST /sessions`."""
+
+    session_key: str | None = Field(
+        default=None, pattern=SESSION_KEY_PATTERN, description="Key; generated when omitted."
+    )
+    agent_id: str | None = Field(
+        default=None, pattern=r"^(Agent|Group):.+$", description="Agent; `Agent:demo` by default."
+    )
+    approvers: list[str] | None = Field(
+        default=None, description="Principals who may approve; anyone when omitted."
+    )
+    approval_timeout_seconds: int | None = Field(
+        default=None, gt=0, le=30 * 24 * 3600, description="Approval timeout; 300 s by default."
+    )
+
+
+class MessageRequest(Contract):
+    """Body of `POST /sessions/{key}/messages`."""
+
+    content: str = Field(min_length=1, description="What to say to the agent.")
+    principal: str | None = Field(
+        default=None, description="Who says it (ignored when the API key names the caller)."
+    )
+
+
+class SessionControl(Contract):
+    """Body of `POST /sessions/{key}/pause|resume|cancel` (all fields optional)."""
+
+    reason: str | None = Field(default=None, description="Why; recorded in the audit trail.")
+    principal: str | None = Field(
+        default=None, description="Who (ignored when the API key names the caller)."
+    )
+
+
+class MessageAccepted(Contract):
+    """Answer of `POST /sessions/{key}/messages`: the message is on its way."""
+
+    session_key: str = Field(description="The session the message went to.")
+    workflow_id: str = Field(description="Its workflow id, to look up in the Web UI.")
+
+
+class AuditTrail(Contract):
+    """Every recorded decision and intervention of a session, oldest first."""
+
+    workflow_id: str = Field(description="The session's workflow id.")
+    entries: list[AuditEntry] = Field(default_factory=list, description="The events.")

@@ -1,0 +1,150 @@
+"""Interactive-session contracts: stream chunks and interactions (seeds 000 and 004)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from .base import Contract
+from .messages import UniversalMessage
+
+
+class TaskChunkType(StrEnum):
+    """Kinds of stream chunk: seed 000's and seed 004's folded into one type."""
+
+    PROCESSING = "processing"
+    TOOL_CALL_REQUEST = "tool_call_request"
+    TOOL_APPROVAL_REQUEST = "tool_approval_request"
+    USER_INPUT_REQUEST = "user_input_request"
+    RESPONSE = "response"
+    PROGRESS = "progress"
+    COMPLETE = "complete"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+    THINKING = "thinking"
+    TOOL_USE = "tool_use"
+    CONTENT = "content"
+    PENDING = "pending"
+
+
+class InteractionType(StrEnum):
+    """Kinds of interaction a workflow can ask a person for."""
+
+    TOOL_APPROVAL = "tool_approval"
+    USER_INPUT = "user_input"
+    CONFIRMATION = "confirmation"
+    CANCELLATION = "cancellation"
+
+
+class ExecutionMode(StrEnum):
+    """How a task is executed."""
+
+    SYNC = "sync"
+    ASYNC_STREAM = "async_stream"
+    INTERACTIVE = "interactive"
+
+
+class TaskStreamChunk(Contract):
+    """One event of a session's or task's stream; `sequence_id` is its stream offset."""
+
+    task_id: str = Field(description="Workflow id of the session or task that published it.")
+    chunk_type: TaskChunkType = Field(description="What kind of event this is.")
+    sequence_id: int = Field(ge=0, description="Position in the stream, from 0, without gaps.")
+    content: str | UniversalMessage | dict[str, Any] = Field(description="The payload.")
+    timestamp: datetime = Field(description="When it was published (workflow time, UTC).")
+    is_final: bool = Field(default=False, description="True on the last chunk of a turn.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Extras, e.g. `interaction_id` on approval requests."
+    )
+
+
+class InteractionRequest(Contract):
+    """Something a person must answer: a tool approval, an input, a confirmation."""
+
+    interaction_id: str = Field(description="Id of the interaction, unique within its workflow.")
+    interaction_type: InteractionType = Field(description="What is asked.")
+    task_id: str = Field(description="Workflow id of the session or task asking.")
+    content: str | dict[str, Any] = Field(
+        description="For tool approvals: `tool_name`, `tool_params`, `tool_description`, `summary`."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Extras.")
+    timestamp: datetime = Field(description="When it was asked (workflow time, UTC).")
+    approvers: list[str] = Field(
+        default_factory=list, description="Principals who may answer; empty means anyone."
+    )
+    requested_by: str | None = Field(default=None, description="Principal whose message led to this request.")
+    expires_at: datetime | None = Field(
+        default=None, description="When an unanswered request is denied by `system:timeout`."
+    )
+
+
+class InteractionResponse(Contract):
+    """A person's answer to an interaction."""
+
+    interaction_id: str | None = Field(
+        default=None,
+        description="The interaction answered; over HTTP it may be omitted (the path names it).",
+    )
+    approved: bool = Field(description="True to approve, false to deny.")
+    response_data: dict[str, Any] | None = Field(
+        default=None, description="Input the person supplied (for user-input requests)."
+    )
+    user_message: str | None = Field(
+        default=None, description="Comment; on a denial it is passed to the agent."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
+    principal: str | None = Field(
+        default=None, description="Who answers; set from the caller's credentials when auth is on."
+    )
+    channel: str = Field(default="http", description="Where the answer came from.")
+
+
+class AuditEntry(Contract):
+    """One recorded event of the audit trail: who did what, where and when."""
+
+    kind: str = Field(description="requested, approved, denied, rejected, paused, resumed, cancelled.")
+    at: datetime = Field(description="Workflow time of the event (UTC).")
+    principal: str = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
+    channel: str = Field(description="Where it came from: http, lark, cli, system.")
+    interaction_id: str | None = Field(default=None, description="The interaction concerned.")
+    comment: str | None = Field(default=None, description="The person's message or the reason.")
+
+
+class InteractionOutcome(Contract):
+    """What came of a decision: the decision, and the tool result when the tool ran."""
+
+    interaction_id: str = Field(description="The interaction decided.")
+    approved: bool = Field(description="The decision.")
+    decided_by: str = Field(description="Principal who decided.")
+    channel: str = Field(description="Where the decision came from.")
+    decided_at: datetime = Field(description="Workflow time of the decision (UTC).")
+    comment: str | None = Field(default=None, description="The person's message.")
+    tool_result: Any = Field(default=None, description="The tool's result when it ran after approval.")
+
+
+class LiveSession(Contract):
+    """The state of one interactive session, as people and UIs see it."""
+
+    session_id: str = Field(description="The session key.")
+    task_id: str = Field(description="Workflow id (`session:<key>`).")
+    status: str = Field(description="active, waiting_approval, paused, cancelled, completed or failed.")
+    created_at: datetime = Field(description="When the session started (UTC).")
+    last_activity: datetime = Field(description="Time of the last message or decision (UTC).")
+    pending_interactions: list[InteractionRequest] = Field(
+        default_factory=list, description="Interactions waiting for an answer."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Extras.")
+    agent_id: str = Field(default="Agent:demo", description="The agent of this session.")
+    channel: str = Field(default="http", description="Channel the session was started from.")
+    approvers: list[str] = Field(
+        default_factory=list, description="Principals who may approve; empty means anyone."
+    )
+    approval_timeout_seconds: int = Field(
+        default=300, description="How long an approval request waits before it is denied."
+    )
+    messages: list[UniversalMessage] = Field(
+        default_factory=list, description="The conversation so far (of this run)."
+    )

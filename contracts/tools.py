@@ -1,0 +1,64 @@
+"""Tools: how they are described, assessed and run (seed 003 ToolDescriptor)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .agent import ToolCallRequest
+from .base import Contract
+
+ApprovalPolicy = Literal["never", "always", "destructive"]
+
+
+class ToolDescriptor(Contract):
+    """A tool as declared to models and to the approval policy."""
+
+    name: str = Field(description="Unique tool name, used as `ToolCallRequest.tool_id`.")
+    description: str = Field(description="What the tool does, for the model.")
+    arguments_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object"},
+        description="JSON Schema of the arguments.",
+    )
+    permissions: list[str] = Field(
+        default_factory=list, description="What it may do, e.g. read, write, execute."
+    )
+    source: Literal["builtin", "mcp"] = Field(default="builtin", description="Where it comes from.")
+    capabilities: list[str] = Field(default_factory=list, description="Extras such as `streamable`.")
+    approval: ApprovalPolicy = Field(
+        default="always",
+        description="When a call needs a person's approval: never, always, or only when "
+        "the call is destructive.",
+    )
+
+
+class ToolAssessment(Contract):
+    """Whether a proposed tool call needs approval, and how to show it to people."""
+
+    tool_id: str = Field(description="The tool assessed.")
+    known: bool = Field(description="False when no such tool is configured.")
+    needs_approval: bool = Field(description="True when a person must approve the call.")
+    reason: str = Field(description="Why (or why not), e.g. `DELETE statement`.")
+    summary: str = Field(description="Short one-line form of the call, e.g. `sql: DELETE FROM ...`.")
+    description: str = Field(default="", description="The tool's description.")
+
+
+class ToolRun(Contract):
+    """Input of the `run_tool` activity."""
+
+    owner_id: str = Field(description="Workflow id of the session or task running the tool.")
+    interaction_id: str | None = Field(
+        default=None, description="Approval this run was authorised by; makes the run idempotent."
+    )
+    call: ToolCallRequest = Field(description="The call to run.")
+
+
+class ToolResult(Contract):
+    """What a tool run produced."""
+
+    tool_id: str = Field(description="The tool that ran.")
+    ok: bool = Field(description="False when the tool failed or refused.")
+    content: Any = Field(default=None, description="The result (rows, output, ...).")
+    error: str | None = Field(default=None, description="What went wrong, when not ok.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Extras, e.g. truncation.")
