@@ -1,0 +1,63 @@
+"""`Annotated` dependencies: the Temporal client, settings and the calling principal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from temporalio.client import Client
+
+from cli.settings import Settings
+
+from .auth import OPEN_ACCESS, Caller, Role
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def get_client(request: Request) -> Client:
+    """The Temporal client created once in the lifespan."""
+    client: Client = request.app.state.client
+    return client
+
+
+def get_settings(request: Request) -> Settings:
+    """The settings the app was built with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+ClientDep = Annotated[Client, Depends(get_client)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
+    """A dependency that admits callers whose API key has at least `role`."""
+
+    async def caller(
+        request: Request,
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    ) -> Caller:
+        keys: dict[str, Caller] | None = request.app.state.api_keys
+        if keys is None:
+            return OPEN_ACCESS
+        if credentials is None:
+            raise HTTPException(
+                401, "missing `Authorization: Bearer <key>` header", {"WWW-Authenticate": "Bearer"}
+            )
+        found = keys.get(credentials.credentials)
+        if found is None:
+            raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
+        if found.role < role:
+            raise HTTPException(
+                403, f"{found.principal} has role {found.role.name}; this needs {role.name} or higher"
+            )
+        return found
+
+    return caller
+
+
+Viewer = Annotated[Caller, Depends(require(Role.viewer))]
+Operator = Annotated[Caller, Depends(require(Role.operator))]
+Approver = Annotated[Caller, Depends(require(Role.approver))]

@@ -1,0 +1,60 @@
+"""Turning Temporal and validation errors into HTTP answers, in one place.
+
+Workflow handlers raise `ApplicationError(type=...)`; the type, never the message text,
+decides the status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+STATUS_BY_ERROR_TYPE = {
+    "InteractionNotFound": 404,
+    "InteractionAlreadyDecided": 409,
+    "ApproverNotAllowed": 403,
+    "SessionAlreadyPaused": 409,
+    "SessionNotPaused": 409,
+    "SessionClosed": 409,
+}
+
+
+def from_update_failure(err: WorkflowUpdateFailedError) -> HTTPException:
+    """The HTTP error for an update a workflow rejected."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type in STATUS_BY_ERROR_TYPE:
+        return HTTPException(STATUS_BY_ERROR_TYPE[cause.type], detail=cause.message)
+    return HTTPException(500, detail=f"the workflow failed the request: {cause}")
+
+
+def is_not_found(err: RPCError) -> bool:
+    """Whether an RPC error says the workflow does not exist (or is closed, for updates)."""
+    return err.status == RPCStatusCode.NOT_FOUND
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+async def validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """422 whose `detail` names each bad field, its value and what was expected."""
+    assert isinstance(exc, RequestValidationError)
+    problems = []
+    for error in exc.errors():
+        where = _location(error.get("loc", ()))
+        if error.get("type") == "extra_forbidden":
+            problems.append(f"{where}: unknown field (not part of the contract)")
+        else:
+            value = error.get("input")
+            shown = f" (got {value!r})" if value is not None and not isinstance(value, dict) else ""
+            problems.append(f"{where}: {error.get('msg')}{shown}")
+    return JSONResponse(
+        status_code=422,
+        content={"detail": "; ".join(problems) or "invalid request", "errors": exc.errors()},
+    )

@@ -1,0 +1,48 @@
+"""Builds the FastAPI app: `create_app()` (uvicorn factory) with one Temporal client.
+
+Serve with `synapse api` or `uvicorn api.main:create_app --factory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from temporalio.client import Client
+
+from cli.settings import Settings
+
+from .auth import parse_api_keys
+from .errors import validation_error_handler
+from .routes import events, health, interactions, sessions
+
+DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
+
+Send a message to a session, watch its events, approve or deny the tool calls it proposes.
+Every session is a Temporal workflow (`session:<key>`) you can inspect in the Web UI."""
+
+
+def create_app(settings: Settings | None = None, client: Client | None = None) -> FastAPI:
+    """The API. Connects to Temporal in the lifespan unless a client is given (tests)."""
+    settings = settings or Settings()
+    api_keys = parse_api_keys(settings.api_keys) if settings.api_keys else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if client is not None:
+            app.state.client = client
+        else:
+            from cli.connect import connect_client
+
+            app.state.client = await connect_client(settings)
+        yield
+
+    app = FastAPI(title="Synapse", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.api_keys = api_keys
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    for module in (health, sessions, interactions, events):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,108 @@
+"""Session routes: create, send messages, read status and audit, pause/resume/cancel."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path
+
+from contracts import (
+    AuditTrail,
+    CreateSessionRequest,
+    InboundMessage,
+    LiveSession,
+    MessageAccepted,
+    MessageRequest,
+    SessionConfig,
+    SessionControl,
+)
+from contracts.session import SESSION_KEY_PATTERN
+from workflows.ids import session_workflow_id
+from workflows.session import SessionWorkflow
+
+from .. import sessions
+from ..deps import ClientDep, Operator, SettingsDep, Viewer
+
+router = APIRouter(prefix="/sessions", tags=["sessions"])
+
+SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]
+OptionalControl = Annotated[SessionControl | None, Body()]
+
+
+@router.post("", status_code=201, response_model=LiveSession)
+async def create_session(
+    body: CreateSessionRequest, client: ClientDep, settings: SettingsDep, caller: Operator
+) -> LiveSession:
+    """Start a session explicitly (a first message would also start one)."""
+    config = SessionConfig(
+        session_key=body.session_key or uuid.uuid4().hex[:12],
+        **body.model_dump(exclude={"session_key"}, exclude_none=True),
+    )
+    await sessions.start_session(client, settings.task_queue, config)
+    return await sessions.get_status(client, config.session_key)
+
+
+@router.post("/{key}/messages", status_code=202, response_model=MessageAccepted)
+async def post_message(
+    key: SessionKey, body: MessageRequest, client: ClientDep, settings: SettingsDep, caller: Operator
+) -> MessageAccepted:
+    """Send a message to the session's agent; starts the session when needed."""
+    message = InboundMessage(
+        channel="http",
+        sender_id=caller.principal or body.principal or "anonymous",
+        chat_id=key,
+        content=body.content,
+    )
+    await sessions.send_message(client, settings.task_queue, SessionConfig(session_key=key), message)
+    return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
+
+
+@router.get("/{key}", response_model=LiveSession)
+async def get_session(key: SessionKey, client: ClientDep, caller: Viewer) -> LiveSession:
+    """Status, pending interactions and conversation of a session."""
+    return await sessions.get_status(client, key)
+
+
+@router.get("/{key}/audit", response_model=AuditTrail)
+async def get_audit(key: SessionKey, client: ClientDep, caller: Viewer) -> AuditTrail:
+    """Every decision and intervention, with who, where and when."""
+    await sessions.get_status(client, key)  # 404 for unknown sessions
+    result: AuditTrail = await sessions.handle_for(client, key).query(SessionWorkflow.get_audit)
+    return result
+
+
+def _control(body: SessionControl | None, principal: str | None) -> SessionControl:
+    control = body or SessionControl()
+    return control.model_copy(update={"principal": principal or control.principal})
+
+
+async def _intervene(client: ClientDep, key: str, update: Any, control: SessionControl) -> LiveSession:
+    result: LiveSession = await sessions.run_update(
+        client, key, lambda handle: handle.execute_update(update, control)
+    )
+    return result
+
+
+@router.post("/{key}/pause", response_model=LiveSession)
+async def pause(
+    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+) -> LiveSession:
+    """Start nothing new until resumed (409 when already paused or closed)."""
+    return await _intervene(client, key, SessionWorkflow.pause_checked, _control(body, caller.principal))
+
+
+@router.post("/{key}/resume", response_model=LiveSession)
+async def resume(
+    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+) -> LiveSession:
+    """Resume a paused session (409 when not paused or closed)."""
+    return await _intervene(client, key, SessionWorkflow.resume_checked, _control(body, caller.principal))
+
+
+@router.post("/{key}/cancel", response_model=LiveSession)
+async def cancel(
+    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+) -> LiveSession:
+    """End the session; a pending approval is denied by `system:cancel` (409 when closed)."""
+    return await _intervene(client, key, SessionWorkflow.cancel_checked, _control(body, caller.principal))

@@ -1,0 +1,188 @@
+"""A supervised session end to end: HTTP in, real workflow and worker, SSE out, SQLite changed."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from temporalio.client import Client
+
+from contracts import TaskChunkType, TaskStreamChunk
+from workflows import search
+from workflows.ids import session_workflow_id
+
+from ..support import collect_events
+
+DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
+
+
+def new_key() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+def is_type(kind: TaskChunkType) -> Callable[[TaskStreamChunk], bool]:
+    return lambda chunk: chunk.chunk_type == kind
+
+
+async def ask_for_delete(http: httpx.AsyncClient, key: str, principal: str = "alice") -> TaskStreamChunk:
+    """Send the destructive statement; return the approval request chunk."""
+    response = await http.post(
+        f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": principal}
+    )
+    assert response.status_code == 202, response.text
+    assert response.json() == {"session_key": key, "workflow_id": f"session:{key}"}
+    chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST))
+    return chunks[-1]
+
+
+async def decide(http: httpx.AsyncClient, key: str, interaction_id: str, **body: Any) -> httpx.Response:
+    return await http.post(f"/sessions/{key}/interactions/{interaction_id}", json=body)
+
+
+async def test_approval_applies_the_statement_and_the_agent_reports_it(
+    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    assert request.content["tool_name"] == "sql"
+    assert request.content["tool_params"] == {"sql": DELETE_CANCELLED}
+    assert count_orders("status = 'cancelled'") == 3, "nothing may change before approval"
+
+    status = (await http.get(f"/sessions/{key}")).json()
+    assert status["status"] == "waiting_approval"
+    assert [p["interaction_id"] for p in status["pending_interactions"]] == [interaction_id]
+    description = await client.get_workflow_handle(session_workflow_id(key)).describe()
+    assert description.typed_search_attributes.get(search.STATUS) == "waiting_approval"
+    assert description.typed_search_attributes.get(search.PENDING) == 1
+
+    response = await decide(http, key, interaction_id, approved=True, principal="bob")
+    assert response.status_code == 200, response.text
+    outcome = response.json()
+    assert outcome["approved"] is True
+    assert outcome["decided_by"] == "bob"
+    assert outcome["tool_result"]["ok"] is True
+    assert outcome["tool_result"]["content"]["rowcount"] == 3
+    assert count_orders("status = 'cancelled'") == 0
+    assert count_orders("1=1") == 5
+
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+    )
+    assert chunks[0].sequence_id == request.sequence_id + 1
+    tool_use = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
+    assert tool_use.content["result"]["content"]["rowcount"] == 3
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert "3" in str(answer.content)
+    final = await http.get(f"/sessions/{key}")
+    assert final.json()["status"] == "active"
+    assert final.json()["pending_interactions"] == []
+
+
+async def test_denial_changes_nothing_and_the_agent_reports_the_denial(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    response = await decide(
+        http, key, interaction_id, approved=False, principal="bob", user_message="not today"
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["approved"] is False
+    assert response.json()["tool_result"] is None
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+    )
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert "bob" in str(answer.content) and "not today" in str(answer.content)
+    assert not any(c.chunk_type == TaskChunkType.TOOL_USE for c in chunks)
+    assert count_orders("status = 'cancelled'") == 3
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert [(e["kind"], e["principal"], e["comment"]) for e in audit] == [
+        ("requested", "alice", f"sql: {DELETE_CANCELLED}"),
+        ("denied", "bob", "not today"),
+    ]
+
+
+async def test_a_select_runs_without_approval(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    response = await http.post(
+        f"/sessions/{key}/messages", json={"content": "SELECT customer FROM orders WHERE id = 1"}
+    )
+    assert response.status_code == 202
+    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
+    kinds = [c.chunk_type for c in chunks]
+    assert TaskChunkType.TOOL_APPROVAL_REQUEST not in kinds
+    assert "Alice" in str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content)
+
+
+async def test_decision_errors_have_the_documented_statuses(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+
+    unknown = await decide(http, key, "tool_99", approved=True)
+    assert unknown.status_code == 404
+    assert "tool_99" in unknown.json()["detail"] and interaction_id in unknown.json()["detail"]
+
+    no_session = await decide(http, new_key(), interaction_id, approved=True)
+    assert no_session.status_code == 404
+
+    extra = await decide(http, key, interaction_id, approved=True, sudo=True)
+    assert extra.status_code == 422
+    assert "sudo" in extra.json()["detail"]
+
+    wrong_type = await decide(http, key, interaction_id, approved="perhaps")
+    assert wrong_type.status_code == 422
+    assert "approved" in wrong_type.json()["detail"]
+
+    mismatch = await http.post(
+        f"/sessions/{key}/interactions/{interaction_id}", json={"approved": True, "interaction_id": "tool_7"}
+    )
+    assert mismatch.status_code == 422
+
+    first = await decide(http, key, interaction_id, approved=False, principal="bob")
+    assert first.status_code == 200
+    second = await decide(http, key, interaction_id, approved=True, principal="carol")
+    assert second.status_code == 409
+    assert "already denied by bob" in second.json()["detail"]
+
+
+async def test_only_allowed_approvers_decide(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    created = await http.post("/sessions", json={"session_key": key, "approvers": ["carol"]})
+    assert created.status_code == 201, created.text
+    assert created.json()["approvers"] == ["carol"]
+    again = await http.post("/sessions", json={"session_key": key})
+    assert again.status_code == 409
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    assert request.metadata["approvers"] == ["carol"]
+
+    refused = await decide(http, key, interaction_id, approved=True, principal="mallory")
+    assert refused.status_code == 403
+    assert "mallory" in refused.json()["detail"] and "carol" in refused.json()["detail"]
+    accepted = await decide(http, key, interaction_id, approved=True, principal="carol")
+    assert accepted.status_code == 200
+
+
+async def test_bad_bodies_and_keys_are_422_never_500(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    empty = await http.post(f"/sessions/{key}/messages", json={"content": ""})
+    assert empty.status_code == 422 and "content" in empty.json()["detail"]
+    extra = await http.post(f"/sessions/{key}/messages", json={"content": "hi", "admin": True})
+    assert extra.status_code == 422 and "admin" in extra.json()["detail"]
+    not_json = await http.post(
+        f"/sessions/{key}/messages", content=b"{nope", headers={"content-type": "application/json"}
+    )
+    assert not_json.status_code == 422
+    bad_key = await http.post("/sessions/bad key!/messages", json={"content": "hi"})
+    assert bad_key.status_code == 422
+    bad_timeout = await http.post("/sessions", json={"approval_timeout_seconds": 0})
+    assert bad_timeout.status_code == 422 and "approval_timeout_seconds" in bad_timeout.json()["detail"]
+    assert (await http.get(f"/sessions/{new_key()}")).status_code == 404
+    assert (await http.get(f"/sessions/{new_key()}/events")).status_code == 404
+    assert (await http.post(f"/sessions/{new_key()}/pause")).status_code == 404

