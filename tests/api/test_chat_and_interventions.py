@@ -1,0 +1,123 @@
+"""Chat replies that decide approvals (seed 001), and pause / resume / cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from contracts import TaskChunkType
+
+from ..support import collect_events
+from .test_sessions import ask_for_delete, is_type, new_key
+
+
+@pytest.mark.parametrize(
+    ("reply", "approved", "cancelled_left"),
+    [("确认", True, 0), ("yes", True, 0), ("取消", False, 3), ("no", False, 3), ("let me think", False, 3)],
+)
+async def test_a_chat_reply_decides_the_pending_approval(
+    http: httpx.AsyncClient,
+    count_orders: Callable[[str], int],
+    reply: str,
+    approved: bool,
+    cancelled_left: int,
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key, principal="alice")
+    answer = await http.post(f"/sessions/{key}/messages", json={"content": reply, "principal": "alice"})
+    assert answer.status_code == 202
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+    )
+    decision = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS)
+    assert decision.content["approved"] is approved
+    assert decision.content["decided_by"] == "alice"
+    assert count_orders("status = 'cancelled'") == cancelled_left
+    session = (await http.get(f"/sessions/{key}")).json()
+    user_texts = [m["content"] for m in session["messages"] if m["role"] == "user"]
+    assert user_texts == [request.content["tool_params"]["sql"]], "the reply must not reach the agent"
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert audit[-1]["kind"] == ("approved" if approved else "denied")
+    if reply == "let me think":
+        assert "ambiguous" in audit[-1]["comment"]
+
+
+async def test_a_reply_from_someone_not_allowed_decides_nothing(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    assert (
+        await http.post("/sessions", json={"session_key": key, "approvers": ["alice"]})
+    ).status_code == 201
+    request = await ask_for_delete(http, key, principal="alice")
+    await http.post(f"/sessions/{key}/messages", json={"content": "确认", "principal": "mallory"})
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.ERROR), params={"after": request.sequence_id}
+    )
+    assert "mallory may not answer" in chunks[-1].content["error"]
+    session = (await http.get(f"/sessions/{key}")).json()
+    assert session["status"] == "waiting_approval"
+    assert count_orders("status = 'cancelled'") == 3
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert (audit[-1]["kind"], audit[-1]["principal"]) == ("rejected", "mallory")
+
+
+async def test_cancel_while_waiting_denies_and_closes(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    cancelled = await http.post(f"/sessions/{key}/cancel", json={"reason": "wrong table", "principal": "ops"})
+    assert cancelled.status_code == 200, cancelled.text
+    assert cancelled.json()["status"] == "cancelled"
+    assert cancelled.json()["pending_interactions"] == []
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.CANCELLED), params={"after": request.sequence_id}
+    )
+    assert chunks[-1].is_final
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    kinds = [(e["kind"], e["principal"]) for e in audit]
+    assert ("cancelled", "ops") in kinds and ("denied", "system:cancel") in kinds
+    assert count_orders("status = 'cancelled'") == 3
+    for action in ("pause", "resume", "cancel"):
+        late = await http.post(f"/sessions/{key}/{action}")
+        assert late.status_code == 409, (action, late.text)
+    decided = await http.post(
+        f"/sessions/{key}/interactions/{request.metadata['interaction_id']}", json={"approved": True}
+    )
+    assert decided.status_code == 409
+
+
+async def test_pause_holds_new_work_until_resume(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    assert (await http.post("/sessions", json={"session_key": key})).status_code == 201
+    paused = await http.post(f"/sessions/{key}/pause", json={"reason": "lunch"})
+    assert paused.status_code == 200 and paused.json()["status"] == "paused"
+    assert (await http.post(f"/sessions/{key}/pause")).status_code == 409
+    await http.post(f"/sessions/{key}/messages", json={"content": "SELECT COUNT(*) AS n FROM orders"})
+    chunks = await collect_events(http, key, is_type(TaskChunkType.PROCESSING))
+    status = (await http.get(f"/sessions/{key}")).json()
+    assert status["status"] == "paused"
+    assert [m["role"] for m in status["messages"]] == ["user"], "no agent step while paused"
+    resumed = await http.post(f"/sessions/{key}/resume")
+    assert resumed.status_code == 200 and resumed.json()["status"] == "active"
+    assert (await http.post(f"/sessions/{key}/resume")).status_code == 409
+    after = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": chunks[-1].sequence_id}
+    )
+    assert "8" in str(next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content)
+
+
+async def test_events_resume_after_the_last_event_id(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    await http.post(f"/sessions/{key}/messages", json={"content": "hello"})
+    everything = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
+    assert [c.sequence_id for c in everything] == list(range(len(everything)))
+    middle = everything[1].sequence_id
+    by_header = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), headers={"Last-Event-ID": str(middle)}
+    )
+    by_query = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": middle})
+    assert by_header == by_query == everything[2:]

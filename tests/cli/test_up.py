@@ -1,0 +1,170 @@
+"""`synapse up` end to end: the real dev server, worker and API as subprocesses of `up`.
+
+Each test starts `synapse up` on free ports with its own data dir, waits (bounded) until
+`/healthz` answers 200, and then checks that every way of ending it leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import assert_eventually
+
+from .ports_helper import free_ports
+from .procs import alive, descendants, mentioning
+
+READY_TIMEOUT = 120.0
+"""Seconds `up` gets to be healthy: dev server start plus two cold Python imports on 2 cores."""
+EXIT_TIMEOUT = 45.0
+"""Seconds `up` gets to stop its children (each has 10 s before SIGKILL)."""
+
+
+class Up:
+    """One `synapse up` subprocess with its ports, data dir and output."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.api_port, self.temporal_port, self.ui_port = free_ports(3)
+        self.data_dir = tmp_path / "state"
+        self.log_path = tmp_path / "up.log"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SYNAPSE_"))}
+        argv = [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "up",
+            "--api-port",
+            str(self.api_port),
+            "--temporal-port",
+            str(self.temporal_port),
+            "--ui-port",
+            str(self.ui_port),
+            "--data-dir",
+            str(self.data_dir),
+        ]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    @property
+    def output(self) -> str:
+        """Everything `up` and its children printed so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def announced_pids(self) -> dict[str, int]:
+        """The child pids `up` printed: `Temporal dev server ready (pid N)` and so on."""
+        pattern = r"^(Temporal dev server ready|worker started|API ready) \(pid (\d+)"
+        return {name: int(pid) for name, pid in re.findall(pattern, self.output, re.MULTILINE)}
+
+    async def wait_healthy(self) -> None:
+        """Poll `/healthz` until it answers 200 (fails with `up`'s output after the bound)."""
+        url = f"http://127.0.0.1:{self.api_port}/healthz"
+        async with httpx.AsyncClient(timeout=5.0) as http:
+
+            async def probe() -> int:
+                if self.process.poll() is not None:
+                    raise AssertionError(
+                        f"`synapse up` exited with {self.process.returncode}:\n{self.output}"
+                    )
+                return (await http.get(url)).status_code
+
+            try:
+                await assert_eventually(
+                    probe, lambda code: code == 200, within=READY_TIMEOUT, what="GET /healthz 200"
+                )
+            except AssertionError as err:
+                raise AssertionError(f"{err}\n--- synapse up output ---\n{self.output}") from None
+        await assert_eventually(
+            self._async_pids, lambda pids: len(pids) == 3, within=10, what="`up` announcing its 3 children"
+        )
+
+    async def _async_pids(self) -> dict[str, int]:
+        return self.announced_pids()
+
+    async def wait_exit(self) -> int:
+        """Wait (bounded) for `up` to exit and return its exit code."""
+        try:
+            return await asyncio.to_thread(self.process.wait, EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"`synapse up` did not exit in {EXIT_TIMEOUT}s:\n{self.output}") from None
+
+    def kill_everything(self) -> None:
+        """Last-resort cleanup of this test's own processes, whatever the test left."""
+        leftovers = descendants(self.process.pid) | mentioning(str(self.data_dir))
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for pid in leftovers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    """A started `synapse up` (not yet healthy); whatever remains is killed afterwards."""
+    running = Up(tmp_path)
+    try:
+        yield running
+    finally:
+        running.kill_everything()
+
+
+async def assert_all_gone(pids: set[int], up: Up) -> None:
+    """Every pid in `pids`, and anything using the test's data dir, has exited (bounded wait)."""
+
+    async def living() -> set[int]:
+        return {pid for pid in pids if alive(pid)} | mentioning(str(up.data_dir))
+
+    await assert_eventually(living, lambda left: not left, within=20, what="no process left behind")
+
+
+async def test_sigterm_stops_every_part(up: Up) -> None:
+    await up.wait_healthy()
+    children = descendants(up.process.pid)
+    announced = up.announced_pids()
+    assert set(announced.values()) <= children, (announced, children)
+
+    up.process.send_signal(signal.SIGTERM)
+    code = await up.wait_exit()
+
+    assert code == 0, up.output
+    assert "stopping…" in up.output and up.output.rstrip().endswith("stopped")
+    await assert_all_gone(children, up)
+    assert (up.data_dir / "temporal.db").is_file(), "the dev server keeps its state in the data dir"
+    out = up.output
+    assert f"starting Temporal dev server on 127.0.0.1:{up.temporal_port}" in out
+    assert f"API docs:         http://127.0.0.1:{up.api_port}/docs" in out
+    assert f"Temporal Web UI:  http://127.0.0.1:{up.ui_port}" in out
+
+
+async def test_a_dying_part_stops_the_others(up: Up) -> None:
+    await up.wait_healthy()
+    children = descendants(up.process.pid)
+    worker = up.announced_pids()["worker started"]
+
+    os.kill(worker, signal.SIGKILL)
+    code = await up.wait_exit()
+
+    assert code == 1, up.output
+    assert "error: worker was killed by SIGKILL; stopping the others" in up.output
+    await assert_all_gone(children, up)
+
+
+async def test_killing_up_itself_leaves_no_orphans(up: Up) -> None:
+    await up.wait_healthy()
+    children = descendants(up.process.pid)
+
+    up.process.kill()  # SIGKILL: `up` cannot clean up; the children must notice on their own
+    await up.wait_exit()
+
+    await assert_all_gone(children, up)

@@ -1,0 +1,128 @@
+"""Record the reference histories replayed by `tests/test_replay.py`.
+
+Run `.venv/bin/python -m tests.histories.record` after a deliberate, patched change to
+workflow code to add histories of the new paths (keep the old files: they prove running
+workflows still replay). Against a running server, `synapse history export WORKFLOW_ID FILE`
+records any single workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from api import sessions
+from cli.settings import Settings
+from contracts import InboundMessage, InteractionResponse, LiveSession, SessionConfig, SessionControl
+from worker import build_worker
+from workflows.ids import session_workflow_id
+from workflows.search import SEARCH_ATTRIBUTES
+from workflows.session import SessionWorkflow
+
+from ..conftest import assert_eventually, temporal_binary
+
+HERE = Path(__file__).parent
+DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
+
+Scenario = Callable[[Client, WorkflowHandle[SessionWorkflow, LiveSession]], Awaitable[None]]
+
+
+async def _pending_id(handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> str:
+    status = await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status), lambda s: bool(s.pending_interactions)
+    )
+    return status.pending_interactions[0].interaction_id
+
+
+async def _idle(handle: WorkflowHandle[SessionWorkflow, LiveSession], answers: int) -> None:
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: (
+            s.status == "active"
+            and sum(m.role == "assistant" and isinstance(m.content, str) for m in s.messages) >= answers
+        ),
+    )
+
+
+async def approved(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete, approved over HTTP-style update, answered, then a read-only query, cancelled."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+    )
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="SELECT COUNT(*) FROM orders"))
+    await _idle(handle, 2)
+
+
+async def denied(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied with a comment; pause and resume; a chat reply 确认 on a second request."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(
+            interaction_id=interaction, approved=False, principal="bob", user_message="not today"
+        ),
+    )
+    await _idle(handle, 1)
+    await handle.execute_update(SessionWorkflow.pause_checked, SessionControl(reason="check"))
+    await handle.execute_update(SessionWorkflow.resume_checked, SessionControl())
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
+    await _pending_id(handle)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="取消", sender_id="alice"))
+    await _idle(handle, 2)
+
+
+async def timed_out(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Nobody answers within the (1 s) approval timeout: denied by system:timeout."""
+    await _pending_id(handle)
+    await _idle(handle, 1)
+
+
+SCENARIOS: dict[str, tuple[SessionConfig, Scenario]] = {
+    "session_approved": (SessionConfig(session_key="history-approved"), approved),
+    "session_denied": (SessionConfig(session_key="history-denied"), denied),
+    "session_timed_out": (
+        SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
+        timed_out,
+    ),
+}
+
+
+async def main() -> None:
+    """Run each scenario on a fresh dev server and write its history next to this file."""
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        search_attributes=list(SEARCH_ATTRIBUTES),
+        data_converter=pydantic_data_converter,
+    )
+    try:
+        with tempfile.TemporaryDirectory() as data_dir:
+            settings = Settings(data_dir=Path(data_dir), task_queue="history")  # type: ignore[call-arg]
+            async with build_worker(env.client, settings):
+                for name, (config, scenario) in SCENARIOS.items():
+                    first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
+                    await sessions.send_message(env.client, settings.task_queue, config, first)
+                    handle = env.client.get_workflow_handle_for(
+                        SessionWorkflow.run, session_workflow_id(config.session_key)
+                    )
+                    await scenario(env.client, handle)
+                    await handle.execute_update(
+                        SessionWorkflow.cancel_checked, SessionControl(reason="recorded")
+                    )
+                    history = await handle.fetch_history()
+                    (HERE / f"{name}.json").write_text(history.to_json())
+                    print(f"wrote {name}.json ({len(history.events)} events)")  # noqa: T201
+    finally:
+        await env.shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,31 @@
+"""Every recorded history in tests/histories/ must replay against today's workflow code.
+
+A failure here means a change would break workflows already running in production: gate
+the change behind `workflow.patched()` instead of editing the old path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from worker import WORKFLOWS
+
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+
+
+def test_there_are_histories_to_replay() -> None:
+    names = {path.stem for path in HISTORIES}
+    assert {"session_approved", "session_denied", "session_timed_out"} <= names
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_history_replays(path: Path) -> None:
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=pydantic_data_converter)
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None

@@ -1,0 +1,164 @@
+"""Sessions survive worker restarts, time out durably, and continue-as-new without loss."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.testing import WorkflowEnvironment
+
+from api import sessions
+from cli.settings import Settings
+from contracts import (
+    InboundMessage,
+    InteractionResponse,
+    LiveSession,
+    SessionConfig,
+    SessionControl,
+    TaskChunkType,
+    TaskStreamChunk,
+)
+from worker import build_worker
+from workflows.ids import session_workflow_id
+from workflows.session import STREAM_TOPIC, SessionWorkflow
+from workflows.session_state import SessionRunInput
+
+from ..conftest import assert_eventually
+
+DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
+
+
+def message(text: str, sender: str = "alice") -> InboundMessage:
+    return InboundMessage(content=text, sender_id=sender, chat_id="test")
+
+
+async def wait_for_pending(client: Client, key: str) -> LiveSession:
+    handle = client.get_workflow_handle(session_workflow_id(key))
+    return await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: bool(s.pending_interactions),
+        what="a pending approval",
+    )
+
+
+async def read_stream(
+    client: Client, key: str, until: Callable[[TaskStreamChunk], bool]
+) -> list[TaskStreamChunk]:
+    stream = WorkflowStreamClient.create(client, session_workflow_id(key))
+    chunks: list[TaskStreamChunk] = []
+    async for item in stream.subscribe(
+        [STREAM_TOPIC], result_type=TaskStreamChunk, poll_cooldown=timedelta(milliseconds=20)
+    ):
+        chunks.append(item.data)
+        if until(item.data):
+            return chunks
+    return chunks
+
+
+async def test_a_worker_restart_while_waiting_loses_nothing(
+    client: Client, settings: Settings, count_orders: Callable[[str], int]
+) -> None:
+    key = f"restart-{uuid.uuid4().hex[:8]}"
+    async with build_worker(client, settings):
+        await sessions.send_message(
+            client, settings.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
+        )
+        pending = await wait_for_pending(client, key)
+    interaction_id = pending.pending_interactions[0].interaction_id
+    async with build_worker(client, settings):
+        handle = client.get_workflow_handle(session_workflow_id(key))
+        still = await handle.query(SessionWorkflow.get_status)
+        assert [p.interaction_id for p in still.pending_interactions] == [interaction_id]
+        outcome = await handle.execute_update(
+            SessionWorkflow.respond_checked,
+            InteractionResponse(interaction_id=interaction_id, approved=True, principal="bob"),
+        )
+        assert outcome.tool_result["content"]["rowcount"] == 3
+        chunks = await read_stream(client, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE)
+        assert any(c.chunk_type == TaskChunkType.RESPONSE and "3" in str(c.content) for c in chunks)
+    assert count_orders("status = 'cancelled'") == 0
+
+
+async def test_an_unanswered_approval_is_denied_by_the_timeout(
+    time_env: WorkflowEnvironment, settings: Settings
+) -> None:
+    client = time_env.client
+    key = f"timeout-{uuid.uuid4().hex[:8]}"
+    config = SessionConfig(session_key=key, approval_timeout_seconds=300)
+    async with build_worker(client, settings):
+        await sessions.send_message(client, settings.task_queue, config, message(DELETE_CANCELLED))
+        pending = await wait_for_pending(client, key)
+        expires_at = pending.pending_interactions[0].expires_at
+        assert expires_at is not None
+        assert (expires_at - pending.pending_interactions[0].timestamp) == timedelta(seconds=300)
+        await time_env.sleep(301)
+        handle = client.get_workflow_handle(session_workflow_id(key))
+        audit = await assert_eventually(
+            lambda: handle.query(SessionWorkflow.get_audit),
+            lambda trail: trail.entries[-1].kind == "denied",
+            what="the timeout denial",
+        )
+        denial = audit.entries[-1]
+        assert (denial.principal, denial.channel) == ("system:timeout", "system")
+        status = await assert_eventually(
+            lambda: handle.query(SessionWorkflow.get_status),
+            lambda s: s.messages[-1].role == "assistant",
+            what="the agent's report",
+        )
+        assert "timed out" in str(status.messages[-1].content)
+        assert status.status == "active" and status.pending_interactions == []
+
+
+async def test_continue_as_new_carries_conversation_stream_and_ids(
+    client: Client, settings: Settings
+) -> None:
+    key = f"can-{uuid.uuid4().hex[:8]}"
+    workflow_id = session_workflow_id(key)
+    async with build_worker(client, settings):
+        first = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionRunInput(config=SessionConfig(session_key=key), turns_before_continue_as_new=1),
+            id=workflow_id,
+            task_queue=settings.task_queue,
+            start_signal="submit_message",
+            start_signal_args=[message(DELETE_CANCELLED)],
+        )
+        pending = await wait_for_pending(client, key)
+        await first.execute_update(
+            SessionWorkflow.respond_checked,
+            InteractionResponse(
+                interaction_id=pending.pending_interactions[0].interaction_id, approved=False
+            ),
+        )
+        first_run = client.get_workflow_handle(workflow_id, run_id=first.first_execution_run_id)
+        await assert_eventually(
+            lambda: first_run.describe(),
+            lambda d: d.status == WorkflowExecutionStatus.CONTINUED_AS_NEW,
+            what="continue-as-new",
+        )
+        latest = client.get_workflow_handle(workflow_id)
+        await latest.signal(SessionWorkflow.submit_message, message(DELETE_CANCELLED))
+        second = await assert_eventually(
+            lambda: latest.query(SessionWorkflow.get_status),
+            lambda s: bool(s.pending_interactions),
+            what="the second approval request",
+        )
+        assert second.pending_interactions[0].interaction_id == "tool_2", "ids must not restart"
+        assert [m.role for m in second.messages][:4] == ["user", "assistant", "tool", "assistant"]
+        description = await latest.describe()
+        assert description.run_id != first.first_execution_run_id
+        chunks = await read_stream(
+            client,
+            key,
+            lambda c: (
+                c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST
+                and c.metadata["interaction_id"] == "tool_2"
+            ),
+        )
+        assert [c.sequence_id for c in chunks] == list(range(len(chunks))), (
+            "the stream continues without gaps"
+        )
+        await latest.signal(SessionWorkflow.cancel, SessionControl(reason="done"))
