@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -53,7 +53,7 @@ def time_skipping_binary() -> str:
 @pytest.fixture(scope="session")
 async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
     """A real dev server with Synapse's search attributes, shared by the whole session."""
-    keys: list[SearchAttributeKey] = list(SEARCH_ATTRIBUTES)
+    keys: list[SearchAttributeKey[Any]] = list(SEARCH_ATTRIBUTES)
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
         search_attributes=keys,
@@ -128,7 +128,7 @@ async def assert_eventually(
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """Settings of one test: its own data dir (demo DB) and task queue."""
-    return Settings(data_dir=tmp_path, task_queue=task_queue, _env_file=None)  # type: ignore[call-arg]
+    return Settings(data_dir=tmp_path, task_queue=task_queue, _env_file=None)
 
 
 @pytest.fixture

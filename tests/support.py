@@ -71,3 +71,11 @@ async def collect_events(
                     if stop(chunk):
                         return chunks
     raise AssertionError(f"the stream ended before the awaited chunk; got {[c.chunk_type for c in chunks]}")
+
+
+def fields(chunk: TaskStreamChunk) -> dict[str, Any]:
+    """A chunk's content as a dict (fails the test when it is text)."""
+    assert isinstance(chunk.content, dict), (
+        f"expected a dict in {chunk.chunk_type} chunk, got {chunk.content!r}"
+    )
+    return chunk.content

@@ -23,9 +23,12 @@ def test_there_are_histories_to_replay() -> None:
     assert {"session_approved", "session_denied", "session_timed_out"} <= names
 
 
-@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
-async def test_history_replays(path: Path) -> None:
-    history = WorkflowHistory.from_json(path.stem, path.read_text())
+@pytest.mark.parametrize(
+    "history",
+    [WorkflowHistory.from_json(p.stem, p.read_text()) for p in HISTORIES],
+    ids=[p.stem for p in HISTORIES],
+)
+async def test_history_replays(history: WorkflowHistory) -> None:
     replayer = Replayer(workflows=list(WORKFLOWS), data_converter=pydantic_data_converter)
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

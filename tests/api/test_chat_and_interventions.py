@@ -9,7 +9,7 @@ import pytest
 
 from contracts import TaskChunkType
 
-from ..support import collect_events
+from ..support import collect_events, fields
 from .test_sessions import ask_for_delete, is_type, new_key
 
 
@@ -32,12 +32,12 @@ async def test_a_chat_reply_decides_the_pending_approval(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
     decision = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS)
-    assert decision.content["approved"] is approved
-    assert decision.content["decided_by"] == "alice"
+    assert fields(decision)["approved"] is approved
+    assert fields(decision)["decided_by"] == "alice"
     assert count_orders("status = 'cancelled'") == cancelled_left
     session = (await http.get(f"/sessions/{key}")).json()
     user_texts = [m["content"] for m in session["messages"] if m["role"] == "user"]
-    assert user_texts == [request.content["tool_params"]["sql"]], "the reply must not reach the agent"
+    assert user_texts == [fields(request)["tool_params"]["sql"]], "the reply must not reach the agent"
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert audit[-1]["kind"] == ("approved" if approved else "denied")
     if reply == "let me think":
@@ -56,7 +56,7 @@ async def test_a_reply_from_someone_not_allowed_decides_nothing(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.ERROR), params={"after": request.sequence_id}
     )
-    assert "mallory may not answer" in chunks[-1].content["error"]
+    assert "mallory may not answer" in fields(chunks[-1])["error"]
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["status"] == "waiting_approval"
     assert count_orders("status = 'cancelled'") == 3

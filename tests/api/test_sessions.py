@@ -13,7 +13,7 @@ from contracts import TaskChunkType, TaskStreamChunk
 from workflows import search
 from workflows.ids import session_workflow_id
 
-from ..support import collect_events
+from ..support import collect_events, fields
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -47,8 +47,8 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
     key = new_key()
     request = await ask_for_delete(http, key)
     interaction_id = request.metadata["interaction_id"]
-    assert request.content["tool_name"] == "sql"
-    assert request.content["tool_params"] == {"sql": DELETE_CANCELLED}
+    assert fields(request)["tool_name"] == "sql"
+    assert fields(request)["tool_params"] == {"sql": DELETE_CANCELLED}
     assert count_orders("status = 'cancelled'") == 3, "nothing may change before approval"
 
     status = (await http.get(f"/sessions/{key}")).json()
@@ -73,7 +73,7 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
     )
     assert chunks[0].sequence_id == request.sequence_id + 1
     tool_use = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    assert tool_use.content["result"]["content"]["rowcount"] == 3
+    assert fields(tool_use)["result"]["content"]["rowcount"] == 3
     answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
     assert "3" in str(answer.content)
     final = await http.get(f"/sessions/{key}")

@@ -105,7 +105,7 @@ async def main() -> None:
     )
     try:
         with tempfile.TemporaryDirectory() as data_dir:
-            settings = Settings(data_dir=Path(data_dir), task_queue="history")  # type: ignore[call-arg]
+            settings = Settings(data_dir=Path(data_dir), task_queue="history")
             async with build_worker(env.client, settings):
                 for name, (config, scenario) in SCENARIOS.items():
                     first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)

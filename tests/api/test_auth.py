@@ -1,0 +1,68 @@
+"""With SYNAPSE_API_KEYS set, the key decides who the caller is and what it may do."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.client import Client
+
+from api.auth import parse_api_keys
+from api.main import create_app
+from cli.settings import Settings
+from contracts import TaskChunkType
+
+from ..support import collect_events, serve
+from .test_sessions import DELETE_CANCELLED, is_type, new_key
+
+KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver"
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def test_roles_gate_routes_and_keys_name_the_principal(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    app = create_app(settings.model_copy(update={"api_keys": KEYS}), client=client)
+    async with serve(app) as http:
+        key = new_key()
+        anonymous = await http.post(f"/sessions/{key}/messages", json={"content": "hi"})
+        assert anonymous.status_code == 401
+        wrong = await http.post(f"/sessions/{key}/messages", json={"content": "hi"}, headers=bearer("nope"))
+        assert wrong.status_code == 401
+        viewer = await http.post(
+            f"/sessions/{key}/messages", json={"content": "hi"}, headers=bearer("k-view")
+        )
+        assert viewer.status_code == 403 and "vera has role viewer" in viewer.json()["detail"]
+
+        sent = await http.post(
+            f"/sessions/{key}/messages",
+            json={"content": DELETE_CANCELLED, "principal": "someone-else"},
+            headers=bearer("k-op"),
+        )
+        assert sent.status_code == 202
+        chunks = await collect_events(
+            http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), headers=bearer("k-view")
+        )
+        interaction_id = chunks[-1].metadata["interaction_id"]
+        status = (await http.get(f"/sessions/{key}", headers=bearer("k-view"))).json()
+        assert status["messages"][0]["name"] == "otto"
+        assert status["pending_interactions"][0]["requested_by"] == "otto"
+
+        path = f"/sessions/{key}/interactions/{interaction_id}"
+        by_operator = await http.post(path, json={"approved": True}, headers=bearer("k-op"))
+        assert by_operator.status_code == 403
+        by_approver = await http.post(
+            path, json={"approved": True, "principal": "mallory"}, headers=bearer("k-ok")
+        )
+        assert by_approver.status_code == 200
+        assert by_approver.json()["decided_by"] == "ann"
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [("k1:alice", "entry 1 is not `key:principal:role`"), ("k1:alice:root", "role 'root'")],
+)
+def test_malformed_key_lists_are_refused_with_the_entry_named(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_api_keys(spec)
