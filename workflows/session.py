@@ -24,7 +24,6 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
 
     from contracts import (
-        AuditEntry,
         AuditTrail,
         InboundMessage,
         InteractionOutcome,
@@ -32,7 +31,6 @@ with workflow.unsafe.imports_passed_through():
         InteractionResponse,
         InteractionType,
         LiveSession,
-        SessionControl,
         TaskChunkType,
         TaskStreamChunk,
         ToolAssessment,
@@ -43,20 +41,17 @@ with workflow.unsafe.imports_passed_through():
 
     from .session_state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from . import approvals, search
+from . import approvals, session_view
 from .agent_loop import LoopOutcome, run_agent_loop
 from .chat_reply import interpret_reply
-from .ids import session_key_of
+from .session_controls import SessionControls
 
 STREAM_TOPIC = "events"
 """The one topic every session chunk is published on."""
 
-_SEARCH_STATUS = {"active": "running"}
-"""LiveSession status -> SynapseStatus value, where they differ."""
-
 
 @workflow.defn
-class SessionWorkflow:
+class SessionWorkflow(SessionControls):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init
@@ -365,122 +360,12 @@ class SessionWorkflow:
             comment=comment,
         )
 
-    # ------------------------------------------------------ interventions
-
-    def _control(self, kind: str, control: SessionControl) -> None:
-        self._state.audit.append(
-            AuditEntry(
-                kind=kind,
-                at=workflow.now(),
-                principal=control.principal or approvals.ANONYMOUS,
-                channel="http",
-                comment=control.reason,
-            )
-        )
-        self._state.last_activity = workflow.now()
-
-    def _check_open(self) -> None:
-        if self._state.cancelled or self._state.status in ("completed", "cancelled"):
-            raise ApplicationError(
-                f"session {session_key_of(self.owner_id)!r} is {self._state.status}; it takes no more commands",
-                type="SessionClosed",
-                non_retryable=True,
-            )
-
-    def _check_pause(self, _control: SessionControl) -> None:
-        self._check_open()
-        if self._state.paused:
-            raise ApplicationError(
-                "session is already paused", type="SessionAlreadyPaused", non_retryable=True
-            )
-
-    def _check_resume(self, _control: SessionControl) -> None:
-        self._check_open()
-        if not self._state.paused:
-            raise ApplicationError("session is not paused", type="SessionNotPaused", non_retryable=True)
-
-    @workflow.signal
-    def pause(self, control: SessionControl) -> None:
-        """Start nothing new (no agent step, no tool run) until resumed."""
-        if self._state.paused or self._state.cancelled:
-            return
-        self._state.paused = True
-        self._control("paused", control)
-        self._set_status("paused")
-        self.publish(TaskChunkType.PROGRESS, {"status": "paused", "reason": control.reason})
-
-    @workflow.signal
-    def resume(self, control: SessionControl) -> None:
-        """Let a paused session go on."""
-        if not self._state.paused or self._state.cancelled:
-            return
-        self._state.paused = False
-        self._control("resumed", control)
-        self._set_status("waiting_approval" if self._state.pending else "active")
-        self.publish(TaskChunkType.PROGRESS, {"status": "resumed", "reason": control.reason})
-
-    @workflow.signal
-    def cancel(self, control: SessionControl) -> None:
-        """End the session: a pending approval is denied by `system:cancel`."""
-        if self._state.cancelled:
-            return
-        self._state.cancelled = True
-        self._state.cancel_reason = (
-            control.reason or f"cancelled by {control.principal or approvals.ANONYMOUS}"
-        )
-        self._control("cancelled", control)
-
-    @workflow.update
-    def pause_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `pause`; rejected when closed or already paused."""
-        self.pause(control)
-        return self.get_status()
-
-    @pause_checked.validator
-    def _validate_pause(self, control: SessionControl) -> None:
-        self._check_pause(control)
-
-    @workflow.update
-    def resume_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `resume`; rejected when closed or not paused."""
-        self.resume(control)
-        return self.get_status()
-
-    @resume_checked.validator
-    def _validate_resume(self, control: SessionControl) -> None:
-        self._check_resume(control)
-
-    @workflow.update
-    async def cancel_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `cancel`; answers once the session has closed."""
-        self.cancel(control)
-        await workflow.wait_condition(lambda: self._state.status == "cancelled")
-        return self.get_status()
-
-    @cancel_checked.validator
-    def _validate_cancel(self, control: SessionControl) -> None:
-        self._check_open()
-
     # ------------------------------------------------------ queries
 
     @workflow.query
     def get_status(self) -> LiveSession:
         """The session as people see it (LiveSession)."""
-        state = self._state
-        return LiveSession(
-            session_id=session_key_of(self.owner_id),
-            task_id=self.owner_id,
-            status=state.status,
-            created_at=state.created_at,
-            last_activity=state.last_activity,
-            pending_interactions=list(state.pending),
-            agent_id=self._config.agent_id,
-            channel=self._config.channel,
-            approvers=list(self._config.approvers),
-            approval_timeout_seconds=self._config.approval_timeout_seconds,
-            messages=list(state.messages),
-            metadata={"queued_messages": len(state.inbox), "paused": state.paused},
-        )
+        return session_view.live_session(self.owner_id, self._config, self._state)
 
     @workflow.query
     def get_pending(self) -> list[InteractionRequest]:
@@ -496,31 +381,8 @@ class SessionWorkflow:
 
     def _set_status(self, status: str) -> None:
         self._state.status = status
-        workflow.upsert_search_attributes(
-            [
-                search.STATUS.value_set(_SEARCH_STATUS.get(status, status)),
-                search.PENDING.value_set(len(self._state.pending)),
-                search.CHANNEL.value_set(self._config.channel),
-                search.ASSIGNEE.value_set(self._config.agent_id),
-            ]
-        )
+        workflow.upsert_search_attributes(session_view.search_attributes(self._config, self._state))
         self._refresh_details()
 
     def _refresh_details(self) -> None:
-        state = self._state
-        lines = [
-            f"**Session** `{session_key_of(self.owner_id)}` · agent `{self._config.agent_id}` · {state.status}"
-        ]
-        for request in state.pending:
-            content = request.content if isinstance(request.content, dict) else {}
-            who = ", ".join(request.approvers) or "anyone"
-            expires = request.expires_at.strftime("%Y-%m-%d %H:%M:%S UTC") if request.expires_at else "never"
-            lines += [
-                "",
-                f"**Waiting for approval** `{request.interaction_id}`",
-                f"- tool: `{content.get('tool_name')}`",
-                f"- arguments: `{content.get('summary')}`",
-                f"- may approve: {who}",
-                f"- times out: {expires} (then denied by `system:timeout`)",
-            ]
-        workflow.set_current_details("\n".join(lines))
+        workflow.set_current_details(session_view.details_markdown(self.owner_id, self._config, self._state))

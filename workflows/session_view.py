@@ -1,0 +1,73 @@
+"""How a session looks from outside: LiveSession, Web UI details, search attributes.
+
+Pure functions of the session state, called from workflow code. Search attribute upserts
+are commands: changing when or what is upserted must be gated with `workflow.patched()`.
+Current details are not recorded in history and may change freely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import LiveSession, SessionConfig
+
+    from .session_state import SessionState
+
+from . import search
+from .ids import session_key_of
+
+SEARCH_STATUS = {"active": "running"}
+"""LiveSession status -> SynapseStatus value, where they differ."""
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
+
+
+def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -> LiveSession:
+    """The session as people see it."""
+    return LiveSession(
+        session_id=session_key_of(workflow_id),
+        task_id=workflow_id,
+        status=state.status,
+        created_at=state.created_at,
+        last_activity=state.last_activity,
+        pending_interactions=list(state.pending),
+        agent_id=config.agent_id,
+        channel=config.channel,
+        approvers=list(config.approvers),
+        approval_timeout_seconds=config.approval_timeout_seconds,
+        messages=list(state.messages),
+        metadata={"queued_messages": len(state.inbox), "paused": state.paused},
+    )
+
+
+def search_attributes(config: SessionConfig, state: SessionState) -> list[SearchAttributeUpdate[Any]]:
+    """Values of SynapseStatus, SynapsePending, SynapseChannel and SynapseAssignee."""
+    updates: list[SearchAttributeUpdate[Any]] = [
+        search.STATUS.value_set(SEARCH_STATUS.get(state.status, state.status)),
+        search.PENDING.value_set(len(state.pending)),
+        search.CHANNEL.value_set(config.channel),
+        search.ASSIGNEE.value_set(config.agent_id),
+    ]
+    return updates
+
+
+def details_markdown(workflow_id: str, config: SessionConfig, state: SessionState) -> str:
+    """Current details for the Web UI: the status and every pending approval."""
+    lines = [f"**Session** `{session_key_of(workflow_id)}` · agent `{config.agent_id}` · {state.status}"]
+    for request in state.pending:
+        content = request.content if isinstance(request.content, dict) else {}
+        who = ", ".join(request.approvers) or "anyone"
+        expires = request.expires_at.strftime(TIME_FORMAT) if request.expires_at else "never"
+        lines += [
+            "",
+            f"**Waiting for approval** `{request.interaction_id}`",
+            f"- tool: `{content.get('tool_name')}`",
+            f"- arguments: `{content.get('summary')}`",
+            f"- may approve: {who}",
+            f"- times out: {expires} (then denied by `system:timeout`)",
+        ]
+    return "\n".join(lines)
