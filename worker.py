@@ -25,18 +25,17 @@ log = logging.getLogger("synapse.worker")
 WORKFLOWS: Sequence[type] = (SessionWorkflow,)
 
 
-def build_activities(settings: Settings) -> list[Callable[..., Any]]:
-    """Every activity, bound to its settings."""
-    return [*AgentActivities(settings).activities(), *ToolActivities(settings).activities()]
-
-
-def build_worker(client: Client, settings: Settings, *, task_queue: str | None = None) -> Worker:
+def build_worker(
+    client: Client, settings: Settings, *, task_queue: str | None = None, tools: ToolActivities | None = None
+) -> Worker:
     """A worker for all Synapse workflows and activities (the client must use the pydantic converter)."""
+    tools = tools or ToolActivities(settings)
+    activities: list[Callable[..., Any]] = [*AgentActivities(settings).activities(), *tools.activities()]
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
         workflows=list(WORKFLOWS),
-        activities=build_activities(settings),
+        activities=activities,
     )
 
 
@@ -44,8 +43,10 @@ async def run_worker(settings: Settings) -> None:
     """Connect and run the worker until cancelled."""
     from cli.connect import connect_client
 
+    tools = ToolActivities(settings)
+    await asyncio.to_thread(tools.sql_tool.prepare)
     client = await connect_client(settings)
-    worker = build_worker(client, settings)
+    worker = build_worker(client, settings, tools=tools)
     log.info("worker polling task queue %r", settings.task_queue)
     await worker.run()
 

@@ -137,8 +137,12 @@ class SqlTool:
         """Release the engine's connections."""
         self._engine.dispose()
 
-    def _ensure_ready(self) -> None:
-        """Create the database file's directory, the runs table, and `orders` (seeded) if absent."""
+    def prepare(self) -> None:
+        """Create the database file's directory, the runs table, and `orders` (seeded) if absent.
+
+        Runs on first use; the worker also calls it at start so the demo database exists
+        before any tool runs. Safe to call again (it does nothing then).
+        """
         with self._ready_lock:
             if self._ready:
                 return
@@ -155,6 +159,7 @@ class SqlTool:
                     )
                     logger.info("created and seeded the demo orders table (%d rows)", len(SEED_ORDERS))
             self._ready = True
+            logger.info("sql tool database ready: %s", self._url.render_as_string(hide_password=True))
 
     def run(self, sql: str, interaction_id: str | None = None) -> ToolResult:
         """Run one statement and describe its result.
@@ -171,7 +176,7 @@ class SqlTool:
         Raises:
             sqlalchemy.exc.OperationalError: The database is busy or unreachable (retryable).
         """
-        self._ensure_ready()
+        self.prepare()
         kind = self.classify(sql)
         if kind.kind == "MULTIPLE":
             return self._failure(
