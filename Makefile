@@ -1,0 +1,51 @@
+# Synapse: `make up` runs the embedded stack, `make test` runs every check.
+# Needs only python3 (3.11+), pip and GNU make: the venv is built from uv.lock on first use.
+
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+VENV := .venv
+BIN := $(VENV)/bin
+# The project's tools (temporal, temporal-test-server, pytest, ...) come first on PATH.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+# mypy checks whichever of these exist (parts of the tree are added over time).
+TYPED := $(wildcard contracts workflows activities api cli worker.py tests)
+SCHEMA_DIR := schemas
+
+.DEFAULT_GOAL := help
+.PHONY: help venv up test lint typecheck pytest schema clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+
+$(BIN)/uv:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(VENV)/.synced: uv.lock pyproject.toml | $(BIN)/uv
+	UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --python $(BIN)/python
+	@touch $@
+
+venv: $(VENV)/.synced ## create or update .venv from uv.lock
+
+up: venv ## run Temporal dev server + worker + API (Ctrl-C stops all)
+	$(BIN)/synapse up
+
+lint: venv ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv ## mypy
+	$(BIN)/mypy $(TYPED)
+
+pytest: venv ## only the tests
+	$(BIN)/pytest
+
+test: lint typecheck pytest ## everything CI runs: lint, types, tests
+
+schema: venv ## write the JSON Schemas of the contracts to schemas/
+	$(BIN)/synapse schema $(SCHEMA_DIR)
+
+clean: ## remove caches and generated schemas (keeps .venv and the .synapse state)
+	rm -rf .mypy_cache .ruff_cache .pytest_cache $(SCHEMA_DIR)
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -1,0 +1,76 @@
+"""Connecting to Temporal the standard way, for every Synapse entry point.
+
+The address, namespace, API key and TLS come from `temporalio.envconfig`: a profile in the
+Temporal config file (`TEMPORAL_CONFIG_FILE`, `TEMPORAL_PROFILE`) overridden by `TEMPORAL_ADDRESS`,
+`TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY` and the `TEMPORAL_TLS*` variables. With none of them set,
+the embedded dev server of `synapse up` (`127.0.0.1:<SYNAPSE_TEMPORAL_PORT>`) is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.envconfig import ClientConfig, ClientConnectConfig
+from temporalio.service import RPCError
+
+from cli.settings import Settings
+
+HOW_TO_CHOOSE = (
+    "set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY) or a TEMPORAL_PROFILE, "
+    "or start the embedded server with `synapse up`"
+)
+
+
+class ConnectError(Exception):
+    """Temporal could not be reached or configured; the message is one line for the user."""
+
+
+def connect_config(
+    settings: Settings | None = None, env: Mapping[str, str] | None = None
+) -> ClientConnectConfig:
+    """Resolve the `Client.connect` arguments from the Temporal profile and environment.
+
+    Args:
+        settings: Synapse settings; their `temporal_port` gives the default address.
+        env: Environment to read instead of `os.environ` (used by `synapse up` for its children).
+
+    Returns:
+        Keyword arguments for `Client.connect`, always with `target_host` and `namespace`.
+
+    Raises:
+        ConnectError: The Temporal config file or profile is invalid.
+    """
+    settings = settings or Settings()
+    try:
+        config = ClientConfig.load_client_connect_config(override_env_vars=env)
+    except Exception as err:  # the bridge raises its own ConfigError type
+        raise ConnectError(f"error: invalid Temporal client configuration: {err}") from err
+    config.setdefault("target_host", f"127.0.0.1:{settings.temporal_port}")
+    config.setdefault("namespace", "default")
+    return config
+
+
+async def connect_client(settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> Client:
+    """Connect a Temporal client with the pydantic data converter.
+
+    Args:
+        settings: Synapse settings (defaults read from `SYNAPSE_*`).
+        env: Environment to resolve the connection from instead of `os.environ`.
+
+    Returns:
+        A connected client.
+
+    Raises:
+        ConnectError: The server could not be reached; the message names the address and how
+            to choose another.
+    """
+    config = connect_config(settings, env)
+    try:
+        return await Client.connect(**config, data_converter=pydantic_data_converter)
+    except (RuntimeError, RPCError) as err:  # the SDK raises RuntimeError on a failed connect
+        address, namespace = config["target_host"], config["namespace"]
+        raise ConnectError(
+            f"error: cannot reach Temporal at {address} (namespace {namespace!r}); {HOW_TO_CHOOSE}"
+        ) from err

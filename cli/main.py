@@ -1,0 +1,150 @@
+"""The `synapse` command: argument parsing and dispatch to one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from cli.settings import Settings
+
+ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
+SYNAPSE_DATA_DIR, ...) or .env; flags override them. `worker`, `api` and `history` reach Temporal
+the standard way: a TEMPORAL_PROFILE from the Temporal config file, or TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS*; without them 127.0.0.1:<temporal port>."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `synapse` and all its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="synapse",
+        description="Durable, human-supervised AI agents on Temporal.",
+        epilog=ENV_HELP,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    up = commands.add_parser(
+        "up",
+        help="run Temporal dev server, worker and API together (Ctrl-C stops all)",
+        description="Start the embedded default: the Temporal dev server (state kept in the data "
+        "dir), the worker and the HTTP API, as one process group. Prints the API docs and Web UI "
+        "URLs once everything is ready; Ctrl-C or SIGTERM stops all three.",
+        epilog=ENV_HELP,
+    )
+    up.add_argument("--api-port", type=int, metavar="N", help="HTTP API port (SYNAPSE_API_PORT, 8000)")
+    up.add_argument(
+        "--temporal-port", type=int, metavar="N", help="Temporal gRPC port (SYNAPSE_TEMPORAL_PORT, 7233)"
+    )
+    up.add_argument("--ui-port", type=int, metavar="N", help="Temporal Web UI port (SYNAPSE_UI_PORT, 8233)")
+    up.add_argument(
+        "--data-dir", type=Path, metavar="DIR", help="where state is kept (SYNAPSE_DATA_DIR, .synapse)"
+    )
+
+    commands.add_parser(
+        "worker",
+        help="run only the Temporal worker",
+        description="Run the Synapse worker (every workflow and activity) on the task queue "
+        "SYNAPSE_TASK_QUEUE until Ctrl-C or SIGTERM. Scale out by running more of them.",
+        epilog=ENV_HELP,
+    )
+
+    api = commands.add_parser(
+        "api",
+        help="run only the HTTP API (uvicorn)",
+        description="Serve the Synapse HTTP API with uvicorn until Ctrl-C or SIGTERM.",
+        epilog=ENV_HELP,
+    )
+    api.add_argument("--port", type=int, metavar="N", help="port to listen on (SYNAPSE_API_PORT, 8000)")
+    api.add_argument("--host", metavar="H", help="interface to bind (SYNAPSE_API_HOST, 127.0.0.1)")
+
+    schema = commands.add_parser(
+        "schema",
+        help="write the JSON Schema of every contract model",
+        description="Write DIR/<Model>.json, the JSON Schema of every Pydantic model in `contracts`.",
+    )
+    schema.add_argument("directory", type=Path, metavar="DIR", help="output directory (created if missing)")
+
+    history = commands.add_parser(
+        "history",
+        help="workflow histories (export for replay tests)",
+        description="Work with recorded workflow histories.",
+    )
+    history_commands = history.add_subparsers(dest="history_command", required=True, metavar="COMMAND")
+    export = history_commands.add_parser(
+        "export",
+        help="save a workflow's event history as JSON",
+        description="Fetch the event history of WORKFLOW_ID and write it as JSON to FILE. Put the "
+        "file in tests/histories/ and every test run replays it, so a change that breaks running "
+        "workflows fails the tests.",
+        epilog=ENV_HELP,
+    )
+    export.add_argument("workflow_id", metavar="WORKFLOW_ID", help="id of the workflow")
+    export.add_argument("file", type=Path, metavar="FILE", help="JSON file to write")
+    export.add_argument("--run-id", metavar="R", help="a specific run (default: the latest)")
+    return parser
+
+
+def settings_from(overrides: dict[str, Any]) -> Settings:
+    """Settings from the environment, with the flags that were given taking precedence."""
+    return Settings(**{key: value for key, value in overrides.items() if value is not None})
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch parsed arguments to their subcommand; returns the exit code."""
+    if args.command == "up":
+        from cli.up import up
+
+        return up(
+            settings_from(
+                {
+                    "api_port": args.api_port,
+                    "temporal_port": args.temporal_port,
+                    "ui_port": args.ui_port,
+                    "data_dir": args.data_dir,
+                }
+            )
+        )
+    if args.command == "worker":
+        from cli.serve import worker
+
+        return worker(Settings())
+    if args.command == "api":
+        from cli.serve import api
+
+        return api(settings_from({"api_port": args.port, "api_host": args.host}))
+    if args.command == "schema":
+        from cli.schema import schema
+
+        return schema(args.directory)
+    if args.command == "history":
+        from cli.history import export
+
+        return export(Settings(), args.workflow_id, args.file, args.run_id)
+    raise AssertionError(f"unhandled command {args.command!r}")  # argparse rejects unknown ones
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `synapse` console script.
+
+    Args:
+        argv: Arguments without the program name (default: `sys.argv[1:]`).
+
+    Returns:
+        The exit code: 0 on success, 1 on failure, 2 on a usage or configuration error.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in err.errors()
+        )
+        print(f"error: invalid setting (check SYNAPSE_* variables and flags): {problems}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

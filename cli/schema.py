@@ -1,0 +1,60 @@
+"""`synapse schema DIR`: the JSON Schema of every contract model, one file per model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+import contracts
+
+
+def contract_models() -> list[type[BaseModel]]:
+    """Every Pydantic model named in `contracts.__all__`, in that order."""
+    exported = (getattr(contracts, name) for name in contracts.__all__)
+    return [obj for obj in exported if isinstance(obj, type) and issubclass(obj, BaseModel)]
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of `model`, with the model's own object schema at the top level.
+
+    Pydantic answers a self-referencing model (e.g. `TaskDefinition`) with only a `$ref` into
+    `$defs`; the referenced definition is hoisted so every file starts with the model's
+    `properties` and `additionalProperties`. `$defs` stays, so inner references still resolve.
+    """
+    schema = model.model_json_schema()
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(schema) == {"$ref", "$defs"}:
+        return {**schema["$defs"][ref.removeprefix("#/$defs/")], "$defs": schema["$defs"]}
+    return schema
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    """Write `<directory>/<Model>.json` for every contract model (indent 2, sorted keys).
+
+    Args:
+        directory: Where the files go; created if missing.
+
+    Returns:
+        The files written.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for model in contract_models():
+        path = directory / f"{model.__name__}.json"
+        path.write_text(json.dumps(model_schema(model), indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    return written
+
+
+def schema(directory: Path) -> int:
+    """`synapse schema DIR`: write the schemas and say how many.
+
+    Returns:
+        The exit code.
+    """
+    written = write_schemas(directory)
+    print(f"wrote {len(written)} JSON Schemas to {directory}")
+    return 0

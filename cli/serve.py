@@ -1,0 +1,75 @@
+"""`synapse worker` and `synapse api`: run one part of Synapse alone, against any Temporal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+from cli.connect import ConnectError
+from cli.settings import Settings
+
+SHUTDOWN_GRACE = 8.0
+"""Seconds a stopping worker gets before it exits anyway.
+
+A worker whose Temporal server disappeared at the same moment (both stopped together) would
+otherwise wait for its pollers forever.
+"""
+
+
+async def _run_worker_until_stopped(settings: Settings) -> None:
+    """Run the worker; SIGTERM stops it as gracefully as Ctrl-C does, a second signal at once."""
+    from worker import run_worker  # imported here: it loads every workflow and activity
+
+    task = asyncio.ensure_future(run_worker(settings))
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        if task.cancelling():
+            _give_up("a second stop signal")
+        task.cancel()
+        loop.call_later(SHUTDOWN_GRACE, _give_up, f"no clean shutdown within {SHUTDOWN_GRACE:.0f}s")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def _give_up(why: str) -> None:
+    """Leave the process now, without waiting for the worker's pollers."""
+    print(f"worker: exiting after {why}", file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+def worker(settings: Settings) -> int:
+    """`synapse worker`: poll `settings.task_queue` until Ctrl-C or SIGTERM.
+
+    Returns:
+        The exit code: 0 after a requested stop, 1 when Temporal cannot be reached.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(_run_worker_until_stopped(settings))
+    except ConnectError as err:
+        print(err, file=sys.stderr)
+        return 1
+    return 0
+
+
+def api(settings: Settings) -> int:
+    """`synapse api`: serve the HTTP API with uvicorn on `settings.api_host:settings.api_port`.
+
+    The app factory reads its settings from the environment, so the `--host`/`--port` flags
+    only decide where uvicorn listens.
+
+    Returns:
+        The exit code (0 after Ctrl-C or SIGTERM).
+    """
+    import uvicorn
+
+    uvicorn.run("api.main:create_app", factory=True, host=settings.api_host, port=settings.api_port)
+    return 0

@@ -1,0 +1,53 @@
+"""The pieces `synapse up` is built from: dev server command line and child environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli.settings import Settings
+from cli.up import child_env, public_host, temporal_command
+from workflows.search import dev_server_flags
+
+
+def test_dev_server_command_keeps_state_and_registers_search_attributes(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "state", temporal_port=7300, ui_port=8300)
+
+    argv = temporal_command(settings, "/venv/bin/temporal")
+
+    assert argv[:3] == ["/venv/bin/temporal", "server", "start-dev"]
+    flags = dict(zip(argv[3::2], argv[4::2], strict=False))
+    assert flags["--ip"] == "127.0.0.1"
+    assert flags["--port"] == "7300"
+    assert flags["--ui-port"] == "8300"
+    assert flags["--db-filename"] == str(tmp_path / "state" / "temporal.db")
+    assert flags["--namespace"] == "default"
+    assert argv[-len(dev_server_flags()) :] == dev_server_flags()
+
+
+def test_children_reach_the_embedded_server_only(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, api_port=9000, temporal_port=7300, ui_port=8300, task_queue="tq")
+    base = {
+        "PATH": "/bin",
+        "TEMPORAL_ADDRESS": "cloud.example:7233",
+        "TEMPORAL_API_KEY": "secret",
+        "TEMPORAL_PROFILE": "prod",
+        "SYNAPSE_API_KEYS": "k:alice:admin",
+    }
+
+    env = child_env(settings, base)
+
+    assert env["TEMPORAL_ADDRESS"] == "127.0.0.1:7300"
+    assert env["TEMPORAL_NAMESPACE"] == "default"
+    assert "TEMPORAL_API_KEY" not in env and "TEMPORAL_PROFILE" not in env
+    assert env["SYNAPSE_API_PORT"] == "9000"
+    assert env["SYNAPSE_TEMPORAL_PORT"] == "7300"
+    assert env["SYNAPSE_DATA_DIR"] == str(tmp_path.resolve())
+    assert env["SYNAPSE_TASK_QUEUE"] == "tq"
+    assert env["SYNAPSE_API_KEYS"] == "k:alice:admin"  # other settings pass through untouched
+    assert env["PATH"] == "/bin"
+
+
+def test_urls_use_a_reachable_host() -> None:
+    assert public_host("0.0.0.0") == "127.0.0.1"
+    assert public_host("127.0.0.1") == "127.0.0.1"
+    assert public_host("10.1.2.3") == "10.1.2.3"
