@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from fastapi import HTTPException
@@ -32,21 +33,29 @@ CLOSED_STATUS = {
 }
 
 
-def _summary(config: SessionConfig) -> str:
-    return f"Session {config.session_key} with {config.agent_id} ({config.channel})"
+def _start(
+    client: Client, task_queue: str, config: SessionConfig, message: InboundMessage | None
+) -> Awaitable[WorkflowHandle[Any, Any]]:
+    signal: dict[str, Any] = (
+        {"start_signal": "submit_message", "start_signal_args": [message]} if message is not None else {}
+    )
+    return client.start_workflow(
+        SessionWorkflow.run,
+        SessionRunInput(config=config),
+        id=session_workflow_id(config.session_key),
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING
+        if message
+        else WorkflowIDConflictPolicy.FAIL,
+        static_summary=f"Session {config.session_key} with {config.agent_id} ({config.channel})",
+        **signal,
+    )
 
 
 async def start_session(client: Client, task_queue: str, config: SessionConfig) -> WorkflowHandle[Any, Any]:
     """Start a new session; 409 when one with the key is already running."""
     try:
-        return await client.start_workflow(
-            SessionWorkflow.run,
-            SessionRunInput(config=config),
-            id=session_workflow_id(config.session_key),
-            task_queue=task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=_summary(config),
-        )
+        return await _start(client, task_queue, config, None)
     except WorkflowAlreadyStartedError as err:
         raise HTTPException(409, f"session {config.session_key!r} already exists and is running") from err
 
@@ -55,16 +64,7 @@ async def send_message(
     client: Client, task_queue: str, config: SessionConfig, message: InboundMessage
 ) -> WorkflowHandle[Any, Any]:
     """Deliver a message by signal-with-start: the first message of a chat creates its session."""
-    return await client.start_workflow(
-        SessionWorkflow.run,
-        SessionRunInput(config=config),
-        id=session_workflow_id(config.session_key),
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        start_signal="submit_message",
-        start_signal_args=[message],
-        static_summary=_summary(config),
-    )
+    return await _start(client, task_queue, config, message)
 
 
 def handle_for(client: Client, key: str) -> WorkflowHandle[Any, Any]:

@@ -7,7 +7,7 @@ it reaches history; the signal twins ignore such commands.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -35,16 +35,8 @@ class SessionControls:
         """The session's workflow id."""
         raise NotImplementedError
 
-    def publish(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Publish a chunk (implemented by the workflow)."""
-        raise NotImplementedError
+    publish: Callable[..., None]
+    """Publish a chunk (`SessionWorkflow.publish`)."""
 
     def _set_status(self, status: str) -> None:
         raise NotImplementedError
