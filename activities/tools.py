@@ -105,6 +105,7 @@ class ToolActivities:
             reason=reason,
             summary=summary,
             description=descriptor.description,
+            quick="quick" in descriptor.capabilities,
         )
 
     def _policy(self, descriptor: ToolDescriptor, call: ToolCallRequest) -> tuple[bool, str]:

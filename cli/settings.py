@@ -28,6 +28,12 @@ class Settings(BaseSettings):
         "`sqlite:///<data_dir>/demo.db` (seeded with `orders`) when unset.",
     )
     sql_max_rows: int = Field(default=100, gt=0, description="Rows a SQL result keeps.")
+    decision_wait_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long `POST .../interactions/{id}` waits for the outcome (tool run included) "
+        "before answering 202.",
+    )
     api_keys: str | None = Field(
         default=None,
         description="`key:principal:role` entries separated by commas; when set, every "

@@ -25,7 +25,10 @@ class ToolDescriptor(Contract):
         default_factory=list, description="What it may do, e.g. read, write, execute."
     )
     source: Literal["builtin", "mcp"] = Field(default="builtin", description="Where it comes from.")
-    capabilities: list[str] = Field(default_factory=list, description="Extras such as `streamable`.")
+    capabilities: list[str] = Field(
+        default_factory=list,
+        description="Extras: `streamable`; `quick` (finishes in well under a second: run as a local activity).",
+    )
     approval: ApprovalPolicy = Field(
         default="always",
         description="When a call needs a person's approval: never, always, or only when "
@@ -42,6 +45,11 @@ class ToolAssessment(Contract):
     reason: str = Field(description="Why (or why not), e.g. `DELETE statement`.")
     summary: str = Field(description="Short one-line form of the call, e.g. `sql: DELETE FROM ...`.")
     description: str = Field(default="", description="The tool's description.")
+    quick: bool = Field(
+        default=False,
+        description="The tool declares the `quick` capability (finishes in well under a second), so the "
+        "workflow runs it as a local activity.",
+    )
 
 
 class ToolRun(Contract):

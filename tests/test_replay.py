@@ -20,7 +20,9 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 def test_there_are_histories_to_replay() -> None:
     names = {path.stem for path in HISTORIES}
-    assert {"session_approved", "session_denied", "session_timed_out"} <= names
+    for scenario in ("session_approved", "session_denied", "session_timed_out"):
+        assert scenario in names, "the original (regular-activity tool run) recordings must stay"
+        assert f"{scenario}.quick-tool-local-activity" in names
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,10 @@ ASSESS_TIMEOUT = timedelta(seconds=10)
 """Assessment is a policy lookup and a SQL parse: milliseconds."""
 ASSESS_RETRY = RetryPolicy(maximum_attempts=3)
 RUN_TOOL_TIMEOUT = timedelta(minutes=5)
+QUICK_TOOL_TIMEOUT = timedelta(seconds=30)
+"""A quick tool (SQL: ~2 ms) that takes this long is retried; its claim makes the retry safe."""
+LOCAL_TOOL_RUN_PATCH = "quick-tools-run-as-local-activities"
+"""Patch id: quick tools became local activities (approval → applied ~35 ms instead of ~80 ms)."""
 RUN_TOOL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -224,13 +228,8 @@ async def _handle_tool_call(host: LoopHost, call: ToolCallRequest, messages: lis
         metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
     )
     try:
-        result = await workflow.execute_activity(
-            RUN_TOOL,
-            ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call),
-            result_type=ToolResult,
-            start_to_close_timeout=RUN_TOOL_TIMEOUT,
-            retry_policy=RUN_TOOL_RETRY,
-            summary=f"tool {assessment.summary}",
+        result = await _run_tool(
+            ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call), assessment
         )
     except ActivityError as err:
         result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
@@ -241,3 +240,35 @@ async def _handle_tool_call(host: LoopHost, call: ToolCallRequest, messages: lis
     )
     host.tool_finished(interaction_id, result)
     messages.append(_tool_message(call, result.model_dump(mode="json"), interaction_id))
+
+
+async def _run_tool(run: ToolRun, assessment: ToolAssessment) -> ToolResult:
+    """Run the tool: a quick one as a local activity, anything else as a regular activity.
+
+    Measured on a 2-core machine (bench/): approve → SQL applied → acknowledged took ~80 ms
+    with a regular activity (an activity task dispatch plus a second workflow task) against
+    ~48 ms for a bare update → activity; as a local activity the tool runs inside the workflow
+    task that accepted the approval. A crash mid-run is retried when the workflow task times
+    out, and the tool's exactly-once claim keeps a destructive statement from applying twice.
+    """
+    summary = f"tool {assessment.summary}"
+    result: ToolResult
+    if assessment.quick and workflow.patched(LOCAL_TOOL_RUN_PATCH):
+        result = await workflow.execute_local_activity(
+            RUN_TOOL,
+            run,
+            result_type=ToolResult,
+            start_to_close_timeout=QUICK_TOOL_TIMEOUT,
+            retry_policy=RUN_TOOL_RETRY,
+            summary=summary,
+        )
+    else:
+        result = await workflow.execute_activity(
+            RUN_TOOL,
+            run,
+            result_type=ToolResult,
+            start_to_close_timeout=RUN_TOOL_TIMEOUT,
+            retry_policy=RUN_TOOL_RETRY,
+            summary=summary,
+        )
+    return result

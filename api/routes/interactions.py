@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path
 from fastapi.responses import JSONResponse
-from temporalio.client import WorkflowUpdateStage
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 
 from contracts import InteractionOutcome, InteractionResponse
+from workflows import search
 from workflows.session import SessionWorkflow
 
 from .. import sessions
-from ..deps import Approver, ClientDep
+from ..deps import Approver, ClientDep, SettingsDep
 from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["interactions"])
-
-RESULT_WAIT = timedelta(seconds=60)
-"""How long the request waits for the approved tool to finish before answering 202."""
 
 
 @router.post(
     "/{key}/interactions/{interaction_id}",
     response_model=InteractionOutcome,
     responses={
-        202: {"description": "Decision recorded; the approved tool is still running."},
+        202: {
+            "description": "Decision submitted but not processed, or the tool not finished, within "
+            "SYNAPSE_DECISION_WAIT_SECONDS (60 s)."
+        },
         403: {"description": "The principal may not decide this interaction."},
         404: {"description": "No such session or pending interaction."},
         409: {"description": "Already decided, or the session is closed."},
@@ -38,6 +38,7 @@ async def decide(
     interaction_id: Annotated[str, Path(min_length=1, max_length=200)],
     body: InteractionResponse,
     client: ClientDep,
+    settings: SettingsDep,
     caller: Approver,
 ) -> Any:
     """Approve or deny; answers with the decision and, after approval, the tool's result."""
@@ -53,18 +54,26 @@ async def decide(
             "channel": "http",
         }
     )
-    handle = await sessions.run_update(
-        client,
-        key,
-        lambda h: h.start_update(
-            SessionWorkflow.respond_checked, response, wait_for_stage=WorkflowUpdateStage.ACCEPTED
-        ),
-    )
+    # One RPC that waits for the outcome: ~6 ms less than accept-then-poll (bench/approval).
     try:
         outcome: InteractionOutcome = await sessions.run_update(
-            client, key, lambda _h: asyncio.wait_for(handle.result(), RESULT_WAIT.total_seconds())
+            client,
+            key,
+            lambda h: h.execute_update(
+                SessionWorkflow.respond_checked,
+                response,
+                rpc_timeout=timedelta(seconds=settings.decision_wait_seconds),
+            ),
         )
-    except TimeoutError:
-        detail = f"decision on {interaction_id!r} recorded; the approved tool is still running"
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        # A query would need a worker too; the search attributes come straight from the server.
+        description = await sessions.handle_for(client, key).describe()
+        waiting = (description.typed_search_attributes.get(search.PENDING) or 0) > 0
+        detail = (
+            f"decision on {interaction_id!r} submitted, but no worker has processed it yet; "
+            f"it is validated and applied when a worker runs (see GET /sessions/{key})"
+            if waiting
+            else f"decision on {interaction_id!r} recorded; the approved tool is still running"
+        )
         return JSONResponse(status_code=202, content={"interaction_id": interaction_id, "detail": detail})
     return outcome

@@ -57,8 +57,12 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
     summaries = [
         json.loads(event.user_metadata.summary.data)
         for event in history.events
-        if event.HasField("activity_task_scheduled_event_attributes")
-        and event.user_metadata.HasField("summary")
+        if event.user_metadata.HasField("summary")
+        # regular activities are scheduled; local activities (quick tools) are markers
+        and (
+            event.HasField("activity_task_scheduled_event_attributes")
+            or event.HasField("marker_recorded_event_attributes")
+        )
     ]
     assert f"tool sql: {DELETE_CANCELLED}" in summaries
     assert "agent Agent:demo" in summaries

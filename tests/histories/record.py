@@ -1,6 +1,6 @@
 """Record the reference histories replayed by `tests/test_replay.py`.
 
-Run `.venv/bin/python -m tests.histories.record` after a deliberate, patched change to
+Run `.venv/bin/python -m tests.histories.record TAG` after a deliberate, patched change to
 workflow code to add histories of the new paths (keep the old files: they prove running
 workflows still replay). Against a running server, `synapse history export WORKFLOW_ID FILE`
 records any single workflow.
@@ -8,6 +8,7 @@ records any single workflow.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -96,8 +97,8 @@ SCENARIOS: dict[str, tuple[SessionConfig, Scenario]] = {
 }
 
 
-async def main() -> None:
-    """Run each scenario on a fresh dev server and write its history next to this file."""
+async def main(tag: str) -> None:
+    """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
         search_attributes=list(SEARCH_ATTRIBUTES),
@@ -118,11 +119,16 @@ async def main() -> None:
                         SessionWorkflow.cancel_checked, SessionControl(reason="recorded")
                     )
                     history = await handle.fetch_history()
-                    (HERE / f"{name}.json").write_text(history.to_json())
-                    print(f"wrote {name}.json ({len(history.events)} events)")  # noqa: T201
+                    path = HERE / f"{name}.{tag}.json"
+                    if path.exists():
+                        raise SystemExit(f"{path} exists: histories are never overwritten; pick a new tag")
+                    path.write_text(history.to_json())
+                    print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
     finally:
         await env.shutdown()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("tag", help="names the code version recorded, e.g. `local-tool-run`")
+    asyncio.run(main(parser.parse_args().tag))

@@ -11,6 +11,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
+from api.main import create_app
 from cli.settings import Settings
 from contracts import (
     InboundMessage,
@@ -27,6 +28,7 @@ from workflows.session import STREAM_TOPIC, SessionWorkflow
 from workflows.session_state import SessionRunInput
 
 from ..conftest import assert_eventually
+from ..support import serve
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -162,3 +164,29 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
             "the stream continues without gaps"
         )
         await latest.signal(SessionWorkflow.cancel, SessionControl(reason="done"))
+
+
+async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns(
+    client: Client, settings: Settings, count_orders: Callable[[str], int]
+) -> None:
+    key = f"noworker-{uuid.uuid4().hex[:8]}"
+    impatient = settings.model_copy(update={"decision_wait_seconds": 1.0})
+    async with build_worker(client, settings):
+        await sessions.send_message(
+            client, settings.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
+        )
+        pending = await wait_for_pending(client, key)
+    interaction_id = pending.pending_interactions[0].interaction_id
+    async with serve(create_app(impatient, client=client)) as http:
+        response = await http.post(f"/sessions/{key}/interactions/{interaction_id}", json={"approved": True})
+        assert response.status_code == 202, response.text
+        assert "no worker has processed it yet" in response.json()["detail"]
+        assert count_orders("status = 'cancelled'") == 3
+        async with build_worker(client, settings):
+            handle = client.get_workflow_handle(session_workflow_id(key))
+            await assert_eventually(
+                lambda: handle.query(SessionWorkflow.get_status),
+                lambda s: s.messages[-1].role == "assistant" and "3" in str(s.messages[-1].content),
+                what="the approval applied by the returning worker",
+            )
+    assert count_orders("status = 'cancelled'") == 0
