@@ -44,6 +44,20 @@ def _bad_sql_argument(arguments: dict[str, Any]) -> str:
     return f"argument 'sql' must be a non-empty string holding one SQL statement; {got}"
 
 
+def claim_key(run: ToolRun) -> str | None:
+    """The exactly-once key of an approved run: unique across sessions and across runs of one key.
+
+    Interaction ids (`tool_1`, `tool_2`, ...) count per session, so the key adds the workflow id
+    and run id: a retry of the same run finds its claim, while another session's `tool_1` (or a
+    new session reusing a closed session's key) does not. Continue-as-new keeps counting
+    interaction ids, so a claim never needs to outlive its run.
+    """
+    if run.interaction_id is None:
+        return None
+    info = activity.info()
+    return f"{info.workflow_id}/{info.workflow_run_id}/{run.interaction_id}"
+
+
 class ToolActivities:
     """The tool activities, holding the tool registry and the (lazily created) SQL tool."""
 
@@ -129,7 +143,7 @@ class ToolActivities:
         Tool failures and bad arguments come back as `ToolResult(ok=False, error=...)` for the
         agent to read; only infrastructure errors (database busy or unreachable) raise, so
         Temporal retries them. With `run.interaction_id`, a destructive SQL statement is applied
-        exactly once even when this activity is retried.
+        exactly once even when this activity is retried (see `claim_key`).
 
         Args:
             run: The call, who runs it, and the approval that authorised it.
@@ -147,4 +161,4 @@ class ToolActivities:
         sql = _sql_argument(run.call.arguments)
         if sql is None:
             return ToolResult(tool_id="sql", ok=False, error=_bad_sql_argument(run.call.arguments))
-        return await asyncio.to_thread(self.sql_tool.run, sql, run.interaction_id)
+        return await asyncio.to_thread(self.sql_tool.run, sql, claim_key(run))
