@@ -11,8 +11,10 @@ from .agent import (
     FailureDetails,
     FailureType,
     FinalAnswer,
+    ToolCallBatch,
     ToolCallRequest,
 )
+from .agents import AgentContextConfig, AgentGroup, AgentSpec, Framework
 from .base import Contract
 from .blueprint import (
     Condition,
@@ -50,8 +52,11 @@ from .streaming import (
 from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
 
 __all__ = [
+    "AgentContextConfig",
+    "AgentGroup",
     "AgentIntent",
     "AgentResult",
+    "AgentSpec",
     "AgentStepInput",
     "ApprovalPolicy",
     "AuditEntry",
@@ -67,6 +72,7 @@ __all__ = [
     "FailureDetails",
     "FailureType",
     "FinalAnswer",
+    "Framework",
     "InboundMessage",
     "InteractionOutcome",
     "InteractionRequest",
@@ -86,6 +92,7 @@ __all__ = [
     "TaskStreamChunk",
     "TaskUpdate",
     "ToolAssessment",
+    "ToolCallBatch",
     "ToolCallRequest",
     "ToolDescriptor",
     "ToolResult",

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from .agents import AgentSpec
 from .base import Contract
 from .blueprint import PlanBlueprint
 from .messages import UniversalMessage
@@ -22,14 +23,28 @@ class ToolCallRequest(Contract):
 
     tool_id: str = Field(description="Name of the tool (a ToolDescriptor's `name`).")
     arguments: dict[str, Any] = Field(description="Arguments for the tool.")
+    call_id: str | None = Field(
+        default=None,
+        description="The model's id for this call (extension); the tool result goes back with it.",
+    )
+
+
+class ToolCallBatch(Contract):
+    """Several tool calls proposed in one model turn (extension of seed 002's intent union).
+
+    Each call is gated by its tool's approval policy and run in order; all results (and
+    denials) go back to the agent together, so a denial of one never drops the others.
+    """
+
+    calls: list[ToolCallRequest] = Field(min_length=1, description="The calls, in the model's order.")
 
 
 class AgentIntent(Contract):
     """What the agent wants next, with its reasoning."""
 
     thought: str = Field(description="The agent's reasoning, shown to people as-is.")
-    intent: FinalAnswer | ToolCallRequest | PlanBlueprint = Field(
-        description="An answer, a tool call, or a plan to run as a task graph."
+    intent: FinalAnswer | ToolCallRequest | ToolCallBatch | PlanBlueprint = Field(
+        description="An answer, a tool call, several tool calls, or a plan to run as a task graph."
     )
 
 
@@ -38,6 +53,9 @@ FailureType = Literal[
     "TOOL_EXECUTION_FAILED",
     "VALIDATION_ERROR",
     "RESOURCE_UNAVAILABLE",
+    "AUTHENTICATION_FAILED",
+    "QUOTA_EXCEEDED",
+    "MODEL_ERROR",
 ]
 
 
@@ -70,4 +88,9 @@ class AgentStepInput(Contract):
     tools: list[str] = Field(default_factory=list, description="Names of the tools it may call.")
     input_data: dict[str, Any] | None = Field(
         default=None, description="Task inputs (graph tasks); None for chat sessions."
+    )
+    agent: AgentSpec | None = Field(
+        default=None,
+        description="The agent's declaration as resolved when the work was submitted (framework, "
+        "model, instruction, tools); None in histories from before agent declarations.",
     )

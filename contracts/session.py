@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from .agents import AgentSpec
 from .base import Contract
 from .streaming import AuditEntry
 
@@ -16,6 +17,11 @@ class SessionConfig(Contract):
     session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")
     agent_id: str = Field(
         default="Agent:demo", pattern=r"^(Agent|Group):.+$", description="The agent to talk to."
+    )
+    agent: AgentSpec | None = Field(
+        default=None,
+        description="The agent declaration `agent_id` resolved to when the session started "
+        "(set by the API; None in histories from before declarations).",
     )
     approvers: list[str] = Field(
         default_factory=list, description="Principals who may approve; empty means anyone."

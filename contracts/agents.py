@@ -1,0 +1,63 @@
+"""Agent declarations: which framework and model an `Agent:<name>` runs, with which tools."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .base import Contract
+
+Framework = Literal["adk", "langgraph", "demo"]
+
+
+class AgentContextConfig(Contract):
+    """Which context the agent is given: ContextBuildConfig without the per-task `task_id`."""
+
+    include_metadata: bool = Field(default=True, description="Include task metadata.")
+    include_tool_list: bool = Field(default=True, description="Declare the agent's tools to the model.")
+    conversation_history_config: dict[str, Any] | None = Field(
+        default=None, description='Which conversation to include, e.g. `{"last_n": 10}` (all when unset).'
+    )
+    task_list_config: dict[str, Any] | None = Field(
+        default=None, description='Which graph tasks to include, e.g. `{"status_in": ["COMPLETED"]}`.'
+    )
+
+
+class AgentSpec(Contract):
+    """One declared agent (settings file `[agents.<name>]`)."""
+
+    name: str = Field(description="The agent's name; `Agent:<name>` refers to it.")
+    framework: Framework = Field(default="demo", description="adk, langgraph, or demo (offline rules).")
+    model: str | None = Field(
+        default=None,
+        description="Model name: `demo` (offline rules), a Gemini model (ADK, GOOGLE_API_KEY), or any "
+        "model of the OpenAI-compatible endpoint at `base_url`.",
+    )
+    instruction: str = Field(default="", description="System instruction for the model.")
+    tools: list[str] = Field(default_factory=lambda: ["sql"], description="Tools it may call.")
+    fallback_models: list[str] = Field(
+        default_factory=list, description="Models tried in order when the model fails."
+    )
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint, e.g. `http://127.0.0.1:11434/v1`."
+    )
+    api_key_env: str | None = Field(
+        default=None,
+        description="Name of the env var holding the endpoint's key (the key itself never enters history).",
+    )
+    context: AgentContextConfig = Field(
+        default_factory=AgentContextConfig, description="Which context the agent is given."
+    )
+
+
+class AgentGroup(Contract):
+    """A named list of agents; `Group:<name>` picks one per session (see `selection`)."""
+
+    name: str = Field(description="The group's name.")
+    members: list[str] = Field(min_length=1, description="Agent names, in order of preference.")
+    selection: Literal["first", "hash"] = Field(
+        default="first",
+        description="`first`: always the first member; `hash`: a stable pick by session key, "
+        "spreading sessions over the members.",
+    )
