@@ -9,6 +9,7 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client
 
+from cli.agent_registry import AgentRegistry
 from cli.settings import Settings
 
 from .auth import OPEN_ACCESS, Caller, Role
@@ -28,7 +29,14 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
+def get_registry(request: Request) -> AgentRegistry:
+    """Declared agents and groups, loaded once when the app was built."""
+    registry: AgentRegistry = request.app.state.registry
+    return registry
+
+
 ClientDep = Annotated[Client, Depends(get_client)]
+RegistryDep = Annotated[AgentRegistry, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
 
+from cli.agent_registry import load_registry
 from cli.settings import Settings
 
 from .auth import parse_api_keys
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app = FastAPI(title="Synapse", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.api_keys = api_keys
+    app.state.registry = load_registry(settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     for module in (health, sessions, interactions, events):
         app.include_router(module.router)

@@ -34,6 +34,11 @@ class Settings(BaseSettings):
         description="How long `POST .../interactions/{id}` waits for the outcome (tool run included) "
         "before answering 202.",
     )
+    agents_file: Path | None = Field(
+        default=None,
+        description="TOML file declaring agents and groups; `./synapse.toml` or "
+        "`~/.synapse/agents.toml` when unset (see cli/agent_registry.py).",
+    )
     api_keys: str | None = Field(
         default=None,
         description="`key:principal:role` entries separated by commas; when set, every "

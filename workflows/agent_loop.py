@@ -24,6 +24,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         AgentResult,
+        AgentSpec,
         AgentStepInput,
         FailureDetails,
         FinalAnswer,
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         PlanBlueprint,
         TaskChunkType,
         ToolAssessment,
+        ToolCallBatch,
         ToolCallRequest,
         ToolResult,
         ToolRun,
@@ -118,12 +120,14 @@ def _error_message(err: BaseException) -> str:
 def _tool_message(
     call: ToolCallRequest, content: dict[str, Any], interaction_id: str | None
 ) -> UniversalMessage:
+    """A tool result for the agent: `tool_call_id` is the model's call id when it gave one."""
     return UniversalMessage(
         role="tool",
         name=call.tool_id,
-        tool_call_id=interaction_id,
+        tool_call_id=call.call_id or interaction_id,
         content=content,
         timestamp=workflow.now(),
+        metadata={"interaction_id": interaction_id} if call.call_id else {},
     )
 
 
@@ -140,6 +144,39 @@ def _denial(outcome: InteractionOutcome) -> dict[str, Any]:
     }
 
 
+def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) -> list[UniversalMessage]:
+    """The conversation the agent is shown: all of it, or the last `last_n` messages.
+
+    A cut never separates tool results from the assistant message that asked for them.
+    """
+    history = agent.context.conversation_history_config if agent else None
+    last_n = history.get("last_n") if history else None
+    if not isinstance(last_n, int) or last_n <= 0 or last_n >= len(messages):
+        return messages
+    start = len(messages) - last_n
+    while start > 0 and messages[start].role == "tool":
+        start -= 1
+    return messages[start:]
+
+
+def step_input(
+    host: LoopHost,
+    agent_id: str,
+    agent: AgentSpec | None,
+    messages: list[UniversalMessage],
+    input_data: dict[str, Any] | None,
+) -> AgentStepInput:
+    """Everything the agent may see, built here so the Web UI shows it as the activity's input."""
+    return AgentStepInput(
+        agent_id=agent_id,
+        owner_id=host.owner_id,
+        messages=context_messages(messages, agent),
+        tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
+        input_data=input_data,
+        agent=agent,
+    )
+
+
 async def run_agent_loop(
     host: LoopHost,
     *,
@@ -147,14 +184,13 @@ async def run_agent_loop(
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None = None,
     max_turns: int,
+    agent: AgentSpec | None = None,
 ) -> LoopOutcome:
     """Run the agent until it answers; `messages` is extended in place with the exchange."""
     for _ in range(max_turns):
         if not await host.checkpoint():
             return LoopOutcome("cancelled")
-        step = AgentStepInput(
-            agent_id=agent_id, owner_id=host.owner_id, messages=messages, input_data=input_data
-        )
+        step = step_input(host, agent_id, agent, messages, input_data)
         try:
             result = await workflow.execute_activity(
                 AGENT_STEP,
@@ -189,16 +225,31 @@ async def run_agent_loop(
                 )
             )
             return LoopOutcome("plan", plan=intent)
-        await _handle_tool_call(host, intent, messages)
+        if isinstance(intent, ToolCallBatch):
+            # One assistant message with every call, then one result per call, in order: a
+            # denial answers its own call and the others still run.
+            calls = [call.model_dump(mode="json") for call in intent.calls]
+            messages.append(
+                UniversalMessage(role="assistant", content={"tool_calls": calls}, timestamp=workflow.now())
+            )
+            for call in intent.calls:
+                if not await host.checkpoint():
+                    return LoopOutcome("cancelled")
+                await _gate_and_run(host, call, messages)
+            continue
+        messages.append(
+            UniversalMessage(
+                role="assistant",
+                content={"tool_call": intent.model_dump(mode="json")},
+                timestamp=workflow.now(),
+            )
+        )
+        await _gate_and_run(host, intent, messages)
     return LoopOutcome("max_turns")
 
 
-async def _handle_tool_call(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
-    messages.append(
-        UniversalMessage(
-            role="assistant", content={"tool_call": call.model_dump(mode="json")}, timestamp=workflow.now()
-        )
-    )
+async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+    """Assess one call, get it approved when needed, run it, and append its result or denial."""
     assessment = await workflow.execute_local_activity(
         ASSESS_TOOL_CALL,
         call,

@@ -107,6 +107,7 @@ class SessionWorkflow(SessionControls):
         outcome = await run_agent_loop(
             self,
             agent_id=self._config.agent_id,
+            agent=self._config.agent,
             messages=state.messages,
             max_turns=self._config.max_turns,
         )

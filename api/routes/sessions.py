@@ -5,9 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path
+from fastapi import APIRouter, Body, HTTPException, Path
 
+from cli.agent_registry import AgentRegistry, UnknownAssignee
 from contracts import (
+    AgentSpec,
     AuditTrail,
     CreateSessionRequest,
     InboundMessage,
@@ -22,9 +24,21 @@ from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import sessions
-from ..deps import ClientDep, Operator, SettingsDep, Viewer
+from ..deps import ClientDep, Operator, RegistryDep, SettingsDep, Viewer
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
+
+DEFAULT_AGENT = "Agent:demo"
+"""The agent of sessions started without one (by their first message)."""
+
+
+def resolve_agent(registry: AgentRegistry, assignee_id: str, session_key: str) -> AgentSpec:
+    """The declared agent for an assignee; 422 naming the declared ones when unknown."""
+    try:
+        return registry.resolve(assignee_id, session_key)
+    except UnknownAssignee as err:
+        raise HTTPException(422, f"agent_id: {err}") from err
+
 
 SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]
 OptionalControl = Annotated[SessionControl | None, Body()]
@@ -32,11 +46,17 @@ OptionalControl = Annotated[SessionControl | None, Body()]
 
 @router.post("", status_code=201, response_model=LiveSession)
 async def create_session(
-    body: CreateSessionRequest, client: ClientDep, settings: SettingsDep, caller: Operator
+    body: CreateSessionRequest,
+    client: ClientDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    caller: Operator,
 ) -> LiveSession:
-    """Start a session explicitly (a first message would also start one)."""
+    """Start a session explicitly (a first message would also start one); 422 for an unknown agent."""
+    key = body.session_key or uuid.uuid4().hex[:12]
     config = SessionConfig(
-        session_key=body.session_key or uuid.uuid4().hex[:12],
+        session_key=key,
+        agent=resolve_agent(registry, body.agent_id or DEFAULT_AGENT, key),
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
     await sessions.start_session(client, settings.task_queue, config)
@@ -45,7 +65,12 @@ async def create_session(
 
 @router.post("/{key}/messages", status_code=202, response_model=MessageAccepted)
 async def post_message(
-    key: SessionKey, body: MessageRequest, client: ClientDep, settings: SettingsDep, caller: Operator
+    key: SessionKey,
+    body: MessageRequest,
+    client: ClientDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    caller: Operator,
 ) -> MessageAccepted:
     """Send a message to the session's agent; starts the session when needed."""
     message = InboundMessage(
@@ -54,7 +79,8 @@ async def post_message(
         chat_id=key,
         content=body.content,
     )
-    await sessions.send_message(client, settings.task_queue, SessionConfig(session_key=key), message)
+    config = SessionConfig(session_key=key, agent=resolve_agent(registry, DEFAULT_AGENT, key))
+    await sessions.send_message(client, settings.task_queue, config, message)
     return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
 
 

@@ -186,3 +186,10 @@ async def test_bad_bodies_and_keys_are_422_never_500(http: httpx.AsyncClient) ->
     assert (await http.get(f"/sessions/{new_key()}")).status_code == 404
     assert (await http.get(f"/sessions/{new_key()}/events")).status_code == 404
     assert (await http.post(f"/sessions/{new_key()}/pause")).status_code == 404
+
+
+async def test_an_unknown_agent_is_refused_at_submission(http: httpx.AsyncClient) -> None:
+    response = await http.post("/sessions", json={"agent_id": "Agent:ghost"})
+    assert response.status_code == 422
+    assert "'Agent:ghost' is not declared" in response.json()["detail"]
+    assert "Agent:demo-langgraph" in response.json()["detail"]

@@ -1,0 +1,129 @@
+"""Declared agents and groups: `Agent:<name>` / `Group:<name>` resolved to an AgentSpec.
+
+Declarations come from a TOML file: `SYNAPSE_AGENTS_FILE`, else `./synapse.toml`, else
+`~/.synapse/agents.toml` (the first that exists), on top of the builtin offline agents:
+
+```toml
+[agents.analyst]
+framework = "langgraph"            # adk | langgraph | demo
+model = "gpt-4o-mini"
+base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible endpoint
+api_key_env = "OPENAI_API_KEY"     # the env var holding its key
+instruction = "You are a careful data analyst."
+tools = ["sql"]
+fallback_models = ["gpt-4o"]
+[agents.analyst.context]
+conversation_history_config = { last_n = 20 }
+
+[groups.analysts]
+members = ["analyst", "demo"]
+selection = "hash"                 # first | hash (stable by session key)
+```
+
+The API resolves the assignee when work is submitted (an unknown one is a 422 then, never a
+failed workflow later) and passes the resolved spec to the workflow, so what ran is in history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import ValidationError
+
+from contracts import AgentGroup, AgentSpec
+
+from .settings import Settings
+
+M = TypeVar("M", AgentSpec, AgentGroup)
+
+BUILTIN_AGENTS = {
+    "demo": AgentSpec(name="demo", framework="demo", model="demo"),
+    "demo-adk": AgentSpec(name="demo-adk", framework="adk", model="demo"),
+    "demo-langgraph": AgentSpec(name="demo-langgraph", framework="langgraph", model="demo"),
+}
+
+
+class UnknownAssignee(ValueError):
+    """The assignee names no declared agent or group; the message lists the declared ones."""
+
+
+class RegistryError(ValueError):
+    """The agents file is unreadable or invalid; the message names the file and the field."""
+
+
+@dataclass
+class AgentRegistry:
+    """Every declared agent and group."""
+
+    agents: dict[str, AgentSpec] = field(default_factory=lambda: dict(BUILTIN_AGENTS))
+    groups: dict[str, AgentGroup] = field(default_factory=dict)
+    source: Path | None = None
+
+    def known(self) -> list[str]:
+        """Every assignee id that resolves."""
+        return [f"Agent:{name}" for name in self.agents] + [f"Group:{name}" for name in self.groups]
+
+    def resolve(self, assignee_id: str, session_key: str = "") -> AgentSpec:
+        """The agent an assignee stands for; a group picks a member by its selection rule."""
+        kind, _, name = assignee_id.partition(":")
+        if kind == "Agent" and name in self.agents:
+            return self.agents[name]
+        if kind == "Group" and name in self.groups:
+            group = self.groups[name]
+            index = 0
+            if group.selection == "hash":
+                index = int(hashlib.sha256(session_key.encode()).hexdigest(), 16) % len(group.members)
+            return self.agents[group.members[index]]
+        raise UnknownAssignee(
+            f"assignee {assignee_id!r} is not declared; declared: {', '.join(self.known())}"
+        )
+
+
+def agents_file(settings: Settings) -> Path | None:
+    """The declarations file in use, if any."""
+    if settings.agents_file is not None:
+        return settings.agents_file
+    for candidate in (Path("synapse.toml"), Path.home() / ".synapse" / "agents.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_registry(settings: Settings) -> AgentRegistry:
+    """Builtin agents plus the declarations file.
+
+    Raises:
+        RegistryError: The file is missing (when named explicitly), not TOML, or declares an
+            invalid agent or group; the message names the file and the entry.
+    """
+    path = agents_file(settings)
+    registry = AgentRegistry(source=path)
+    if path is None:
+        return registry
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise RegistryError(f"cannot read agents file {path}: {err}") from err
+    for name, body in data.get("agents", {}).items():
+        registry.agents[name] = _parse(path, f"agents.{name}", AgentSpec, {"name": name, **body})
+    for name, body in data.get("groups", {}).items():
+        group = _parse(path, f"groups.{name}", AgentGroup, {"name": name, **body})
+        missing = [m for m in group.members if m not in registry.agents]
+        if missing:
+            raise RegistryError(f"{path}: groups.{name} names undeclared agents: {', '.join(missing)}")
+        registry.groups[name] = group
+    return registry
+
+
+def _parse(path: Path, where: str, model: type[M], body: dict[str, object]) -> M:
+    try:
+        return model.model_validate(body)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{where}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors()
+        )
+        raise RegistryError(f"{path}: {problems}") from err
