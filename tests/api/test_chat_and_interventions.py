@@ -10,9 +10,10 @@ import pytest
 from contracts import TaskChunkType
 
 from ..support import collect_events, fields
-from .test_sessions import ask_for_delete, is_type, new_key
+from .test_sessions import DEMO_AGENTS, ask_for_delete, is_type, new_key
 
 
+@pytest.mark.parametrize("agent_id", DEMO_AGENTS)
 @pytest.mark.parametrize(
     ("reply", "approved", "cancelled_left"),
     [("确认", True, 0), ("yes", True, 0), ("取消", False, 3), ("no", False, 3), ("let me think", False, 3)],
@@ -23,9 +24,10 @@ async def test_a_chat_reply_decides_the_pending_approval(
     reply: str,
     approved: bool,
     cancelled_left: int,
+    agent_id: str,
 ) -> None:
     key = new_key()
-    request = await ask_for_delete(http, key, principal="alice")
+    request = await ask_for_delete(http, key, principal="alice", agent_id=agent_id)
     answer = await http.post(f"/sessions/{key}/messages", json={"content": reply, "principal": "alice"})
     assert answer.status_code == 202
     chunks = await collect_events(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pytest
 from temporalio.client import Client
 
 from contracts import TaskChunkType, TaskStreamChunk
@@ -26,8 +27,17 @@ def is_type(kind: TaskChunkType) -> Callable[[TaskStreamChunk], bool]:
     return lambda chunk: chunk.chunk_type == kind
 
 
-async def ask_for_delete(http: httpx.AsyncClient, key: str, principal: str = "alice") -> TaskStreamChunk:
-    """Send the destructive statement; return the approval request chunk."""
+DEMO_AGENTS = ["Agent:demo", "Agent:demo-adk", "Agent:demo-langgraph"]
+"""The same rules on three frameworks: every session scenario must look the same on each."""
+
+
+async def ask_for_delete(
+    http: httpx.AsyncClient, key: str, principal: str = "alice", agent_id: str | None = None
+) -> TaskStreamChunk:
+    """Send the destructive statement (to a session of `agent_id`); return the approval request chunk."""
+    if agent_id is not None:
+        created = await http.post("/sessions", json={"session_key": key, "agent_id": agent_id})
+        assert created.status_code == 201, created.text
     response = await http.post(
         f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": principal}
     )
@@ -41,11 +51,12 @@ async def decide(http: httpx.AsyncClient, key: str, interaction_id: str, **body:
     return await http.post(f"/sessions/{key}/interactions/{interaction_id}", json=body)
 
 
+@pytest.mark.parametrize("agent_id", DEMO_AGENTS)
 async def test_approval_applies_the_statement_and_the_agent_reports_it(
-    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
+    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int], agent_id: str
 ) -> None:
     key = new_key()
-    request = await ask_for_delete(http, key)
+    request = await ask_for_delete(http, key, agent_id=agent_id)
     interaction_id = request.metadata["interaction_id"]
     assert fields(request)["tool_name"] == "sql"
     assert fields(request)["tool_params"] == {"sql": DELETE_CANCELLED}
@@ -81,11 +92,12 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
     assert final.json()["pending_interactions"] == []
 
 
+@pytest.mark.parametrize("agent_id", DEMO_AGENTS)
 async def test_denial_changes_nothing_and_the_agent_reports_the_denial(
-    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+    http: httpx.AsyncClient, count_orders: Callable[[str], int], agent_id: str
 ) -> None:
     key = new_key()
-    request = await ask_for_delete(http, key)
+    request = await ask_for_delete(http, key, agent_id=agent_id)
     interaction_id = request.metadata["interaction_id"]
     response = await decide(
         http, key, interaction_id, approved=False, principal="bob", user_message="not today"

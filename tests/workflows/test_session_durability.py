@@ -6,12 +6,14 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
 from api.main import create_app
+from cli.agent_registry import BUILTIN_AGENTS
 from cli.settings import Settings
 from contracts import (
     InboundMessage,
@@ -84,12 +86,15 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
     assert count_orders("status = 'cancelled'") == 0
 
 
+@pytest.mark.parametrize("agent", ["demo", "demo-adk", "demo-langgraph"])
 async def test_an_unanswered_approval_is_denied_by_the_timeout(
-    time_env: WorkflowEnvironment, settings: Settings
+    time_env: WorkflowEnvironment, settings: Settings, agent: str
 ) -> None:
     client = time_env.client
     key = f"timeout-{uuid.uuid4().hex[:8]}"
-    config = SessionConfig(session_key=key, approval_timeout_seconds=300)
+    config = SessionConfig(
+        session_key=key, approval_timeout_seconds=300, agent_id=f"Agent:{agent}", agent=BUILTIN_AGENTS[agent]
+    )
     async with build_worker(client, settings):
         await sessions.send_message(client, settings.task_queue, config, message(DELETE_CANCELLED))
         pending = await wait_for_pending(client, key)
