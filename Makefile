@@ -9,11 +9,11 @@ BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 # mypy checks whichever of these exist (parts of the tree are added over time).
-TYPED := $(wildcard contracts workflows activities api cli worker.py tests)
+TYPED := $(wildcard contracts workflows activities api cli worker.py tests bench)
 SCHEMA_DIR := schemas
 
 .DEFAULT_GOAL := help
-.PHONY: help venv up test lint typecheck pytest schema clean
+.PHONY: help venv up test lint typecheck pytest schema bench bench-quick clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -45,6 +45,12 @@ test: lint typecheck pytest ## everything CI runs: lint, types, tests
 
 schema: venv ## write the JSON Schemas of the contracts to schemas/
 	$(BIN)/synapse schema $(SCHEMA_DIR)
+
+bench: venv ## benchmarks vs bare Temporal, one table (a few minutes; BENCH_ARGS="--markdown FILE" ...)
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+bench-quick: venv ## the same, small (under a minute)
+	$(BIN)/python -m bench --quick $(BENCH_ARGS)
 
 clean: ## remove caches and generated schemas (keeps .venv and the .synapse state)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache $(SCHEMA_DIR)

@@ -14,6 +14,7 @@ from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agents import AgentActivities
 from activities.tools import ToolActivities
@@ -23,6 +24,16 @@ from workflows.session import SessionWorkflow
 log = logging.getLogger("synapse.worker")
 
 WORKFLOWS: Sequence[type] = (SessionWorkflow,)
+
+WORKFLOW_RUNNER = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_modules("workflows", "contracts")
+)
+"""The sandbox still checks every run, but our own workflow modules are imported once.
+
+Re-importing `workflows/` into a fresh sandbox for every run took about a third of the worker's
+CPU per session start (bench/many: 67 ms CPU and 24 starts/s; passing it through: ~30 ms CPU per
+start). Safe because these modules hold no mutable module-level state; keep it that way.
+"""
 
 
 def build_worker(
@@ -36,6 +47,7 @@ def build_worker(
         task_queue=task_queue or settings.task_queue,
         workflows=list(WORKFLOWS),
         activities=activities,
+        workflow_runner=WORKFLOW_RUNNER,
     )
 
 

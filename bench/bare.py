@@ -1,0 +1,155 @@
+"""Bare-Temporal shapes that Synapse paths stand on: the same primitives with nothing on top.
+
+Workflow classes live here (an importable module) so the workflow sandbox can load them.
+Activities do no work: the difference to the Synapse rows is Synapse's own cost (its agent,
+its SQL, its state, its API) plus the extra Temporal commands it issues.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import activity, workflow
+
+with workflow.unsafe.imports_passed_through():
+    from temporalio.contrib.workflow_streams import WorkflowStream
+
+ACTIVITY_TIMEOUT = timedelta(seconds=30)
+STREAM_TOPIC = "events"
+
+
+@activity.defn
+async def bare_agent(message: str) -> str:
+    """Stands for the agent step: returns a "tool call" at once."""
+    return f"tool call for {message}"
+
+
+@activity.defn
+async def bare_tool(call: str) -> str:
+    """Stands for the tool run: returns a "result" at once."""
+    return f"result of {call}"
+
+
+ACTIVITIES = (bare_agent, bare_tool)
+
+
+@workflow.defn
+class BareUpdates:
+    """Waits for updates until stopped; the approval shapes (floor, activity, local activity)."""
+
+    def __init__(self) -> None:
+        self._stopped = False
+        self._messages = 0
+
+    @workflow.run
+    async def run(self) -> int:
+        """Wait until `stop`, then for running handlers."""
+        await workflow.wait_condition(lambda: self._stopped)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._messages
+
+    @workflow.signal
+    def message(self, _text: str) -> None:
+        """The signal of signal-with-start (the bare twin of `submit_message`)."""
+        self._messages += 1
+
+    @workflow.signal
+    def stop(self) -> None:
+        """End the workflow."""
+        self._stopped = True
+
+    @workflow.query
+    def ready(self) -> bool:
+        """Answerable once the first workflow task ran, i.e. the workflow is waiting."""
+        return True
+
+    @workflow.update
+    async def noop(self, value: str) -> str:
+        """Update round trip, handler does nothing: the floor."""
+        return value
+
+    @workflow.update
+    async def with_activity(self, value: str) -> str:
+        """Update → one (regular) activity → reply: the shape of an approval."""
+        return await workflow.execute_activity(bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT)
+
+    @workflow.update
+    async def with_local_activity(self, value: str) -> str:
+        """Update → one local activity → reply: the faster primitive to compare with."""
+        return await workflow.execute_local_activity(
+            bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+
+
+@workflow.defn
+class BareTurn:
+    """One supervised turn: message signal → "agent" activity → wait for the approval update →
+    "tool" activity → the update replies with the result → done."""
+
+    def __init__(self) -> None:
+        self._message: str | None = None
+        self._approved = False
+        self._result: str | None = None
+        self._stage = "starting"
+
+    @workflow.run
+    async def run(self) -> str:
+        """The turn."""
+        await workflow.wait_condition(lambda: self._message is not None)
+        call = await workflow.execute_activity(
+            bare_agent, self._message or "", start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._stage = "waiting"
+        await workflow.wait_condition(lambda: self._approved)
+        self._result = await workflow.execute_activity(
+            bare_tool, call, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._stage = "done"
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._result
+
+    @workflow.signal
+    def message(self, text: str) -> None:
+        """The person's message (sent by signal-with-start)."""
+        self._message = text
+
+    @workflow.update
+    async def approve(self, _principal: str) -> str:
+        """The approval: answers once the tool ran, with its result."""
+        self._approved = True
+        await workflow.wait_condition(lambda: self._result is not None)
+        return self._result or ""
+
+    @workflow.query
+    def stage(self) -> str:
+        """starting, waiting (for the approval) or done."""
+        return self._stage
+
+
+@workflow.defn
+class BareStream:
+    """A `WorkflowStream` that publishes one item per `ping` signal."""
+
+    @workflow.init
+    def __init__(self) -> None:
+        self._stream = WorkflowStream()
+        self._events = self._stream.topic(STREAM_TOPIC, type=str)
+        self._stopped = False
+
+    @workflow.run
+    async def run(self) -> None:
+        """Wait until stopped."""
+        await workflow.wait_condition(lambda: self._stopped)
+
+    @workflow.signal
+    def ping(self, text: str) -> None:
+        """Publish one item."""
+        self._events.publish(text)
+
+    @workflow.signal
+    def stop(self) -> None:
+        """End the workflow."""
+        self._stopped = True
+
+
+WORKFLOWS = (BareUpdates, BareTurn, BareStream)

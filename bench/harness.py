@@ -1,0 +1,189 @@
+"""The benchmark rig: one dev server for the run; per benchmark a Synapse stack and a bare worker.
+
+Everything but the dev server runs in this process: Synapse's worker, the API on a real
+uvicorn server on 127.0.0.1 (reached with a real httpx client), the bare worker and the
+benchmark's own Temporal client. Each benchmark gets fresh task queues and fresh workers, so
+one benchmark's workflow cache does not carry into the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from activities.tools import ToolActivities
+from api.main import create_app
+from cli.settings import Settings
+from worker import build_worker
+from workflows.ids import session_workflow_id
+
+from . import bare
+from .devserver import DevServer, dev_server
+from .stats import progress
+
+SHUTDOWN_WITHIN = 15.0
+"""Seconds any one part may take to stop."""
+KEEP_ALIVE = 600
+"""Seconds uvicorn keeps an idle HTTP connection open."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident set size of a process (VmRSS), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user + system) used so far by this process, or by process `pid`."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its signal capture, so Ctrl-C reaches asyncio and every part stops in order."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+@dataclass
+class Stack:
+    """One benchmark's parts: the Synapse API + worker, and a bare worker on its own queue."""
+
+    client: Client
+    http: httpx.AsyncClient
+    settings: Settings
+    bare_queue: str
+    ids: itertools.count[int]
+
+    def session(self, key: str) -> WorkflowHandle[Any, Any]:
+        """Handle of a Synapse session."""
+        return self.client.get_workflow_handle(session_workflow_id(key))
+
+    def key(self, prefix: str) -> str:
+        """A fresh session key / workflow id suffix."""
+        return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+    def destructive_sql(self) -> str:
+        """An INSERT with a fresh id: needs approval, affects exactly one row when applied."""
+        return f"INSERT INTO orders (id, customer, amount, status) VALUES ({next(self.ids)}, 'bench', 1.0, 'pending')"
+
+
+class Harness:
+    """The dev server and client shared by every benchmark of the run."""
+
+    def __init__(self, server: DevServer, data_dir: Path) -> None:
+        self.server_pid = server.pid
+        self.client = server.client
+        self.data_dir = data_dir
+        self._ids = itertools.count(100_000)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def start(cls, data_dir: Path) -> AsyncIterator[Harness]:
+        """Start the in-memory dev server with Synapse's search attributes; stop it at the end."""
+        async with dev_server(free_port(), data_dir / "temporal.log") as server:
+            progress(f"dev server up on {server.address} (in memory, pid {server.pid})")
+            try:
+                yield cls(server, data_dir)
+            finally:
+                progress("stopping the dev server")
+
+    @contextlib.asynccontextmanager
+    async def stack(self, name: str) -> AsyncIterator[Stack]:
+        """Synapse worker + API (uvicorn on a free loopback port) + bare worker, for one benchmark."""
+        suffix = uuid.uuid4().hex[:8]
+        settings = Settings(data_dir=self.data_dir, task_queue=f"bench-{name}-{suffix}", _env_file=None)
+        tools = ToolActivities(settings)
+        await asyncio.to_thread(tools.sql_tool.prepare)
+        bare_queue = f"bare-{name}-{suffix}"
+        synapse_worker = build_worker(self.client, settings, tools=tools)
+        bare_worker = Worker(
+            self.client,
+            task_queue=bare_queue,
+            workflows=list(bare.WORKFLOWS),
+            activities=list(bare.ACTIVITIES),
+        )
+        async with contextlib.AsyncExitStack() as parts:
+            parts.callback(tools.sql_tool.close)
+            await parts.enter_async_context(_stopping(synapse_worker))
+            await parts.enter_async_context(_stopping(bare_worker))
+            http = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))
+            yield Stack(self.client, http, settings, bare_queue, self._ids)
+
+
+@contextlib.asynccontextmanager
+async def _stopping(worker: Worker) -> AsyncIterator[None]:
+    """Run a worker; stop it within SHUTDOWN_WITHIN seconds."""
+    task = asyncio.create_task(worker.run())
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            async with asyncio.timeout(SHUTDOWN_WITHIN):
+                await worker.shutdown()
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+
+@contextlib.asynccontextmanager
+async def _serve(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """Serve `app` with uvicorn on 127.0.0.1; yield an httpx client for it."""
+    port = free_port()
+    # Keep idle connections longer than any pause between phases: with uvicorn's 5 s default, a
+    # request can race the server closing the pooled connection it was sent on (httpx.ReadError).
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+        timeout_keep_alive=KEEP_ALIVE,
+    )
+    server = _Uvicorn(config)
+    task = asyncio.create_task(server.serve())
+    async with asyncio.timeout(15):
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=100)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60, limits=limits) as http:
+            yield http
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(BaseException):
+            async with asyncio.timeout(SHUTDOWN_WITHIN):
+                await task
+        if not task.done():
+            task.cancel()
