@@ -8,6 +8,7 @@ change freely, since recorded results are replayed rather than recomputed.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -16,18 +17,53 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from cli.settings import Settings
-from contracts import AgentResult, AgentStepInput
+from contracts import AgentResult, AgentSpec, AgentStepInput, ToolDescriptor
 
 from . import demo_agent
+from .tool_registry import builtin_tools
 
 #: An agent adapter: one step in, one result out.
 AgentFn = Callable[[AgentStepInput], Awaitable[AgentResult]]
+#: A framework adapter: one step of a declared agent (`step.agent`), with the tool registry.
+FrameworkFn = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[AgentResult]]
+
+#: `Agent:demo-adk`: the demo rules as a google-adk model inside an ADK agent.
+DEMO_ADK = AgentSpec(name="demo-adk", framework="adk", model="demo")
+#: `Agent:demo-langgraph`: the demo rules as a LangChain chat model inside a LangGraph graph.
+DEMO_LANGGRAPH = AgentSpec(name="demo-langgraph", framework="langgraph", model="demo")
 
 _HEARTBEAT_SECONDS = 1.0
 
 
 async def _demo(step: AgentStepInput) -> AgentResult:
     return demo_agent.decide(step)
+
+
+async def _demo_framework(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    return demo_agent.decide(step)
+
+
+async def _adk(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    # google.adk takes ~1 s to import: load it on first use, off the event loop, so the worker
+    # starts fast and other activities keep heartbeating meanwhile.
+    module = await asyncio.to_thread(importlib.import_module, "activities.adk_agent")
+    result: AgentResult = await module.adk_step(step, tools)
+    return result
+
+
+async def _langgraph(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    # LangGraph and langchain-openai take seconds to import: load them on first use, as for ADK.
+    module = await asyncio.to_thread(importlib.import_module, "activities.langgraph_agent")
+    result: AgentResult = await module.langgraph_step(step, tools)
+    return result
+
+
+#: Adapters by `AgentSpec.framework`; each module imports its framework lazily.
+FRAMEWORKS: dict[str, FrameworkFn] = {
+    "demo": _demo_framework,
+    "adk": _adk,
+    "langgraph": _langgraph,
+}
 
 
 def _sleep_seconds(input_data: dict[str, Any] | None) -> float:
@@ -64,7 +100,33 @@ class AgentActivities:
             settings: Configuration (configured agents will be read from here).
         """
         self._settings = settings
-        self.agents: dict[str, AgentFn] = {"Agent:demo": _demo}
+        #: Tools the adapters declare to models (the workflow's `run_tool` runs them).
+        self.tools: dict[str, ToolDescriptor] = builtin_tools()
+        self.agents: dict[str, AgentFn] = {
+            "Agent:demo": _demo,
+            "Agent:demo-adk": self._declared(DEMO_ADK),
+            "Agent:demo-langgraph": self._declared(DEMO_LANGGRAPH),
+        }
+
+    def _declared(self, spec: AgentSpec) -> AgentFn:
+        """An agent run through its framework adapter as `spec`, for steps without `step.agent`."""
+
+        async def run(step: AgentStepInput) -> AgentResult:
+            return await self._run_framework(step.model_copy(update={"agent": spec}))
+
+        return run
+
+    async def _run_framework(self, step: AgentStepInput) -> AgentResult:
+        assert step.agent is not None
+        adapter = FRAMEWORKS.get(step.agent.framework)
+        if adapter is None:
+            raise ApplicationError(
+                f"agent {step.agent_id!r} uses framework {step.agent.framework!r}, which this worker "
+                f"does not run; it runs: {', '.join(sorted(FRAMEWORKS))}",
+                type="UnknownAgent",
+                non_retryable=True,
+            )
+        return await adapter(step, self.tools)
 
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""
@@ -73,6 +135,10 @@ class AgentActivities:
     @activity.defn(name="agent_step")
     async def agent_step(self, step: AgentStepInput) -> AgentResult:
         """Run one step of `step.agent_id` and return its `AgentResult`.
+
+        A step with `step.agent` (the declaration resolved when the work was submitted) runs
+        through the adapter of `step.agent.framework` (`FRAMEWORKS`); a step without one (older
+        histories) runs the builtin agent registered under `step.agent_id`.
 
         `input_data.sleep_seconds` makes the step wait that long first, heartbeating, so tests
         can exercise timeouts, cancellation and worker restarts.
@@ -84,9 +150,10 @@ class AgentActivities:
             The agent's one result (a failure is a `FAILURE` result, not an exception).
 
         Raises:
-            ApplicationError: `UnknownAgent` or `InvalidAgentInput`, both non-retryable.
+            ApplicationError: `UnknownAgent` or `InvalidAgentInput`, both non-retryable;
+                `ModelUnavailable` (retryable) when a model call failed transiently.
         """
-        agent = self.agents.get(step.agent_id)
+        agent = self._run_framework if step.agent is not None else self.agents.get(step.agent_id)
         if agent is None:
             known = ", ".join(sorted(self.agents))
             raise ApplicationError(
