@@ -24,8 +24,8 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """Run `app` on a real uvicorn server on loopback; yield an HTTP client for it."""
+async def running(app: Any) -> AsyncIterator[str]:
+    """Run an ASGI app on a real uvicorn server on a free loopback port; yield its base URL."""
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
@@ -38,11 +38,17 @@ async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
                 task.result()
             await asyncio.sleep(0.01)
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            yield http
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """Run `app` on a real uvicorn server on loopback; yield an HTTP client for it."""
+    async with running(app) as base_url, httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+        yield http
 
 
 async def collect_events(

@@ -23,20 +23,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import socket
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from activities.sql_syntax import is_sql_statement
+
+from ..support import running
 
 _CREATED = 1_700_000_000  # a fixed timestamp: replies are deterministic
 
@@ -201,13 +201,6 @@ async def _stream_events(
     yield "data: [DONE]\n\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @asynccontextmanager
 async def fake_chat_completions() -> AsyncIterator[FakeChatCompletions]:
     """Serve a `FakeChatCompletions` on a free loopback port for the duration of the block."""
@@ -218,20 +211,6 @@ async def fake_chat_completions() -> AsyncIterator[FakeChatCompletions]:
             Route("/v1/models", fake._models, methods=["GET"]),
         ]
     )
-    port = _free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    async with asyncio.timeout(15):
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-    fake.base_url = f"http://127.0.0.1:{port}/v1"
-    try:
+    async with running(app) as base_url:
+        fake.base_url = f"{base_url}/v1"
         yield fake
-    finally:
-        server.should_exit = True
-        await task

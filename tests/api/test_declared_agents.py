@@ -1,0 +1,114 @@
+"""Declared google-adk and LangGraph agents on an OpenAI-compatible endpoint, end to end over HTTP.
+
+The endpoint is the loopback stand-in (tests/fakes): the real `openai` client inside ADK's and
+LangGraph's machinery talks to it over HTTP. Tool calls the model proposes are gated by the
+workflow exactly as the demo agent's are.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from api.main import create_app
+from cli.settings import Settings
+from contracts import TaskChunkType
+from worker import build_worker
+
+from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
+from ..support import collect_events, fields, serve
+from .test_sessions import DELETE_CANCELLED, is_type, new_key
+
+KEY = "sk-test-not-a-real-key"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeChatCompletions]:
+    async with fake_chat_completions() as server:
+        yield server
+
+
+@pytest.fixture
+async def remote_http(
+    client: Client,
+    settings: Settings,
+    fake: FakeChatCompletions,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[httpx.AsyncClient]:
+    """API and worker with two declared agents pointed at the stand-in endpoint."""
+    monkeypatch.setenv("REMOTE_MODEL_KEY", KEY)
+    agents = tmp_path / "agents.toml"
+    agents.write_text(
+        "\n".join(
+            f'[agents.remote-{framework}]\nframework = "{framework}"\nmodel = "fake-model"\n'
+            f'base_url = "{fake.base_url}"\napi_key_env = "REMOTE_MODEL_KEY"\n'
+            f'instruction = "You run SQL for the user."\ntools = ["sql"]\n'
+            for framework in ("adk", "langgraph")
+        )
+    )
+    declared = settings.model_copy(update={"agents_file": agents})
+    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+        yield http
+
+
+@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_call(
+    remote_http: httpx.AsyncClient,
+    fake: FakeChatCompletions,
+    count_orders: Callable[[str], int],
+    framework: str,
+) -> None:
+    http, key = remote_http, new_key()
+    created = await http.post("/sessions", json={"session_key": key, "agent_id": f"Agent:remote-{framework}"})
+    assert created.status_code == 201, created.text
+    await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": "alice"})
+    request = (await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST)))[-1]
+    assert fields(request)["tool_params"] == {"sql": DELETE_CANCELLED}
+    assert count_orders("status = 'cancelled'") == 3
+
+    first = fake.requests[0]
+    assert first["model"] == "fake-model"
+    assert first["authorization"] == f"Bearer {KEY}"
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["sql"], "the tools are declared"
+    call_id = "call_1"
+
+    decided = await http.post(
+        f"/sessions/{key}/interactions/{request.metadata['interaction_id']}", json={"approved": True}
+    )
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["tool_result"]["content"]["rowcount"] == 3
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+    )
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert str(answer.content).startswith("Done:") and "rowcount" in str(answer.content)
+    assert count_orders("status = 'cancelled'") == 0
+
+    follow_up = fake.requests[-1]["messages"]
+    tool_messages = [m for m in follow_up if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == [call_id], (
+        "the result goes back under the model's call id"
+    )
+    assert json.loads(tool_messages[0]["content"])["content"]["rowcount"] == 3
+    assert len(fake.requests) == 2, "the adapter never runs the tool itself: one model call per step"
+
+
+@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+async def test_a_rejected_key_surfaces_as_authentication_failed_without_the_key(
+    remote_http: httpx.AsyncClient, fake: FakeChatCompletions, framework: str
+) -> None:
+    http, key = remote_http, new_key()
+    fake.enqueue(fake.error(401, f"Incorrect API key provided: {KEY}", code="invalid_api_key"))
+    await http.post("/sessions", json={"session_key": key, "agent_id": f"Agent:remote-{framework}"})
+    await http.post(f"/sessions/{key}/messages", json={"content": "How many orders are there?"})
+    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
+    error = next(c for c in chunks if c.chunk_type == TaskChunkType.ERROR)
+    assert fields(error)["type"] == "AUTHENTICATION_FAILED"
+    assert KEY not in json.dumps(fields(error))
+    assert len(fake.requests) == 1, "an authentication error is not retried"
