@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from api.main import create_app
 from cli.settings import Settings
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TaskStreamChunk
 from worker import build_worker
 
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
@@ -112,3 +112,96 @@ async def test_a_rejected_key_surfaces_as_authentication_failed_without_the_key(
     assert fields(error)["type"] == "AUTHENTICATION_FAILED"
     assert KEY not in json.dumps(fields(error))
     assert len(fake.requests) == 1, "an authentication error is not retried"
+
+
+@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+async def test_several_calls_in_one_turn_are_each_gated_and_answered_together(
+    remote_http: httpx.AsyncClient,
+    fake: FakeChatCompletions,
+    count_orders: Callable[[str], int],
+    framework: str,
+) -> None:
+    http, key = remote_http, new_key()
+    fake.enqueue(
+        fake.tool_calls(
+            [
+                ("call_a", "sql", json.dumps({"sql": "DELETE FROM orders WHERE id = 2"})),
+                ("call_b", "sql", json.dumps({"sql": "SELECT customer FROM orders WHERE id = 3"})),
+                ("call_c", "sql", json.dumps({"sql": "DELETE FROM orders WHERE id = 4"})),
+            ]
+        )
+    )
+    await http.post("/sessions", json={"session_key": key, "agent_id": f"Agent:remote-{framework}"})
+    await http.post(
+        f"/sessions/{key}/messages", json={"content": "clean up orders 2 and 4", "principal": "alice"}
+    )
+
+    first = (await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST)))[-1]
+    assert fields(first)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 2"}
+    denied = await http.post(
+        f"/sessions/{key}/interactions/{first.metadata['interaction_id']}",
+        json={"approved": False, "user_message": "keep order 2"},
+    )
+    assert denied.status_code == 200
+    second = (
+        await collect_events(
+            http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": first.sequence_id}
+        )
+    )[-1]
+    assert fields(second)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 4"}
+    approved = await http.post(
+        f"/sessions/{key}/interactions/{second.metadata['interaction_id']}", json={"approved": True}
+    )
+    assert approved.status_code == 200
+    await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": second.sequence_id})
+
+    assert count_orders("id = 2") == 1 and count_orders("id = 4") == 0
+    assert len(fake.requests) == 2, "all three results go back in one model request"
+    results = {m["tool_call_id"]: m["content"] for m in fake.requests[1]["messages"] if m["role"] == "tool"}
+    assert list(results) == ["call_a", "call_b", "call_c"]
+    assert "keep order 2" in results["call_a"] and "denied" in results["call_a"]
+    assert "Carol" in results["call_b"], "the read-only call ran without approval"
+    assert '"rowcount": 1' in results["call_c"]
+
+
+def answered(text: str) -> Callable[[TaskStreamChunk], bool]:
+    return lambda chunk: chunk.chunk_type == TaskChunkType.RESPONSE and text in str(chunk.content)
+
+
+async def test_the_model_sees_only_the_configured_context(
+    client: Client,
+    settings: Settings,
+    fake: FakeChatCompletions,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REMOTE_MODEL_KEY", KEY)
+    agents = tmp_path / "agents.toml"
+    agents.write_text(
+        f'[agents.brief]\nframework = "langgraph"\nmodel = "fake-model"\nbase_url = "{fake.base_url}"\n'
+        'api_key_env = "REMOTE_MODEL_KEY"\n[agents.brief.context]\nconversation_history_config = { last_n = 1 }\n'
+        "include_tool_list = false\n"
+    )
+    declared = settings.model_copy(update={"agents_file": agents})
+    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+        key = new_key()
+        await http.post("/sessions", json={"session_key": key, "agent_id": "Agent:brief"})
+        for text in ("first question", "second question"):
+            await http.post(f"/sessions/{key}/messages", json={"content": text})
+            await collect_events(http, key, answered(text))
+    last = fake.requests[-1]
+    assert [m["content"] for m in last["messages"] if m["role"] == "user"] == ["second question"]
+    assert "tools" not in last or not last["tools"], "include_tool_list = false declares no tools"
+
+
+async def test_a_rate_limited_model_is_retried_by_temporal(
+    remote_http: httpx.AsyncClient, fake: FakeChatCompletions
+) -> None:
+    http, key = remote_http, new_key()
+    fake.enqueue(fake.error(429, "Rate limit reached for requests", code="rate_limit_exceeded"))
+    await http.post("/sessions", json={"session_key": key, "agent_id": "Agent:remote-langgraph"})
+    await http.post(f"/sessions/{key}/messages", json={"content": "hello there"})
+    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert answer.content == "You said: hello there"
+    assert len(fake.requests) == 2, "the 429 was retried once, then answered"
