@@ -20,13 +20,21 @@ from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
 from cli.settings import Settings
-from contracts import InboundMessage, InteractionResponse, LiveSession, SessionConfig, SessionControl
+from contracts import (
+    AgentSpec,
+    InboundMessage,
+    InteractionResponse,
+    LiveSession,
+    SessionConfig,
+    SessionControl,
+)
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.search import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
 
 from ..conftest import assert_eventually, temporal_binary
+from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
 
 HERE = Path(__file__).parent
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -87,14 +95,37 @@ async def timed_out(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     await _idle(handle, 1)
 
 
-SCENARIOS: dict[str, tuple[SessionConfig, Scenario]] = {
-    "session_approved": (SessionConfig(session_key="history-approved"), approved),
-    "session_denied": (SessionConfig(session_key="history-denied"), denied),
-    "session_timed_out": (
-        SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
-        timed_out,
-    ),
-}
+async def batch(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """A model proposes two calls in one turn (a DELETE and a SELECT): the DELETE is approved."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+    )
+    await _idle(handle, 1)
+
+
+def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
+    """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
+    remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
+    return {
+        "session_approved": (SessionConfig(session_key="history-approved"), approved),
+        "session_denied": (SessionConfig(session_key="history-denied"), denied),
+        "session_timed_out": (
+            SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
+            timed_out,
+        ),
+        "session_tool_batch": (
+            SessionConfig(session_key="history-batch", agent_id="Agent:remote", agent=remote),
+            batch,
+        ),
+    }
+
+
+BATCH_REPLY = [
+    ("call_a", "sql", '{"sql": "DELETE FROM orders WHERE id = 2"}'),
+    ("call_b", "sql", '{"sql": "SELECT customer FROM orders WHERE id = 3"}'),
+]
 
 
 async def main(tag: str) -> None:
@@ -107,8 +138,13 @@ async def main(tag: str) -> None:
     try:
         with tempfile.TemporaryDirectory() as data_dir:
             settings = Settings(data_dir=Path(data_dir), task_queue="history")
-            async with build_worker(env.client, settings):
-                for name, (config, scenario) in SCENARIOS.items():
+            async with fake_chat_completions() as fake, build_worker(env.client, settings):
+                fake.enqueue(fake.tool_calls(BATCH_REPLY))
+                for name, (config, scenario) in scenarios(fake).items():
+                    path = HERE / f"{name}.{tag}.json"
+                    if path.exists():
+                        print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
+                        continue
                     first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
                     await sessions.send_message(env.client, settings.task_queue, config, first)
                     handle = env.client.get_workflow_handle_for(
@@ -119,9 +155,6 @@ async def main(tag: str) -> None:
                         SessionWorkflow.cancel_checked, SessionControl(reason="recorded")
                     )
                     history = await handle.fetch_history()
-                    path = HERE / f"{name}.{tag}.json"
-                    if path.exists():
-                        raise SystemExit(f"{path} exists: histories are never overwritten; pick a new tag")
                     path.write_text(history.to_json())
                     print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
     finally:
