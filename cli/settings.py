@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """Synapse configuration, from `SYNAPSE_*` environment variables (and `.env`)."""
 
-    model_config = SettingsConfigDict(env_prefix="SYNAPSE_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="SYNAPSE_", env_file=".env", extra="ignore", populate_by_name=True)
 
     data_dir: Path = Field(default=Path(".synapse"), description="Where state lives.")
     api_host: str = Field(default="127.0.0.1", description="Interface the API binds to.")
@@ -44,6 +44,47 @@ class Settings(BaseSettings):
         description="`key:principal:role` entries separated by commas; when set, every "
         "request needs `Authorization: Bearer <key>` (roles: viewer, operator, approver, admin).",
     )
+
+    lark_app_id: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LARK_APP_ID", "SYNAPSE_LARK_APP_ID"),
+        description="Lark/Feishu app id; the Lark channel is on when it is set.",
+    )
+    lark_app_secret: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LARK_APP_SECRET", "SYNAPSE_LARK_APP_SECRET"),
+        description="App secret.",
+    )
+    lark_verification_token: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LARK_VERIFICATION_TOKEN", "SYNAPSE_LARK_VERIFICATION_TOKEN"),
+        description="Event subscription verification token.",
+    )
+    lark_encrypt_key: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LARK_ENCRYPT_KEY", "SYNAPSE_LARK_ENCRYPT_KEY"),
+        description="Event encrypt key (payload encryption and request signatures).",
+    )
+    lark_domain: str = Field(
+        default="https://open.feishu.cn",
+        validation_alias=AliasChoices("LARK_DOMAIN", "SYNAPSE_LARK_DOMAIN"),
+        description="Open API base URL: Feishu, Lark international (https://open.larksuite.com), or any URL.",
+    )
+    lark_admins: str = Field(
+        default="",
+        validation_alias=AliasChoices("LARK_ADMINS", "SYNAPSE_LARK_ADMINS"),
+        description="Comma-separated open_ids who may approve any request in Lark chats.",
+    )
+    lark_mode: str = Field(
+        default="webhook",
+        validation_alias=AliasChoices("LARK_MODE", "SYNAPSE_LARK_MODE"),
+        description="`webhook` (events POSTed to /channels/lark/events) or `websocket` (the SDK's long connection).",
+    )
+
+    @property
+    def lark_enabled(self) -> bool:
+        """The Lark channel is on when an app id is configured."""
+        return bool(self.lark_app_id)
 
     @property
     def demo_db_url(self) -> str:

@@ -27,6 +27,7 @@ from .blueprint import (
     TaskDirectives,
     TaskUpdate,
 )
+from .channels import Delivery, OutboundMessage
 from .context import ContextBuildConfig
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
@@ -67,6 +68,7 @@ __all__ = [
     "Contract",
     "CreateSessionRequest",
     "DataFlow",
+    "Delivery",
     "EdgeDefinition",
     "ExecutionMode",
     "FailureDetails",
@@ -83,6 +85,7 @@ __all__ = [
     "LoopDirective",
     "MessageAccepted",
     "MessageRequest",
+    "OutboundMessage",
     "PlanBlueprint",
     "SessionConfig",
     "SessionControl",

@@ -30,6 +30,14 @@ class SessionConfig(Contract):
         default=300, gt=0, le=30 * 24 * 3600, description="Approval wait before a denial."
     )
     channel: str = Field(default="http", description="Channel the session belongs to.")
+    chat_id: str | None = Field(
+        default=None, description="The channel's chat (Lark `chat_id`) answers and cards go to."
+    )
+    approve_by_requester: bool = Field(
+        default=False,
+        description="The person whose message led to a request may approve it, besides `approvers` "
+        "(Lark sessions: on).",
+    )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."

@@ -1,0 +1,42 @@
+"""What a session sends out to a chat channel (Lark/Feishu), and what the channel answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import Contract
+from .streaming import InteractionOutcome, InteractionRequest
+
+
+class OutboundMessage(Contract):
+    """Input of the `deliver_message` activity: one message to a chat, or an update of a card."""
+
+    channel: str = Field(description="Channel to deliver on: `lark`.")
+    chat_id: str = Field(description="The chat (Lark `chat_id`) the session belongs to.")
+    kind: Literal["text", "approval_card", "card_update"] = Field(
+        description="A text message, an interactive approval card, or an update of a sent card."
+    )
+    text: str | None = Field(default=None, description="The text (kind `text`); long texts are split.")
+    interaction: InteractionRequest | None = Field(
+        default=None,
+        description="The approval request the card shows (kinds `approval_card`, `card_update`).",
+    )
+    outcome: InteractionOutcome | None = Field(
+        default=None, description="The decision the updated card shows (kind `card_update`)."
+    )
+    card_message_id: str | None = Field(
+        default=None, description="The card to update (kind `card_update`): its Lark `message_id`."
+    )
+    reply_to: str | None = Field(
+        default=None,
+        description="Lark `message_id` to reply to (threads the answer); sent plainly when unset.",
+    )
+
+
+class Delivery(Contract):
+    """What the channel answered."""
+
+    message_id: str | None = Field(default=None, description="Lark `message_id` of the (first) message sent.")
+    parts: int = Field(default=1, description="How many messages a long text was split into.")
