@@ -14,6 +14,7 @@ recorded runs on every test run to prove old histories still replay.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -43,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
 
 from . import approvals, session_view
 from .agent_loop import LoopOutcome, run_agent_loop
+from .channel_outbox import ChannelOutbox, outcome_text
 from .chat_reply import interpret_reply
 from .session_controls import SessionControls
 
@@ -65,6 +67,9 @@ class SessionWorkflow(SessionControls):
         self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
         self._settled: set[str] = set()
         self._current_sender: str | None = None
+        self._reply_to: str | None = None
+        self._outbox = ChannelOutbox(self._config, self._state, self.publish)
+        self._requests: dict[str, InteractionRequest] = {r.interaction_id: r for r in self._state.pending}
 
     # ----------------------------------------------------------------- run
 
@@ -73,6 +78,7 @@ class SessionWorkflow(SessionControls):
         """Answer messages until cancelled or idle; continue-as-new when history grows."""
         state = self._state
         self._set_status(state.status if state.status != "waiting_approval" else "active")
+        deliveries = asyncio.create_task(self._outbox.run()) if self._outbox.enabled else None
         idle = timedelta(seconds=self._config.idle_timeout_seconds)
         while not state.cancelled:
             try:
@@ -88,12 +94,17 @@ class SessionWorkflow(SessionControls):
                 await self._continue_as_new()
         if state.cancelled and state.status != "cancelled":
             self._finish("cancelled", state.cancel_reason or "cancelled")
+        await workflow.wait_condition(lambda: not self._outbox.pending())
+        if deliveries is not None:
+            deliveries.cancel()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.get_status()
 
     async def _answer(self, message: InboundMessage) -> None:
         state = self._state
         self._current_sender = message.sender_id
+        reply_to = message.metadata.get("lark_message_id")
+        self._reply_to = reply_to if isinstance(reply_to, str) else None
         state.messages.append(
             UniversalMessage(
                 role="user",
@@ -115,6 +126,7 @@ class SessionWorkflow(SessionControls):
         state.last_activity = workflow.now()
 
     def _report(self, outcome: LoopOutcome) -> None:
+        self._outbox.text(outcome_text(outcome, self._config.max_turns), reply_to=self._reply_to)
         if outcome.kind == "answer":
             content = outcome.answer if isinstance(outcome.answer, str | dict) else {"answer": outcome.answer}
             self.publish(TaskChunkType.RESPONSE, content)
@@ -137,6 +149,7 @@ class SessionWorkflow(SessionControls):
         return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
 
     async def _continue_as_new(self) -> None:
+        await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
         await self._stream.continue_as_new(
             lambda stream: [
@@ -202,11 +215,13 @@ class SessionWorkflow(SessionControls):
             },
             metadata={"channel": self._config.channel},
             timestamp=now,
-            approvers=list(self._config.approvers),
+            approvers=self._approvers_for(self._current_sender),
             requested_by=self._current_sender,
             expires_at=now + timeout,
         )
         approvals.open_request(state, request)
+        self._requests[interaction_id] = request
+        self._outbox.approval_requested(request)
         self.publish(
             TaskChunkType.TOOL_APPROVAL_REQUEST,
             request.content,
@@ -245,9 +260,21 @@ class SessionWorkflow(SessionControls):
         outcome = self._state.decided.get(interaction_id)
         if outcome is not None:
             outcome.tool_result = result.model_dump(mode="json")
+            self._card_decided(interaction_id, outcome)
         self._settled.add(interaction_id)
 
     # ------------------------------------------------------ decisions
+
+    def _approvers_for(self, requester: str | None) -> list[str]:
+        approvers = list(self._config.approvers)
+        if self._config.approve_by_requester and requester and requester not in approvers:
+            approvers.insert(0, requester)
+        return approvers
+
+    def _card_decided(self, interaction_id: str, outcome: InteractionOutcome) -> None:
+        request = self._requests.pop(interaction_id, None)
+        if request is not None:
+            self._outbox.decided(request, outcome)
 
     def _decide(
         self, interaction_id: str, *, approved: bool, principal: str, channel: str, comment: str | None
@@ -262,6 +289,7 @@ class SessionWorkflow(SessionControls):
         )
         if not approved:
             self._settled.add(interaction_id)
+            self._card_decided(interaction_id, outcome)
         self._state.last_activity = outcome.decided_at
         self.publish(
             TaskChunkType.PROGRESS,
@@ -345,6 +373,7 @@ class SessionWorkflow(SessionControls):
                 channel=message.channel,
             )
             approvals.record_rejection(self._state, response, reason)
+            self._outbox.text(reason)
             self.publish(
                 TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
             )

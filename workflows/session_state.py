@@ -16,6 +16,7 @@ from contracts import (
     InboundMessage,
     InteractionOutcome,
     InteractionRequest,
+    OutboundMessage,
     SessionConfig,
     UniversalMessage,
 )
@@ -41,6 +42,8 @@ class SessionState(BaseModel):
     decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
     audit: list[AuditEntry] = Field(default_factory=list)
     seen_message_ids: list[str] = Field(default_factory=list)
+    outbox: list[OutboundMessage] = Field(default_factory=list)
+    cards: dict[str, str] = Field(default_factory=dict)
     next_interaction: int = 1
     next_sequence: int = 0
     turns_this_run: int = 0

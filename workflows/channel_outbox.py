@@ -1,0 +1,130 @@
+"""Delivering a session's answers and approval cards to its chat channel (Lark/Feishu).
+
+The session queues deliveries in its state (`outbox`), so they survive continue-as-new and
+crashes; one workflow coroutine sends them in order through the `deliver_message` activity.
+An approval card's Lark message id is kept so its decision can update the same card. Sessions
+of other channels (HTTP) never queue anything, so this issues no commands for them.
+
+Determinism: only state and activity results decide what is sent. A failed delivery is shown in
+the session's stream and skipped; it never fails the session.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        Delivery,
+        InteractionOutcome,
+        InteractionRequest,
+        OutboundMessage,
+        SessionConfig,
+        TaskChunkType,
+    )
+
+    from .session_state import SessionState
+
+DELIVER_MESSAGE = "deliver_message"
+DELIVERY_TIMEOUT = timedelta(seconds=30)
+"""One Open API call (a long text is a few): seconds at most."""
+DELIVERY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=8,
+    non_retryable_error_types=["LarkAuthError", "LarkRejected", "LarkNotConfigured"],
+)
+CHAT_CHANNELS = frozenset({"lark"})
+
+Publish = Callable[..., None]
+
+
+class ChannelOutbox:
+    """Queues and sends a session's chat deliveries; does nothing for non-chat sessions."""
+
+    def __init__(self, config: SessionConfig, state: SessionState, publish: Publish) -> None:
+        """Bind to the session's config and state (the queue lives in the state)."""
+        self._config = config
+        self._state = state
+        self._publish = publish
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this session has a chat to deliver to."""
+        return self._config.channel in CHAT_CHANNELS and bool(self._config.chat_id)
+
+    def _queue(self, kind: str, **fields: Any) -> None:
+        if self.enabled:
+            chat_id = self._config.chat_id or ""
+            self._state.outbox.append(
+                OutboundMessage(channel=self._config.channel, chat_id=chat_id, kind=kind, **fields)
+            )
+
+    def text(self, text: str, reply_to: str | None = None) -> None:
+        """Send a text (an answer, an error, a notice) to the chat."""
+        self._queue("text", text=text, reply_to=reply_to)
+
+    def approval_requested(self, request: InteractionRequest) -> None:
+        """Send the interactive approval card."""
+        self._queue("approval_card", interaction=request)
+
+    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
+        """Update the card with the decision; tell the chat when nobody decided in time."""
+        self._queue("card_update", interaction=request, outcome=outcome)
+        if outcome.decided_by == "system:timeout":
+            self.text(f"操作已取消（超时）/ Cancelled: nobody approved `{request.interaction_id}` in time.")
+
+    def pending(self) -> bool:
+        """Whether deliveries are still queued."""
+        return bool(self._state.outbox)
+
+    async def run(self) -> None:
+        """Send queued deliveries in order, forever (runs beside the session's main loop)."""
+        state = self._state
+        while True:
+            await workflow.wait_condition(lambda: bool(state.outbox))
+            message = state.outbox[0]
+            interaction_id = message.interaction.interaction_id if message.interaction else None
+            if message.kind == "card_update" and interaction_id:
+                message = message.model_copy(update={"card_message_id": state.cards.get(interaction_id)})
+            try:
+                delivery = await workflow.execute_activity(
+                    DELIVER_MESSAGE,
+                    message,
+                    result_type=Delivery,
+                    start_to_close_timeout=DELIVERY_TIMEOUT,
+                    retry_policy=DELIVERY_RETRY,
+                    summary=f"{message.channel} {message.kind} to {message.chat_id}",
+                )
+                if message.kind == "approval_card" and interaction_id and delivery.message_id:
+                    state.cards[interaction_id] = delivery.message_id
+            except ActivityError as err:
+                cause = err.cause
+                reason = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
+                self._publish(
+                    TaskChunkType.ERROR,
+                    {"error": f"could not deliver a {message.kind} to {message.channel}: {reason}"},
+                )
+            state.outbox.pop(0)
+
+
+def outcome_text(outcome: Any, max_turns: int) -> str:
+    """What a chat is told at the end of a turn (a `LoopOutcome`)."""
+    if outcome.kind == "answer":
+        answer = outcome.answer
+        return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)
+    if outcome.kind == "plan":
+        return "The agent proposed a task graph; sessions cannot run graphs yet."
+    if outcome.kind == "failure" and outcome.failure is not None:
+        return f"The agent failed ({outcome.failure.type}): {outcome.failure.message}"
+    if outcome.kind == "max_turns":
+        return f"The agent did not answer within {max_turns} steps."
+    return "The session was cancelled."
