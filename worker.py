@@ -17,6 +17,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agents import AgentActivities
+from activities.lark_channel import LarkActivities
 from activities.tools import ToolActivities
 from cli.settings import Settings
 from workflows.session import SessionWorkflow
@@ -41,7 +42,11 @@ def build_worker(
 ) -> Worker:
     """A worker for all Synapse workflows and activities (the client must use the pydantic converter)."""
     tools = tools or ToolActivities(settings)
-    activities: list[Callable[..., Any]] = [*AgentActivities(settings).activities(), *tools.activities()]
+    activities: list[Callable[..., Any]] = [
+        *AgentActivities(settings).activities(),
+        *tools.activities(),
+        *LarkActivities(settings).activities(),
+    ]
     return Worker(
         client,
         task_queue=task_queue or settings.task_queue,
