@@ -47,4 +47,8 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     for module in (health, sessions, interactions, events):
         app.include_router(module.router)
+    if settings.lark_enabled:  # imported only then: importing lark-oapi takes seconds
+        from .routes import lark
+
+        lark.install(app, settings)
     return app

@@ -14,7 +14,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     """Synapse configuration, from `SYNAPSE_*` environment variables (and `.env`)."""
 
-    model_config = SettingsConfigDict(env_prefix="SYNAPSE_", env_file=".env", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix="SYNAPSE_", env_file=".env", extra="ignore", populate_by_name=True
+    )
 
     data_dir: Path = Field(default=Path(".synapse"), description="Where state lives.")
     api_host: str = Field(default="127.0.0.1", description="Interface the API binds to.")

@@ -147,8 +147,8 @@ async def main(tag: str) -> None:
                         continue
                     first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
                     await sessions.send_message(env.client, settings.task_queue, config, first)
-                    handle = env.client.get_workflow_handle_for(
-                        SessionWorkflow.run, session_workflow_id(config.session_key)
+                    handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
+                        session_workflow_id(config.session_key)
                     )
                     await scenario(env.client, handle)
                     await handle.execute_update(

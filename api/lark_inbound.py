@@ -1,0 +1,225 @@
+"""Lark/Feishu in: the SDK's event dispatcher, and what its callbacks do with events.
+
+One `LarkInbound` per app (kept on `app.state.lark`). The SDK's callbacks are synchronous and
+run on an SDK thread: the webhook runs `dispatcher.do()` in a worker thread, the long
+connection runs them on its own event loop. Each callback hands its work to the API's event
+loop (where the Temporal client lives) and waits for it:
+- a text message is delivered by signal-with-start before Lark gets its 200, so a failure
+  (Temporal unreachable) answers 500 and Lark redelivers the event;
+- a card click is decided and answered with a toast (see `lark_clicks`).
+Redeliveries: the last `SEEN_EVENTS_KEPT` event ids are remembered and skipped here; past that,
+the session ignores a repeated Lark `message_id` anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import lark_oapi as lark
+from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
+from lark_oapi.event.callback.model.p2_card_action_trigger import (
+    P2CardActionTrigger,
+    P2CardActionTriggerResponse,
+)
+from temporalio.client import Client
+
+from activities.lark_channel import LarkActivities
+from cli.agent_registry import AgentRegistry
+from cli.settings import Settings
+from contracts import OutboundMessage, SessionConfig
+
+from . import lark_clicks, sessions
+from .lark_messages import ChatText, Ignored, Unsupported, read_message
+from .routes.sessions import DEFAULT_AGENT, resolve_agent
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SEEN_EVENTS_KEPT = 1024
+MESSAGE_WAIT_SECONDS = 2.5
+"""How long a message callback waits for signal-with-start (Lark retries after ~3 s)."""
+CLICK_WAIT_SECONDS = 2.8
+DRAIN_SECONDS = 5.0
+UNSUPPORTED_TEXT = "I can only read text messages for now."
+
+
+def admins(settings: Settings) -> list[str]:
+    """The open_ids in `LARK_ADMINS` (comma-separated)."""
+    return [item.strip() for item in settings.lark_admins.split(",") if item.strip()]
+
+
+class SeenEvents:
+    """The most recent event ids (an LRU); touched only on the API's event loop."""
+
+    def __init__(self, capacity: int = SEEN_EVENTS_KEPT) -> None:
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._capacity = capacity
+
+    def __contains__(self, event_id: object) -> bool:
+        return event_id in self._ids
+
+    def add(self, event_id: str) -> None:
+        """Remember an id, forgetting the oldest beyond capacity."""
+        self._ids[event_id] = None
+        self._ids.move_to_end(event_id)
+        while len(self._ids) > self._capacity:
+            self._ids.popitem(last=False)
+
+
+class LarkInbound:
+    """Turns Lark events into session messages and card clicks into decisions."""
+
+    def __init__(self, settings: Settings, registry: AgentRegistry, bot_open_id: str | None = None) -> None:
+        """Build the dispatcher; `bind` must be called from the running app before events arrive."""
+        self._settings = settings
+        self._registry = registry
+        self._approvers = admins(settings)
+        self._bot_open_id = bot_open_id
+        self._seen = SeenEvents()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._client: Client | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._outbound = LarkActivities(settings)  # the SDK client the session deliveries use
+        self.dispatcher: lark.EventDispatcherHandler = (
+            lark.EventDispatcherHandler.builder(
+                settings.lark_encrypt_key or "", settings.lark_verification_token or ""
+            )
+            .register_p2_im_message_receive_v1(self._on_message)
+            .register_p2_card_action_trigger(self._on_card_action)
+            .build()
+        )
+
+    def bind(self, client: Client, loop: asyncio.AbstractEventLoop) -> None:
+        """Attach the Temporal client and the loop it runs on (from the app's lifespan)."""
+        self._client, self._loop = client, loop
+
+    async def dispatch(self, raw: lark.RawRequest) -> lark.RawResponse:
+        """Run the SDK's dispatcher off the event loop (its callbacks come back to it)."""
+        return await asyncio.to_thread(self.dispatcher.do, raw)
+
+    async def drain(self) -> None:
+        """On shutdown: give background work (replies, decisions in flight) a moment, then stop it."""
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=DRAIN_SECONDS)
+            for task in late:
+                task.cancel()
+
+    # ---------------------------------------------------------- SDK callbacks (SDK thread)
+
+    def _run(self, work: Coroutine[Any, Any, T], timeout: float) -> T:
+        if self._loop is None:
+            work.close()
+            raise RuntimeError("the Lark channel received an event before the API finished starting")
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout)
+
+    def _on_message(self, data: P2ImMessageReceiveV1) -> None:
+        self._run(self.on_message(data), MESSAGE_WAIT_SECONDS)
+
+    def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
+        return P2CardActionTriggerResponse(self._run(self.on_card_action(data), CLICK_WAIT_SECONDS))
+
+    # ---------------------------------------------------------- the work (API event loop)
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client (set by `bind`)."""
+        if self._client is None:
+            raise RuntimeError("LarkInbound.bind() was not called")
+        return self._client
+
+    async def on_message(self, data: P2ImMessageReceiveV1) -> None:
+        """Deliver a chat message to its session (signal-with-start), once per event id."""
+        event_id = data.header.event_id if data.header else None
+        if event_id and event_id in self._seen:
+            log.info("Lark event %s was already delivered; skipped", event_id)
+            return
+        found = read_message(data, self._bot_open_id)
+        if isinstance(found, Ignored):
+            log.info("Lark event %s ignored: %s", event_id, found.reason)
+        elif isinstance(found, Unsupported):
+            log.info("Lark event %s: %s messages are not supported", event_id, found.message_type)
+            self._spawn(self._reply_unsupported(found))
+        elif isinstance(found, ChatText):
+            await self._deliver(found)
+        if event_id:
+            self._seen.add(event_id)
+
+    async def _deliver(self, found: ChatText) -> None:
+        config = SessionConfig(
+            session_key=found.session_key,
+            agent=resolve_agent(self._registry, DEFAULT_AGENT, found.session_key),
+            approvers=self._approvers,
+            approve_by_requester=True,
+            channel="lark",
+            chat_id=found.chat_id,
+        )
+        await sessions.send_message(self.client, self._settings.task_queue, config, found.message)
+
+    async def _reply_unsupported(self, found: Unsupported) -> None:
+        reply = OutboundMessage(
+            channel="lark",
+            chat_id=found.chat_id,
+            kind="text",
+            text=UNSUPPORTED_TEXT,
+            reply_to=found.message_id,
+        )
+        try:
+            # The key makes Lark keep one reply per message, however often the event is redelivered.
+            await asyncio.to_thread(self._outbound._deliver, reply, f"unsupported/{found.message_id}")
+        except Exception:  # a reply is a courtesy: never fail (or retry) the event for it
+            log.exception(
+                "could not tell Lark chat %s that %s messages are unsupported",
+                found.chat_id,
+                found.message_type,
+            )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def on_card_action(self, data: P2CardActionTrigger) -> dict[str, Any]:
+        """Decide a card click; the callback's answer (a toast, maybe a card)."""
+        click = lark_clicks.read_click(data)
+        if isinstance(click, dict):
+            return click
+        return await lark_clicks.decide(self.client, click, self._tasks)
+
+    # ---------------------------------------------------------- long connection
+
+    def long_connection(self) -> lark.ws.Client:
+        """The SDK's long-connection client for `LARK_MODE=websocket` (not started)."""
+        return lark.ws.Client(
+            self._settings.lark_app_id or "",
+            self._settings.lark_app_secret or "",
+            event_handler=self.dispatcher,
+            domain=self._settings.lark_domain,
+            log_level=lark.LogLevel.INFO,
+        )
+
+    def start_long_connection(self) -> asyncio.AbstractEventLoop:
+        """Run the long connection in a daemon thread on its own loop; return that loop (to stop it)."""
+        from lark_oapi.ws import client as ws_module
+
+        ws_client = self.long_connection()
+        ws_loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(ws_loop)
+            # The SDK keeps the loop it runs on in a module global taken at import time (the
+            # API's own loop here); point it at this thread's loop. One long connection per process.
+            ws_module.loop = ws_loop
+            try:
+                ws_client.start()
+            except RuntimeError:  # the loop was stopped on shutdown
+                log.info("Lark long connection stopped")
+            except Exception:
+                log.exception("Lark long connection failed")
+
+        threading.Thread(target=run, name="lark-long-connection", daemon=True).start()
+        return ws_loop
