@@ -407,3 +407,104 @@ async def test_a_click_while_a_quick_tool_blocks_the_workflow_task_is_answered_i
 
 async def _orders_left(count_orders: Callable[[str], int]) -> int:
     return count_orders("status = 'cancelled'")
+
+
+# ------------------------------------------------------------------ replies in the chat
+
+
+async def chat_texts(api: FakeLarkOpenApi, chat: str) -> list[str]:
+    return [str(m.content.get("text", "")) for m in api.sent() if m.chat_id == chat and m.msg_type == "text"]
+
+
+async def test_the_button_approval_applies_and_the_chat_gets_the_result(
+    http: httpx.AsyncClient, lark: LarkEvents, lark_api: FakeLarkOpenApi, count_orders: Callable[[str], int]
+) -> None:
+    chat = new_chat()
+    key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, chat)
+    card = await assert_eventually(lambda: _cards(lark_api, chat), bool, what="the approval card in the chat")
+    assert DELETE_CANCELLED in str(card[0].content)
+    await click(http, lark, ALICE, "approve", key, interaction_id)
+    texts = await assert_eventually(
+        lambda: chat_texts(lark_api, chat),
+        lambda t: any("3 rows affected" in x for x in t),
+        what="the result",
+    )
+    assert any(x.startswith("DELETE done") for x in texts)
+    assert count_orders("status = 'cancelled'") == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "approved"),
+    [("确认", True), ("取消", False), ("等一下再说", False)],
+    ids=["confirm", "cancel", "ambiguous"],
+)
+async def test_a_reply_in_the_chat_answers_the_pending_request(
+    http: httpx.AsyncClient,
+    lark: LarkEvents,
+    lark_api: FakeLarkOpenApi,
+    count_orders: Callable[[str], int],
+    reply: str,
+    approved: bool,
+) -> None:
+    chat = new_chat()
+    key, _ = await ask_for_delete_in_lark(http, lark, lark_api, chat)
+    await say(http, lark, lark_api, chat, reply)
+    audit = await assert_eventually(
+        lambda: _audit(http, key),
+        lambda entries: entries[-1]["kind"] in ("approved", "denied"),
+        what="the decision",
+    )
+    assert (audit[-1]["kind"], audit[-1]["principal"], audit[-1]["channel"]) == (
+        "approved" if approved else "denied",
+        ALICE,
+        "lark",
+    )
+    updates = await assert_eventually(lambda: _updates(lark_api), bool, what="the card updated")
+    assert ("Approved" if approved else "Denied") in str(updates[-1].content)
+    assert count_orders("status = 'cancelled'") == (0 if approved else 3)
+    assert [m["content"] for m in await user_messages(http, key)] == [DELETE_CANCELLED], (
+        "the reply is not for the agent"
+    )
+
+
+async def test_a_confirmation_from_someone_else_in_the_group_decides_nothing(
+    http: httpx.AsyncClient, lark: LarkEvents, lark_api: FakeLarkOpenApi, count_orders: Callable[[str], int]
+) -> None:
+    chat = new_chat()
+    key, _ = await ask_for_delete_in_lark(http, lark, lark_api, chat)
+    await say(http, lark, lark_api, chat, "确认", sender="ou_mallory")
+    texts = await assert_eventually(
+        lambda: chat_texts(lark_api, chat), lambda t: any("may not answer" in x for x in t), what="who may"
+    )
+    assert any(ALICE in x and ADMIN in x for x in texts if "may not answer" in x)
+    assert (await http.get(f"/sessions/{key}")).json()["status"] == "waiting_approval"
+    assert count_orders("status = 'cancelled'") == 3
+
+
+async def test_two_chats_confirm_independently(
+    http: httpx.AsyncClient, lark: LarkEvents, lark_api: FakeLarkOpenApi, count_orders: Callable[[str], int]
+) -> None:
+    first, second = new_chat(), new_chat()
+    first_key, _ = await ask_for_delete_in_lark(http, lark, lark_api, first)
+    second_key, _ = await ask_for_delete_in_lark(http, lark, lark_api, second)
+    await say(http, lark, lark_api, second, "取消")
+    await assert_eventually(lambda: _audit(http, second_key), lambda e: e[-1]["kind"] == "denied")
+    assert (await http.get(f"/sessions/{first_key}")).json()["status"] == "waiting_approval", (
+        "chats never cross"
+    )
+    await say(http, lark, lark_api, first, "确认")
+    await assert_eventually(lambda: _audit(http, first_key), lambda e: e[-1]["kind"] == "approved")
+    assert count_orders("status = 'cancelled'") == 0
+
+
+async def _audit(http: httpx.AsyncClient, key: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    return entries
+
+
+async def _cards(api: FakeLarkOpenApi, chat: str) -> list[FakeMessage]:
+    return [m for m in api.sent() if m.chat_id == chat and m.msg_type == "interactive"]
+
+
+async def _updates(api: FakeLarkOpenApi) -> list[Any]:
+    return api.card_updates()
