@@ -8,6 +8,7 @@ Run more of them to scale out.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,6 +63,9 @@ async def run_worker(settings: Settings) -> None:
 
     tools = ToolActivities(settings)
     await asyncio.to_thread(tools.sql_tool.prepare)
+    if settings.lark_enabled:
+        # lark-oapi takes ~7 s to import here; pay it at start, not on the first card.
+        await asyncio.to_thread(importlib.import_module, "lark_oapi")
     client = await connect_client(settings)
     worker = build_worker(client, settings, tools=tools)
     log.info("worker polling task queue %r", settings.task_queue)

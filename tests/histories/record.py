@@ -35,6 +35,7 @@ from workflows.session import SessionWorkflow
 
 from ..conftest import assert_eventually, temporal_binary
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
+from ..fakes.lark_open_api import lark_open_api
 
 HERE = Path(__file__).parent
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -95,6 +96,16 @@ async def timed_out(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     await _idle(handle, 1)
 
 
+async def lark_chat(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """A Lark chat: the card goes out, the requester approves, the card and the answer follow."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="alice", channel="lark"),
+    )
+    await _idle(handle, 1)
+
+
 async def batch(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """A model proposes two calls in one turn (a DELETE and a SELECT): the DELETE is approved."""
     interaction = await _pending_id(handle)
@@ -115,6 +126,15 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
             SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
             timed_out,
         ),
+        "session_lark_chat": (
+            SessionConfig(
+                session_key="lark:oc_history",
+                channel="lark",
+                chat_id="oc_history",
+                approve_by_requester=True,
+            ),
+            lark_chat,
+        ),
         "session_tool_batch": (
             SessionConfig(session_key="history-batch", agent_id="Agent:remote", agent=remote),
             batch,
@@ -128,6 +148,30 @@ BATCH_REPLY = [
 ]
 
 
+async def record_all(
+    env: WorkflowEnvironment, settings: Settings, fake: FakeChatCompletions, tag: str
+) -> None:
+    """Run every scenario once with a worker and write the histories not recorded yet."""
+    async with build_worker(env.client, settings):
+        fake.enqueue(fake.tool_calls(BATCH_REPLY))
+        for name, (config, scenario) in scenarios(fake).items():
+            path = HERE / f"{name}.{tag}.json"
+            if path.exists():
+                print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
+                continue
+            first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
+            await sessions.send_message(env.client, settings.task_queue, config, first)
+            handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
+                session_workflow_id(config.session_key)
+            )
+            await scenario(env.client, handle)
+            await handle.execute_update(SessionWorkflow.cancel_checked, SessionControl(reason="recorded"))
+            await handle.result()  # deliveries drained, the run closed: a complete history
+            history = await handle.fetch_history()
+            path.write_text(history.to_json())
+            print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+
+
 async def main(tag: str) -> None:
     """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
@@ -137,26 +181,15 @@ async def main(tag: str) -> None:
     )
     try:
         with tempfile.TemporaryDirectory() as data_dir:
-            settings = Settings(data_dir=Path(data_dir), task_queue="history")
-            async with fake_chat_completions() as fake, build_worker(env.client, settings):
-                fake.enqueue(fake.tool_calls(BATCH_REPLY))
-                for name, (config, scenario) in scenarios(fake).items():
-                    path = HERE / f"{name}.{tag}.json"
-                    if path.exists():
-                        print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
-                        continue
-                    first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
-                    await sessions.send_message(env.client, settings.task_queue, config, first)
-                    handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
-                        session_workflow_id(config.session_key)
-                    )
-                    await scenario(env.client, handle)
-                    await handle.execute_update(
-                        SessionWorkflow.cancel_checked, SessionControl(reason="recorded")
-                    )
-                    history = await handle.fetch_history()
-                    path.write_text(history.to_json())
-                    print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+            async with fake_chat_completions() as fake, lark_open_api() as lark:
+                settings = Settings(
+                    data_dir=Path(data_dir),
+                    task_queue="history",
+                    lark_app_id=lark.app_id,
+                    lark_app_secret=lark.app_secret,
+                    lark_domain=lark.base_url,
+                )
+                await record_all(env, settings, fake, tag)
     finally:
         await env.shutdown()
 
