@@ -19,7 +19,6 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
@@ -29,7 +28,6 @@ with workflow.unsafe.imports_passed_through():
         InboundMessage,
         InteractionOutcome,
         InteractionRequest,
-        InteractionResponse,
         InteractionType,
         LiveSession,
         TaskChunkType,
@@ -45,15 +43,15 @@ with workflow.unsafe.imports_passed_through():
 from . import approvals, session_view
 from .agent_loop import LoopOutcome, run_agent_loop
 from .channel_outbox import ChannelOutbox, outcome_text
-from .chat_reply import interpret_reply
 from .session_controls import SessionControls
+from .session_decisions import SessionDecisions
 
 STREAM_TOPIC = "events"
 """The one topic every session chunk is published on."""
 
 
 @workflow.defn
-class SessionWorkflow(SessionControls):
+class SessionWorkflow(SessionDecisions, SessionControls):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init
@@ -271,77 +269,6 @@ class SessionWorkflow(SessionControls):
             approvers.insert(0, requester)
         return approvers
 
-    def _card_decided(self, interaction_id: str, outcome: InteractionOutcome) -> None:
-        request = self._requests.pop(interaction_id, None)
-        if request is not None:
-            self._outbox.decided(request, outcome)
-
-    def _decide(
-        self, interaction_id: str, *, approved: bool, principal: str, channel: str, comment: str | None
-    ) -> InteractionOutcome:
-        outcome = approvals.decide(
-            self._state,
-            interaction_id,
-            approved=approved,
-            principal=principal,
-            channel=channel,
-            comment=comment,
-        )
-        if not approved:
-            self._settled.add(interaction_id)
-            self._card_decided(interaction_id, outcome)
-        self._state.last_activity = outcome.decided_at
-        self.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "approved": approved,
-                "decided_by": principal,
-                "channel": channel,
-                "comment": comment,
-            },
-            metadata={"interaction_id": interaction_id},
-        )
-        self._refresh_details()
-        return outcome
-
-    def _decide_response(self, response: InteractionResponse) -> InteractionOutcome:
-        return self._decide(
-            response.interaction_id or "",
-            approved=response.approved,
-            principal=response.principal or approvals.ANONYMOUS,
-            channel=response.channel,
-            comment=response.user_message,
-        )
-
-    @workflow.update
-    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
-        """Decide an interaction and answer once the approved tool ran (or the denial is recorded).
-
-        Rejected before history by the validator: unknown interaction (`InteractionNotFound`),
-        already decided (`InteractionAlreadyDecided`), principal not allowed (`ApproverNotAllowed`).
-        """
-        approvals.check_response(self._state, response)  # a racing twin may have decided it
-        outcome = self._decide_response(response)
-        await workflow.wait_condition(
-            lambda: outcome.interaction_id in self._settled or self._state.cancelled
-        )
-        return self._state.decided[outcome.interaction_id]
-
-    @respond_checked.validator
-    def _validate_respond(self, response: InteractionResponse) -> None:
-        approvals.check_response(self._state, response)
-
-    @workflow.signal
-    def respond(self, response: InteractionResponse) -> None:
-        """Signal twin of `respond_checked`: an invalid decision is audited as rejected."""
-        try:
-            approvals.check_response(self._state, response)
-        except ApplicationError as err:
-            approvals.record_rejection(self._state, response, err.message)
-            return
-        self._decide_response(response)
-
     # ------------------------------------------------------ messages
 
     @workflow.signal
@@ -359,36 +286,6 @@ class SessionWorkflow(SessionControls):
             self._reply_to_pending(message, state.pending[0])
             return
         state.inbox.append(message)
-
-    def _reply_to_pending(self, message: InboundMessage, request: InteractionRequest) -> None:
-        if not approvals.may_decide(request, message.sender_id):
-            reason = (
-                f"{message.sender_id} may not answer {request.interaction_id}; "
-                f"allowed approvers: {', '.join(request.approvers)}"
-            )
-            response = InteractionResponse(
-                interaction_id=request.interaction_id,
-                approved=False,
-                principal=message.sender_id,
-                channel=message.channel,
-            )
-            approvals.record_rejection(self._state, response, reason)
-            self._outbox.text(reason)
-            self.publish(
-                TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
-            )
-            return
-        reply = interpret_reply(message.content)
-        comment = (
-            message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
-        )
-        self._decide(
-            request.interaction_id,
-            approved=reply == "approve",
-            principal=message.sender_id,
-            channel=message.channel,
-            comment=comment,
-        )
 
     # ------------------------------------------------------ queries
 
