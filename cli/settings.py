@@ -77,6 +77,11 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("LARK_ADMINS", "SYNAPSE_LARK_ADMINS"),
         description="Comma-separated open_ids who may approve any request in Lark chats.",
     )
+    lark_bot_open_id: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LARK_BOT_OPEN_ID", "SYNAPSE_LARK_BOT_OPEN_ID"),
+        description="The bot's open_id: in groups only mentions of it count (any mention when unset).",
+    )
     lark_mode: str = Field(
         default="webhook",
         validation_alias=AliasChoices("LARK_MODE", "SYNAPSE_LARK_MODE"),

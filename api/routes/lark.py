@@ -79,7 +79,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Check the settings, create the channel (`app.state.lark`) and mount its routes."""
     check_settings(settings)
     # The bot's open_id is not configured, so any mention in a group counts (see lark_messages).
-    app.state.lark = LarkInbound(settings, app.state.registry, bot_open_id=None)
+    app.state.lark = LarkInbound(settings, app.state.registry, bot_open_id=settings.lark_bot_open_id)
     app.include_router(router)
 
 
