@@ -15,7 +15,6 @@ from activities.adk_agent import adk_step
 from activities.agents import AgentActivities
 from activities.demo_agent import decide
 from activities.model_errors import TRANSIENT_ERROR_TYPE
-from activities.tool_registry import builtin_tools
 from cli.settings import Settings
 from contracts import (
     AgentResult,
@@ -25,23 +24,14 @@ from contracts import (
     PlanBlueprint,
     ToolCallBatch,
     ToolCallRequest,
-    ToolDescriptor,
     ToolResult,
     UniversalMessage,
 )
 from tests.fakes.chat_completions import FakeChatCompletions, Reply, fake_chat_completions
 
+from .demo_tools import TOOLS
+
 KEY = "sk-test-SECRET-0123456789"
-TERMINAL = ToolDescriptor(
-    name="terminal",
-    description="Run a shell command.",
-    arguments_schema={
-        "type": "object",
-        "properties": {"command": {"type": "string"}},
-        "required": ["command"],
-    },
-)
-TOOLS = {**builtin_tools(), "terminal": TERMINAL}
 DEMO_ADK = AgentSpec(name="demo-adk", framework="adk", model="demo", tools=["sql", "terminal"])
 HELLO_PLAN = {"new_tasks": [{"task_id": "hello", "input_data": {"echo": "hi"}, "assignee_id": "Agent:demo"}]}
 

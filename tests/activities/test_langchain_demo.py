@@ -25,22 +25,13 @@ from contracts import (
     AgentStepInput,
     FinalAnswer,
     ToolCallRequest,
-    ToolDescriptor,
     ToolResult,
     UniversalMessage,
 )
 
+from .demo_tools import TOOLS
+
 TWIN = AgentSpec(name="demo-langgraph", framework="langgraph", model="demo", tools=["sql", "terminal"])
-TERMINAL = ToolDescriptor(
-    name="terminal",
-    description="Run a shell command.",
-    arguments_schema={
-        "type": "object",
-        "properties": {"command": {"type": "string"}},
-        "required": ["command"],
-    },
-)
-TOOLS = {**builtin_tools(), "terminal": TERMINAL}
 PLAN = '{"new_tasks": [{"task_id": "hello", "input_data": {"echo": "hi"}, "assignee_id": "Agent:demo"}]}'
 
 
