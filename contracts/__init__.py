@@ -49,6 +49,8 @@ from .streaming import (
     LiveSession,
     TaskChunkType,
     TaskStreamChunk,
+    WatchRequest,
+    WatchResult,
 )
 from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
 
@@ -101,4 +103,6 @@ __all__ = [
     "ToolResult",
     "ToolRun",
     "UniversalMessage",
+    "WatchRequest",
+    "WatchResult",
 ]

@@ -148,3 +148,23 @@ class LiveSession(Contract):
     messages: list[UniversalMessage] = Field(
         default_factory=list, description="The conversation so far (of this run)."
     )
+
+
+class WatchRequest(Contract):
+    """A watcher's long-poll on a workflow's chunk stream (the `watch` update)."""
+
+    next_offset: int = Field(ge=0, description="The first sequence id the watcher has not seen yet.")
+
+
+class WatchResult(Contract):
+    """What a `watch` long-poll returns: new chunks, or only where the stream stands now."""
+
+    next_offset: int = Field(ge=0, description="The stream's length: the sequence id of the next chunk.")
+    chunks: list[TaskStreamChunk] = Field(
+        default_factory=list,
+        description="Chunks from the requested offset on, when they fit one answer; empty when the "
+        "watcher must read them with the stream's poll query instead.",
+    )
+    closing: bool = Field(
+        default=False, description="The run is ending (completed, cancelled or continuing as new)."
+    )

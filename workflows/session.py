@@ -36,6 +36,8 @@ with workflow.unsafe.imports_passed_through():
         ToolCallRequest,
         ToolResult,
         UniversalMessage,
+        WatchRequest,
+        WatchResult,
     )
 
     from .session_state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
@@ -45,6 +47,7 @@ from .agent_loop import LoopOutcome, run_agent_loop
 from .channel_outbox import ChannelOutbox, outcome_text
 from .session_controls import SessionControls
 from .session_decisions import SessionDecisions
+from .stream_watch import StreamWatch
 
 STREAM_TOPIC = "events"
 """The one topic every session chunk is published on."""
@@ -63,6 +66,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         self._state = input.state or SessionState(created_at=now, last_activity=now)
         self._stream = WorkflowStream(prior_state=input.stream)
         self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
+        self._watch = StreamWatch(self._state.next_sequence)
         self._settled: set[str] = set()
         self._current_sender: str | None = None
         self._reply_to: str | None = None
@@ -95,6 +99,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         await workflow.wait_condition(lambda: not self._outbox.pending())
         if deliveries is not None:
             deliveries.cancel()
+        self._watch.close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.get_status()
 
@@ -149,6 +154,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
+        self._watch.close()
         await self._stream.continue_as_new(
             lambda stream: [
                 SessionRunInput(
@@ -192,6 +198,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         )
         self._state.next_sequence += 1
         self._events.publish(chunk)
+        self._watch.published(chunk)
 
     async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
         """Open an approval request and wait for a decision, a cancel, or the timeout."""
@@ -286,6 +293,21 @@ class SessionWorkflow(SessionDecisions, SessionControls):
             self._reply_to_pending(message, state.pending[0])
             return
         state.inbox.append(message)
+
+    # ------------------------------------------------------ watchers
+
+    @workflow.update
+    async def watch(self, request: WatchRequest) -> WatchResult:
+        """Long-poll for chunks from `request.next_offset` on (see `stream_watch`).
+
+        Returns as soon as the stream passes that offset or the run ends; idle, it adds no
+        history. Rejected before history beyond `MAX_WATCHERS` in flight or on a closing run.
+        """
+        return await self._watch.wait(request)
+
+    @watch.validator
+    def _validate_watch(self, request: WatchRequest) -> None:
+        self._watch.check(request)
 
     # ------------------------------------------------------ queries
 

@@ -1,6 +1,6 @@
 """Record the reference histories replayed by `tests/test_replay.py`.
 
-Run `.venv/bin/python -m tests.histories.record TAG` after a deliberate, patched change to
+Run `.venv/bin/python -m tests.histories.record TAG [SCENARIO ...]` after a deliberate, patched change to
 workflow code to add histories of the new paths (keep the old files: they prove running
 workflows still replay). Against a running server, `synapse history export WORKFLOW_ID FILE`
 records any single workflow.
@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateStage
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -27,6 +27,7 @@ from contracts import (
     LiveSession,
     SessionConfig,
     SessionControl,
+    WatchRequest,
 )
 from worker import build_worker
 from workflows.ids import session_workflow_id
@@ -116,6 +117,28 @@ async def batch(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSes
     await _idle(handle, 1)
 
 
+async def watched(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Watchers long-poll the stream (`watch`) through an approval; one is still waiting at the end."""
+    interaction = await _pending_id(handle)
+    now = await handle.execute_update(SessionWorkflow.watch, WatchRequest(next_offset=0))
+    waiting = await handle.start_update(
+        SessionWorkflow.watch,
+        WatchRequest(next_offset=now.next_offset),
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+    )
+    await waiting.result()
+    await _idle(handle, 1)
+    await handle.start_update(  # released by the cancel that ends the recording
+        SessionWorkflow.watch,
+        WatchRequest(next_offset=now.next_offset + 100),
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+
+
 def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
     remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
@@ -139,6 +162,7 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
             SessionConfig(session_key="history-batch", agent_id="Agent:remote", agent=remote),
             batch,
         ),
+        "session_watched": (SessionConfig(session_key="history-watched"), watched),
     }
 
 
@@ -149,12 +173,14 @@ BATCH_REPLY = [
 
 
 async def record_all(
-    env: WorkflowEnvironment, settings: Settings, fake: FakeChatCompletions, tag: str
+    env: WorkflowEnvironment, settings: Settings, fake: FakeChatCompletions, tag: str, only: list[str]
 ) -> None:
-    """Run every scenario once with a worker and write the histories not recorded yet."""
+    """Run every scenario (or those in `only`) once with a worker; write the histories not recorded yet."""
     async with build_worker(env.client, settings):
         fake.enqueue(fake.tool_calls(BATCH_REPLY))
         for name, (config, scenario) in scenarios(fake).items():
+            if only and name not in only:
+                continue
             path = HERE / f"{name}.{tag}.json"
             if path.exists():
                 print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
@@ -172,7 +198,7 @@ async def record_all(
             print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
 
 
-async def main(tag: str) -> None:
+async def main(tag: str, only: list[str]) -> None:
     """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
@@ -189,7 +215,7 @@ async def main(tag: str) -> None:
                     lark_app_secret=lark.app_secret,
                     lark_domain=lark.base_url,
                 )
-                await record_all(env, settings, fake, tag)
+                await record_all(env, settings, fake, tag, only)
     finally:
         await env.shutdown()
 
@@ -197,4 +223,6 @@ async def main(tag: str) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("tag", help="names the code version recorded, e.g. `local-tool-run`")
-    asyncio.run(main(parser.parse_args().tag))
+    parser.add_argument("only", nargs="*", help="scenarios to record (default: all), e.g. session_watched")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.tag, arguments.only))

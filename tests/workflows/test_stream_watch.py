@@ -1,0 +1,94 @@
+"""The session's `watch` update: capped so decisions keep their update slots, released on close."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateStage
+from temporalio.exceptions import ApplicationError
+
+from api import sessions
+from cli.settings import Settings
+from contracts import (
+    InboundMessage,
+    InteractionResponse,
+    SessionConfig,
+    SessionControl,
+    TaskChunkType,
+    WatchRequest,
+    WatchResult,
+)
+from worker import build_worker
+from workflows.session import SessionWorkflow
+from workflows.stream_watch import MAX_WATCHERS
+
+from ..conftest import assert_eventually
+
+DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
+
+
+async def waiting_session(client: Client, settings: Settings) -> WorkflowHandle[Any, Any]:
+    """A session waiting for an approval; its stream has a few chunks."""
+    key = f"watch-{uuid.uuid4().hex[:8]}"
+    message = InboundMessage(content=DELETE_CANCELLED, sender_id="alice", chat_id="test")
+    handle = await sessions.send_message(client, settings.task_queue, SessionConfig(session_key=key), message)
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_pending), bool, what="a pending approval"
+    )
+    return handle
+
+
+async def start_watch(handle: WorkflowHandle[Any, Any], next_offset: int) -> asyncio.Task[WatchResult]:
+    """A watch accepted by the workflow (in flight), waiting for its result."""
+    update = await handle.start_update(
+        SessionWorkflow.watch,
+        WatchRequest(next_offset=next_offset),
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+    return asyncio.ensure_future(update.result())
+
+
+async def test_watchers_are_capped_and_a_decision_still_gets_through(
+    client: Client, settings: Settings
+) -> None:
+    async with build_worker(client, settings):
+        handle = await waiting_session(client, settings)
+        status = await handle.query(SessionWorkflow.get_status)
+        at_once = await handle.execute_update(SessionWorkflow.watch, WatchRequest(next_offset=0))
+        assert [c.sequence_id for c in at_once.chunks] == list(range(at_once.next_offset))
+        assert at_once.chunks[-1].chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST
+        assert not at_once.closing
+
+        waiting = [await start_watch(handle, at_once.next_offset) for _ in range(MAX_WATCHERS)]
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(SessionWorkflow.watch, WatchRequest(next_offset=at_once.next_offset))
+        assert isinstance(refused.value.cause, ApplicationError)
+        assert refused.value.cause.type == "TooManyWatchers"
+        assert not any(task.done() for task in waiting)
+
+        outcome = await handle.execute_update(
+            SessionWorkflow.respond_checked,
+            InteractionResponse(
+                interaction_id=status.pending_interactions[0].interaction_id, approved=True, principal="bob"
+            ),
+        )
+        assert outcome.approved and outcome.tool_result["ok"]
+        for task in waiting:
+            result = await task
+            assert result.chunks[0].sequence_id == at_once.next_offset
+            assert result.chunks[0].chunk_type == TaskChunkType.PROGRESS  # the decision
+
+
+async def test_watches_return_when_the_session_closes(client: Client, settings: Settings) -> None:
+    async with build_worker(client, settings):
+        handle = await waiting_session(client, settings)
+        now = await handle.execute_update(SessionWorkflow.watch, WatchRequest(next_offset=0))
+        waiting = await start_watch(handle, now.next_offset + 100)  # past anything it will publish
+        await handle.execute_update(SessionWorkflow.cancel_checked, SessionControl(principal="bob"))
+        result = await waiting
+        assert result.closing
+        assert result.chunks == [], "nothing past the requested offset"
+        assert result.next_offset > now.next_offset  # the denial and the cancellation were published
