@@ -13,6 +13,7 @@ from cli.agent_registry import AgentRegistry
 from cli.settings import Settings
 
 from .auth import OPEN_ACCESS, Caller, Role
+from .sse import StreamHub
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -21,6 +22,12 @@ def get_client(request: Request) -> Client:
     """The Temporal client created once in the lifespan."""
     client: Client = request.app.state.client
     return client
+
+
+def get_hub(request: Request) -> StreamHub:
+    """The stream hub created in the lifespan (one subscription per watched workflow)."""
+    hub: StreamHub = request.app.state.hub
+    return hub
 
 
 def get_settings(request: Request) -> Settings:
@@ -36,6 +43,7 @@ def get_registry(request: Request) -> AgentRegistry:
 
 
 ClientDep = Annotated[Client, Depends(get_client)]
+HubDep = Annotated[StreamHub, Depends(get_hub)]
 RegistryDep = Annotated[AgentRegistry, Depends(get_registry)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 

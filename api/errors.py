@@ -15,6 +15,8 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
+
 STATUS_BY_ERROR_TYPE = {
     "InteractionNotFound": 404,
     "InteractionAlreadyDecided": 409,
@@ -23,6 +25,15 @@ STATUS_BY_ERROR_TYPE = {
     "SessionNotPaused": 409,
     "SessionClosed": 409,
 }
+
+
+BUSY_RESPONSE: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "Temporal had no room for the command in time, or is unreachable; nothing "
+        "was applied. Retry after `Retry-After` seconds."
+    }
+}
+"""The OpenAPI entry of routes that send commands to workflows."""
 
 
 def from_update_failure(err: WorkflowUpdateFailedError) -> HTTPException:
@@ -36,6 +47,20 @@ def from_update_failure(err: WorkflowUpdateFailedError) -> HTTPException:
 def is_not_found(err: RPCError) -> bool:
     """Whether an RPC error says the workflow does not exist (or is closed, for updates)."""
     return err.status == RPCStatusCode.NOT_FOUND
+
+
+async def temporal_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """503 with `Retry-After` when Temporal is busy or unreachable; anything else stays a 500."""
+    assert isinstance(exc, RPCError)
+    if is_busy(exc):
+        detail = busy_detail(exc)
+    elif exc.status == RPCStatusCode.UNAVAILABLE:
+        detail = f"Temporal is unreachable right now ({exc.message}); nothing was applied, retry shortly"
+    else:
+        raise exc
+    return JSONResponse(
+        status_code=503, content={"detail": detail}, headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+    )
 
 
 def _location(loc: tuple[Any, ...]) -> str:

@@ -36,6 +36,7 @@ from contracts import AuditTrail, InteractionOutcome, InteractionRequest, Intera
 from workflows.session import SessionWorkflow
 
 from . import sessions
+from .busy import is_busy, retry_while_busy
 from .errors import is_not_found
 
 log = logging.getLogger(__name__)
@@ -154,10 +155,13 @@ class _Update:
     async def run(self) -> InteractionOutcome:
         try:
             async with asyncio.timeout(OUTCOME_WAIT_SECONDS):
-                update = await self.handle.start_update(
-                    SessionWorkflow.respond_checked,
-                    self.response,
-                    wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                update = await retry_while_busy(
+                    lambda: self.handle.start_update(
+                        SessionWorkflow.respond_checked,
+                        self.response,
+                        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                    ),
+                    within=OUTCOME_WAIT_SECONDS,
                 )
                 self.accepted = True
                 outcome: InteractionOutcome = await update.result()
@@ -227,5 +231,9 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         if is_not_found(err):
             gone = await sessions.not_found_or_closed(client, click.session_key)
             return toast("info", f"Nothing to decide: {gone.detail}.")
+        if is_busy(err):
+            return toast(
+                "warning", "Synapse is busy and took no decision; press the button again in a moment."
+            )
         raise
     return _answer("success", _decided_text(outcome), request, outcome)

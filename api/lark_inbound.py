@@ -158,7 +158,9 @@ class LarkInbound:
             channel="lark",
             chat_id=found.chat_id,
         )
-        await sessions.send_message(self.client, self._settings.task_queue, config, found.message)
+        await sessions.send_message(
+            self.client, self._settings.task_queue, config, found.message, within=MESSAGE_WAIT_SECONDS
+        )
 
     async def _reply_unsupported(self, found: Unsupported) -> None:
         reply = OutboundMessage(

@@ -11,13 +11,15 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from cli.agent_registry import load_registry
 from cli.settings import Settings
 
 from .auth import parse_api_keys
-from .errors import validation_error_handler
+from .errors import temporal_error_handler, validation_error_handler
 from .routes import events, health, interactions, sessions
+from .sse import StreamHub
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
 
@@ -38,13 +40,18 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
             from cli.connect import connect_client
 
             app.state.client = await connect_client(settings)
-        yield
+        app.state.hub = StreamHub(app.state.client, client_buffer=settings.sse_client_buffer)
+        try:
+            yield
+        finally:
+            await app.state.hub.close()
 
     app = FastAPI(title="Synapse", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(RPCError, temporal_error_handler)
     for module in (health, sessions, interactions, events):
         app.include_router(module.router)
     if settings.lark_enabled:  # imported only then: importing lark-oapi takes seconds

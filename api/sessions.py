@@ -21,7 +21,11 @@ from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session_state import SessionRunInput
 
+from .busy import retry_while_busy
 from .errors import from_update_failure, is_not_found
+
+BUSY_RETRY_SECONDS = 10.0
+"""Default time a command Temporal refuses as busy is retried (`Settings.busy_retry_seconds`)."""
 
 CLOSED_STATUS = {
     WorkflowExecutionStatus.COMPLETED: "completed",
@@ -61,10 +65,18 @@ async def start_session(client: Client, task_queue: str, config: SessionConfig) 
 
 
 async def send_message(
-    client: Client, task_queue: str, config: SessionConfig, message: InboundMessage
+    client: Client,
+    task_queue: str,
+    config: SessionConfig,
+    message: InboundMessage,
+    *,
+    within: float = BUSY_RETRY_SECONDS,
 ) -> WorkflowHandle[Any, Any]:
-    """Deliver a message by signal-with-start: the first message of a chat creates its session."""
-    return await _start(client, task_queue, config, message)
+    """Deliver a message by signal-with-start: the first message of a chat creates its session.
+
+    Retried for `within` seconds while Temporal is busy; then the refusal is raised (503).
+    """
+    return await retry_while_busy(lambda: _start(client, task_queue, config, message), within=within)
 
 
 def handle_for(client: Client, key: str) -> WorkflowHandle[Any, Any]:
@@ -94,10 +106,15 @@ async def get_status(client: Client, key: str) -> LiveSession:
         raise
 
 
-async def run_update(client: Client, key: str, call: Any) -> Any:
-    """Run `call(handle)` (an update), mapping rejections and unknown/closed sessions to HTTP errors."""
+async def run_update(client: Client, key: str, call: Any, *, within: float = BUSY_RETRY_SECONDS) -> Any:
+    """Run `call(handle)` (an update), mapping rejections and unknown/closed sessions to HTTP errors.
+
+    While the session has no update slot free (or Temporal is otherwise busy) the call is retried
+    with backoff for `within` seconds; then the refusal is raised (the app answers 503).
+    """
+    handle = handle_for(client, key)
     try:
-        return await call(handle_for(client, key))
+        return await retry_while_busy(lambda: call(handle), within=within)
     except WorkflowUpdateFailedError as err:
         raise from_update_failure(err) from err
     except RPCError as err:

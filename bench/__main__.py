@@ -24,7 +24,9 @@ from .stats import Result, Row, progress
 BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]] = {
     "approval": lambda h, a: approval.run(h, samples=a.samples, warmup=a.warmup),
     "turn": lambda h, a: turn.run(h, samples=a.samples, warmup=a.warmup),
-    "stream": lambda h, a: stream.run(h, samples=a.samples, warmup=a.warmup),
+    "stream": lambda h, a: stream.run(
+        h, samples=a.samples, warmup=a.warmup, idle_window=10 if a.quick else 60
+    ),
     "many": lambda h, a: many.run(h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup),
 }
 
@@ -78,9 +80,11 @@ async def run(args: argparse.Namespace, data_dir: Path) -> tuple[list[Row], list
                 progress(f"{name}: done in {time.monotonic() - started:.1f} s")
                 rows += result.rows
                 notes += result.notes
-    except Exception:
+    except Exception as err:
         if deadline.expired():  # the cancellation may surface as another error (e.g. an update's)
             raise TimeoutError from None
+        if isinstance(err, TimeoutError):  # a bounded wait inside a benchmark, not --timeout
+            raise RuntimeError("a benchmark step timed out (see the traceback)") from err
         raise
     return rows, notes
 

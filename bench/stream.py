@@ -1,11 +1,17 @@
-"""Stream latency: a chunk published in the workflow → received by a subscriber already listening.
+"""Stream latency and idle cost: a chunk published in the workflow → received by subscribers.
 
-Synapse: an SSE connection open on `GET /sessions/{key}/events`; timed from sending a message
-(`POST /sessions/{key}/messages`) until the `processing` chunk the workflow publishes when it
-takes the message arrives on the SSE connection. Bare, alternating: a `WorkflowStream` workflow
-that publishes one item per signal, a `WorkflowStreamClient.subscribe` subscriber running with the
-API's poll cooldown; timed from sending the signal until the item arrives. Before each sample both
-subscribers sit idle (a long-poll waiting in the workflow), as a user's open stream does.
+Synapse: SSE connections open on `GET /sessions/{key}/events` (1, then 100 on one session, all
+sharing the API process's one subscription); timed from sending a message (`POST
+/sessions/{key}/messages`) until the `processing` chunk the workflow publishes when it takes
+the message arrives on the connection (with 100: on the last of them). Bare, alternating: a
+`WorkflowStream` workflow that publishes one item per signal and one `WorkflowStreamClient`
+subscriber (poll cooldown 100 ms, as the API's feed); timed from sending the signal until the
+item arrives (a bare subscriber per watcher could not serve 100: Temporal allows 10 updates in
+flight per workflow). Before each sample both sides sit idle (a long-poll waiting in the
+workflow), as a user's open stream does.
+
+Idle cost: the history events a session gains while 50 SSE clients watch it and nothing
+happens, over a window (60 s; 10 s with --quick), per minute.
 """
 
 from __future__ import annotations
@@ -14,58 +20,69 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import WorkflowHandle
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
-from api.sse import POLL_COOLDOWN
+from api.sse.feed import WATCH_COOLDOWN_SECONDS
 
 from . import synapse
 from .bare import STREAM_TOPIC, BareStream
 from .harness import Harness, Stack
-from .stats import Result, Row, alternate
+from .stats import Measure, Result, Row, alternate, one, progress
 
+POLL_COOLDOWN = timedelta(seconds=WATCH_COOLDOWN_SECONDS)
+"""The bare subscriber's cooldown: the same pause the API's feed takes between long-polls."""
 SETTLE = POLL_COOLDOWN.total_seconds() + 0.1
 """Idle time before a sample, so the subscriber's next long-poll is waiting in the workflow."""
 ROTATE_EVERY = 100
-"""Rounds after which a new session / stream workflow (and subscriber) is used."""
+"""Rounds after which a new session / stream workflow (and subscribers) is used."""
 CHUNK_WITHIN = 30.0
+CROWD = 100
+"""Watchers of the crowded session."""
+IDLE_WATCHERS = 50
 
 Arrivals = asyncio.Queue[tuple[float, str]]
 
 
 @contextlib.asynccontextmanager
-async def _sse(stack: Stack) -> AsyncIterator[tuple[str, Arrivals]]:
-    """A fresh session and an open SSE connection to it; arrivals are (time, chunk type)."""
+async def _sse(stack: Stack, watchers: int) -> AsyncIterator[tuple[str, list[Arrivals]]]:
+    """A fresh session with `watchers` open SSE connections; arrivals are (time, chunk type) each."""
     key = stack.key("stream")
     created = await stack.http.post("/sessions", json={"session_key": key})
     if created.status_code != 201:
         raise RuntimeError(f"POST /sessions answered {created.status_code}: {created.text}")
-    arrivals: Arrivals = asyncio.Queue()
-    opened = asyncio.Event()
+    queues: list[Arrivals] = [asyncio.Queue() for _ in range(watchers)]
+    opened = [asyncio.Event() for _ in range(watchers)]
 
-    async def read() -> None:
+    async def read(arrivals: Arrivals, ready: asyncio.Event) -> None:
         async with stack.http.stream("GET", f"/sessions/{key}/events", timeout=None) as response:
             if response.status_code != 200:
                 raise RuntimeError(f"GET /sessions/{key}/events answered {response.status_code}")
             kind = ""
             async for line in response.aiter_lines():
                 if line.startswith("retry:"):
-                    opened.set()
+                    ready.set()
                 elif line.startswith("event: "):
                     kind = line[7:]
                 elif line.startswith("data: "):
                     arrivals.put_nowait((time.perf_counter(), kind))
 
-    async with _running(read()) as reader:
-        await _first(opened.wait(), reader)
-        yield key, arrivals
+    async with contextlib.AsyncExitStack() as readers:
+        tasks = [
+            await readers.enter_async_context(_running(read(q, e)))
+            for q, e in zip(queues, opened, strict=True)
+        ]
+        for ready, task in zip(opened, tasks, strict=True):
+            await _first(ready.wait(), task)
+        yield key, queues
 
 
 @contextlib.asynccontextmanager
 async def _subscriber(stack: Stack) -> AsyncIterator[tuple[WorkflowHandle[Any, Any], Arrivals]]:
-    """A fresh bare stream workflow and a subscriber to it (the API's poll cooldown)."""
+    """A fresh bare stream workflow and a subscriber to it."""
     handle = await stack.client.start_workflow(
         BareStream.run, id=stack.key("bare-stream"), task_queue=stack.bare_queue
     )
@@ -113,27 +130,60 @@ async def _until(arrivals: Arrivals, kind: str) -> float:
                 return at
 
 
-async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
-    """Measure and return the stream row."""
-    async with harness.stack("stream") as stack, contextlib.AsyncExitStack() as open_streams:
-        sessions: list[tuple[str, Arrivals]] = []
-        streams: list[tuple[WorkflowHandle[Any, Any], Arrivals]] = []
+async def _until_all(queues: list[Arrivals], kind: str) -> float:
+    """When the last of the watchers received a chunk of `kind`."""
+    return max(await asyncio.gather(*(_until(q, kind) for q in queues)))
 
-        async def synapse_chunk(i: int) -> float:
-            if i % ROTATE_EVERY == 0:
-                sessions.append(await open_streams.enter_async_context(_sse(stack)))
-            key, arrivals = sessions[-1]
-            await asyncio.sleep(SETTLE)
-            started = time.perf_counter()
-            await synapse.send(stack, key, f"hello {i}")
-            arrived = await _until(arrivals, "processing")
-            await _until(arrivals, "complete")  # the turn ends before the next sample
-            return arrived - started
+
+async def _history_length(stack: Stack, key: str) -> int:
+    description = await stack.session(key).describe()
+    return description.raw_info.history_length
+
+
+async def idle_cost(stack: Stack, *, window: float) -> Measure:
+    """History events per minute of a session watched by `IDLE_WATCHERS` clients and otherwise idle."""
+    async with _sse(stack, IDLE_WATCHERS) as (key, queues):
+        await synapse.send(stack, key, "hello")
+        await _until_all(queues, "complete")
+        await asyncio.sleep(SETTLE)
+        before = await _history_length(stack, key)
+        progress(f"stream: {IDLE_WATCHERS} watchers idle for {window:.0f} s")
+        await asyncio.sleep(window)
+        after = await _history_length(stack, key)
+    return one((after - before) * 60 / window)
+
+
+async def run(harness: Harness, *, samples: int, warmup: int, idle_window: float) -> Result:
+    """Measure and return the stream rows."""
+    async with (
+        harness.stack("stream") as stack,
+        contextlib.AsyncExitStack() as alone,
+        contextlib.AsyncExitStack() as crowded,
+        contextlib.AsyncExitStack() as streams,
+    ):
+        opened: dict[int, tuple[str, list[Arrivals]]] = {}
+        subscribed: list[tuple[WorkflowHandle[Any, Any], Arrivals]] = []
+
+        def sse_chunk(connections: contextlib.AsyncExitStack, watchers: int) -> Any:
+            async def sample(i: int) -> float:
+                if i % ROTATE_EVERY == 0:
+                    await connections.aclose()  # the previous session's watchers leave
+                    opened[watchers] = await connections.enter_async_context(_sse(stack, watchers))
+                key, queues = opened[watchers]
+                await asyncio.sleep(SETTLE)
+                started = time.perf_counter()
+                await synapse.send(stack, key, f"hello {i}")
+                arrived = await _until_all(queues, "processing")
+                await _until_all(queues, "complete")  # the turn ends before the next sample
+                return arrived - started
+
+            return sample
 
         async def bare_item(i: int) -> float:
             if i % ROTATE_EVERY == 0:
-                streams.append(await open_streams.enter_async_context(_subscriber(stack)))
-            handle, arrivals = streams[-1]
+                await streams.aclose()
+                subscribed[:] = [await streams.enter_async_context(_subscriber(stack))]
+            handle, arrivals = subscribed[0]
             await asyncio.sleep(SETTLE)
             started = time.perf_counter()
             await handle.signal(BareStream.ping, f"item {i}")
@@ -141,18 +191,36 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             return arrived - started
 
         m = await alternate(
-            "stream", {"synapse": synapse_chunk, "bare": bare_item}, samples=samples, warmup=warmup
+            "stream",
+            {"synapse": sse_chunk(alone, 1), "crowd": sse_chunk(crowded, CROWD), "bare": bare_item},
+            samples=samples,
+            warmup=warmup,
         )
+        idle = await idle_cost(stack, window=idle_window)
     cooldown = int(POLL_COOLDOWN.total_seconds() * 1000)
+    bare_means = f"bare: signal → item at one WorkflowStreamClient subscriber (poll cooldown {cooldown} ms)"
     return Result(
         rows=[
             Row(
-                "stream: publish → subscriber",
+                "stream: publish → SSE client",
                 "ms",
                 m["synapse"],
                 m["bare"],
-                "how soon an open event stream (SSE) shows the message was taken; bare: signal → item at a "
-                f"WorkflowStreamClient subscriber (both poll_cooldown {cooldown} ms)",
-            )
+                f"how soon an open event stream shows a new chunk; {bare_means}",
+            ),
+            Row(
+                f"stream: publish → last of {CROWD} SSE clients",
+                "ms",
+                m["crowd"],
+                m["bare"],
+                f"{CROWD} people watching one session share the API's one subscription; {bare_means}",
+            ),
+            Row(
+                f"stream: history events per idle minute, {IDLE_WATCHERS} watchers",
+                "events",
+                idle,
+                None,
+                "what watching costs a session that waits: nothing, however many watch",
+            ),
         ]
     )

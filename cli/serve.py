@@ -19,6 +19,9 @@ A worker whose Temporal server disappeared at the same moment (both stopped toge
 otherwise wait for its pollers forever.
 """
 
+API_STREAMS_GRACE = 3
+"""Seconds a stopping API gives open requests (event streams included) before closing them."""
+
 
 async def _run_worker_until_stopped(settings: Settings) -> None:
     """Run the worker; SIGTERM stops it as gracefully as Ctrl-C does, a second signal at once."""
@@ -71,5 +74,13 @@ def api(settings: Settings) -> int:
     """
     import uvicorn
 
-    uvicorn.run("api.main:create_app", factory=True, host=settings.api_host, port=settings.api_port)
+    uvicorn.run(
+        "api.main:create_app",
+        factory=True,
+        host=settings.api_host,
+        port=settings.api_port,
+        # Open event streams never end by themselves: give them this long, then close them
+        # (browsers reconnect with Last-Event-ID to the next API process).
+        timeout_graceful_shutdown=API_STREAMS_GRACE,
+    )
     return 0

@@ -36,6 +36,19 @@ class Settings(BaseSettings):
         description="How long `POST .../interactions/{id}` waits for the outcome (tool run included) "
         "before answering 202.",
     )
+    busy_retry_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How long a message, pause, resume or cancel that Temporal refuses for lack of "
+        "room (RESOURCE_EXHAUSTED) is retried before the API answers 503 (decisions retry for "
+        "`decision_wait_seconds`).",
+    )
+    sse_client_buffer: int = Field(
+        default=500,
+        gt=0,
+        description="Events an SSE client may fall behind before it is dropped with a `reconnect` "
+        "event (it resumes with Last-Event-ID; the others never wait for it).",
+    )
     agents_file: Path | None = Field(
         default=None,
         description="TOML file declaring agents and groups; `./synapse.toml` or "

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle
 
 from contracts import TaskStreamChunk
 
@@ -24,14 +29,20 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def running(app: Any) -> AsyncIterator[str]:
-    """Run an ASGI app on a real uvicorn server on a free loopback port; yield its base URL."""
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
-    )
+async def running(app: Any, *, send_buffer: int | None = None) -> AsyncIterator[str]:
+    """Run an ASGI app on a real uvicorn server on a free loopback port; yield its base URL.
+
+    `send_buffer` fixes the kernel send buffer of every connection (no autotuning), as a slow
+    network between the server and its clients would.
+    """
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    if send_buffer is not None:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)  # accepted sockets inherit it
+    port: int = listener.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
+    task = asyncio.create_task(server.serve(sockets=[listener]))
     async with asyncio.timeout(15):
         while not server.started:
             if task.done():
@@ -42,6 +53,7 @@ async def running(app: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+        listener.close()
 
 
 @asynccontextmanager
@@ -49,6 +61,47 @@ async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """Run `app` on a real uvicorn server on loopback; yield an HTTP client for it."""
     async with running(app) as base_url, httpx.AsyncClient(base_url=base_url, timeout=30) as http:
         yield http
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One server-sent event as a client sees it."""
+
+    id: str | None
+    event: str
+    data: str
+
+    @property
+    def chunk(self) -> TaskStreamChunk:
+        """The TaskStreamChunk of a chunk event (checks that `id:` is its sequence_id)."""
+        chunk = TaskStreamChunk.model_validate_json(self.data)
+        assert self.id == str(chunk.sequence_id), "SSE id must be the sequence_id"
+        return chunk
+
+    @property
+    def control(self) -> dict[str, Any]:
+        """The data of a `reconnect` or `error` event: `detail` and `last_event_id`."""
+        assert self.event in ("reconnect", "error"), f"not a control event: {self.event}"
+        data: dict[str, Any] = json.loads(self.data)
+        return data
+
+
+async def read_sse(response: httpx.Response) -> AsyncIterator[SseEvent]:
+    """The events of an SSE response (comments and `retry:` lines skipped)."""
+    event_id: str | None = None
+    kind = "message"
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield SseEvent(event_id, kind, "\n".join(data))
+            event_id, kind, data = None, "message", []
+        elif line.startswith("id: "):
+            event_id = line[4:]
+        elif line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            data.append(line[6:])
 
 
 async def collect_events(
@@ -62,21 +115,69 @@ async def collect_events(
 ) -> list[TaskStreamChunk]:
     """Read the session's SSE stream until `stop(chunk)` holds; fail after `within` seconds."""
     chunks: list[TaskStreamChunk] = []
-    ids: list[str] = []
     async with asyncio.timeout(within):
         async with http.stream("GET", f"/sessions/{key}/events", params=params, headers=headers) as response:
             assert response.status_code == 200, await response.aread()
             assert response.headers["content-type"].startswith("text/event-stream")
-            async for line in response.aiter_lines():
-                if line.startswith("id: "):
-                    ids.append(line[4:])
-                elif line.startswith("data: "):
-                    chunk = TaskStreamChunk.model_validate_json(line[6:])
-                    assert ids and ids[-1] == str(chunk.sequence_id), "SSE id must be the sequence_id"
-                    chunks.append(chunk)
-                    if stop(chunk):
-                        return chunks
+            async for event in read_sse(response):
+                chunks.append(event.chunk)
+                if stop(chunks[-1]):
+                    return chunks
     raise AssertionError(f"the stream ended before the awaited chunk; got {[c.chunk_type for c in chunks]}")
+
+
+class Watcher:
+    """A client following a session's events in the background, as a browser tab does."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        key: str,
+        *,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> None:
+        self.events: list[SseEvent] = []
+        self.status: int | None = None
+        self.ended = False
+        self._task = asyncio.create_task(self._read(http, f"/sessions/{key}/events", headers, params))
+
+    async def _read(
+        self,
+        http: httpx.AsyncClient,
+        path: str,
+        headers: dict[str, str] | None,
+        params: dict[str, str] | None,
+    ) -> None:
+        async with http.stream("GET", path, headers=headers, params=params, timeout=None) as response:
+            self.status = response.status_code
+            async for event in read_sse(response):
+                self.events.append(event)
+        self.ended = True
+
+    @property
+    def chunks(self) -> list[TaskStreamChunk]:
+        """The chunks received so far (control events left out)."""
+        return [event.chunk for event in self.events if event.id is not None]
+
+    async def wait_for(self, check: Callable[[list[TaskStreamChunk]], bool], *, within: float = 30.0) -> None:
+        """Wait until `check(chunks)` holds; fail (with what arrived) after `within` seconds."""
+        deadline = asyncio.get_running_loop().time() + within
+        while not check(self.chunks):
+            if self._task.done():
+                self._task.result()  # a failed read fails the test with its own error
+                raise AssertionError(f"the stream ended early; events: {[e.event for e in self.events]}")
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(
+                    f"not reached in {within}s; chunks: {[c.chunk_type for c in self.chunks]}"
+                )
+            await asyncio.sleep(0.02)
+
+    async def close(self) -> None:
+        """Disconnect."""
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
 
 def fields(chunk: TaskStreamChunk) -> dict[str, Any]:
@@ -85,3 +186,17 @@ def fields(chunk: TaskStreamChunk) -> dict[str, Any]:
         f"expected a dict in {chunk.chunk_type} chunk, got {chunk.content!r}"
     )
     return chunk.content
+
+
+async def updates_in_flight(handle: WorkflowHandle[Any, Any], name: str | None = None) -> int:
+    """Updates (named `name`, or all) the workflow accepted and has not completed, from its history."""
+    accepted: set[str] = set()
+    completed: set[str] = set()
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+            attrs = event.workflow_execution_update_accepted_event_attributes
+            if name is None or attrs.accepted_request.input.name == name:
+                accepted.add(attrs.protocol_instance_id)
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+            completed.add(event.workflow_execution_update_completed_event_attributes.meta.update_id)
+    return len(accepted - completed)

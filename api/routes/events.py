@@ -10,8 +10,7 @@ from fastapi.responses import StreamingResponse
 from workflows.ids import session_workflow_id
 
 from .. import sessions
-from ..deps import ClientDep, Viewer
-from ..sse import session_events
+from ..deps import ClientDep, HubDep, Viewer
 from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["events"])
@@ -20,20 +19,34 @@ router = APIRouter(prefix="/sessions", tags=["events"])
 @router.get(
     "/{key}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "TaskStreamChunk events."}},
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "TaskStreamChunk events (`id:` = sequence_id, `event:` = chunk_type). A stream "
+            "the server ends early says why in a last `reconnect` event (this client fell too far "
+            "behind) or `error` event (Temporal could not be read); its data is "
+            '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
+        },
+        404: {"description": "No such session."},
+    },
 )
 async def events(
     key: SessionKey,
     client: ClientDep,
+    hub: HubDep,
     caller: Viewer,
     after: Annotated[int | None, Query(ge=-1, description="Send chunks with sequence_id > after.")] = None,
     last_event_id: Annotated[int | None, Header(ge=-1, description="Resume after this id (SSE).")] = None,
 ) -> StreamingResponse:
-    """Stream chunks (`id:` = sequence_id) until the session closes; resumable."""
+    """Stream chunks (`id:` = sequence_id) until the session closes; resumable.
+
+    Every client of this API process shares one subscription to the session, so any number of
+    people can watch without slowing it down or taking the update slots decisions need.
+    """
     await sessions.get_status(client, key)  # 404 before the stream starts
     resume_after = after if after is not None else last_event_id if last_event_id is not None else -1
     return StreamingResponse(
-        session_events(client, session_workflow_id(key), resume_after + 1),
+        hub.events(session_workflow_id(key), resume_after),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -31,6 +31,10 @@ router = APIRouter(prefix="/sessions", tags=["interactions"])
         403: {"description": "The principal may not decide this interaction."},
         404: {"description": "No such session or pending interaction."},
         409: {"description": "Already decided, or the session is closed."},
+        503: {
+            "description": "Temporal had no room for the decision within SYNAPSE_DECISION_WAIT_SECONDS "
+            "(nothing was applied); retry after `Retry-After` seconds."
+        },
     },
 )
 async def decide(
@@ -64,6 +68,7 @@ async def decide(
                 response,
                 rpc_timeout=timedelta(seconds=settings.decision_wait_seconds),
             ),
+            within=settings.decision_wait_seconds,
         )
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         # A query would need a worker too; the search attributes come straight from the server.

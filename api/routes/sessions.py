@@ -25,6 +25,7 @@ from workflows.session import SessionWorkflow
 
 from .. import sessions
 from ..deps import ClientDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..errors import BUSY_RESPONSE
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -63,7 +64,7 @@ async def create_session(
     return await sessions.get_status(client, config.session_key)
 
 
-@router.post("/{key}/messages", status_code=202, response_model=MessageAccepted)
+@router.post("/{key}/messages", status_code=202, response_model=MessageAccepted, responses=BUSY_RESPONSE)
 async def post_message(
     key: SessionKey,
     body: MessageRequest,
@@ -80,7 +81,9 @@ async def post_message(
         content=body.content,
     )
     config = SessionConfig(session_key=key, agent=resolve_agent(registry, DEFAULT_AGENT, key))
-    await sessions.send_message(client, settings.task_queue, config, message)
+    await sessions.send_message(
+        client, settings.task_queue, config, message, within=settings.busy_retry_seconds
+    )
     return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
 
 
@@ -103,32 +106,52 @@ def _control(body: SessionControl | None, principal: str | None) -> SessionContr
     return control.model_copy(update={"principal": principal or control.principal})
 
 
-async def _intervene(client: ClientDep, key: str, update: Any, control: SessionControl) -> LiveSession:
+async def _intervene(
+    client: ClientDep, settings: SettingsDep, key: str, update: Any, control: SessionControl
+) -> LiveSession:
     result: LiveSession = await sessions.run_update(
-        client, key, lambda handle: handle.execute_update(update, control)
+        client, key, lambda handle: handle.execute_update(update, control), within=settings.busy_retry_seconds
     )
     return result
 
 
-@router.post("/{key}/pause", response_model=LiveSession)
+@router.post("/{key}/pause", response_model=LiveSession, responses=BUSY_RESPONSE)
 async def pause(
-    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+    key: SessionKey,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Operator,
+    body: OptionalControl = None,
 ) -> LiveSession:
     """Start nothing new until resumed (409 when already paused or closed)."""
-    return await _intervene(client, key, SessionWorkflow.pause_checked, _control(body, caller.principal))
+    return await _intervene(
+        client, settings, key, SessionWorkflow.pause_checked, _control(body, caller.principal)
+    )
 
 
-@router.post("/{key}/resume", response_model=LiveSession)
+@router.post("/{key}/resume", response_model=LiveSession, responses=BUSY_RESPONSE)
 async def resume(
-    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+    key: SessionKey,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Operator,
+    body: OptionalControl = None,
 ) -> LiveSession:
     """Resume a paused session (409 when not paused or closed)."""
-    return await _intervene(client, key, SessionWorkflow.resume_checked, _control(body, caller.principal))
+    return await _intervene(
+        client, settings, key, SessionWorkflow.resume_checked, _control(body, caller.principal)
+    )
 
 
-@router.post("/{key}/cancel", response_model=LiveSession)
+@router.post("/{key}/cancel", response_model=LiveSession, responses=BUSY_RESPONSE)
 async def cancel(
-    key: SessionKey, client: ClientDep, caller: Operator, body: OptionalControl = None
+    key: SessionKey,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Operator,
+    body: OptionalControl = None,
 ) -> LiveSession:
     """End the session; a pending approval is denied by `system:cancel` (409 when closed)."""
-    return await _intervene(client, key, SessionWorkflow.cancel_checked, _control(body, caller.principal))
+    return await _intervene(
+        client, settings, key, SessionWorkflow.cancel_checked, _control(body, caller.principal)
+    )

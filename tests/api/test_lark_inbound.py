@@ -28,6 +28,7 @@ from ..conftest import assert_eventually
 from ..fakes.lark_events import LarkEvents, mention
 from ..fakes.lark_open_api import FakeLarkOpenApi, FakeMessage, lark_open_api
 from ..support import collect_events, serve
+from .test_busy_temporal import occupy_update_slots, release_update_slots
 from .test_sessions import DELETE_CANCELLED, is_type
 
 EVENTS = "/channels/lark/events"
@@ -323,6 +324,35 @@ async def test_a_click_after_the_deadline_says_the_request_expired(
     answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
     assert answer["toast"]["type"] == "info"
     assert "expired" in answer["toast"]["content"]
+
+
+async def test_a_click_while_the_session_has_no_update_slot_waits_for_one(
+    http: httpx.AsyncClient,
+    client: Client,
+    lark: LarkEvents,
+    lark_api: FakeLarkOpenApi,
+    count_orders: Callable[[str], int],
+) -> None:
+    key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, new_chat())
+    handle = client.get_workflow_handle(session_workflow_id(key))
+    await occupy_update_slots(handle)
+
+    answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
+
+    assert answer["toast"]["type"] == "info", answer
+    assert "still applying" in answer["toast"]["content"]
+    assert count_orders("status = 'cancelled'") == 3
+    await release_update_slots(handle)
+    await assert_eventually(
+        lambda: http.get(f"/sessions/{key}/audit"),
+        lambda r: r.json()["entries"][-1]["kind"] == "approved",
+        what="the click's decision, once a slot was free",
+    )
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert (audit[-1]["principal"], audit[-1]["channel"]) == (ADMIN, "lark")
+    await assert_eventually(
+        lambda: asyncio.to_thread(count_orders, "status = 'cancelled'"), lambda n: n == 0, what="applied"
+    )
 
 
 async def test_a_foreign_button_or_a_closed_session_decides_nothing(

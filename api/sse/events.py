@@ -1,0 +1,32 @@
+"""The text of server-sent events: chunks, and the control events that end a stream.
+
+A chunk is `id: <sequence_id>`, `event: <chunk_type>`, `data: <TaskStreamChunk JSON>`. A stream
+the server ends early says why in a last event, whose data carries `last_event_id`: the id to
+resume after (`Last-Event-ID` header or `?after=`), so a reconnecting client misses nothing:
+- `reconnect`: the client fell too far behind (or the API is stopping); reconnect now;
+- `error`: Temporal could not be read; reconnect when it is back.
+"""
+
+from __future__ import annotations
+
+import json
+
+from contracts import TaskStreamChunk
+
+RETRY = "retry: 1000\n\n"
+"""First line of every stream: browsers reconnect one second after a stream ends."""
+KEEPALIVE = ": keepalive\n\n"
+"""A comment line sent on idle streams, so proxies keep them open and dead clients are noticed."""
+RECONNECT = "reconnect"
+ERROR = "error"
+
+
+def chunk_event(chunk: TaskStreamChunk) -> str:
+    """One SSE event: `id:` is the chunk's sequence id, `event:` its type, `data:` its JSON."""
+    return f"id: {chunk.sequence_id}\nevent: {chunk.chunk_type.value}\ndata: {chunk.model_dump_json()}\n\n"
+
+
+def control_event(kind: str, detail: str, last_event_id: int) -> str:
+    """A last event that ends a stream early (`reconnect` or `error`), saying where to resume."""
+    data = json.dumps({"detail": detail, "last_event_id": last_event_id})
+    return f"event: {kind}\ndata: {data}\n\n"

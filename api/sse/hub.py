@@ -1,0 +1,103 @@
+"""The API process's stream hub: one feed per watched workflow, any number of SSE clients each.
+
+`events(workflow_id, after)` is the body of an SSE response: the chunks after `after` the
+client lacks (older ones read with the poll query, recent ones from the feed's memory), then
+the live ones, keep-alive comments while idle, and a last `reconnect`/`error` event when the
+stream ends early. The hub is created in the app's lifespan and closed with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from temporalio.client import Client
+
+from .events import KEEPALIVE, RETRY, chunk_event, control_event
+from .feed import Feed
+from .source import StreamSource
+from .subscriber import Final, Subscriber
+
+REPLAY_EVENTS = 256
+"""Recent events a feed keeps for clients that join or reconnect."""
+KEEPALIVE_SECONDS = 15.0
+"""Idle time after which a stream gets a keep-alive comment."""
+
+
+class StreamHub:
+    """Feeds by workflow id, shared by every client of this process."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        client_buffer: int,
+        replay: int = REPLAY_EVENTS,
+        keepalive_seconds: float = KEEPALIVE_SECONDS,
+    ) -> None:
+        self._client = client
+        self._client_buffer = client_buffer
+        self._replay = replay
+        self._keepalive = keepalive_seconds
+        self._feeds: dict[str, Feed] = {}
+
+    def clients(self, workflow_id: str) -> int:
+        """SSE clients of this process following `workflow_id` now."""
+        feed = self._feeds.get(workflow_id)
+        return feed.clients if feed else 0
+
+    def feeds(self) -> int:
+        """Workflows this process follows now (lingering feeds included)."""
+        return len(self._feeds)
+
+    async def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
+        """SSE text for every chunk with sequence id > `after`, until the stream ends."""
+        subscriber = Subscriber(after + 1, self._client_buffer)
+        feed = self._feed(workflow_id, after + 1)
+        backlog = feed.attach(subscriber)
+        first_held = backlog[0].offset if backlog else feed.next_offset
+        last = after
+        try:
+            yield RETRY
+            if last + 1 < first_held:
+                try:
+                    async for chunk in feed.source.read(last + 1, until=first_held):
+                        yield chunk_event(chunk)
+                        last = chunk.sequence_id
+                except Exception as err:  # no stream without Temporal: say so, with where to resume
+                    detail = f"reading the stream of {workflow_id} from Temporal failed: {err}"
+                    yield control_event("error", detail, last)
+                    return
+            for event in backlog:
+                if event.offset > last:
+                    yield event.text
+                    last = event.offset
+            while True:
+                item = await subscriber.next(self._keepalive)
+                if item is None:
+                    yield KEEPALIVE
+                elif isinstance(item, Final):
+                    if item.kind != "end":
+                        yield control_event(item.kind, item.detail, last)
+                    return
+                elif item.offset > last:
+                    yield item.text
+                    last = item.offset
+        finally:
+            feed.detach(subscriber)
+
+    def _feed(self, workflow_id: str, start: int) -> Feed:
+        feed = self._feeds.get(workflow_id)
+        if feed is None or feed.ended:
+            source = StreamSource(self._client, workflow_id)
+            feed = Feed(source, start, replay=self._replay, on_end=self._forget)
+            self._feeds[workflow_id] = feed
+        return feed
+
+    def _forget(self, feed: Feed) -> None:
+        if self._feeds.get(feed.source.workflow_id) is feed:
+            del self._feeds[feed.source.workflow_id]
+
+    async def close(self) -> None:
+        """Stop every feed (clients are told to reconnect)."""
+        for feed in list(self._feeds.values()):
+            await feed.close()

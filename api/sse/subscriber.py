@@ -1,0 +1,77 @@
+"""One SSE client of a feed: a bounded queue of events, dropped (told to reconnect) when full.
+
+A client that reads slower than chunks are published fills its queue; rather than buffer
+without end or slow the feed (and every other client) down, it is dropped: its queue is
+cleared and its stream ends with a `reconnect` event naming the last id it received. A
+browser's EventSource reconnects with `Last-Event-ID` and misses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Event:
+    """A chunk's SSE text, formatted once per feed for all its clients."""
+
+    offset: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Final:
+    """How a stream ends: normally (`end`), or early with a `reconnect` or `error` event."""
+
+    kind: Literal["end", "reconnect", "error"]
+    detail: str = ""
+
+
+class Subscriber:
+    """The queue between a feed and one client's response."""
+
+    def __init__(self, next_offset: int, limit: int) -> None:
+        self._queue: asyncio.Queue[Event | Final] = asyncio.Queue()
+        self._queued_next = next_offset
+        self._limit = limit
+        self.final: Final | None = None
+
+    def live_from(self, offset: int) -> None:
+        """Queue only events from `offset` on (older ones the client reads from a backlog)."""
+        self._queued_next = max(self._queued_next, offset)
+
+    def offer(self, event: Event) -> None:
+        """Queue an event the client has not had yet; drop the client when it lags `limit` behind."""
+        if self.final is not None or event.offset < self._queued_next:
+            return
+        if self._queue.qsize() >= self._limit:
+            self.finish(
+                Final(
+                    "reconnect",
+                    f"this client fell more than {self._limit} events behind; reconnect with "
+                    "Last-Event-ID to resume",
+                )
+            )
+            return
+        self._queue.put_nowait(event)
+        self._queued_next = event.offset + 1
+
+    def finish(self, final: Final) -> None:
+        """End the stream after what is queued (a `reconnect` drops what is queued)."""
+        if self.final is not None:
+            return
+        self.final = final
+        if final.kind == "reconnect":
+            while not self._queue.empty():
+                self._queue.get_nowait()
+        self._queue.put_nowait(final)
+
+    async def next(self, within: float) -> Event | Final | None:
+        """The next event or the end; None when nothing came within `within` seconds."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                return await self._queue.get()
+        return None
