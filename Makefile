@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 # mypy checks whichever of these exist (parts of the tree are added over time).
-TYPED := $(wildcard contracts workflows activities api cli worker.py tests bench)
+TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench)
 SCHEMA_DIR := schemas
 
 .DEFAULT_GOAL := help

@@ -20,7 +20,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.agents import AgentActivities
 from activities.lark_channel import LarkActivities
 from activities.tools import ToolActivities
-from cli.settings import Settings
+from core.settings import Settings
 from workflows.session import SessionWorkflow
 
 log = logging.getLogger("synapse.worker")
@@ -50,7 +50,7 @@ def build_worker(
     ]
     return Worker(
         client,
-        task_queue=task_queue or settings.task_queue,
+        task_queue=task_queue or settings.temporal.task_queue,
         workflows=list(WORKFLOWS),
         activities=activities,
         workflow_runner=WORKFLOW_RUNNER,
@@ -59,16 +59,16 @@ def build_worker(
 
 async def run_worker(settings: Settings) -> None:
     """Connect and run the worker until cancelled."""
-    from cli.connect import connect_client
+    from core.connect import connect_client
 
     tools = ToolActivities(settings)
     await asyncio.to_thread(tools.sql_tool.prepare)
-    if settings.lark_enabled:
+    if settings.lark.enabled:
         # lark-oapi takes ~7 s to import here; pay it at start, not on the first card.
         await asyncio.to_thread(importlib.import_module, "lark_oapi")
     client = await connect_client(settings)
     worker = build_worker(client, settings, tools=tools)
-    log.info("worker polling task queue %r", settings.task_queue)
+    log.info("worker polling task queue %r", settings.temporal.task_queue)
     await worker.run()
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from cli.settings import Settings
 from contracts import AgentResult, AgentSpec, AgentStepInput, ToolDescriptor
+from core.settings import Settings
 
 from . import demo_agent
 from .tool_registry import builtin_tools

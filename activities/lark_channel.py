@@ -31,8 +31,8 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from cli.settings import Settings
 from contracts import Delivery, OutboundMessage
+from core.settings import Settings
 
 from .lark_cards import approval_card, decided_card, text_chunks
 
@@ -119,12 +119,12 @@ class LarkActivities:
             if self._client is None:
                 lark = importlib.import_module("lark_oapi")
                 try:
-                    builder = lark.Client.builder().domain(self._settings.lark_domain)
+                    builder = lark.Client.builder().domain(self._settings.lark.domain)
                 except ValueError as err:
                     raise _error("LarkNotConfigured", f"LARK_DOMAIN is not usable: {err}") from None
                 self._client = (
-                    builder.app_id(self._settings.lark_app_id)
-                    .app_secret(self._settings.lark_app_secret)
+                    builder.app_id(self._settings.lark.app_id)
+                    .app_secret(self._settings.lark.app_secret)
                     .timeout(CLIENT_TIMEOUT_SECONDS)
                     .log_level(lark.LogLevel.WARNING)
                     .build()
@@ -138,7 +138,7 @@ class LarkActivities:
         `core/token/manager.py`); an expired entry reads as absent.
         """
         manager = importlib.import_module("lark_oapi.core.token").TokenManager
-        manager.cache.set(f"self_tenant_token:{self._settings.lark_app_id}", "", 0)
+        manager.cache.set(f"self_tenant_token:{self._settings.lark.app_id}", "", 0)
 
     def _call(self, method: str, request: Any, what: str) -> Any:
         """Run one `client.im.v1.message.<method>(request)` (blocking) and check its answer.
@@ -167,7 +167,7 @@ class LarkActivities:
         name = type(err).__name__
         if name == "ObtainAccessTokenException":
             code, msg = getattr(err, "code", None), getattr(err, "msg", "")
-            detail = f"Lark refused a tenant access token for app {self._settings.lark_app_id!r}: code {code}: {msg}"
+            detail = f"Lark refused a tenant access token for app {self._settings.lark.app_id!r}: code {code}: {msg}"
             if code in RATE_LIMIT_CODES or not (code in AUTH_CODES or 10000 <= (code or 0) < 11000):
                 return _error("LarkUnavailable", f"{what} failed, will retry: {detail}")
             return _error("LarkAuthError", f"{what} failed: {detail}; check LARK_APP_ID and LARK_APP_SECRET")
@@ -247,7 +247,7 @@ class LarkActivities:
         return Delivery(message_id=message.card_message_id)
 
     def _check(self, message: OutboundMessage) -> None:
-        if not (self._settings.lark_app_id and self._settings.lark_app_secret):
+        if not (self._settings.lark.app_id and self._settings.lark.app_secret):
             raise _error("LarkNotConfigured", NOT_CONFIGURED)
         if message.channel != "lark":
             raise _invalid(

@@ -14,8 +14,8 @@ from typing import Any
 
 from temporalio import activity
 
-from cli.settings import Settings
 from contracts import ToolAssessment, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from core.settings import Settings
 
 from .sql_tool import SqlTool
 from .tool_registry import builtin_tools
@@ -76,7 +76,7 @@ class ToolActivities:
     def sql_tool(self) -> SqlTool:
         """The SQL tool, created on first use (creating it does no I/O)."""
         if self._sql is None:
-            self._sql = SqlTool(self._settings.demo_db_url, max_rows=self._settings.sql_max_rows)
+            self._sql = SqlTool(self._settings.demo_db_url, max_rows=self._settings.tools.sql_max_rows)
         return self._sql
 
     def activities(self) -> list[Callable[..., Any]]:

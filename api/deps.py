@@ -9,10 +9,10 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client
 
-from cli.agent_registry import AgentRegistry
-from cli.settings import Settings
+from core.agent_registry import AgentRegistry
+from core.security import OPEN_ACCESS, Caller, Role
+from core.settings import Settings
 
-from .auth import OPEN_ACCESS, Caller, Role
 from .sse import StreamHub
 
 _bearer = HTTPBearer(auto_error=False)

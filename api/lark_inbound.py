@@ -29,9 +29,9 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 from temporalio.client import Client
 
 from activities.lark_channel import LarkActivities
-from cli.agent_registry import AgentRegistry
-from cli.settings import Settings
 from contracts import OutboundMessage, SessionConfig
+from core.agent_registry import AgentRegistry
+from core.settings import Settings
 
 from . import lark_clicks, sessions
 from .lark_messages import ChatText, Ignored, Unsupported, read_message
@@ -46,11 +46,6 @@ MESSAGE_WAIT_SECONDS = 2.5
 CLICK_WAIT_SECONDS = 2.8
 DRAIN_SECONDS = 5.0
 UNSUPPORTED_TEXT = "I can only read text messages for now."
-
-
-def admins(settings: Settings) -> list[str]:
-    """The open_ids in `LARK_ADMINS` (comma-separated)."""
-    return [item.strip() for item in settings.lark_admins.split(",") if item.strip()]
 
 
 class SeenEvents:
@@ -78,7 +73,7 @@ class LarkInbound:
         """Build the dispatcher; `bind` must be called from the running app before events arrive."""
         self._settings = settings
         self._registry = registry
-        self._approvers = admins(settings)
+        self._approvers = settings.lark.admin_ids
         self._bot_open_id = bot_open_id
         self._seen = SeenEvents()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -87,7 +82,7 @@ class LarkInbound:
         self._outbound = LarkActivities(settings)  # the SDK client the session deliveries use
         self.dispatcher: lark.EventDispatcherHandler = (
             lark.EventDispatcherHandler.builder(
-                settings.lark_encrypt_key or "", settings.lark_verification_token or ""
+                settings.lark.encrypt_key or "", settings.lark.verification_token or ""
             )
             .register_p2_im_message_receive_v1(self._on_message)
             .register_p2_card_action_trigger(self._on_card_action)
@@ -159,7 +154,11 @@ class LarkInbound:
             chat_id=found.chat_id,
         )
         await sessions.send_message(
-            self.client, self._settings.task_queue, config, found.message, within=MESSAGE_WAIT_SECONDS
+            self.client,
+            self._settings.temporal.task_queue,
+            config,
+            found.message,
+            within=MESSAGE_WAIT_SECONDS,
         )
 
     async def _reply_unsupported(self, found: Unsupported) -> None:
@@ -197,10 +196,10 @@ class LarkInbound:
     def long_connection(self) -> lark.ws.Client:
         """The SDK's long-connection client for `LARK_MODE=websocket` (not started)."""
         return lark.ws.Client(
-            self._settings.lark_app_id or "",
-            self._settings.lark_app_secret or "",
+            self._settings.lark.app_id or "",
+            self._settings.lark.app_secret or "",
             event_handler=self.dispatcher,
-            domain=self._settings.lark_domain,
+            domain=self._settings.lark.domain,
             log_level=lark.LogLevel.INFO,
         )
 

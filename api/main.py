@@ -13,10 +13,10 @@ from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from cli.agent_registry import load_registry
-from cli.settings import Settings
+from core.agent_registry import load_registry
+from core.security import parse_api_keys
+from core.settings import Settings
 
-from .auth import parse_api_keys
 from .errors import temporal_error_handler, validation_error_handler
 from .routes import events, health, interactions, sessions
 from .sse import StreamHub
@@ -30,17 +30,17 @@ Every session is a Temporal workflow (`session:<key>`) you can inspect in the We
 def create_app(settings: Settings | None = None, client: Client | None = None) -> FastAPI:
     """The API. Connects to Temporal in the lifespan unless a client is given (tests)."""
     settings = settings or Settings()
-    api_keys = parse_api_keys(settings.api_keys) if settings.api_keys else None
+    api_keys = parse_api_keys(settings.api.keys) if settings.api.keys else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if client is not None:
             app.state.client = client
         else:
-            from cli.connect import connect_client
+            from core.connect import connect_client
 
             app.state.client = await connect_client(settings)
-        app.state.hub = StreamHub(app.state.client, client_buffer=settings.sse_client_buffer)
+        app.state.hub = StreamHub(app.state.client, client_buffer=settings.api.sse_client_buffer)
         try:
             yield
         finally:
@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.add_exception_handler(RPCError, temporal_error_handler)
     for module in (health, sessions, interactions, events):
         app.include_router(module.router)
-    if settings.lark_enabled:  # imported only then: importing lark-oapi takes seconds
+    if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .routes import lark
 
         lark.install(app, settings)

@@ -27,7 +27,7 @@ from temporalio.worker import Worker
 
 from activities.tools import ToolActivities
 from api.main import create_app
-from cli.settings import Settings
+from core.settings import Settings, TemporalSettings
 from worker import build_worker
 from workflows.ids import session_workflow_id
 
@@ -120,7 +120,11 @@ class Harness:
     async def stack(self, name: str) -> AsyncIterator[Stack]:
         """Synapse worker + API (uvicorn on a free loopback port) + bare worker, for one benchmark."""
         suffix = uuid.uuid4().hex[:8]
-        settings = Settings(data_dir=self.data_dir, task_queue=f"bench-{name}-{suffix}", _env_file=None)
+        settings = Settings(
+            data_dir=self.data_dir,
+            temporal=TemporalSettings(task_queue=f"bench-{name}-{suffix}"),
+            _env_file=None,
+        )
         tools = ToolActivities(settings)
         await asyncio.to_thread(tools.sql_tool.prepare)
         bare_queue = f"bare-{name}-{suffix}"

@@ -13,8 +13,8 @@ from pathlib import Path
 from temporalio.client import WorkflowHistory
 from temporalio.service import RPCError, RPCStatusCode
 
-from cli.connect import ConnectError, connect_client
-from cli.settings import Settings
+from core.connect import ConnectError, connect_client
+from core.settings import Settings
 
 
 class HistoryError(Exception):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cli.settings import Settings
+from core.settings import Settings, variable_of
 
 ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
 SYNAPSE_DATA_DIR, ...) or .env; flags override them. `worker`, `api` and `history` reach Temporal
@@ -88,8 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(overrides: dict[str, Any]) -> Settings:
-    """Settings from the environment, with the flags that were given taking precedence."""
-    return Settings(**{key: value for key, value in overrides.items() if value is not None})
+    """Settings from the environment, with the flags that were given taking precedence.
+
+    `overrides` may nest one level (`{"api": {"port": 9000}}`); flags not given are None.
+    """
+    given: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            value = {name: v for name, v in value.items() if v is not None} or None
+        if value is not None:
+            given[key] = value
+    return Settings(**given)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,9 +109,8 @@ def run(args: argparse.Namespace) -> int:
         return up(
             settings_from(
                 {
-                    "api_port": args.api_port,
-                    "temporal_port": args.temporal_port,
-                    "ui_port": args.ui_port,
+                    "api": {"port": args.api_port},
+                    "temporal": {"port": args.temporal_port, "ui_port": args.ui_port},
                     "data_dir": args.data_dir,
                 }
             )
@@ -114,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "api":
         from cli.serve import api
 
-        return api(settings_from({"api_port": args.port, "api_host": args.host}))
+        return api(settings_from({"api": {"port": args.port, "host": args.host}}))
     if args.command == "schema":
         from cli.schema import schema
 
@@ -139,9 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}={e.get('input')!r}: {e['msg']}" for e in err.errors()
-        )
+        problems = "; ".join(f"{variable_of(e['loc'])}={e.get('input')!r}: {e['msg']}" for e in err.errors())
         print(f"error: invalid setting (check SYNAPSE_* variables and flags): {problems}", file=sys.stderr)
         return 2
 

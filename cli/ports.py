@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from cli.settings import Settings
+from core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,11 @@ class PortError(Exception):
 
 def ports_of(settings: Settings) -> list[PortUse]:
     """The ports `synapse up` will listen on with these settings."""
-    api_host = "127.0.0.1" if settings.api_host in ("", "localhost") else settings.api_host
+    api_host = "127.0.0.1" if settings.api.host in ("", "localhost") else settings.api.host
     return [
-        PortUse(settings.api_port, "API", "--api-port", "SYNAPSE_API_PORT", api_host),
-        PortUse(settings.temporal_port, "Temporal gRPC", "--temporal-port", "SYNAPSE_TEMPORAL_PORT"),
-        PortUse(settings.ui_port, "Temporal Web UI", "--ui-port", "SYNAPSE_UI_PORT"),
+        PortUse(settings.api.port, "API", "--api-port", "SYNAPSE_API_PORT", api_host),
+        PortUse(settings.temporal.port, "Temporal gRPC", "--temporal-port", "SYNAPSE_TEMPORAL_PORT"),
+        PortUse(settings.temporal.ui_port, "Temporal Web UI", "--ui-port", "SYNAPSE_UI_PORT"),
     ]
 
 

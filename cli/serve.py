@@ -9,8 +9,8 @@ import os
 import signal
 import sys
 
-from cli.connect import ConnectError
-from cli.settings import Settings
+from core.connect import ConnectError
+from core.settings import Settings
 
 SHUTDOWN_GRACE = 8.0
 """Seconds a stopping worker gets before it exits anyway.
@@ -49,7 +49,7 @@ def _give_up(why: str) -> None:
 
 
 def worker(settings: Settings) -> int:
-    """`synapse worker`: poll `settings.task_queue` until Ctrl-C or SIGTERM.
+    """`synapse worker`: poll `settings.temporal.task_queue` until Ctrl-C or SIGTERM.
 
     Returns:
         The exit code: 0 after a requested stop, 1 when Temporal cannot be reached.
@@ -64,7 +64,7 @@ def worker(settings: Settings) -> int:
 
 
 def api(settings: Settings) -> int:
-    """`synapse api`: serve the HTTP API with uvicorn on `settings.api_host:settings.api_port`.
+    """`synapse api`: serve the HTTP API with uvicorn on `settings.api.host:settings.api.port`.
 
     The app factory reads its settings from the environment, so the `--host`/`--port` flags
     only decide where uvicorn listens.
@@ -77,8 +77,8 @@ def api(settings: Settings) -> int:
     uvicorn.run(
         "api.main:create_app",
         factory=True,
-        host=settings.api_host,
-        port=settings.api_port,
+        host=settings.api.host,
+        port=settings.api.port,
         # Open event streams never end by themselves: give them this long, then close them
         # (browsers reconnect with Last-Event-ID to the next API process).
         timeout_graceful_shutdown=API_STREAMS_GRACE,

@@ -19,10 +19,10 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
-from cli.connect import ConnectError, connect_client
 from cli.ports import PortError, check_ports, ports_of
-from cli.settings import Settings
 from cli.supervisor import ChildExited, Interrupted, Supervisor
+from core.connect import ConnectError, connect_client
+from core.settings import Settings
 from workflows.search import dev_server_flags
 
 TEMPORAL_START_TIMEOUT = 30.0
@@ -72,9 +72,9 @@ def temporal_command(settings: Settings, binary: str) -> list[str]:
         "--ip",
         "127.0.0.1",
         "--port",
-        str(settings.temporal_port),
+        str(settings.temporal.port),
         "--ui-port",
-        str(settings.ui_port),
+        str(settings.temporal.ui_port),
         "--db-filename",
         str(settings.data_dir.resolve() / "temporal.db"),
         "--namespace",
@@ -97,16 +97,16 @@ def child_env(settings: Settings, base: Mapping[str, str] | None = None) -> dict
     """
     env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("TEMPORAL_")}
     env.update(
-        TEMPORAL_ADDRESS=f"127.0.0.1:{settings.temporal_port}",
+        TEMPORAL_ADDRESS=f"127.0.0.1:{settings.temporal.port}",
         TEMPORAL_NAMESPACE="default",
         TEMPORAL_CONFIG_FILE=os.devnull,
         PYTHONUNBUFFERED="1",
         SYNAPSE_DATA_DIR=str(settings.data_dir.resolve()),
-        SYNAPSE_API_HOST=settings.api_host,
-        SYNAPSE_API_PORT=str(settings.api_port),
-        SYNAPSE_TEMPORAL_PORT=str(settings.temporal_port),
-        SYNAPSE_UI_PORT=str(settings.ui_port),
-        SYNAPSE_TASK_QUEUE=settings.task_queue,
+        SYNAPSE_API_HOST=settings.api.host,
+        SYNAPSE_API_PORT=str(settings.api.port),
+        SYNAPSE_TEMPORAL_PORT=str(settings.temporal.port),
+        SYNAPSE_UI_PORT=str(settings.temporal.ui_port),
+        SYNAPSE_TASK_QUEUE=settings.temporal.task_queue,
     )
     return env
 
@@ -142,7 +142,7 @@ async def wait_for_temporal(settings: Settings, env: Mapping[str, str], log: Pat
 
     if not await poll_until(connected, TEMPORAL_START_TIMEOUT) or client is None:
         raise UpError(
-            f"error: the Temporal dev server did not answer on 127.0.0.1:{settings.temporal_port} "
+            f"error: the Temporal dev server did not answer on 127.0.0.1:{settings.temporal.port} "
             f"within {TEMPORAL_START_TIMEOUT:.0f}s; see {log}"
         )
     return client
@@ -190,7 +190,7 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     binary = temporal_binary()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     say(
-        f"starting Temporal dev server on 127.0.0.1:{settings.temporal_port} "
+        f"starting Temporal dev server on 127.0.0.1:{settings.temporal.port} "
         f"(state in {settings.data_dir / 'temporal.db'})…"
     )
     log = settings.data_dir / "temporal.log"
@@ -198,7 +198,7 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     client = await sup.race(wait_for_temporal(settings, env, log))
     say(f"Temporal dev server ready (pid {temporal.pid})")
 
-    host, port = settings.api_host, settings.api_port
+    host, port = settings.api.host, settings.api.port
     base = f"http://{public_host(host)}:{port}"
     say(f"starting worker and API on {host}:{port}…")
     worker = await sup.start("worker", [sys.executable, "-m", "cli.main", "worker"], env)
@@ -206,8 +206,8 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     api = await sup.start("API", api_argv, env)
 
     async def worker_ready() -> None:
-        await wait_for_worker(client, settings.task_queue)
-        say(f"worker started (pid {worker.pid}, task queue {settings.task_queue!r})")
+        await wait_for_worker(client, settings.temporal.task_queue)
+        say(f"worker started (pid {worker.pid}, task queue {settings.temporal.task_queue!r})")
 
     async def api_ready() -> None:
         await wait_for_api(f"{base}/healthz")
@@ -216,7 +216,7 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     await sup.race(asyncio.gather(worker_ready(), api_ready()))
     say("")
     say(f"  API docs:         {base}/docs")
-    say(f"  Temporal Web UI:  http://127.0.0.1:{settings.ui_port}")
+    say(f"  Temporal Web UI:  http://127.0.0.1:{settings.temporal.ui_port}")
     say("")
     say(
         f"hint: curl -X POST {base}/sessions/demo/messages -H 'content-type: application/json' "

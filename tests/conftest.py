@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.sql_tool import SqlTool
 from api.main import create_app
-from cli.settings import Settings
+from core.settings import Settings, TemporalSettings
 from worker import build_worker
 from workflows.search import SEARCH_ATTRIBUTES
 
@@ -128,7 +128,7 @@ async def assert_eventually(
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """Settings of one test: its own data dir (demo DB) and task queue."""
-    return Settings(data_dir=tmp_path, task_queue=task_queue, _env_file=None)
+    return Settings(data_dir=tmp_path, temporal=TemporalSettings(task_queue=task_queue), _env_file=None)
 
 
 @pytest.fixture

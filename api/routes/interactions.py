@@ -66,9 +66,9 @@ async def decide(
             lambda h: h.execute_update(
                 SessionWorkflow.respond_checked,
                 response,
-                rpc_timeout=timedelta(seconds=settings.decision_wait_seconds),
+                rpc_timeout=timedelta(seconds=settings.api.decision_wait_seconds),
             ),
-            within=settings.decision_wait_seconds,
+            within=settings.api.decision_wait_seconds,
         )
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         # A query would need a worker too; the search attributes come straight from the server.

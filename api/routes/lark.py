@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from lark_oapi import RawRequest
 
-from cli.settings import Settings
+from core.settings import Settings
 
 from .. import lark_webhook
 from ..lark_inbound import LarkInbound
@@ -38,11 +38,11 @@ class LarkConfigError(ValueError):
 
 def check_settings(settings: Settings) -> None:
     """Fail at startup, naming the environment variables to set, when the channel cannot work."""
-    if settings.lark_mode not in MODES:
-        raise LarkConfigError(f"LARK_MODE is {settings.lark_mode!r}; expected one of {', '.join(MODES)}")
-    required = {"LARK_APP_SECRET": settings.lark_app_secret}
-    if settings.lark_mode == "webhook":
-        required["LARK_VERIFICATION_TOKEN"] = settings.lark_verification_token
+    if settings.lark.mode not in MODES:
+        raise LarkConfigError(f"LARK_MODE is {settings.lark.mode!r}; expected one of {', '.join(MODES)}")
+    required = {"LARK_APP_SECRET": settings.lark.app_secret}
+    if settings.lark.mode == "webhook":
+        required["LARK_VERIFICATION_TOKEN"] = settings.lark.verification_token
     missing = [name for name, value in required.items() if not value]
     if missing:
         raise LarkConfigError(
@@ -50,7 +50,7 @@ def check_settings(settings: Settings) -> None:
             f"{'is' if len(missing) == 1 else 'are'} not set; set them from the app's page in the "
             "Lark/Feishu developer console, or unset LARK_APP_ID to turn the channel off"
         )
-    if settings.lark_mode == "webhook" and not settings.lark_encrypt_key:
+    if settings.lark.mode == "webhook" and not settings.lark.encrypt_key:
         log.warning(
             "LARK_ENCRYPT_KEY is not set: Lark events are checked by their verification token only, "
             "not signed; set an encrypt key in the developer console and here"
@@ -63,7 +63,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     inbound: LarkInbound = app.state.lark
     settings: Settings = app.state.settings
     inbound.bind(app.state.client, asyncio.get_running_loop())
-    ws_loop = inbound.start_long_connection() if settings.lark_mode == "websocket" else None
+    ws_loop = inbound.start_long_connection() if settings.lark.mode == "websocket" else None
     try:
         yield
     finally:
@@ -79,7 +79,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Check the settings, create the channel (`app.state.lark`) and mount its routes."""
     check_settings(settings)
     # The bot's open_id is not configured, so any mention in a group counts (see lark_messages).
-    app.state.lark = LarkInbound(settings, app.state.registry, bot_open_id=settings.lark_bot_open_id)
+    app.state.lark = LarkInbound(settings, app.state.registry, bot_open_id=settings.lark.bot_open_id)
     app.include_router(router)
 
 
@@ -94,16 +94,16 @@ class LarkRequest:
 async def verified_lark_request(request: Request) -> LarkRequest:
     """The request for the SDK, once its encryption, signature and token check out (else 401)."""
     settings: Settings = request.app.state.settings
-    if settings.lark_mode != "webhook":
+    if settings.lark.mode != "webhook":
         raise HTTPException(
-            404, f"LARK_MODE is {settings.lark_mode!r}: Lark events arrive over the long connection, not here"
+            404, f"LARK_MODE is {settings.lark.mode!r}: Lark events arrive over the long connection, not here"
         )
     body = await request.body()
     payload = lark_webhook.authenticate(
         body,
         request.headers,
-        encrypt_key=settings.lark_encrypt_key or "",
-        verification_token=settings.lark_verification_token or "",
+        encrypt_key=settings.lark.encrypt_key or "",
+        verification_token=settings.lark.verification_token or "",
     )
     raw = lark_webhook.raw_request(request.url.path, body, request.headers)
     return LarkRequest(raw, lark_webhook.event_type(payload))

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, HTTPException, Path
 
-from cli.agent_registry import AgentRegistry, UnknownAssignee
 from contracts import (
     AgentSpec,
     AuditTrail,
@@ -20,6 +19,7 @@ from contracts import (
     SessionControl,
 )
 from contracts.session import SESSION_KEY_PATTERN
+from core.agent_registry import AgentRegistry, UnknownAssignee
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
@@ -60,7 +60,7 @@ async def create_session(
         agent=resolve_agent(registry, body.agent_id or DEFAULT_AGENT, key),
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
-    await sessions.start_session(client, settings.task_queue, config)
+    await sessions.start_session(client, settings.temporal.task_queue, config)
     return await sessions.get_status(client, config.session_key)
 
 
@@ -82,7 +82,7 @@ async def post_message(
     )
     config = SessionConfig(session_key=key, agent=resolve_agent(registry, DEFAULT_AGENT, key))
     await sessions.send_message(
-        client, settings.task_queue, config, message, within=settings.busy_retry_seconds
+        client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
     return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
 
@@ -110,7 +110,10 @@ async def _intervene(
     client: ClientDep, settings: SettingsDep, key: str, update: Any, control: SessionControl
 ) -> LiveSession:
     result: LiveSession = await sessions.run_update(
-        client, key, lambda handle: handle.execute_update(update, control), within=settings.busy_retry_seconds
+        client,
+        key,
+        lambda handle: handle.execute_update(update, control),
+        within=settings.api.busy_retry_seconds,
     )
     return result
 

@@ -15,7 +15,6 @@ from activities.adk_agent import adk_step
 from activities.agents import AgentActivities
 from activities.demo_agent import decide
 from activities.model_errors import TRANSIENT_ERROR_TYPE
-from cli.settings import Settings
 from contracts import (
     AgentResult,
     AgentSpec,
@@ -27,6 +26,7 @@ from contracts import (
     ToolResult,
     UniversalMessage,
 )
+from core.settings import Settings
 from tests.fakes.chat_completions import FakeChatCompletions, Reply, fake_chat_completions
 
 from .demo_tools import TOOLS

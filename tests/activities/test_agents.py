@@ -12,8 +12,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import agents
 from activities.agents import AgentActivities
-from cli.settings import Settings
 from contracts import AgentIntent, AgentResult, AgentStepInput, FinalAnswer, ToolCallRequest, UniversalMessage
+from core.settings import Settings
 
 
 @pytest.fixture

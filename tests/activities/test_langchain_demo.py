@@ -18,7 +18,6 @@ from activities.langchain_demo import DemoChatModel
 from activities.langchain_messages import from_langchain, to_langchain
 from activities.langgraph_agent import langgraph_step
 from activities.tool_registry import builtin_tools
-from cli.settings import Settings
 from contracts import (
     AgentResult,
     AgentSpec,
@@ -28,6 +27,7 @@ from contracts import (
     ToolResult,
     UniversalMessage,
 )
+from core.settings import Settings
 
 from .demo_tools import TOOLS
 

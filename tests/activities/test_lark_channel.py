@@ -16,8 +16,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.lark_cards import TEXT_LIMIT
 from activities.lark_channel import LarkActivities
-from cli.settings import Settings
 from contracts import Delivery, InteractionOutcome, InteractionRequest, OutboundMessage
+from core.settings import LarkSettings, Settings
 from tests.fakes.lark_open_api import (
     BOT_NOT_IN_CHAT,
     CHAT_RATE_LIMITED,
@@ -41,8 +41,8 @@ async def fake() -> AsyncIterator[FakeLarkOpenApi]:
 
 
 def settings_for(fake: FakeLarkOpenApi, **overrides: Any) -> Settings:
-    values = {"lark_app_id": fake.app_id, "lark_app_secret": fake.app_secret, "lark_domain": fake.base_url}
-    return Settings(**{**values, **overrides})
+    values = {"app_id": fake.app_id, "app_secret": fake.app_secret, "domain": fake.base_url}
+    return Settings(lark=LarkSettings(**{**values, **overrides}), _env_file=None)
 
 
 def environment() -> ActivityEnvironment:
@@ -272,7 +272,8 @@ async def test_server_errors_are_retryable(fake: FakeLarkOpenApi, status: int, c
 
 async def test_no_server_is_retryable() -> None:
     settings = Settings(
-        lark_app_id="cli_nobody", lark_app_secret="s", lark_domain=f"http://127.0.0.1:{free_port()}"
+        lark=LarkSettings(app_id="cli_nobody", app_secret="s", domain=f"http://127.0.0.1:{free_port()}"),
+        _env_file=None,
     )
 
     with pytest.raises(ApplicationError) as caught:
@@ -285,7 +286,7 @@ async def test_wrong_credentials_are_not_retried_and_the_secret_is_never_shown(f
     secret = "s3cr3t-that-must-not-leak"
 
     with pytest.raises(ApplicationError) as caught:
-        await deliver(settings_for(fake, lark_app_secret=secret), text("hi"))
+        await deliver(settings_for(fake, app_secret=secret), text("hi"))
 
     err = caught.value
     assert (err.type, err.non_retryable) == ("LarkAuthError", True)
@@ -331,7 +332,7 @@ async def test_a_revoked_token_is_refreshed_once(fake: FakeLarkOpenApi) -> None:
 
 @pytest.mark.parametrize(
     "overrides",
-    [{"lark_app_id": None}, {"lark_app_secret": None}, {"lark_app_id": "", "lark_app_secret": ""}],
+    [{"app_id": None}, {"app_secret": None}, {"app_id": "", "app_secret": ""}],
 )
 async def test_not_configured(fake: FakeLarkOpenApi, overrides: dict[str, Any]) -> None:
     with pytest.raises(ApplicationError) as caught:
@@ -343,7 +344,9 @@ async def test_not_configured(fake: FakeLarkOpenApi, overrides: dict[str, Any]) 
 
 
 async def test_an_unusable_domain_is_a_configuration_error() -> None:
-    settings = Settings(lark_app_id="cli_x", lark_app_secret="s", lark_domain="http://lark.example.com")
+    settings = Settings(
+        lark=LarkSettings(app_id="cli_x", app_secret="s", domain="http://lark.example.com"), _env_file=None
+    )
 
     with pytest.raises(ApplicationError) as caught:
         await deliver(settings, text("hi"))

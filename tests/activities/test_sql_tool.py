@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from activities.sql_tool import PAUSE_FILE_ENV, SEED_ORDERS, SqlTool, classify
-from cli.settings import Settings
 from contracts import ToolResult
+from core.settings import Settings
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -25,7 +25,7 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def tool(settings: Settings) -> Iterator[SqlTool]:
-    sql_tool = SqlTool(settings.demo_db_url, max_rows=settings.sql_max_rows)
+    sql_tool = SqlTool(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
     yield sql_tool
     sql_tool.close()
 

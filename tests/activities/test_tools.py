@@ -12,8 +12,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.tool_registry import builtin_tools
 from activities.tools import ToolActivities
-from cli.settings import Settings
 from contracts import ToolCallRequest, ToolRun
+from core.settings import Settings
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from temporalio.client import Client
 
-from api.auth import parse_api_keys
 from api.main import create_app
-from cli.settings import Settings
 from contracts import TaskChunkType
+from core.security import parse_api_keys
+from core.settings import Settings
 
 from ..support import collect_events, serve
 from .test_sessions import DELETE_CANCELLED, is_type, new_key
@@ -23,7 +23,9 @@ def bearer(key: str) -> dict[str, str]:
 async def test_roles_gate_routes_and_keys_name_the_principal(
     client: Client, settings: Settings, worker: None
 ) -> None:
-    app = create_app(settings.model_copy(update={"api_keys": KEYS}), client=client)
+    app = create_app(
+        settings.model_copy(update={"api": settings.api.model_copy(update={"keys": KEYS})}), client=client
+    )
     async with serve(app) as http:
         key = new_key()
         anonymous = await http.post(f"/sessions/{key}/messages", json={"content": "hi"})

@@ -19,8 +19,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from api.busy import retry_while_busy
 from api.main import create_app
-from cli.settings import Settings
 from contracts import SessionControl
+from core.settings import Settings
 from workflows.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
 
@@ -53,7 +53,8 @@ async def release_update_slots(handle: WorkflowHandle[Any, Any]) -> None:
 @pytest.fixture
 async def impatient(client: Client, settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
     """The app with short waits: decisions 2 s, other commands 1 s."""
-    quick = settings.model_copy(update={"decision_wait_seconds": 2.0, "busy_retry_seconds": 1.0})
+    api = settings.api.model_copy(update={"decision_wait_seconds": 2.0, "busy_retry_seconds": 1.0})
+    quick = settings.model_copy(update={"api": api})
     async with serve(create_app(quick, client=client)) as http:
         yield http
 

@@ -16,8 +16,8 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from cli.settings import Settings
 from contracts import TaskChunkType, TaskStreamChunk
+from core.settings import Settings
 from worker import build_worker
 
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions

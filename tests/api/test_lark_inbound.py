@@ -19,8 +19,8 @@ from temporalio.client import Client
 from activities.lark_cards import Action, button_value
 from activities.tools import ToolActivities
 from api.main import create_app
-from cli.settings import Settings
 from contracts import TaskChunkType, ToolResult, ToolRun
+from core.settings import LarkSettings, Settings, TemporalSettings
 from worker import build_worker
 from workflows.ids import session_workflow_id
 
@@ -51,13 +51,15 @@ def settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Sett
     """The test's settings with the Lark channel on (webhook mode, encrypted and signed)."""
     return Settings(
         data_dir=tmp_path,
-        task_queue=task_queue,
-        lark_app_id=lark_api.app_id,
-        lark_app_secret=lark_api.app_secret,
-        lark_verification_token=TOKEN,
-        lark_encrypt_key=ENCRYPT_KEY,
-        lark_domain=lark_api.base_url,
-        lark_admins=f" {ADMIN} , ",
+        temporal=TemporalSettings(task_queue=task_queue),
+        lark=LarkSettings(
+            app_id=lark_api.app_id,
+            app_secret=lark_api.app_secret,
+            verification_token=TOKEN,
+            encrypt_key=ENCRYPT_KEY,
+            domain=lark_api.base_url,
+            admins=f" {ADMIN} , ",
+        ),
         _env_file=None,
     )
 

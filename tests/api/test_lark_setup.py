@@ -13,8 +13,8 @@ from api.lark_inbound import LarkInbound, SeenEvents
 from api.lark_webhook import raw_request
 from api.main import create_app
 from api.routes.lark import LarkConfigError
-from cli.agent_registry import load_registry
-from cli.settings import Settings
+from core.agent_registry import load_registry
+from core.settings import Settings
 
 from ..fakes.lark_events import LarkEvents
 
@@ -22,7 +22,8 @@ LARK_PATHS = {"/channels/lark/events", "/channels/lark/card"}
 
 
 def lark_settings(tmp_path: Path, **values: str) -> Settings:
-    return Settings(data_dir=tmp_path, _env_file=None, **values)  # type: ignore[arg-type]
+    lark = {key.removeprefix("lark_"): value for key, value in values.items()}
+    return Settings(data_dir=tmp_path, lark=lark, _env_file=None)
 
 
 def paths(settings: Settings) -> set[str]:

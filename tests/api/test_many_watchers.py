@@ -18,8 +18,8 @@ from temporalio.client import Client
 
 from api.main import create_app
 from api.sse import StreamHub
-from cli.settings import Settings
 from contracts import TaskChunkType, TaskStreamChunk
+from core.settings import Settings
 from workflows.ids import session_workflow_id
 
 from ..conftest import assert_eventually
@@ -153,7 +153,7 @@ async def test_a_hundred_watchers_do_not_block_the_decision_and_all_see_it(
 async def test_a_slow_client_is_dropped_with_a_reconnect_event_and_resumes_without_loss(
     client: Client, settings: Settings, worker: None
 ) -> None:
-    settings = settings.model_copy(update={"sse_client_buffer": 16})
+    settings = settings.model_copy(update={"api": settings.api.model_copy(update={"sse_client_buffer": 16})})
     app = create_app(settings, client=client)
     async with (
         running(app, send_buffer=8192) as base_url,

@@ -15,8 +15,8 @@ from temporalio.worker import Worker
 from api import sessions
 from api.sse import StreamHub
 from api.sse.events import RETRY
-from cli.settings import Settings
 from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskChunkType, TaskStreamChunk
+from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
 from workflows.session_state import SessionRunInput
@@ -78,7 +78,7 @@ async def test_five_api_processes_take_at_most_the_capped_slots_and_all_deliver(
     async with build_worker(client, settings):
         key = f"hubs-{uuid.uuid4().hex[:8]}"
         handle = await sessions.send_message(
-            client, settings.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
+            client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         hubs = [StreamHub(client, client_buffer=100) for _ in range(5)]  # as five API processes would
         readers = [Reader(hub, handle.id) for hub in hubs]
@@ -114,7 +114,7 @@ async def test_a_feed_follows_continue_as_new_and_late_clients_catch_up(
             SessionWorkflow.run,
             SessionRunInput(config=SessionConfig(session_key=key), turns_before_continue_as_new=1),
             id=f"session:{key}",
-            task_queue=settings.task_queue,
+            task_queue=settings.temporal.task_queue,
             start_signal="submit_message",
             start_signal_args=[message("one")],
         )

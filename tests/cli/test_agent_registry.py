@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.agent_registry import RegistryError, UnknownAssignee, load_registry
-from cli.settings import Settings
+from core.agent_registry import RegistryError, UnknownAssignee, load_registry
+from core.settings import Settings
 
 DECLARATIONS = """
 [agents.analyst]

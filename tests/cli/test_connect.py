@@ -9,14 +9,16 @@ import pytest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from cli.connect import ConnectError, connect_client, connect_config
-from cli.settings import Settings
+from core.connect import ConnectError, connect_client, connect_config
+from core.settings import Settings, TemporalSettings
 
 from .ports_helper import free_ports
 
 
 def test_default_is_the_embedded_server() -> None:
-    config = connect_config(Settings(temporal_port=7999), env={"TEMPORAL_CONFIG_FILE": os.devnull})
+    config = connect_config(
+        Settings(temporal=TemporalSettings(port=7999)), env={"TEMPORAL_CONFIG_FILE": os.devnull}
+    )
 
     assert config["target_host"] == "127.0.0.1:7999"
     assert config["namespace"] == "default"

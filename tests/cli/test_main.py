@@ -54,7 +54,9 @@ def test_invalid_setting_is_one_line(
     assert main(["up"]) == 2
 
     err = capsys.readouterr().err
-    assert err.startswith("error: invalid setting (check SYNAPSE_* variables and flags): ui_port='lots'")
+    assert err.startswith(
+        "error: invalid setting (check SYNAPSE_* variables and flags): SYNAPSE_UI_PORT='lots'"
+    )
     assert err.count("\n") == 1
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.settings import Settings
 from cli.up import child_env, public_host, temporal_command
+from core.settings import ApiSettings, Settings, TemporalSettings
 from workflows.search import dev_server_flags
 
 
 def test_dev_server_command_keeps_state_and_registers_search_attributes(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "state", temporal_port=7300, ui_port=8300)
+    settings = Settings(data_dir=tmp_path / "state", temporal=TemporalSettings(port=7300, ui_port=8300))
 
     argv = temporal_command(settings, "/venv/bin/temporal")
 
@@ -25,7 +25,11 @@ def test_dev_server_command_keeps_state_and_registers_search_attributes(tmp_path
 
 
 def test_children_reach_the_embedded_server_only(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, api_port=9000, temporal_port=7300, ui_port=8300, task_queue="tq")
+    settings = Settings(
+        data_dir=tmp_path,
+        api=ApiSettings(port=9000),
+        temporal=TemporalSettings(port=7300, ui_port=8300, task_queue="tq"),
+    )
     base = {
         "PATH": "/bin",
         "TEMPORAL_ADDRESS": "cloud.example:7233",

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from activities.sql_tool import SqlTool
 from api.main import create_app
-from cli.settings import Settings
+from core.settings import Settings
 
 from ..support import serve
 from .processes import Children

@@ -22,7 +22,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from cli.settings import Settings
+from core.settings import Settings
 from workflows.search import dev_server_flags
 
 from ..conftest import assert_eventually, temporal_binary
@@ -140,7 +140,7 @@ def worker_env(target_host: str, settings: Settings, **extra: str) -> dict[str, 
         TEMPORAL_NAMESPACE="default",
         TEMPORAL_CONFIG_FILE=os.devnull,
         PYTHONUNBUFFERED="1",
-        SYNAPSE_TASK_QUEUE=settings.task_queue,
+        SYNAPSE_TASK_QUEUE=settings.temporal.task_queue,
         SYNAPSE_DATA_DIR=str(settings.data_dir.resolve()),
     )
     env.update(extra)
@@ -152,7 +152,7 @@ async def start_worker(children: Children, client: Client, settings: Settings, *
     argv = [sys.executable, "-m", "cli.main", "worker"]
     env = worker_env(client.service_client.config.target_host, settings, **extra_env)
     worker = children.start("worker", argv, env)
-    await wait_polling(client, settings.task_queue, worker)
+    await wait_polling(client, settings.temporal.task_queue, worker)
     return worker
 
 

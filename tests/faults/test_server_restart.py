@@ -16,8 +16,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from activities.sql_tool import SEED_ORDERS
 from api import sessions
 from api.main import create_app
-from cli.settings import Settings
 from contracts import InboundMessage, SessionConfig
+from core.settings import Settings
 from worker import build_worker
 from workflows import search
 from workflows.ids import session_workflow_id
@@ -38,7 +38,9 @@ async def start_sessions(client: Client, settings: Settings, keys: list[str]) ->
     async with build_worker(client, settings), serve(create_app(settings, client=client)) as http:
         for n, key in enumerate(keys):
             message = InboundMessage(content=increment(n + 1), sender_id="alice", chat_id="test")
-            await sessions.send_message(client, settings.task_queue, SessionConfig(session_key=key), message)
+            await sessions.send_message(
+                client, settings.temporal.task_queue, SessionConfig(session_key=key), message
+            )
         ids = await asyncio.gather(*(wait_pending(http, key) for key in keys))
     return dict(zip(keys, ids, strict=True))
 

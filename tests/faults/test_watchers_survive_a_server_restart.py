@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 
 from api.main import create_app
-from cli.settings import Settings
 from contracts import TaskChunkType, TaskStreamChunk
+from core.settings import Settings
 from worker import build_worker
 
 from ..support import Watcher, serve

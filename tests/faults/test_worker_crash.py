@@ -14,7 +14,7 @@ import httpx
 from temporalio.client import Client
 
 from activities.sql_tool import PAUSE_FILE_ENV, SEED_ORDERS
-from cli.settings import Settings
+from core.settings import Settings
 
 from .conftest import DemoDb
 from .flows import RECOVERY_WITHIN, ask, audit, decisions, increment, tool_results, wait_answer, wait_pending

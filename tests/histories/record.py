@@ -19,7 +19,6 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
-from cli.settings import Settings
 from contracts import (
     AgentSpec,
     InboundMessage,
@@ -29,6 +28,7 @@ from contracts import (
     SessionControl,
     WatchRequest,
 )
+from core.settings import LarkSettings, Settings, TemporalSettings
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.search import SEARCH_ATTRIBUTES
@@ -186,7 +186,7 @@ async def record_all(
                 print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
                 continue
             first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
-            await sessions.send_message(env.client, settings.task_queue, config, first)
+            await sessions.send_message(env.client, settings.temporal.task_queue, config, first)
             handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
                 session_workflow_id(config.session_key)
             )
@@ -210,10 +210,9 @@ async def main(tag: str, only: list[str]) -> None:
             async with fake_chat_completions() as fake, lark_open_api() as lark:
                 settings = Settings(
                     data_dir=Path(data_dir),
-                    task_queue="history",
-                    lark_app_id=lark.app_id,
-                    lark_app_secret=lark.app_secret,
-                    lark_domain=lark.base_url,
+                    temporal=TemporalSettings(task_queue="history"),
+                    lark=LarkSettings(app_id=lark.app_id, app_secret=lark.app_secret, domain=lark.base_url),
+                    _env_file=None,
                 )
                 await record_all(env, settings, fake, tag, only)
     finally:

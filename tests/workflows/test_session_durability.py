@@ -13,8 +13,6 @@ from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
 from api.main import create_app
-from cli.agent_registry import BUILTIN_AGENTS
-from cli.settings import Settings
 from contracts import (
     InboundMessage,
     InteractionResponse,
@@ -24,6 +22,8 @@ from contracts import (
     TaskChunkType,
     TaskStreamChunk,
 )
+from core.agent_registry import BUILTIN_AGENTS
+from core.settings import Settings
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
@@ -68,7 +68,7 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
     key = f"restart-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, settings):
         await sessions.send_message(
-            client, settings.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
+            client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         pending = await wait_for_pending(client, key)
     interaction_id = pending.pending_interactions[0].interaction_id
@@ -96,7 +96,7 @@ async def test_an_unanswered_approval_is_denied_by_the_timeout(
         session_key=key, approval_timeout_seconds=300, agent_id=f"Agent:{agent}", agent=BUILTIN_AGENTS[agent]
     )
     async with build_worker(client, settings):
-        await sessions.send_message(client, settings.task_queue, config, message(DELETE_CANCELLED))
+        await sessions.send_message(client, settings.temporal.task_queue, config, message(DELETE_CANCELLED))
         pending = await wait_for_pending(client, key)
         expires_at = pending.pending_interactions[0].expires_at
         assert expires_at is not None
@@ -129,7 +129,7 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
             SessionWorkflow.run,
             SessionRunInput(config=SessionConfig(session_key=key), turns_before_continue_as_new=1),
             id=workflow_id,
-            task_queue=settings.task_queue,
+            task_queue=settings.temporal.task_queue,
             start_signal="submit_message",
             start_signal_args=[message(DELETE_CANCELLED)],
         )
@@ -175,10 +175,12 @@ async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns
     client: Client, settings: Settings, count_orders: Callable[[str], int]
 ) -> None:
     key = f"noworker-{uuid.uuid4().hex[:8]}"
-    impatient = settings.model_copy(update={"decision_wait_seconds": 1.0})
+    impatient = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"decision_wait_seconds": 1.0})}
+    )
     async with build_worker(client, settings):
         await sessions.send_message(
-            client, settings.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
+            client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         pending = await wait_for_pending(client, key)
     interaction_id = pending.pending_interactions[0].interaction_id

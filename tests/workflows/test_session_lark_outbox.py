@@ -11,8 +11,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from api import sessions
-from cli.settings import Settings
 from contracts import InboundMessage, InteractionResponse, SessionConfig
+from core.settings import LarkSettings, Settings
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -30,9 +30,8 @@ async def lark() -> AsyncIterator[FakeLarkOpenApi]:
 
 
 def lark_settings(settings: Settings, fake: FakeLarkOpenApi) -> Settings:
-    return settings.model_copy(
-        update={"lark_app_id": fake.app_id, "lark_app_secret": fake.app_secret, "lark_domain": fake.base_url}
-    )
+    lark = LarkSettings(app_id=fake.app_id, app_secret=fake.app_secret, domain=fake.base_url)
+    return settings.model_copy(update={"lark": lark})
 
 
 def lark_config(chat_id: str, **extra: object) -> SessionConfig:
@@ -57,7 +56,7 @@ async def test_the_chat_gets_the_card_its_decision_and_the_answer(
     async with build_worker(client, lark_settings(settings, lark)):
         await sessions.send_message(
             client,
-            settings.task_queue,
+            settings.temporal.task_queue,
             config,
             InboundMessage(channel="lark", sender_id="ou_alice", chat_id=chat, content=DELETE_CANCELLED),
         )
@@ -97,7 +96,7 @@ async def test_a_timed_out_request_is_cancelled_in_the_chat(
     async with build_worker(client, lark_settings(settings, lark)):
         await sessions.send_message(
             client,
-            settings.task_queue,
+            settings.temporal.task_queue,
             config,
             InboundMessage(channel="lark", sender_id="ou_alice", chat_id=chat, content=DELETE_CANCELLED),
         )

@@ -11,7 +11,6 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError,
 from temporalio.exceptions import ApplicationError
 
 from api import sessions
-from cli.settings import Settings
 from contracts import (
     InboundMessage,
     InteractionResponse,
@@ -21,6 +20,7 @@ from contracts import (
     WatchRequest,
     WatchResult,
 )
+from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
 from workflows.stream_watch import MAX_WATCHERS
@@ -34,7 +34,9 @@ async def waiting_session(client: Client, settings: Settings) -> WorkflowHandle[
     """A session waiting for an approval; its stream has a few chunks."""
     key = f"watch-{uuid.uuid4().hex[:8]}"
     message = InboundMessage(content=DELETE_CANCELLED, sender_id="alice", chat_id="test")
-    handle = await sessions.send_message(client, settings.task_queue, SessionConfig(session_key=key), message)
+    handle = await sessions.send_message(
+        client, settings.temporal.task_queue, SessionConfig(session_key=key), message
+    )
     await assert_eventually(
         lambda: handle.query(SessionWorkflow.get_pending), bool, what="a pending approval"
     )

@@ -15,7 +15,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig, ClientConnectConfig
 from temporalio.service import RPCError
 
-from cli.settings import Settings
+from .settings import Settings
 
 HOW_TO_CHOOSE = (
     "set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY) or a TEMPORAL_PROFILE, "
@@ -47,7 +47,7 @@ def connect_config(
         config = ClientConfig.load_client_connect_config(override_env_vars=env)
     except Exception as err:  # the bridge raises its own ConfigError type
         raise ConnectError(f"error: invalid Temporal client configuration: {err}") from err
-    config.setdefault("target_host", f"127.0.0.1:{settings.temporal_port}")
+    config.setdefault("target_host", f"127.0.0.1:{settings.temporal.port}")
     config.setdefault("namespace", "default")
     return config
 

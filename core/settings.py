@@ -1,0 +1,243 @@
+"""The one settings object: read in entry points (worker, API, CLI) and passed down.
+
+Grouped by concern: `settings.temporal`, `settings.api`, `settings.tools`, `settings.lark`, plus
+the data directory and the agents file. Every field is read from its own environment variable
+(named in its `validation_alias`: `SYNAPSE_API_PORT`, `LARK_APP_ID`, ...) or a `.env` file, so
+the variables stay flat while the code reads `settings.api.port`.
+
+Workflows never read settings; what changes their behaviour reaches them as input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.sources import EnvSettingsSource
+
+
+def env(name: str, *more: str) -> AliasChoices:
+    """The variables a field is read from (the first set wins); its own name works in code."""
+    return AliasChoices(name, *more)
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class TemporalSettings(_Group):
+    """Where Synapse meets Temporal (the server address itself comes from `temporalio.envconfig`)."""
+
+    port: int = Field(
+        default=7233,
+        validation_alias=env("port", "SYNAPSE_TEMPORAL_PORT"),
+        description="gRPC port of the embedded dev server.",
+    )
+    ui_port: int = Field(
+        default=8233,
+        validation_alias=env("ui_port", "SYNAPSE_UI_PORT"),
+        description="Port of the embedded Web UI.",
+    )
+    task_queue: str = Field(
+        default="synapse",
+        validation_alias=env("task_queue", "SYNAPSE_TASK_QUEUE"),
+        description="Task queue of workers and clients.",
+    )
+
+
+class ApiSettings(_Group):
+    """The HTTP API: where it listens, who may call it, how long it waits."""
+
+    host: str = Field(
+        default="127.0.0.1",
+        validation_alias=env("host", "SYNAPSE_API_HOST"),
+        description="Interface it binds to.",
+    )
+    port: int = Field(default=8000, validation_alias=env("port", "SYNAPSE_API_PORT"), description="Its port.")
+    keys: str | None = Field(
+        default=None,
+        validation_alias=env("keys", "SYNAPSE_API_KEYS"),
+        description="`key:principal:role` entries separated by commas; when set, every request needs "
+        "`Authorization: Bearer <key>` (roles: viewer, operator, approver, admin).",
+    )
+    decision_wait_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        validation_alias=env("decision_wait_seconds", "SYNAPSE_DECISION_WAIT_SECONDS"),
+        description="How long `POST .../interactions/{id}` waits for the outcome (tool run included) "
+        "before answering 202, and retries while Temporal is busy before answering 503.",
+    )
+    busy_retry_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=env("busy_retry_seconds", "SYNAPSE_BUSY_RETRY_SECONDS"),
+        description="How long a message, pause, resume or cancel that Temporal refuses for lack of "
+        "room (RESOURCE_EXHAUSTED) is retried before the API answers 503.",
+    )
+    sse_client_buffer: int = Field(
+        default=500,
+        gt=0,
+        validation_alias=env("sse_client_buffer", "SYNAPSE_SSE_CLIENT_BUFFER"),
+        description="Events an SSE client may fall behind before it is dropped with a `reconnect` "
+        "event (it resumes with Last-Event-ID; the others never wait for it).",
+    )
+
+
+class ToolSettings(_Group):
+    """The builtin tools."""
+
+    sql_url: str | None = Field(
+        default=None,
+        validation_alias=env("sql_url", "SYNAPSE_SQL_URL"),
+        description="SQLAlchemy URL of the `sql` tool's database; "
+        "`sqlite:///<data_dir>/demo.db` (seeded with `orders`) when unset.",
+    )
+    sql_max_rows: int = Field(
+        default=100,
+        gt=0,
+        validation_alias=env("sql_max_rows", "SYNAPSE_SQL_MAX_ROWS"),
+        description="Rows a SQL result keeps.",
+    )
+
+
+class LarkSettings(_Group):
+    """The Lark/Feishu channel; on when `app_id` is set."""
+
+    app_id: str | None = Field(
+        default=None,
+        validation_alias=env("app_id", "LARK_APP_ID", "SYNAPSE_LARK_APP_ID"),
+        description="Lark/Feishu app id; the Lark channel is on when it is set.",
+    )
+    app_secret: str | None = Field(
+        default=None,
+        validation_alias=env("app_secret", "LARK_APP_SECRET", "SYNAPSE_LARK_APP_SECRET"),
+        description="App secret.",
+    )
+    verification_token: str | None = Field(
+        default=None,
+        validation_alias=env(
+            "verification_token", "LARK_VERIFICATION_TOKEN", "SYNAPSE_LARK_VERIFICATION_TOKEN"
+        ),
+        description="Event subscription verification token.",
+    )
+    encrypt_key: str | None = Field(
+        default=None,
+        validation_alias=env("encrypt_key", "LARK_ENCRYPT_KEY", "SYNAPSE_LARK_ENCRYPT_KEY"),
+        description="Event encrypt key (payload encryption and request signatures).",
+    )
+    domain: str = Field(
+        default="https://open.feishu.cn",
+        validation_alias=env("domain", "LARK_DOMAIN", "SYNAPSE_LARK_DOMAIN"),
+        description="Open API base URL: Feishu, Lark international (https://open.larksuite.com), or any URL.",
+    )
+    admins: str = Field(
+        default="",
+        validation_alias=env("admins", "LARK_ADMINS", "SYNAPSE_LARK_ADMINS"),
+        description="Comma-separated open_ids who may approve any request in Lark chats.",
+    )
+    bot_open_id: str | None = Field(
+        default=None,
+        validation_alias=env("bot_open_id", "LARK_BOT_OPEN_ID", "SYNAPSE_LARK_BOT_OPEN_ID"),
+        description="The bot's open_id: in groups only mentions of it count (any mention when unset).",
+    )
+    mode: str = Field(
+        default="webhook",
+        validation_alias=env("mode", "LARK_MODE", "SYNAPSE_LARK_MODE"),
+        description="`webhook` (events POSTed to /channels/lark/events) or `websocket` (the SDK's long connection).",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        """The Lark channel is on when an app id is configured."""
+        return bool(self.app_id)
+
+    @property
+    def admin_ids(self) -> list[str]:
+        """`admins` as a list of open_ids."""
+        return [item.strip() for item in self.admins.split(",") if item.strip()]
+
+
+class Settings(BaseSettings):
+    """Synapse configuration, from environment variables (and `.env`), grouped by concern."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SYNAPSE_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    data_dir: Path = Field(default=Path(".synapse"), description="Where state lives (SYNAPSE_DATA_DIR).")
+    agents_file: Path | None = Field(
+        default=None,
+        description="TOML file declaring agents and groups (SYNAPSE_AGENTS_FILE); `./synapse.toml` or "
+        "`~/.synapse/agents.toml` when unset (see core/agent_registry.py).",
+    )
+    temporal: TemporalSettings = Field(default_factory=TemporalSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    lark: LarkSettings = Field(default_factory=LarkSettings)
+
+    @property
+    def demo_db_url(self) -> str:
+        """The SQL tool's database URL."""
+        return self.tools.sql_url or f"sqlite:///{self.data_dir / 'demo.db'}"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments first, then the environment, then `.env`; group fields from flat variables."""
+        assert isinstance(env_settings, EnvSettingsSource) and isinstance(dotenv_settings, EnvSettingsSource)
+        grouped = _GroupedVariables(settings_cls, env_settings, dotenv_settings)
+        return init_settings, env_settings, grouped, dotenv_settings, file_secret_settings
+
+
+class _GroupedVariables(PydanticBaseSettingsSource):
+    """Reads each group's fields from their own flat variables (first `environ`, then `.env`)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], *sources: EnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._sources = sources
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """Unused: `__call__` reads whole groups."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, dict[str, Any]] = {}
+        for group_name, group_field in self.settings_cls.model_fields.items():
+            group = group_field.annotation
+            if not (isinstance(group, type) and issubclass(group, _Group)):
+                continue
+            for name, field in group.model_fields.items():
+                found = self._lookup(field)
+                if found is not None:
+                    values.setdefault(group_name, {})[name] = found
+        return values
+
+    def _lookup(self, field: FieldInfo) -> str | None:
+        alias = field.validation_alias
+        names = [str(choice) for choice in alias.choices[1:]] if isinstance(alias, AliasChoices) else []
+        for source in self._sources:
+            for name in names:
+                value = source.env_vars.get(name.lower())
+                if value is not None:
+                    return value
+        return None
+
+
+def variable_of(loc: tuple[int | str, ...]) -> str:
+    """The environment variable behind a settings field location, e.g. `("api", "port")`."""
+    if len(loc) >= 2 and loc[0] in Settings.model_fields:
+        group = Settings.model_fields[str(loc[0])].annotation
+        if isinstance(group, type) and issubclass(group, _Group) and loc[1] in group.model_fields:
+            alias = group.model_fields[str(loc[1])].validation_alias
+            if isinstance(alias, AliasChoices) and len(alias.choices) > 1:
+                return str(alias.choices[1])
+    return f"SYNAPSE_{str(loc[0]).upper()}" if loc else "a setting"
