@@ -17,9 +17,9 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities.agents import AgentActivities
-from activities.lark_channel import LarkActivities
-from activities.tools import ToolActivities
+from activities.agents.step import AgentActivities
+from activities.channels.lark.delivery import LarkActivities
+from activities.tools.runner import ToolActivities
 from core.settings import Settings
 from workflows.session import SessionWorkflow
 

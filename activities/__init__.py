@@ -1,1 +1,1 @@
-"""All of Synapse's I/O: agent steps, tools (sql), and later channels; workflows only call these."""
+"""All of Synapse's I/O: agents (`agents/`), tools (`tools/`), outbound channels (`channels/`); workflows only call these."""

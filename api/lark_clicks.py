@@ -1,7 +1,7 @@
 """Approve/Deny clicks on Lark approval cards (`card.action.trigger` callbacks).
 
 A button's `value` is `{"action": "approve"|"deny", "session_key", "interaction_id"}` (set by
-`activities/lark_cards.py`). The click runs the session's `respond_checked` update as the
+`activities/channels/lark/cards.py`). The click runs the session's `respond_checked` update as the
 clicker (principal = open_id, channel `lark`) and is answered with a toast, plus the card
 redrawn without buttons (`lark_cards.decided_card`) once the decision is taken. Lark drops
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
@@ -31,7 +31,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from activities.lark_cards import APPROVE, decided_card, parse_card_action
+from activities.channels.lark.cards import APPROVE, decided_card, parse_card_action
 from contracts import AuditTrail, InteractionOutcome, InteractionRequest, InteractionResponse
 from workflows.session import SessionWorkflow
 

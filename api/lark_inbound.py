@@ -28,7 +28,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 )
 from temporalio.client import Client
 
-from activities.lark_channel import LarkActivities
+from activities.channels.lark.delivery import LarkActivities
 from contracts import OutboundMessage, SessionConfig
 from core.agent_registry import AgentRegistry
 from core.settings import Settings

@@ -19,7 +19,7 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from activities.sql_tool import SqlTool
+from activities.tools.sql.database import SqlTool
 from contracts import InteractionResponse
 from workflows.session import SessionWorkflow
 

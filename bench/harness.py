@@ -25,7 +25,7 @@ import uvicorn
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from activities.tools import ToolActivities
+from activities.tools.runner import ToolActivities
 from api.main import create_app
 from core.settings import Settings, TemporalSettings
 from worker import build_worker

@@ -21,7 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.sql_tool import SqlTool
+from activities.tools.sql.database import SqlTool
 from api.main import create_app
 from core.settings import Settings, TemporalSettings
 from worker import build_worker

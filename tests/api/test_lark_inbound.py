@@ -16,8 +16,8 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.lark_cards import Action, button_value
-from activities.tools import ToolActivities
+from activities.channels.lark.cards import Action, button_value
+from activities.tools.runner import ToolActivities
 from api.main import create_app
 from contracts import TaskChunkType, ToolResult, ToolRun
 from core.settings import LarkSettings, Settings, TemporalSettings

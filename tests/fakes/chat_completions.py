@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from activities.sql_syntax import is_sql_statement
+from activities.tools.sql.syntax import is_sql_statement
 
 from ..support import running
 

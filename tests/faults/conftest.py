@@ -10,7 +10,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from activities.sql_tool import SqlTool
+from activities.tools.sql.database import SqlTool
 from api.main import create_app
 from core.settings import Settings
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from activities.sql_tool import SEED_ORDERS
+from activities.tools.sql.database import SEED_ORDERS
 from api import sessions
 from api.main import create_app
 from contracts import InboundMessage, SessionConfig

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 from temporalio.client import Client
 
-from activities.sql_tool import PAUSE_FILE_ENV, SEED_ORDERS
+from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS
 from core.settings import Settings
 
 from .conftest import DemoDb

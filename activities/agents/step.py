@@ -1,0 +1,176 @@
+"""The `agent_step` activity: runs one step of the agent named by `AgentStepInput.agent_id`.
+
+Adapters are stateless: the workflow passes the conversation in and gets one `AgentResult`
+back. The activity name is part of recorded histories (do not rename it); the agents' logic may
+change freely, since recorded results are replayed rather than recomputed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from contracts import AgentResult, AgentSpec, AgentStepInput, ToolDescriptor
+from core.settings import Settings
+
+from ..tools.registry import builtin_tools
+from . import demo
+
+#: An agent adapter: one step in, one result out.
+AgentFn = Callable[[AgentStepInput], Awaitable[AgentResult]]
+#: A framework adapter: one step of a declared agent (`step.agent`), with the tool registry.
+FrameworkFn = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[AgentResult]]
+
+#: `Agent:demo-adk`: the demo rules as a google-adk model inside an ADK agent.
+DEMO_ADK = AgentSpec(name="demo-adk", framework="adk", model="demo")
+#: `Agent:demo-langgraph`: the demo rules as a LangChain chat model inside a LangGraph graph.
+DEMO_LANGGRAPH = AgentSpec(name="demo-langgraph", framework="langgraph", model="demo")
+
+_HEARTBEAT_SECONDS = 1.0
+
+
+async def _demo(step: AgentStepInput) -> AgentResult:
+    return demo.decide(step)
+
+
+async def _demo_framework(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    return demo.decide(step)
+
+
+async def _adk(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    # google.adk takes ~1 s to import: load it on first use, off the event loop, so the worker
+    # starts fast and other activities keep heartbeating meanwhile.
+    module = await asyncio.to_thread(importlib.import_module, "activities.agents.adk.agent")
+    result: AgentResult = await module.adk_step(step, tools)
+    return result
+
+
+async def _langgraph(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    # LangGraph and langchain-openai take seconds to import: load them on first use, as for ADK.
+    module = await asyncio.to_thread(importlib.import_module, "activities.agents.langgraph.agent")
+    result: AgentResult = await module.langgraph_step(step, tools)
+    return result
+
+
+#: Adapters by `AgentSpec.framework`; each module imports its framework lazily.
+FRAMEWORKS: dict[str, FrameworkFn] = {
+    "demo": _demo_framework,
+    "adk": _adk,
+    "langgraph": _langgraph,
+}
+
+
+def _sleep_seconds(input_data: dict[str, Any] | None) -> float:
+    """`input_data.sleep_seconds` as a number of seconds (0 when absent)."""
+    if not input_data or input_data.get("sleep_seconds") is None:
+        return 0.0
+    value = input_data["sleep_seconds"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ApplicationError(
+            f"input_data.sleep_seconds must be a non-negative number of seconds, got {value!r}",
+            type="InvalidAgentInput",
+            non_retryable=True,
+        )
+    return float(value)
+
+
+async def _sleep_heartbeating(seconds: float) -> None:
+    """Wait `seconds`, heartbeating about every second; a retry resumes from the last heartbeat."""
+    details = activity.info().heartbeat_details
+    done = float(details[0]) if details and isinstance(details[0], int | float) else 0.0
+    started = time.monotonic() - done
+    while (elapsed := time.monotonic() - started) < seconds:
+        await asyncio.sleep(min(_HEARTBEAT_SECONDS, seconds - elapsed))
+        activity.heartbeat(time.monotonic() - started)
+
+
+class AgentActivities:
+    """The agent activities and the registry of agents they can run."""
+
+    def __init__(self, settings: Settings) -> None:
+        """Build the registry of agents.
+
+        Args:
+            settings: Configuration (configured agents will be read from here).
+        """
+        self._settings = settings
+        #: Tools the adapters declare to models (the workflow's `run_tool` runs them).
+        self.tools: dict[str, ToolDescriptor] = builtin_tools()
+        self.agents: dict[str, AgentFn] = {
+            "Agent:demo": _demo,
+            "Agent:demo-adk": self._declared(DEMO_ADK),
+            "Agent:demo-langgraph": self._declared(DEMO_LANGGRAPH),
+        }
+
+    def _declared(self, spec: AgentSpec) -> AgentFn:
+        """An agent run through its framework adapter as `spec`, for steps without `step.agent`."""
+
+        async def run(step: AgentStepInput) -> AgentResult:
+            return await self._run_framework(step.model_copy(update={"agent": spec}))
+
+        return run
+
+    async def _run_framework(self, step: AgentStepInput) -> AgentResult:
+        assert step.agent is not None
+        adapter = FRAMEWORKS.get(step.agent.framework)
+        if adapter is None:
+            raise ApplicationError(
+                f"agent {step.agent_id!r} uses framework {step.agent.framework!r}, which this worker "
+                f"does not run; it runs: {', '.join(sorted(FRAMEWORKS))}",
+                type="UnknownAgent",
+                non_retryable=True,
+            )
+        return await adapter(step, self.tools)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        """The bound activity methods, for `Worker(activities=...)`."""
+        return [self.agent_step]
+
+    @activity.defn(name="agent_step")
+    async def agent_step(self, step: AgentStepInput) -> AgentResult:
+        """Run one step of `step.agent_id` and return its `AgentResult`.
+
+        A step with `step.agent` (the declaration resolved when the work was submitted) runs
+        through the adapter of `step.agent.framework` (`FRAMEWORKS`); a step without one (older
+        histories) runs the builtin agent registered under `step.agent_id`.
+
+        `input_data.sleep_seconds` makes the step wait that long first, heartbeating, so tests
+        can exercise timeouts, cancellation and worker restarts.
+
+        Args:
+            step: The agent id, conversation and task inputs.
+
+        Returns:
+            The agent's one result (a failure is a `FAILURE` result, not an exception).
+
+        Raises:
+            ApplicationError: `UnknownAgent` or `InvalidAgentInput`, both non-retryable;
+                `ModelUnavailable` (retryable) when a model call failed transiently.
+        """
+        agent = self._run_framework if step.agent is not None else self.agents.get(step.agent_id)
+        if agent is None:
+            known = ", ".join(sorted(self.agents))
+            raise ApplicationError(
+                f"no agent named {step.agent_id!r}; known agents: {known}",
+                type="UnknownAgent",
+                non_retryable=True,
+            )
+        seconds = _sleep_seconds(step.input_data)
+        if seconds:
+            activity.logger.info("%s sleeps %.1fs as input_data.sleep_seconds asks", step.agent_id, seconds)
+            await _sleep_heartbeating(seconds)
+        result = await agent(step)
+        activity.logger.info(
+            "%s step for %s: %s %s",
+            step.agent_id,
+            step.owner_id,
+            result.status,
+            type(result.output.intent).__name__,
+        )
+        return result

@@ -1,0 +1,1 @@
+"""Outbound chat channels: one package per channel (`lark/`); inbound endpoints live in `api/`."""

@@ -1,0 +1,2 @@
+"""The `sql` tool: statement classification (`syntax`), the database with its exactly-once claims
+(`database`)."""

@@ -1,0 +1,273 @@
+"""The `sql` tool: runs one SQL statement against a SQLAlchemy database, exactly once per approval.
+
+Blocking database work happens here, synchronously; the `run_tool` activity calls it through
+`asyncio.to_thread`. One engine per `SqlTool`; SQLAlchemy engines are thread-safe and each
+call checks out its own connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import CursorResult, make_url
+from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
+
+from contracts import ToolResult
+
+from .syntax import SqlClassification, classify, sqlglot_dialect
+
+__all__ = ["PAUSE_FILE_ENV", "SEED_ORDERS", "SqlClassification", "SqlTool", "classify"]
+
+logger = logging.getLogger(__name__)
+
+TOOL_ID = "sql"
+#: TEST-ONLY fault hook. When this env var names a file, a destructive statement waits
+#: (polling every 50 ms, for at most 60 s) after it executed and before its transaction commits,
+#: for as long as the file exists. Fault tests use it to kill a worker mid-transaction and prove
+#: that the retried activity applies the statement once. Never set it in production.
+PAUSE_FILE_ENV = "SYNAPSE_TEST_SQL_PAUSE_FILE"
+_PAUSE_POLL_SECONDS = 0.05
+_PAUSE_MAX_SECONDS = 60.0
+
+#: Rows of the demo `orders` table: (id, customer, amount, status). Three are `cancelled`, so the
+#: README walkthrough's `DELETE FROM orders WHERE status = 'cancelled'` affects 3 rows.
+SEED_ORDERS: list[tuple[int, str, float, str]] = [
+    (1, "Alice", 120.50, "paid"),
+    (2, "Bob", 35.00, "cancelled"),
+    (3, "Carol", 89.99, "shipped"),
+    (4, "Dave", 15.25, "cancelled"),
+    (5, "Erin", 240.00, "pending"),
+    (6, "Frank", 12.00, "cancelled"),
+    (7, "Grace", 64.40, "paid"),
+    (8, "Heidi", 150.00, "shipped"),
+]
+
+_CREATE_ORDERS = (
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, "
+    "amount REAL NOT NULL, status TEXT NOT NULL)"
+)
+_CREATE_RUNS = (
+    "CREATE TABLE IF NOT EXISTS synapse_tool_runs (interaction_id TEXT PRIMARY KEY, "
+    "tool_id TEXT, result_json TEXT, applied_at TEXT)"
+)
+
+
+def _json_value(value: Any) -> Any:
+    """A cell as a JSON value (bytes as hex, decimals and dates as text)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    return str(value)
+
+
+def _one_line(sql: str, limit: int = 80) -> str:
+    flat = " ".join(sql.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _is_transient(err: StatementError) -> bool:
+    """Errors worth an activity retry (a busy database, a dropped connection), not a tool error."""
+    if getattr(err, "connection_invalidated", False):
+        return True
+    message = str(getattr(err, "orig", err)).lower()
+    return isinstance(err, OperationalError) and ("locked" in message or "busy" in message)
+
+
+def _wait_while_pause_file_exists() -> None:
+    """TEST-ONLY: see `PAUSE_FILE_ENV`. Does nothing unless the env var is set."""
+    path = os.environ.get(PAUSE_FILE_ENV)
+    if not path:
+        return
+    deadline = time.monotonic() + _PAUSE_MAX_SECONDS
+    logger.warning("%s is set: pausing before commit while %s exists (test only)", PAUSE_FILE_ENV, path)
+    while Path(path).exists() and time.monotonic() < deadline:
+        time.sleep(_PAUSE_POLL_SECONDS)
+
+
+class SqlTool:
+    """Runs SQL statements for the `sql` tool, seeding the demo `orders` table on first use.
+
+    A destructive statement run with an interaction id is applied exactly once: in the same
+    transaction it claims the id in `synapse_tool_runs` (primary key) and stores its result, so
+    a retried activity finds the claim and gets the stored result back (`replayed=True`)
+    instead of running the statement again.
+    """
+
+    def __init__(self, url: str, max_rows: int = 100) -> None:
+        """Create the engine (no I/O yet; the database is prepared on first use).
+
+        Args:
+            url: SQLAlchemy URL, e.g. `sqlite:///.synapse/demo.db` (its directory is created).
+            max_rows: Rows a result keeps; the rest are counted and cut.
+        """
+        self.max_rows = max_rows
+        self._url = make_url(url)
+        self._engine: Engine = create_engine(self._url)
+        self.dialect = sqlglot_dialect(self._engine.dialect.name)
+        if self._engine.dialect.name == "sqlite":
+            self._use_real_sqlite_transactions(self._engine)
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    @staticmethod
+    def _use_real_sqlite_transactions(engine: Engine) -> None:
+        """Make pysqlite BEGIN for every transaction, so DDL and the claim share one (SQLAlchemy docs)."""
+
+        @event.listens_for(engine, "connect")
+        def _no_driver_transactions(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None
+
+        @event.listens_for(engine, "begin")
+        def _begin(connection: Connection) -> None:
+            connection.exec_driver_sql("BEGIN")
+
+    def classify(self, sql: str) -> SqlClassification:
+        """Classify `sql` in this database's dialect (see `sql_syntax.classify`)."""
+        return classify(sql, self.dialect)
+
+    def close(self) -> None:
+        """Release the engine's connections."""
+        self._engine.dispose()
+
+    def prepare(self) -> None:
+        """Create the database file's directory, the runs table, and `orders` (seeded) if absent.
+
+        Runs on first use; the worker also calls it at start so the demo database exists
+        before any tool runs. Safe to call again (it does nothing then).
+        """
+        with self._ready_lock:
+            if self._ready:
+                return
+            database = self._url.database
+            if self._engine.dialect.name == "sqlite" and database and database != ":memory:":
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            with self._engine.begin() as conn:
+                conn.execute(text(_CREATE_RUNS))
+                if not inspect(conn).has_table("orders"):
+                    conn.execute(text(_CREATE_ORDERS))
+                    conn.execute(
+                        text("INSERT INTO orders (id, customer, amount, status) VALUES (:i, :c, :a, :s)"),
+                        [{"i": i, "c": c, "a": a, "s": s} for i, c, a, s in SEED_ORDERS],
+                    )
+                    logger.info("created and seeded the demo orders table (%d rows)", len(SEED_ORDERS))
+            self._ready = True
+            logger.info("sql tool database ready: %s", self._url.render_as_string(hide_password=True))
+
+    def run(self, sql: str, interaction_id: str | None = None) -> ToolResult:
+        """Run one statement and describe its result.
+
+        Args:
+            sql: One SQL statement.
+            interaction_id: The approval that authorised the run; makes a destructive statement
+                exactly-once.
+
+        Returns:
+            `ok=True` with content `{columns, rows, rowcount, truncated, note, statement}`, or
+            `ok=False` with an error naming the statement (SQL errors are results, not raised).
+
+        Raises:
+            sqlalchemy.exc.OperationalError: The database is busy or unreachable (retryable).
+        """
+        self.prepare()
+        kind = self.classify(sql)
+        if kind.kind == "MULTIPLE":
+            return self._failure(
+                sql, kind, f"{kind.statements} statements given; send one statement at a time"
+            )
+        record = kind.destructive and interaction_id is not None
+        if record and (stored := self._stored_result(interaction_id)) is not None:
+            return stored
+        with self._engine.connect() as conn, conn.begin() as tx:
+            if record:
+                try:
+                    self._claim(conn, interaction_id)
+                except IntegrityError:  # another attempt committed the same interaction meanwhile
+                    tx.rollback()
+                    return self._stored_result(interaction_id) or self._failure(
+                        sql, kind, f"interaction {interaction_id!r} was claimed but has no stored result"
+                    )
+            try:
+                content = self._execute(conn, sql, kind)
+            except StatementError as err:
+                if _is_transient(err):
+                    raise
+                tx.rollback()
+                return self._failure(sql, kind, str(getattr(err, "orig", None) or err))
+            result = ToolResult(
+                tool_id=TOOL_ID,
+                ok=True,
+                content=content,
+                metadata={"statement": kind.kind, "destructive": kind.destructive},
+            )
+            if record:
+                conn.execute(
+                    text("UPDATE synapse_tool_runs SET result_json = :r WHERE interaction_id = :i"),
+                    {"r": result.model_dump_json(), "i": interaction_id},
+                )
+            if kind.destructive:
+                _wait_while_pause_file_exists()
+        return result
+
+    def _execute(self, conn: Connection, sql: str, kind: SqlClassification) -> dict[str, Any]:
+        # exec_driver_sql: user SQL goes to the driver verbatim (`text()` would read `:word` as a bind).
+        result: CursorResult[Any] = conn.exec_driver_sql(sql)
+        if not result.returns_rows:
+            rowcount = result.rowcount if result.rowcount >= 0 else None
+            return {
+                "columns": [],
+                "rows": [],
+                "rowcount": rowcount,
+                "truncated": False,
+                "note": None,
+                "statement": kind.kind,
+            }
+        columns = list(result.keys())
+        rows = [[_json_value(value) for value in row] for row in result.fetchmany(self.max_rows)]
+        total = len(rows) + sum(1 for _ in result)
+        truncated = total > len(rows)
+        note = f"showing the first {len(rows)} of {total} rows" if truncated else None
+        return {
+            "columns": columns,
+            "rows": rows,
+            "rowcount": total,
+            "truncated": truncated,
+            "note": note,
+            "statement": kind.kind,
+        }
+
+    @staticmethod
+    def _claim(conn: Connection, interaction_id: str | None) -> None:
+        conn.execute(
+            text("INSERT INTO synapse_tool_runs (interaction_id, tool_id, applied_at) VALUES (:i, :t, :at)"),
+            {"i": interaction_id, "t": TOOL_ID, "at": datetime.now(UTC).isoformat()},
+        )
+
+    def _stored_result(self, interaction_id: str | None) -> ToolResult | None:
+        """The committed result of an earlier run of this interaction, marked `replayed`."""
+        with self._engine.connect() as conn:
+            stored = conn.execute(
+                text("SELECT result_json FROM synapse_tool_runs WHERE interaction_id = :i"),
+                {"i": interaction_id},
+            ).scalar_one_or_none()
+        if stored is None:
+            return None
+        result = ToolResult.model_validate_json(stored)
+        logger.info("interaction %s was already applied; returning its stored result", interaction_id)
+        return result.model_copy(update={"metadata": {**result.metadata, "replayed": True}})
+
+    @staticmethod
+    def _failure(sql: str, kind: SqlClassification, message: str) -> ToolResult:
+        return ToolResult(
+            tool_id=TOOL_ID,
+            ok=False,
+            error=f"{message} (statement: {_one_line(sql)})",
+            metadata={"statement": kind.kind, "destructive": kind.destructive},
+        )

@@ -1,0 +1,144 @@
+"""The Lark card and text builders (pure functions)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from activities.channels.lark.cards import (
+    APPROVE,
+    DENY,
+    CardAction,
+    approval_card,
+    button_value,
+    decided_card,
+    escape,
+    parse_card_action,
+    text_chunks,
+)
+from contracts import InteractionOutcome, InteractionRequest
+
+AT = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def request(**content: Any) -> InteractionRequest:
+    return InteractionRequest(
+        interaction_id="tool_7",
+        interaction_type="tool_approval",
+        task_id="session:lark:oc_1",
+        content={"tool_name": "sql", "tool_params": {"sql": "DELETE FROM t"}, **content},
+        timestamp=AT,
+    )
+
+
+def outcome(**fields: Any) -> InteractionOutcome:
+    values = {"interaction_id": "tool_7", "channel": "lark", "decided_at": AT}
+    return InteractionOutcome(**{**values, **fields})
+
+
+def markdown(card: dict[str, Any]) -> str:
+    return "\n".join(e["content"] for e in card["body"]["elements"] if e.get("tag") == "markdown")
+
+
+def test_button_values_round_trip() -> None:
+    value = button_value(APPROVE, "lark:oc_1", "tool_7")
+
+    assert value == {"action": "approve", "session_key": "lark:oc_1", "interaction_id": "tool_7"}
+    assert parse_card_action(value) == CardAction("approve", "lark:oc_1", "tool_7")
+    assert parse_card_action(button_value(DENY, "k", "i")) == CardAction("deny", "k", "i")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, "approve", {}, {"action": "maybe", "session_key": "k", "interaction_id": "i"}, {"action": "deny"}],
+)
+def test_other_values_are_not_card_actions(value: Any) -> None:
+    assert parse_card_action(value) is None
+
+
+def test_anyone_may_approve_without_a_deadline_and_other_tools_show_json() -> None:
+    card = approval_card(request(tool_name="http", tool_params={"url": "https://x", "n": 1}), "lark:oc_1")
+
+    text = markdown(card)
+    assert "**Who may approve:** anyone in this chat" in text and "**Deadline:** none" in text
+    assert '```json\n{\n  "url": "https://x",\n  "n": 1\n}\n```' in text
+    assert card["header"]["subtitle"]["content"] == "tool_7"
+
+
+def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:
+    card = approval_card(request(reason="<at id=all></at> **now**", tool_params={"sql": "SELECT '```'"}), "k")
+    denied = decided_card(
+        request(), outcome(approved=False, decided_by="mallory<b>", comment="<at id=all></at>")
+    )
+
+    assert "<at id=all>" not in json.dumps(card) and "<at id=all>" not in json.dumps(denied)
+    assert escape("<a>*`~[") == "&#60;a&#62;&#42;&#96;&#126;&#91;"
+    assert markdown(card).count("```") == 2, "only the fence itself"
+
+
+def test_long_sql_is_cut_to_keep_the_card_small() -> None:
+    card = approval_card(request(tool_params={"sql": "SELECT 1;\n" * 2000}), "k")
+
+    assert len(json.dumps(card).encode()) < 30 * 1024
+    assert "more characters" in markdown(card)
+
+
+@pytest.mark.parametrize(
+    ("fields", "title", "template", "line"),
+    [
+        (
+            {"approved": False, "decided_by": "lark:ou_b", "comment": "not now"},
+            "Denied: sql",
+            "red",
+            "**Denied** by <at id=ou_b></at>",
+        ),
+        (
+            {"approved": False, "decided_by": "system:cancel", "channel": "system"},
+            "Cancelled: sql",
+            "grey",
+            "**Cancelled** with the session",
+        ),
+        (
+            {
+                "approved": True,
+                "decided_by": "alice",
+                "tool_result": {"tool_id": "sql", "ok": False, "error": "locked"},
+            },
+            "Approved: sql",
+            "green",
+            "**Result:** failed: locked",
+        ),
+        (
+            {
+                "approved": True,
+                "decided_by": "alice",
+                "tool_result": {
+                    "ok": True,
+                    "content": {"statement": "SELECT", "columns": ["a"], "rows": [[1], [2]]},
+                },
+            },
+            "Approved: sql",
+            "green",
+            "**Result:** SELECT returned 2 rows",
+        ),
+    ],
+)
+def test_decided_cards(fields: dict[str, Any], title: str, template: str, line: str) -> None:
+    card = decided_card(request(), outcome(**fields))
+
+    assert card["header"]["title"]["content"] == title and card["header"]["template"] == template
+    assert line in markdown(card)
+    assert "button" not in json.dumps(card) and "确认" not in markdown(card)
+
+
+def test_text_chunks() -> None:
+    assert text_chunks("short") == ["short"]
+    assert text_chunks("  \n ") == [] and text_chunks("") == []
+    assert text_chunks("aa\nbb\ncc", limit=5) == ["aa\nbb", "cc"]
+    assert text_chunks("abcdefgh\nij", limit=3) == ["abc", "def", "gh", "ij"]
+    assert text_chunks("a\n\n\n\nb", limit=2) == ["a", "b"]
+    with pytest.raises(ValueError, match="positive"):
+        text_chunks("x", limit=0)

@@ -1,0 +1,157 @@
+"""The tool activities, run in a Temporal activity context: assessment and running."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio import activity
+from temporalio.testing import ActivityEnvironment
+
+from activities.tools.registry import builtin_tools
+from activities.tools.runner import ToolActivities
+from contracts import ToolCallRequest, ToolRun
+from core.settings import Settings
+
+DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
+
+
+@pytest.fixture
+def acts(tmp_path: Path) -> Iterator[ToolActivities]:
+    tool_activities = ToolActivities(Settings(data_dir=tmp_path))
+    yield tool_activities
+    tool_activities.sql_tool.close()
+
+
+def sql_call(sql: Any = None, **arguments: Any) -> ToolCallRequest:
+    return ToolCallRequest(
+        tool_id="sql", arguments={"sql": sql, **arguments} if sql is not None else arguments
+    )
+
+
+async def assess(acts: ToolActivities, call: ToolCallRequest) -> Any:
+    return await ActivityEnvironment().run(acts.assess_tool_call, call)
+
+
+async def run(acts: ToolActivities, call: ToolCallRequest, interaction_id: str | None = None) -> Any:
+    tool_run = ToolRun(owner_id="session:test", interaction_id=interaction_id, call=call)
+    return await ActivityEnvironment().run(acts.run_tool, tool_run)
+
+
+def test_the_builtin_sql_descriptor() -> None:
+    sql = builtin_tools()["sql"]
+
+    assert list(builtin_tools()) == ["sql"]
+    assert sql.approval == "destructive"
+    assert sql.permissions == ["read", "write"]
+    assert sql.arguments_schema["required"] == ["sql"]
+    assert sql.arguments_schema["properties"]["sql"]["type"] == "string"
+
+
+def test_activities_are_registered_under_their_names(acts: ToolActivities) -> None:
+    names = [activity._Definition.must_from_callable(fn).name for fn in acts.activities()]
+
+    assert names == ["assess_tool_call", "run_tool"]
+
+
+async def test_select_needs_no_approval(acts: ToolActivities) -> None:
+    assessment = await assess(acts, sql_call("SELECT * FROM orders"))
+
+    assert assessment.known and not assessment.needs_approval
+    assert assessment.reason == "SELECT is read-only"
+    assert assessment.summary == "sql: SELECT * FROM orders"
+    assert "orders" in assessment.description
+
+
+async def test_delete_needs_approval(acts: ToolActivities) -> None:
+    assessment = await assess(acts, sql_call(DELETE_CANCELLED))
+
+    assert assessment.needs_approval
+    assert assessment.reason == "DELETE statement changes data"
+    assert assessment.summary == f"sql: {DELETE_CANCELLED}"
+
+
+async def test_summary_is_one_line_cut_to_80_characters(acts: ToolActivities) -> None:
+    long_sql = "UPDATE orders\n   SET status = 'paid'\n WHERE customer IN (" + ", ".join(["'x'"] * 40) + ")"
+
+    summary = (await assess(acts, sql_call(long_sql))).summary
+
+    assert len(summary) == 80 and summary.endswith("…")
+    assert summary.startswith("sql: UPDATE orders SET status = 'paid' WHERE")
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (sql_call(), "argument 'sql' must be a non-empty string holding one SQL statement; it is missing"),
+        (sql_call(42), "argument 'sql' must be a non-empty string holding one SQL statement; got 42"),
+        (sql_call("  "), "argument 'sql' must be a non-empty string holding one SQL statement; got '  '"),
+    ],
+)
+async def test_a_bad_sql_argument_needs_approval_with_a_reason(
+    acts: ToolActivities, call: ToolCallRequest, expected: str
+) -> None:
+    assessment = await assess(acts, call)
+
+    assert assessment.needs_approval and assessment.reason == expected
+
+
+async def test_unknown_tool_is_assessed_as_unknown(acts: ToolActivities) -> None:
+    assessment = await assess(acts, ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}))
+
+    assert not assessment.known and not assessment.needs_approval
+    assert assessment.reason == "no tool named 'terminal'; known tools: sql"
+    assert assessment.summary == 'terminal: {"command": "ls"}'
+
+
+async def test_policy_never_and_always_override_classification(acts: ToolActivities) -> None:
+    acts.tools["sql"] = acts.tools["sql"].model_copy(update={"approval": "never"})
+    never = await assess(acts, sql_call(DELETE_CANCELLED))
+    acts.tools["sql"] = acts.tools["sql"].model_copy(update={"approval": "always"})
+    always = await assess(acts, sql_call("SELECT 1"))
+
+    assert (never.needs_approval, never.reason) == (False, "sql never needs approval")
+    assert (always.needs_approval, always.reason) == (True, "sql always needs approval")
+
+
+async def test_run_select_returns_rows(acts: ToolActivities) -> None:
+    result = await run(acts, sql_call("SELECT customer FROM orders WHERE status = 'paid' ORDER BY id"))
+
+    assert result.ok and result.tool_id == "sql"
+    assert result.content["rows"] == [["Alice"], ["Grace"]]
+
+
+async def test_run_delete_twice_with_one_interaction_applies_it_once(acts: ToolActivities) -> None:
+    first = await run(acts, sql_call(DELETE_CANCELLED), interaction_id="tool_1")
+    await run(acts, sql_call("INSERT INTO orders VALUES (20, 'Zoe', 5.0, 'cancelled')"))
+    retried = await run(acts, sql_call(DELETE_CANCELLED), interaction_id="tool_1")
+    remaining = await run(acts, sql_call("SELECT count(*) FROM orders WHERE status = 'cancelled'"))
+
+    assert first.content["rowcount"] == 3
+    assert retried.metadata["replayed"] is True and retried.content["rowcount"] == 3
+    assert remaining.content["rows"] == [[1]]
+
+
+async def test_run_sql_error_is_a_failed_result(acts: ToolActivities) -> None:
+    result = await run(acts, sql_call("SELECT * FROM foo"))
+
+    assert result.ok is False
+    assert result.error == "no such table: foo (statement: SELECT * FROM foo)"
+
+
+async def test_run_unknown_tool_is_a_failed_result(acts: ToolActivities) -> None:
+    result = await run(acts, ToolCallRequest(tool_id="shell", arguments={}))
+
+    assert (result.ok, result.tool_id) == (False, "shell")
+    assert result.error == "no tool named 'shell'; known tools: sql"
+
+
+async def test_run_with_a_bad_argument_names_the_field(acts: ToolActivities) -> None:
+    result = await run(acts, sql_call(query="SELECT 1"))
+
+    assert result.ok is False
+    assert (
+        result.error == "argument 'sql' must be a non-empty string holding one SQL statement; it is missing"
+    )
