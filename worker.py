@@ -62,7 +62,7 @@ async def run_worker(settings: Settings) -> None:
     from core.connect import connect_client
 
     tools = ToolActivities(settings)
-    await asyncio.to_thread(tools.sql_tool.prepare)
+    await asyncio.to_thread(tools.prepare)
     if settings.lark.enabled:
         # lark-oapi takes ~7 s to import here; pay it at start, not on the first card.
         await asyncio.to_thread(importlib.import_module, "lark_oapi")

@@ -19,7 +19,7 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from activities.tools.sql.database import SqlTool
+from activities.tools.sql.database import SqlDatabase
 from contracts import InteractionResponse
 from workflows.session import SessionWorkflow
 
@@ -47,7 +47,7 @@ async def _bare_workflow(stack: Stack) -> WorkflowHandle[Any, Any]:
 async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
     """Measure and return the approval rows."""
     async with harness.stack("approval") as stack:
-        sql_tool = SqlTool(stack.settings.demo_db_url)
+        sql_tool = SqlDatabase(stack.settings.demo_db_url)
         bare: list[WorkflowHandle[Any, Any]] = []
 
         async def synapse_approve(_i: int) -> float:

@@ -126,7 +126,7 @@ class Harness:
             _env_file=None,
         )
         tools = ToolActivities(settings)
-        await asyncio.to_thread(tools.sql_tool.prepare)
+        await asyncio.to_thread(tools.prepare)
         bare_queue = f"bare-{name}-{suffix}"
         synapse_worker = build_worker(self.client, settings, tools=tools)
         bare_worker = Worker(
@@ -136,7 +136,7 @@ class Harness:
             activities=list(bare.ACTIVITIES),
         )
         async with contextlib.AsyncExitStack() as parts:
-            parts.callback(tools.sql_tool.close)
+            parts.callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
             await parts.enter_async_context(_stopping(bare_worker))
             http = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))

@@ -21,7 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from activities.tools.sql.database import SqlTool
+from activities.tools.sql.database import SqlDatabase
 from api.main import create_app
 from core.settings import Settings, TemporalSettings
 from worker import build_worker
@@ -149,7 +149,7 @@ async def http(client: Client, settings: Settings, worker: None) -> AsyncIterato
 def count_orders(settings: Settings) -> Callable[[str], int]:
     """Count demo `orders` rows matching a WHERE clause, straight from SQLite."""
 
-    SqlTool(settings.demo_db_url).run("SELECT 1")  # creates and seeds the demo DB
+    SqlDatabase(settings.demo_db_url).run("SELECT 1")  # creates and seeds the demo DB
 
     def count(where: str = "1=1") -> int:
         with sqlite3.connect(settings.data_dir / "demo.db") as db:

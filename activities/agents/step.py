@@ -17,6 +17,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import AgentResult, AgentSpec, AgentStepInput, ToolDescriptor
+from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 
 from ..tools.registry import builtin_tools
@@ -27,10 +28,6 @@ AgentFn = Callable[[AgentStepInput], Awaitable[AgentResult]]
 #: A framework adapter: one step of a declared agent (`step.agent`), with the tool registry.
 FrameworkFn = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[AgentResult]]
 
-#: `Agent:demo-adk`: the demo rules as a google-adk model inside an ADK agent.
-DEMO_ADK = AgentSpec(name="demo-adk", framework="adk", model="demo")
-#: `Agent:demo-langgraph`: the demo rules as a LangChain chat model inside a LangGraph graph.
-DEMO_LANGGRAPH = AgentSpec(name="demo-langgraph", framework="langgraph", model="demo")
 
 _HEARTBEAT_SECONDS = 1.0
 
@@ -104,8 +101,8 @@ class AgentActivities:
         self.tools: dict[str, ToolDescriptor] = builtin_tools()
         self.agents: dict[str, AgentFn] = {
             "Agent:demo": _demo,
-            "Agent:demo-adk": self._declared(DEMO_ADK),
-            "Agent:demo-langgraph": self._declared(DEMO_LANGGRAPH),
+            "Agent:demo-adk": self._declared(BUILTIN_AGENTS["demo-adk"]),
+            "Agent:demo-langgraph": self._declared(BUILTIN_AGENTS["demo-langgraph"]),
         }
 
     def _declared(self, spec: AgentSpec) -> AgentFn:

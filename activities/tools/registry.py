@@ -1,4 +1,4 @@
-"""The builtin tools, as declared to models and to the approval policy (seed 003 ToolDescriptor).
+"""The registry of tools: the one place a tool is added (one line in `TOOLS`).
 
 Changing a descriptor (e.g. its approval policy) changes how new tool calls are assessed;
 calls already assessed keep their recorded assessment.
@@ -7,28 +7,25 @@ calls already assessed keep their recorded assessment.
 from __future__ import annotations
 
 from contracts import ToolDescriptor
+from core.settings import Settings
 
-SQL_TOOL = ToolDescriptor(
-    name="sql",
-    description=(
-        "Run one SQL statement against the demo database (SQLite by default, with an `orders` "
-        "table: id, customer, amount, status). SELECT runs freely; INSERT, UPDATE, DELETE and "
-        "schema changes need a person's approval."
-    ),
-    arguments_schema={
-        "type": "object",
-        "properties": {"sql": {"type": "string", "description": "One SQL statement."}},
-        "required": ["sql"],
-    },
-    permissions=["read", "write"],
-    source="builtin",
-    # One statement on a local database takes ~2 ms: `quick` makes the workflow run it as a
-    # local activity, which saves the activity task round trip on the approval path.
-    capabilities=["quick"],
-    approval="destructive",
-)
+from .plugin import Tool
+from .sql.tool import SqlTool
+
+TOOLS: tuple[type[Tool], ...] = (SqlTool,)
+"""Every builtin tool, by class."""
+
+
+def tool_class(name: str) -> type[Tool] | None:
+    """The registered tool called `name`, if any."""
+    return next((tool for tool in TOOLS if tool.DESCRIPTOR.name == name), None)
 
 
 def builtin_tools() -> dict[str, ToolDescriptor]:
-    """The builtin tools by name (a fresh dict; callers may add to it)."""
-    return {SQL_TOOL.name: SQL_TOOL}
+    """The builtin tools' descriptors by name (a fresh dict; callers may add to it)."""
+    return {tool.DESCRIPTOR.name: tool.DESCRIPTOR for tool in TOOLS}
+
+
+def build_tools(settings: Settings) -> dict[str, Tool]:
+    """One configured instance of every tool, by name."""
+    return {tool.DESCRIPTOR.name: tool.from_settings(settings) for tool in TOOLS}

@@ -7,41 +7,21 @@ renaming one breaks running workflows; changing the logic does not (results are 
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
 
-from contracts import ToolAssessment, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from contracts import ToolAssessment, ToolCallRequest, ToolResult, ToolRun
 from core.settings import Settings
 
-from .registry import builtin_tools
-from .sql.database import SqlTool
-
-_SUMMARY_CHARS = 80
-
-ToolRunner = Callable[[ToolRun], Awaitable[ToolResult]]
+from .plugin import Tool, generic_summary
+from .registry import build_tools
 
 
-def summarize_call(call: ToolCallRequest) -> str:
-    """`sql: DELETE FROM orders WHERE status = 'cancelled'`, on one line, cut to ~80 characters."""
-    sql = call.arguments.get("sql")
-    shown = sql if call.tool_id == "sql" and isinstance(sql, str) else json.dumps(call.arguments, default=str)
-    line = " ".join(f"{call.tool_id}: {shown}".split())
-    return line if len(line) <= _SUMMARY_CHARS else line[: _SUMMARY_CHARS - 1] + "…"
-
-
-def _sql_argument(arguments: dict[str, Any]) -> str | None:
-    """The `sql` argument when it is a non-empty string, else None."""
-    sql = arguments.get("sql")
-    return sql if isinstance(sql, str) and sql.strip() else None
-
-
-def _bad_sql_argument(arguments: dict[str, Any]) -> str:
-    got = f"got {arguments['sql']!r}" if "sql" in arguments else "it is missing"
-    return f"argument 'sql' must be a non-empty string holding one SQL statement; {got}"
+def summarize_call(call: ToolCallRequest, tool: Tool | None) -> str:
+    """The call on one line, as its tool summarises it (generic for an unknown tool)."""
+    return tool.summarize(call) if tool is not None else generic_summary(call)
 
 
 def claim_key(run: ToolRun) -> str | None:
@@ -59,25 +39,26 @@ def claim_key(run: ToolRun) -> str | None:
 
 
 class ToolActivities:
-    """The tool activities, holding the tool registry and the (lazily created) SQL tool."""
+    """The tool activities, dispatching to the registered tools (`registry.py`) by name."""
 
-    def __init__(self, settings: Settings) -> None:
-        """Keep the settings; nothing is opened until a tool first runs.
+    def __init__(self, settings: Settings, tools: dict[str, Tool] | None = None) -> None:
+        """Configure every registered tool; nothing is opened until a tool first runs.
 
         Args:
-            settings: Read for the SQL tool's database URL and row limit.
+            settings: Read by each tool's `from_settings`.
+            tools: The tools to dispatch to instead of the registry's (tests).
         """
-        self._settings = settings
-        self.tools: dict[str, ToolDescriptor] = builtin_tools()
-        self._runners: dict[str, ToolRunner] = {"sql": self._run_sql}
-        self._sql: SqlTool | None = None
+        self.tools: dict[str, Tool] = tools if tools is not None else build_tools(settings)
 
-    @property
-    def sql_tool(self) -> SqlTool:
-        """The SQL tool, created on first use (creating it does no I/O)."""
-        if self._sql is None:
-            self._sql = SqlTool(self._settings.demo_db_url, max_rows=self._settings.tools.sql_max_rows)
-        return self._sql
+    def prepare(self) -> None:
+        """Let every tool create what it needs before its first run (worker start)."""
+        for tool in self.tools.values():
+            tool.prepare()
+
+    def close(self) -> None:
+        """Release what the tools hold."""
+        for tool in self.tools.values():
+            tool.close()
 
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""
@@ -100,9 +81,9 @@ class ToolActivities:
         Returns:
             The assessment, with a one-line `summary` for approval cards and the Web UI.
         """
-        summary = summarize_call(call)
-        descriptor = self.tools.get(call.tool_id)
-        if descriptor is None:
+        tool = self.tools.get(call.tool_id)
+        summary = summarize_call(call, tool)
+        if tool is None:
             return ToolAssessment(
                 tool_id=call.tool_id,
                 known=False,
@@ -110,7 +91,13 @@ class ToolActivities:
                 reason=self._unknown(call.tool_id),
                 summary=summary,
             )
-        needs_approval, reason = self._policy(descriptor, call)
+        descriptor = tool.descriptor
+        if descriptor.approval == "never":
+            needs_approval, reason = False, f"{descriptor.name} never needs approval"
+        elif descriptor.approval == "always":
+            needs_approval, reason = True, f"{descriptor.name} always needs approval"
+        else:
+            needs_approval, reason = tool.assess(call)
         activity.logger.info("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
         return ToolAssessment(
             tool_id=call.tool_id,
@@ -122,28 +109,14 @@ class ToolActivities:
             quick="quick" in descriptor.capabilities,
         )
 
-    def _policy(self, descriptor: ToolDescriptor, call: ToolCallRequest) -> tuple[bool, str]:
-        if descriptor.approval == "never":
-            return False, f"{descriptor.name} never needs approval"
-        if descriptor.approval == "always":
-            return True, f"{descriptor.name} always needs approval"
-        if descriptor.name == "sql":
-            sql = _sql_argument(call.arguments)
-            if sql is None:
-                return True, _bad_sql_argument(call.arguments)
-            classification = self.sql_tool.classify(sql)
-            return classification.destructive, classification.reason
-        # A destructive-policy tool that cannot classify its calls: fail safe.
-        return True, f"{descriptor.name} cannot tell whether this call is destructive"
-
     @activity.defn(name="run_tool")
     async def run_tool(self, run: ToolRun) -> ToolResult:
         """Run an (approved or approval-free) tool call.
 
         Tool failures and bad arguments come back as `ToolResult(ok=False, error=...)` for the
         agent to read; only infrastructure errors (database busy or unreachable) raise, so
-        Temporal retries them. With `run.interaction_id`, a destructive SQL statement is applied
-        exactly once even when this activity is retried (see `claim_key`).
+        Temporal retries them. With `run.interaction_id`, a tool with side effects applies the
+        call exactly once even when this activity is retried (see `claim_key`).
 
         Args:
             run: The call, who runs it, and the approval that authorised it.
@@ -151,14 +124,8 @@ class ToolActivities:
         Returns:
             The tool's result.
         """
-        runner = self._runners.get(run.call.tool_id)
-        if runner is None:
+        tool = self.tools.get(run.call.tool_id)
+        if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
-        activity.logger.info("running %s for %s", summarize_call(run.call), run.owner_id)
-        return await runner(run)
-
-    async def _run_sql(self, run: ToolRun) -> ToolResult:
-        sql = _sql_argument(run.call.arguments)
-        if sql is None:
-            return ToolResult(tool_id="sql", ok=False, error=_bad_sql_argument(run.call.arguments))
-        return await asyncio.to_thread(self.sql_tool.run, sql, claim_key(run))
+        activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
+        return await tool.run(run.call, claim_key(run))

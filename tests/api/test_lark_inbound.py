@@ -19,7 +19,7 @@ from temporalio.client import Client
 from activities.channels.lark.cards import Action, button_value
 from activities.tools.runner import ToolActivities
 from api.main import create_app
-from contracts import TaskChunkType, ToolResult, ToolRun
+from contracts import TaskChunkType, ToolCallRequest, ToolResult
 from core.settings import LarkSettings, Settings, TemporalSettings
 from worker import build_worker
 from workflows.ids import session_workflow_id
@@ -372,15 +372,16 @@ async def test_a_foreign_button_or_a_closed_session_decides_nothing(
 async def slow_sql(client: Client, settings: Settings, *, quick: bool) -> AsyncIterator[httpx.AsyncClient]:
     """The app and a worker whose SQL tool takes 3 s; `quick=False` runs it as a regular activity."""
     tools = ToolActivities(settings)
-    run_sql = tools._runners["sql"]
+    sql = tools.tools["sql"]
+    run_sql = sql.run
 
-    async def slow(run: ToolRun) -> ToolResult:
+    async def slow(call: ToolCallRequest, claim: str | None) -> ToolResult:
         await asyncio.sleep(3)
-        return await run_sql(run)
+        return await run_sql(call, claim)
 
-    tools._runners["sql"] = slow
+    sql.run = slow  # type: ignore[method-assign]
     if not quick:
-        tools.tools["sql"] = tools.tools["sql"].model_copy(update={"capabilities": []})
+        sql.descriptor = sql.descriptor.model_copy(update={"capabilities": []})
     async with (
         build_worker(client, settings, tools=tools),
         serve(create_app(settings, client=client)) as http,

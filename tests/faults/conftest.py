@@ -10,7 +10,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from activities.tools.sql.database import SqlTool
+from activities.tools.sql.database import SqlDatabase
 from api.main import create_app
 from core.settings import Settings
 
@@ -40,7 +40,7 @@ class DemoDb:
 
     def __init__(self, settings: Settings) -> None:
         self.path = settings.data_dir / "demo.db"
-        SqlTool(settings.demo_db_url).prepare()  # creates and seeds it before any worker runs
+        SqlDatabase(settings.demo_db_url).prepare()  # creates and seeds it before any worker runs
 
     def scalar(self, sql: str, *args: object) -> object:
         """The first column of the first row of `sql`."""

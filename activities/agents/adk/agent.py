@@ -46,6 +46,7 @@ from contracts import (
     ToolCallRequest,
     ToolDescriptor,
 )
+from core.agent_registry import BUILTIN_AGENTS
 
 from ..model_errors import (
     ModelConfigError,
@@ -271,7 +272,7 @@ async def adk_step(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> Ag
         ApplicationError: `ModelUnavailable` (retryable) when every model failed and at least
             one failure was transient (rate limit, 5xx, timeout, connection).
     """
-    spec = step.agent or AgentSpec(name=step.agent_id.removeprefix("Agent:"), framework="adk", model="demo")
+    spec = step.agent or BUILTIN_AGENTS["demo-adk"]
     allowed = {name: tools[name] for name in (spec.tools if step.agent else step.tools) if name in tools}
     failures: list[_ModelFailed] = []
     for model in [spec.model or "demo", *spec.fallback_models]:

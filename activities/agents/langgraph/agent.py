@@ -50,6 +50,7 @@ from contracts import (
     ToolCallRequest,
     ToolDescriptor,
 )
+from core.agent_registry import BUILTIN_AGENTS
 
 from ..model_errors import classify_model_error, describe_model_error, model_failure, transient_error
 from .demo_model import DEMO_MODEL, DemoChatModel, DemoModelFailure
@@ -60,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 MODEL_TIMEOUT_SECONDS = 120.0
 """One model call; a step makes at most two per model (a re-ask), well inside AGENT_STEP_TIMEOUT."""
-DEFAULT_SPEC = AgentSpec(name="demo-langgraph", framework="langgraph", model=DEMO_MODEL)
+DEFAULT_SPEC = BUILTIN_AGENTS["demo-langgraph"]
 """The agent run when a step carries no declaration (histories from before declarations)."""
 _MODEL_ERRORS = (openai.OpenAIError, httpx.HTTPError, OSError, TimeoutError)
 _USAGE_KEYS = {

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from contracts import InteractionOutcome, InteractionRequest
 
-from ...tools.report import describe_sql_result
+from ...tools.report import describe_result
 
 APPROVE: Final = "approve"
 DENY: Final = "deny"
@@ -200,8 +200,9 @@ def _result_line(result: Any) -> str | None:
     if result.get("ok") is False:
         return f"failed: {_cut(str(result.get('error') or 'no error message'), _MAX_LINE_CHARS)}"
     content = result.get("content")
-    if isinstance(content, dict) and ("rowcount" in content or "columns" in content):
-        return describe_sql_result(content).splitlines()[0].rstrip(":")
+    described = describe_result(result.get("tool_id"), content)
+    if described is not None:
+        return described.splitlines()[0].rstrip(":")
     if content is None:
         return "done"
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)

@@ -1,7 +1,7 @@
-"""The `sql` tool: runs one SQL statement against a SQLAlchemy database, exactly once per approval.
+"""The `sql` tool's database: runs one SQL statement with SQLAlchemy, exactly once per approval.
 
 Blocking database work happens here, synchronously; the `run_tool` activity calls it through
-`asyncio.to_thread`. One engine per `SqlTool`; SQLAlchemy engines are thread-safe and each
+`asyncio.to_thread`. One engine per `SqlDatabase`; SQLAlchemy engines are thread-safe and each
 call checks out its own connection.
 """
 
@@ -23,7 +23,7 @@ from contracts import ToolResult
 
 from .syntax import SqlClassification, classify, sqlglot_dialect
 
-__all__ = ["PAUSE_FILE_ENV", "SEED_ORDERS", "SqlClassification", "SqlTool", "classify"]
+__all__ = ["PAUSE_FILE_ENV", "SEED_ORDERS", "SqlClassification", "SqlDatabase", "classify"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _wait_while_pause_file_exists() -> None:
         time.sleep(_PAUSE_POLL_SECONDS)
 
 
-class SqlTool:
+class SqlDatabase:
     """Runs SQL statements for the `sql` tool, seeding the demo `orders` table on first use.
 
     A destructive statement run with an interaction id is applied exactly once: in the same

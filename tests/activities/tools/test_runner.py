@@ -10,9 +10,10 @@ import pytest
 from temporalio import activity
 from temporalio.testing import ActivityEnvironment
 
+from activities.tools.plugin import Tool
 from activities.tools.registry import builtin_tools
 from activities.tools.runner import ToolActivities
-from contracts import ToolCallRequest, ToolRun
+from contracts import ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.settings import Settings
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -22,7 +23,7 @@ DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 def acts(tmp_path: Path) -> Iterator[ToolActivities]:
     tool_activities = ToolActivities(Settings(data_dir=tmp_path))
     yield tool_activities
-    tool_activities.sql_tool.close()
+    tool_activities.close()
 
 
 def sql_call(sql: Any = None, **arguments: Any) -> ToolCallRequest:
@@ -107,9 +108,10 @@ async def test_unknown_tool_is_assessed_as_unknown(acts: ToolActivities) -> None
 
 
 async def test_policy_never_and_always_override_classification(acts: ToolActivities) -> None:
-    acts.tools["sql"] = acts.tools["sql"].model_copy(update={"approval": "never"})
+    sql = acts.tools["sql"]
+    sql.descriptor = sql.descriptor.model_copy(update={"approval": "never"})
     never = await assess(acts, sql_call(DELETE_CANCELLED))
-    acts.tools["sql"] = acts.tools["sql"].model_copy(update={"approval": "always"})
+    sql.descriptor = sql.descriptor.model_copy(update={"approval": "always"})
     always = await assess(acts, sql_call("SELECT 1"))
 
     assert (never.needs_approval, never.reason) == (False, "sql never needs approval")
@@ -155,3 +157,29 @@ async def test_run_with_a_bad_argument_names_the_field(acts: ToolActivities) -> 
     assert (
         result.error == "argument 'sql' must be a non-empty string holding one SQL statement; it is missing"
     )
+
+
+class Shout(Tool):
+    """A plugin of the test's own: the runner knows it only through the `Tool` interface."""
+
+    DESCRIPTOR = ToolDescriptor(name="shout", description="Say it louder.", approval="always")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Shout:
+        return cls()
+
+    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
+        return ToolResult(tool_id="shout", ok=True, content=str(call.arguments["text"]).upper())
+
+
+async def test_a_new_plugin_is_assessed_and_run_without_the_runner_knowing_its_name(tmp_path: Path) -> None:
+    acts = ToolActivities(Settings(data_dir=tmp_path), tools={"shout": Shout.from_settings(Settings())})
+    call = ToolCallRequest(tool_id="shout", arguments={"text": "hi"})
+
+    assessment = await assess(acts, call)
+    result = await run(acts, call, interaction_id="tool_1")
+
+    assert (assessment.known, assessment.needs_approval) == (True, True)
+    assert assessment.summary == 'shout: {"text": "hi"}'
+    assert assessment.reason == "shout always needs approval"
+    assert (result.ok, result.content) == (True, "HI")

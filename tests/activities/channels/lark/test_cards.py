@@ -116,6 +116,7 @@ def test_long_sql_is_cut_to_keep_the_card_small() -> None:
                 "approved": True,
                 "decided_by": "alice",
                 "tool_result": {
+                    "tool_id": "sql",
                     "ok": True,
                     "content": {"statement": "SELECT", "columns": ["a"], "rows": [[1], [2]]},
                 },

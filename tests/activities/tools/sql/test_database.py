@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlTool, classify
+from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlDatabase, classify
 from contracts import ToolResult
 from core.settings import Settings
 
@@ -24,8 +24,8 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def tool(settings: Settings) -> Iterator[SqlTool]:
-    sql_tool = SqlTool(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
+def tool(settings: Settings) -> Iterator[SqlDatabase]:
+    sql_tool = SqlDatabase(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
     yield sql_tool
     sql_tool.close()
 
@@ -73,7 +73,7 @@ def test_classify_gives_people_a_reason() -> None:
     assert "one statement runs at a time" in classify("SELECT 1; SELECT 2").reason
 
 
-def test_first_use_creates_the_directory_and_seeds_orders(tool: SqlTool, settings: Settings) -> None:
+def test_first_use_creates_the_directory_and_seeds_orders(tool: SqlDatabase, settings: Settings) -> None:
     result = tool.run("SELECT * FROM orders ORDER BY id")
 
     assert result.ok, result.error
@@ -86,17 +86,17 @@ def test_first_use_creates_the_directory_and_seeds_orders(tool: SqlTool, setting
     assert sum(1 for row in SEED_ORDERS if row[3] == "cancelled") == 3
 
 
-def test_seeding_happens_only_when_the_table_does_not_exist(tool: SqlTool, settings: Settings) -> None:
+def test_seeding_happens_only_when_the_table_does_not_exist(tool: SqlDatabase, settings: Settings) -> None:
     assert tool.run("DELETE FROM orders").ok
 
-    fresh = SqlTool(settings.demo_db_url)
+    fresh = SqlDatabase(settings.demo_db_url)
     try:
         assert fresh.run("SELECT count(*) FROM orders").content["rows"] == [[0]]
     finally:
         fresh.close()
 
 
-def test_delete_reports_affected_rows(tool: SqlTool, settings: Settings) -> None:
+def test_delete_reports_affected_rows(tool: SqlDatabase, settings: Settings) -> None:
     result = tool.run(DELETE_CANCELLED)
 
     assert result.ok
@@ -112,7 +112,7 @@ def test_delete_reports_affected_rows(tool: SqlTool, settings: Settings) -> None
 
 
 def test_destructive_statement_with_an_interaction_id_is_applied_once(
-    tool: SqlTool, settings: Settings
+    tool: SqlDatabase, settings: Settings
 ) -> None:
     first = tool.run(DELETE_CANCELLED, interaction_id="session:s/tool_1")
     # A new cancelled order: running the DELETE again would remove it.
@@ -130,7 +130,7 @@ def test_destructive_statement_with_an_interaction_id_is_applied_once(
     )
 
 
-def test_another_interaction_id_runs_the_statement_again(tool: SqlTool, settings: Settings) -> None:
+def test_another_interaction_id_runs_the_statement_again(tool: SqlDatabase, settings: Settings) -> None:
     tool.run(DELETE_CANCELLED, interaction_id="tool_1")
     tool.run("INSERT INTO orders VALUES (20, 'Zoe', 5.0, 'cancelled')")
 
@@ -141,7 +141,7 @@ def test_another_interaction_id_runs_the_statement_again(tool: SqlTool, settings
 
 
 def test_rows_past_max_rows_are_cut_with_a_note(settings: Settings) -> None:
-    small = SqlTool(settings.demo_db_url, max_rows=3)
+    small = SqlDatabase(settings.demo_db_url, max_rows=3)
     try:
         result = small.run("SELECT id FROM orders ORDER BY id")
     finally:
@@ -162,20 +162,20 @@ def test_rows_past_max_rows_are_cut_with_a_note(settings: Settings) -> None:
         ("INSERT INTO orders (id) VALUES (30)", "NOT NULL constraint failed: orders.customer"),
     ],
 )
-def test_sql_errors_are_results_naming_the_statement(tool: SqlTool, sql: str, message: str) -> None:
+def test_sql_errors_are_results_naming_the_statement(tool: SqlDatabase, sql: str, message: str) -> None:
     result = tool.run(sql, interaction_id="tool_9")
 
     assert result.ok is False
     assert result.error is not None and message in result.error
 
 
-def test_a_failed_statement_is_not_recorded_as_applied(tool: SqlTool, settings: Settings) -> None:
+def test_a_failed_statement_is_not_recorded_as_applied(tool: SqlDatabase, settings: Settings) -> None:
     tool.run("INSERT INTO orders VALUES (1, 'Dup', 1.0, 'paid')", interaction_id="tool_9")
 
     assert scalar(settings, "SELECT count(*) FROM synapse_tool_runs") == 0
 
 
-def test_several_statements_are_refused_and_nothing_runs(tool: SqlTool, settings: Settings) -> None:
+def test_several_statements_are_refused_and_nothing_runs(tool: SqlDatabase, settings: Settings) -> None:
     result = tool.run("DELETE FROM orders; DROP TABLE orders", interaction_id="tool_3")
 
     assert result.ok is False
@@ -183,13 +183,13 @@ def test_several_statements_are_refused_and_nothing_runs(tool: SqlTool, settings
     assert scalar(settings, "SELECT count(*) FROM orders") == 8
 
 
-def test_user_sql_is_sent_verbatim_colons_included(tool: SqlTool) -> None:
+def test_user_sql_is_sent_verbatim_colons_included(tool: SqlDatabase) -> None:
     result = tool.run("SELECT 'meet at :noon' AS note")
 
     assert result.content["rows"] == [["meet at :noon"]]
 
 
-def test_ddl_reports_no_row_count(tool: SqlTool, settings: Settings) -> None:
+def test_ddl_reports_no_row_count(tool: SqlDatabase, settings: Settings) -> None:
     result = tool.run("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", interaction_id="tool_4")
 
     assert result.ok and result.content["statement"] == "CREATE" and result.content["rowcount"] is None
@@ -215,7 +215,7 @@ def pause_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.L
 
 
 async def test_pause_file_holds_the_commit_until_it_is_removed(
-    tool: SqlTool, settings: Settings, pause_file: Path, caplog: pytest.LogCaptureFixture
+    tool: SqlDatabase, settings: Settings, pause_file: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     tool.run("SELECT 1")  # create and seed before pausing
 
@@ -231,14 +231,14 @@ async def test_pause_file_holds_the_commit_until_it_is_removed(
 
 
 async def test_a_concurrent_retry_waits_for_the_first_attempt_and_replays_it(
-    tool: SqlTool,
+    tool: SqlDatabase,
     settings: Settings,
     pause_file: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A second worker's retry checks for a stored result before the first attempt commits.
-    other = SqlTool(settings.demo_db_url)
+    other = SqlDatabase(settings.demo_db_url)
     other.run("SELECT 1")
     real_stored_result = other._stored_result
     checks: list[str | None] = []

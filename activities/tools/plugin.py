@@ -1,0 +1,86 @@
+"""The tool plugin interface: what the `assess_tool_call` and `run_tool` activities need of a tool.
+
+A tool is a subclass of `Tool` in a package of its own under `activities/tools/`, registered by
+one line in `registry.py`. The workflow never knows tool names: it asks `assess_tool_call`
+(does this call need a person's approval?) and runs approved calls with `run_tool`, which both
+dispatch here. Tools are declared to models (`descriptor`) but executed only by `run_tool`.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Self
+
+from contracts import ToolCallRequest, ToolDescriptor, ToolResult
+from core.settings import Settings
+
+SUMMARY_CHARS = 80
+"""Length of a call's one-line summary (approval cards, the Web UI's activity summaries)."""
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    return cut(" ".join(text.split()), limit)
+
+
+def generic_summary(call: ToolCallRequest) -> str:
+    """`tool: {"argument": ...}` on one line."""
+    return one_line(f"{call.tool_id}: {json.dumps(call.arguments, default=str)}")
+
+
+class Tool(ABC):
+    """One tool: its descriptor and policy, how to assess, summarise, run and describe its calls."""
+
+    DESCRIPTOR: ClassVar[ToolDescriptor]
+    """What models are told about the tool, and its approval policy (`never`, `always`, `destructive`)."""
+
+    def __init__(self) -> None:
+        self.descriptor = self.DESCRIPTOR
+
+    @classmethod
+    @abstractmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        """The tool as configured (creating it does no I/O; `prepare` does)."""
+
+    def prepare(self) -> None:
+        """Create what the tool needs before its first run (the worker calls it at start)."""
+        return None  # nothing, unless the tool needs something
+
+    def close(self) -> None:
+        """Release what the tool holds (connections, processes)."""
+        return None  # nothing, unless the tool holds something
+
+    def assess(self, call: ToolCallRequest) -> tuple[bool, str]:
+        """For the `destructive` policy: whether this call needs approval, and why.
+
+        The default fails safe: a tool that cannot classify its calls always asks.
+        """
+        return True, f"{self.descriptor.name} cannot tell whether this call is destructive"
+
+    def summarize(self, call: ToolCallRequest) -> str:
+        """The call on one line, e.g. `sql: DELETE FROM orders WHERE ...`."""
+        return generic_summary(call)
+
+    @abstractmethod
+    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
+        """Run the call; bad arguments and tool errors are `ok=False` results, never raised.
+
+        Args:
+            call: The call to run.
+            claim: The exactly-once key of an approved run (None when no approval was needed):
+                a tool with side effects must apply a call with the same key at most once.
+
+        Raises:
+            Exception: Only for infrastructure failures worth a retry by Temporal.
+        """
+
+    @classmethod
+    def describe(cls, content: Any) -> str | None:
+        """A sentence people read about a successful result's `content` (None: the generic one)."""
+        return None

@@ -1,0 +1,97 @@
+"""The `sql` plugin: one SQL statement per call; SELECT runs freely, anything that changes data asks.
+
+sqlglot classifies the statement (`syntax`); the statement runs in the database with its
+exactly-once claim (`database`); a result reads as a sentence (`report`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Self
+
+from contracts import ToolCallRequest, ToolDescriptor, ToolResult
+from core.settings import Settings
+
+from ..plugin import Tool, one_line
+from .database import TOOL_ID, SqlDatabase
+from .report import describe_sql_result
+
+DESCRIPTOR = ToolDescriptor(
+    name=TOOL_ID,
+    description=(
+        "Run one SQL statement against the demo database (SQLite by default, with an `orders` "
+        "table: id, customer, amount, status). SELECT runs freely; INSERT, UPDATE, DELETE and "
+        "schema changes need a person's approval."
+    ),
+    arguments_schema={
+        "type": "object",
+        "properties": {"sql": {"type": "string", "description": "One SQL statement."}},
+        "required": ["sql"],
+    },
+    permissions=["read", "write"],
+    source="builtin",
+    # One statement on a local database takes ~2 ms: `quick` makes the workflow run it as a
+    # local activity, which saves the activity task round trip on the approval path.
+    capabilities=["quick"],
+    approval="destructive",
+)
+
+
+def sql_argument(arguments: dict[str, Any]) -> str | None:
+    """The `sql` argument when it is a non-empty string, else None."""
+    sql = arguments.get("sql")
+    return sql if isinstance(sql, str) and sql.strip() else None
+
+
+def bad_sql_argument(arguments: dict[str, Any]) -> str:
+    """Why the arguments hold no statement to run."""
+    got = f"got {arguments['sql']!r}" if "sql" in arguments else "it is missing"
+    return f"argument 'sql' must be a non-empty string holding one SQL statement; {got}"
+
+
+class SqlTool(Tool):
+    """The `sql` tool on its database (created on first use)."""
+
+    DESCRIPTOR = DESCRIPTOR
+
+    def __init__(self, url: str, max_rows: int = 100) -> None:
+        super().__init__()
+        self.database = SqlDatabase(url, max_rows=max_rows)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        """`SYNAPSE_SQL_URL` (the demo SQLite database by default), `SYNAPSE_SQL_MAX_ROWS`."""
+        return cls(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
+
+    def prepare(self) -> None:
+        """Create the database file, the claims table and the seeded demo `orders` when absent."""
+        self.database.prepare()
+
+    def close(self) -> None:
+        """Release the engine's connections."""
+        self.database.close()
+
+    def assess(self, call: ToolCallRequest) -> tuple[bool, str]:
+        """Anything not provably read-only needs approval (sqlglot, in the database's dialect)."""
+        sql = sql_argument(call.arguments)
+        if sql is None:
+            return True, bad_sql_argument(call.arguments)
+        classification = self.database.classify(sql)
+        return classification.destructive, classification.reason
+
+    def summarize(self, call: ToolCallRequest) -> str:
+        """`sql: DELETE FROM orders WHERE status = 'cancelled'`."""
+        sql = call.arguments.get("sql")
+        return one_line(f"sql: {sql}") if isinstance(sql, str) else super().summarize(call)
+
+    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
+        """Run the statement (in a thread); a destructive one is applied once per `claim`."""
+        sql = sql_argument(call.arguments)
+        if sql is None:
+            return ToolResult(tool_id=TOOL_ID, ok=False, error=bad_sql_argument(call.arguments))
+        return await asyncio.to_thread(self.database.run, sql, claim)
+
+    @classmethod
+    def describe(cls, content: Any) -> str | None:
+        """`DELETE done: 3 rows affected.` or `SELECT returned 2 rows: ...`."""
+        return describe_sql_result(content) if isinstance(content, dict) else None
