@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 from contracts import InboundMessage, LiveSession, SessionConfig
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
-from workflows.session_state import SessionRunInput
+from workflows.session.state import SessionRunInput
 
 from .busy import retry_while_busy
 from .errors import from_update_failure, is_not_found

@@ -29,6 +29,7 @@ from .blueprint import (
 )
 from .channels import Delivery, OutboundMessage
 from .context import ContextBuildConfig
+from .errors import ErrorType, Principal
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
 from .session import (
@@ -72,6 +73,7 @@ __all__ = [
     "DataFlow",
     "Delivery",
     "EdgeDefinition",
+    "ErrorType",
     "ExecutionMode",
     "FailureDetails",
     "FailureType",
@@ -89,6 +91,7 @@ __all__ = [
     "MessageRequest",
     "OutboundMessage",
     "PlanBlueprint",
+    "Principal",
     "SessionConfig",
     "SessionControl",
     "TaskChunkType",

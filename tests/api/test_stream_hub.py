@@ -19,7 +19,7 @@ from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskCh
 from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
-from workflows.session_state import SessionRunInput
+from workflows.session.state import SessionRunInput
 from workflows.stream_watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually

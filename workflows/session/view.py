@@ -15,10 +15,10 @@ from temporalio.common import SearchAttributeUpdate
 with workflow.unsafe.imports_passed_through():
     from contracts import LiveSession, SessionConfig
 
-    from .session_state import SessionState
+    from .state import SessionState
 
-from . import search
-from .ids import session_key_of
+from .. import search
+from ..ids import session_key_of
 
 SEARCH_STATUS = {"active": "running"}
 """LiveSession status -> SynapseStatus value, where they differ."""

@@ -40,14 +40,15 @@ with workflow.unsafe.imports_passed_through():
         WatchResult,
     )
 
-    from .session_state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
+    from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from . import approvals, session_view
-from .agent_loop import LoopOutcome, run_agent_loop
-from .channel_outbox import ChannelOutbox, outcome_text
-from .session_controls import SessionControls
-from .session_decisions import SessionDecisions
-from .stream_watch import StreamWatch
+from ..agent_loop import LoopOutcome, run_agent_loop
+from ..stream_watch import StreamWatch
+from ..supervision import approvals
+from ..supervision.decisions import SessionDecisions
+from ..supervision.interventions import SessionControls
+from . import view as session_view
+from .outbox import ChannelOutbox, outcome_text
 
 STREAM_TOPIC = "events"
 """The one topic every session chunk is published on."""

@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
     )
 
-    from .session_state import SessionState
+    from .state import SessionState
 
 DELIVER_MESSAGE = "deliver_message"
 DELIVERY_TIMEOUT = timedelta(seconds=30)

@@ -24,13 +24,12 @@ from contracts import (
 )
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
+from tests.conftest import assert_eventually
+from tests.support import serve
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
-from workflows.session_state import SessionRunInput
-
-from ..conftest import assert_eventually
-from ..support import serve
+from workflows.session.state import SessionRunInput
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 

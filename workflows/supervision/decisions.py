@@ -23,10 +23,10 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
     )
 
-    from .session_state import SessionState
+    from ..session.state import SessionState
 
+from ..session.outbox import ChannelOutbox
 from . import approvals
-from .channel_outbox import ChannelOutbox
 from .chat_reply import interpret_reply
 
 

@@ -13,12 +13,11 @@ from temporalio.testing import WorkflowEnvironment
 from api import sessions
 from contracts import InboundMessage, InteractionResponse, SessionConfig
 from core.settings import LarkSettings, Settings
+from tests.conftest import assert_eventually
+from tests.fakes.lark_open_api import CardUpdate, FakeLarkOpenApi, FakeMessage, lark_open_api
 from worker import build_worker
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
-
-from ..conftest import assert_eventually
-from ..fakes.lark_open_api import CardUpdate, FakeLarkOpenApi, FakeMessage, lark_open_api
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 

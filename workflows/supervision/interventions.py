@@ -15,10 +15,10 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import AuditEntry, LiveSession, SessionControl, TaskChunkType
 
-    from .session_state import SessionState
+    from ..session.state import SessionState
 
+from ..ids import session_key_of
 from .approvals import ANONYMOUS
-from .ids import session_key_of
 
 
 def _rejected(message: str, error_type: str) -> ApplicationError:

@@ -1,0 +1,49 @@
+"""The one vocabulary of failures and system principals.
+
+`ErrorType` values are the `ApplicationError.type` of every failure Synapse raises on purpose:
+the code that raises, the retry policies (`non_retryable_error_types`) and the API's status
+mapping all use these members, never strings typed again. Renaming a value changes recorded
+failures and retry policies: add new members, keep old ones.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorType(StrEnum):
+    """`ApplicationError.type` of the failures Synapse raises."""
+
+    # Decisions and interventions, refused by a workflow's validators (the API's 4xx).
+    INTERACTION_NOT_FOUND = "InteractionNotFound"
+    INTERACTION_ALREADY_DECIDED = "InteractionAlreadyDecided"
+    APPROVER_NOT_ALLOWED = "ApproverNotAllowed"
+    SESSION_ALREADY_PAUSED = "SessionAlreadyPaused"
+    SESSION_NOT_PAUSED = "SessionNotPaused"
+    SESSION_CLOSED = "SessionClosed"
+    # Stream watchers (see workflows/stream_watch.py).
+    TOO_MANY_WATCHERS = "TooManyWatchers"
+    STREAM_CLOSING = "StreamClosing"
+    # Agent steps.
+    UNKNOWN_AGENT = "UnknownAgent"
+    INVALID_AGENT_INPUT = "InvalidAgentInput"
+    MODEL_UNAVAILABLE = "ModelUnavailable"
+    """Retryable: every model failed and at least one failure was transient."""
+    # Chat delivery (Lark/Feishu).
+    LARK_UNAVAILABLE = "LarkUnavailable"
+    """Retryable: rate limits, 5xx, no answer."""
+    LARK_AUTH_ERROR = "LarkAuthError"
+    LARK_REJECTED = "LarkRejected"
+    LARK_NOT_CONFIGURED = "LarkNotConfigured"
+    INVALID_OUTBOUND_MESSAGE = "InvalidOutboundMessage"
+
+
+class Principal(StrEnum):
+    """Who decided when no person did, or when nobody said who they are."""
+
+    TIMEOUT = "system:timeout"
+    """Nobody decided before the request's deadline: a denial."""
+    CANCEL = "system:cancel"
+    """The session or task was cancelled while the request waited: a denial."""
+    ANONYMOUS = "anonymous"
+    """A caller that gave no principal (only possible with API keys off)."""
