@@ -15,15 +15,17 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from contracts import ErrorType
+
 from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
 
-STATUS_BY_ERROR_TYPE = {
-    "InteractionNotFound": 404,
-    "InteractionAlreadyDecided": 409,
-    "ApproverNotAllowed": 403,
-    "SessionAlreadyPaused": 409,
-    "SessionNotPaused": 409,
-    "SessionClosed": 409,
+STATUS_BY_ERROR_TYPE: dict[str, int] = {
+    ErrorType.INTERACTION_NOT_FOUND: 404,
+    ErrorType.INTERACTION_ALREADY_DECIDED: 409,
+    ErrorType.APPROVER_NOT_ALLOWED: 403,
+    ErrorType.SESSION_ALREADY_PAUSED: 409,
+    ErrorType.SESSION_NOT_PAUSED: 409,
+    ErrorType.SESSION_CLOSED: 409,
 }
 
 

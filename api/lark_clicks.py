@@ -32,7 +32,14 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from activities.channels.lark.cards import APPROVE, decided_card, parse_card_action
-from contracts import AuditTrail, InteractionOutcome, InteractionRequest, InteractionResponse
+from contracts import (
+    AuditTrail,
+    ErrorType,
+    InteractionOutcome,
+    InteractionRequest,
+    InteractionResponse,
+    Principal,
+)
 from workflows.session import SessionWorkflow
 
 from . import sessions
@@ -106,17 +113,17 @@ async def _already_decided(client: Client, click: Click, err: ApplicationError) 
     if decision is None:
         return toast("info", err.message)
     when = decision.at.strftime("%Y-%m-%d %H:%M UTC")
-    if decision.principal == "system:timeout":
+    if decision.principal == Principal.TIMEOUT:
         return toast("info", f"This request expired at {when}: nobody decided in time, so it was denied.")
-    if decision.principal == "system:cancel":
+    if decision.principal == Principal.CANCEL:
         return toast("info", f"The session was cancelled at {when}; this request was denied.")
     return toast("info", f"Already {decision.kind} by {decision.principal} ({decision.channel}) at {when}.")
 
 
 async def _refused(client: Client, click: Click, err: ApplicationError) -> Answer:
-    if err.type == "ApproverNotAllowed":
+    if err.type == ErrorType.APPROVER_NOT_ALLOWED:
         return toast("error", f"Not allowed: {err.message}.")
-    if err.type == "InteractionAlreadyDecided":
+    if err.type == ErrorType.INTERACTION_ALREADY_DECIDED:
         return await _already_decided(client, click, err)
     return toast("error", err.message)
 
@@ -168,7 +175,7 @@ class _Update:
                 return outcome
         except WorkflowUpdateFailedError as err:
             cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type == "ApproverNotAllowed":
+            if isinstance(cause, ApplicationError) and cause.type == ErrorType.APPROVER_NOT_ALLOWED:
                 # The update's validator leaves no trace; its signal twin audits the attempt.
                 await self.handle.signal(SessionWorkflow.respond, self.response)
             raise

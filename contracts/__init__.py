@@ -1,4 +1,4 @@
-"""Synapse contracts: Pydantic v2 models only, no logic (seed 002 TR-1..TR-6).
+"""Synapse contracts: Pydantic v2 models only, no logic.
 
 Every workflow, activity, signal, update and query takes one of these models and returns
 one, so fields can be added (with defaults) without breaking recorded histories.

@@ -1,4 +1,4 @@
-"""What an agent returns: `AgentResult`, its only output (seed 002 section 2.2)."""
+"""What an agent returns: `AgentResult`, its only output."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class ToolCallRequest(Contract):
 
 
 class ToolCallBatch(Contract):
-    """Several tool calls proposed in one model turn (extension of seed 002's intent union).
+    """Several tool calls proposed in one model turn (an extension of the intent union).
 
     Each call is gated by its tool's approval policy and run in order; all results (and
     denials) go back to the agent together, so a denial of one never drops the others.

@@ -1,4 +1,4 @@
-"""The base every contract model shares (seed 002 TR-1..TR-3)."""
+"""The base every contract model shares: strict, documented, one model per message."""
 
 from pydantic import BaseModel, ConfigDict
 

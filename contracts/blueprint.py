@@ -1,4 +1,4 @@
-"""Workflow blueprints and task directives (seed 002 sections 2.1 and 2.4)."""
+"""Workflow blueprints and task directives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Context an agent asks for (seed 002 section 2.3)."""
+"""Context an agent asks for."""
 
 from __future__ import annotations
 

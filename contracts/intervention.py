@@ -1,4 +1,4 @@
-"""Human interventions on a running task graph (seed 002 section 2.5)."""
+"""Human interventions on a running task graph."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ class UniversalMessage(Contract):
 
 
 class InboundMessage(Contract):
-    """A message from a person, on any channel, for one session (seed 001)."""
+    """A message from a person, on any channel, for one session."""
 
     channel: str = Field(default="http", description="Where it came from: http, lark, cli, ...")
     sender_id: str = Field(default="anonymous", description="Principal who sent it.")

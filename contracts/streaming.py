@@ -1,4 +1,4 @@
-"""Interactive-session contracts: stream chunks and interactions (seeds 000 and 004)."""
+"""Interactive-session contracts: stream chunks and interactions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .messages import UniversalMessage
 
 
 class TaskChunkType(StrEnum):
-    """Kinds of stream chunk: seed 000's and seed 004's folded into one type."""
+    """Kinds of stream chunk: session events and terminal output folded into one type."""
 
     PROCESSING = "processing"
     TOOL_CALL_REQUEST = "tool_call_request"

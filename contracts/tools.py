@@ -1,4 +1,4 @@
-"""Tools: how they are described, assessed and run (seed 003 ToolDescriptor)."""
+"""Tools: how they are described, assessed and run (`ToolDescriptor`)."""
 
 from __future__ import annotations
 

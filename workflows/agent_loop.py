@@ -26,10 +26,12 @@ with workflow.unsafe.imports_passed_through():
         AgentResult,
         AgentSpec,
         AgentStepInput,
+        ErrorType,
         FailureDetails,
         FinalAnswer,
         InteractionOutcome,
         PlanBlueprint,
+        Principal,
         TaskChunkType,
         ToolAssessment,
         ToolCallBatch,
@@ -50,7 +52,8 @@ AGENT_STEP_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
-    non_retryable_error_types=["UnknownAgent", "ModelAuthError", "ModelValidationError"],
+    # Auth and validation failures of a model come back as FAILURE results, not errors.
+    non_retryable_error_types=[ErrorType.UNKNOWN_AGENT, ErrorType.INVALID_AGENT_INPUT],
 )
 ASSESS_TIMEOUT = timedelta(seconds=10)
 """Assessment is a policy lookup and a SQL parse: milliseconds."""
@@ -64,7 +67,8 @@ RUN_TOOL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
-    non_retryable_error_types=["InvalidToolArguments"],
+    # Tool errors and bad arguments are results (`ok=False`); what raises is worth a retry.
+    non_retryable_error_types=[],
 )
 
 
@@ -131,11 +135,14 @@ def _tool_message(
     )
 
 
+_DENIED_BY: dict[str, str] = {
+    Principal.TIMEOUT: "the approval request timed out",
+    Principal.CANCEL: "the session was cancelled",
+}
+
+
 def _denial(outcome: InteractionOutcome) -> dict[str, Any]:
-    reason = {
-        "system:timeout": "the approval request timed out",
-        "system:cancel": "the session was cancelled",
-    }.get(outcome.decided_by, "a person denied it")
+    reason = _DENIED_BY.get(outcome.decided_by, "a person denied it")
     return {
         "denied": True,
         "decided_by": outcome.decided_by,

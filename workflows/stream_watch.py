@@ -25,7 +25,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import TaskStreamChunk, WatchRequest, WatchResult
+    from contracts import ErrorType, TaskStreamChunk, WatchRequest, WatchResult
 
 WATCH_UPDATE = "watch"
 """Name of the update (the handler method is called `watch` on sessions and graphs alike; the API's stream hub calls it by name)."""
@@ -60,14 +60,14 @@ class StreamWatch:
         if self._closing:
             raise ApplicationError(
                 "this run is ending; read the rest of the stream with its poll query",
-                type="StreamClosing",
+                type=ErrorType.STREAM_CLOSING,
                 non_retryable=True,
             )
         if self._in_flight >= MAX_WATCHERS:
             raise ApplicationError(
                 f"{self._in_flight} watches are already waiting (at most {MAX_WATCHERS}, so "
                 "decisions always find a free update slot); poll the stream with its query instead",
-                type="TooManyWatchers",
+                type=ErrorType.TOO_MANY_WATCHERS,
                 non_retryable=True,
             )
 

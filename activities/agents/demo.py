@@ -1,4 +1,4 @@
-"""`Agent:demo`: the offline, deterministic rule agent (DESIGN.md "Agents").
+"""`Agent:demo`: the offline, deterministic rule agent (the rules are listed below).
 
 `decide` is a pure function: the same input always gives the same `AgentResult`, with no
 network and no clock, so it is the default agent and the test fixture. The rules, applied to

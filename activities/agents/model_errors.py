@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 import openai
 from temporalio.exceptions import ApplicationError
 
-from contracts import AgentIntent, AgentResult, AgentSpec, FailureDetails, FailureType, FinalAnswer
+from contracts import AgentIntent, AgentResult, AgentSpec, ErrorType, FailureDetails, FailureType, FinalAnswer
 
 if TYPE_CHECKING:
     from google.genai import errors as genai_errors
 
 #: `ApplicationError.type` of a transient model failure (retryable; not in the non-retryable list).
-TRANSIENT_ERROR_TYPE = "ModelUnavailable"
+TRANSIENT_ERROR_TYPE = ErrorType.MODEL_UNAVAILABLE
 
 
 def _transport_errors(attribute: str) -> tuple[type[BaseException], ...]:

@@ -16,7 +16,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import AgentResult, AgentSpec, AgentStepInput, ToolDescriptor
+from contracts import AgentResult, AgentSpec, AgentStepInput, ErrorType, ToolDescriptor
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 
@@ -71,7 +71,7 @@ def _sleep_seconds(input_data: dict[str, Any] | None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ApplicationError(
             f"input_data.sleep_seconds must be a non-negative number of seconds, got {value!r}",
-            type="InvalidAgentInput",
+            type=ErrorType.INVALID_AGENT_INPUT,
             non_retryable=True,
         )
     return float(value)
@@ -120,7 +120,7 @@ class AgentActivities:
             raise ApplicationError(
                 f"agent {step.agent_id!r} uses framework {step.agent.framework!r}, which this worker "
                 f"does not run; it runs: {', '.join(sorted(FRAMEWORKS))}",
-                type="UnknownAgent",
+                type=ErrorType.UNKNOWN_AGENT,
                 non_retryable=True,
             )
         return await adapter(step, self.tools)
@@ -155,7 +155,7 @@ class AgentActivities:
             known = ", ".join(sorted(self.agents))
             raise ApplicationError(
                 f"no agent named {step.agent_id!r}; known agents: {known}",
-                type="UnknownAgent",
+                type=ErrorType.UNKNOWN_AGENT,
                 non_retryable=True,
             )
         seconds = _sleep_seconds(step.input_data)

@@ -27,7 +27,7 @@ from temporalio.contrib.workflow_streams import PollInput, PollResult
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts import TaskStreamChunk, WatchRequest, WatchResult
+from contracts import ErrorType, TaskStreamChunk, WatchRequest, WatchResult
 from workflows.session import STREAM_TOPIC
 from workflows.stream_watch import WATCH_UPDATE
 
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 POLL_QUERY = "__temporal_workflow_stream_poll"
 """The stream's read-only poll query (the same name as its long-poll update)."""
-REFUSALS = {"TooManyWatchers", "StreamClosing"}
+REFUSALS = {ErrorType.TOO_MANY_WATCHERS, ErrorType.STREAM_CLOSING}
 """`watch` rejections that mean "read with the query for now" (the validator's error types)."""
 
 

@@ -1,4 +1,4 @@
-"""Chat replies that decide approvals (seed 001), and pause / resume / cancel."""
+"""Chat replies that decide approvals, and pause / resume / cancel."""
 
 from __future__ import annotations
 

@@ -23,9 +23,11 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         Delivery,
+        ErrorType,
         InteractionOutcome,
         InteractionRequest,
         OutboundMessage,
+        Principal,
         SessionConfig,
         TaskChunkType,
     )
@@ -40,7 +42,12 @@ DELIVERY_RETRY = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=8,
-    non_retryable_error_types=["LarkAuthError", "LarkRejected", "LarkNotConfigured"],
+    non_retryable_error_types=[
+        ErrorType.LARK_AUTH_ERROR,
+        ErrorType.LARK_REJECTED,
+        ErrorType.LARK_NOT_CONFIGURED,
+        ErrorType.INVALID_OUTBOUND_MESSAGE,
+    ],
 )
 CHAT_CHANNELS = frozenset({"lark"})
 
@@ -79,7 +86,7 @@ class ChannelOutbox:
     def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
         """Update the card with the decision; tell the chat when nobody decided in time."""
         self._queue("card_update", interaction=request, outcome=outcome)
-        if outcome.decided_by == "system:timeout":
+        if outcome.decided_by == Principal.TIMEOUT:
             self.text(f"操作已取消（超时）/ Cancelled: nobody approved `{request.interaction_id}` in time.")
 
     def pending(self) -> bool:

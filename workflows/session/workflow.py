@@ -1,4 +1,4 @@
-"""SessionWorkflow: one interactive conversation with one agent (seed 000 LiveSession).
+"""SessionWorkflow: one interactive conversation with one agent (its `LiveSession` is what people see).
 
 Started by signal-with-start on the first message (`session:<key>`). Messages queue in the
 state's inbox and are answered one at a time by the shared agent loop; tool calls that need
@@ -26,15 +26,11 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         AuditTrail,
         InboundMessage,
-        InteractionOutcome,
         InteractionRequest,
-        InteractionType,
         LiveSession,
+        SessionControl,
         TaskChunkType,
         TaskStreamChunk,
-        ToolAssessment,
-        ToolCallRequest,
-        ToolResult,
         UniversalMessage,
         WatchRequest,
         WatchResult,
@@ -43,10 +39,12 @@ with workflow.unsafe.imports_passed_through():
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
 from ..agent_loop import LoopOutcome, run_agent_loop
+from ..ids import session_key_of
 from ..stream_watch import StreamWatch
-from ..supervision import approvals
-from ..supervision.decisions import SessionDecisions
-from ..supervision.interventions import SessionControls
+from ..supervision.handlers import SupervisionHandlers
+from ..supervision.interventions import Interventions
+from ..supervision.ports import Policy, Surface
+from ..supervision.supervisor import Supervisor
 from . import view as session_view
 from .outbox import ChannelOutbox, outcome_text
 
@@ -55,7 +53,7 @@ STREAM_TOPIC = "events"
 
 
 @workflow.defn
-class SessionWorkflow(SessionDecisions, SessionControls):
+class SessionWorkflow(SupervisionHandlers):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init
@@ -68,11 +66,24 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         self._stream = WorkflowStream(prior_state=input.stream)
         self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
         self._watch = StreamWatch(self._state.next_sequence)
-        self._settled: set[str] = set()
-        self._current_sender: str | None = None
         self._reply_to: str | None = None
         self._outbox = ChannelOutbox(self._config, self._state, self.publish)
-        self._requests: dict[str, InteractionRequest] = {r.interaction_id: r for r in self._state.pending}
+        surface = Surface(
+            publish=self.publish,
+            channel=self._outbox,
+            show_status=self._set_status,
+            refresh=self._refresh_details,
+        )
+        policy = Policy(
+            timeout_seconds=self._config.approval_timeout_seconds,
+            approvers=self._config.approvers,
+            approve_by_requester=self._config.approve_by_requester,
+            channel=self._config.channel,
+        )
+        self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
+        self._interventions = Interventions(
+            f"session {session_key_of(self.owner_id)!r}", self._state, surface
+        )
 
     # ----------------------------------------------------------------- run
 
@@ -106,7 +117,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
 
     async def _answer(self, message: InboundMessage) -> None:
         state = self._state
-        self._current_sender = message.sender_id
+        self._supervisor.requester = message.sender_id
         reply_to = message.metadata.get("lark_message_id")
         self._reply_to = reply_to if isinstance(reply_to, str) else None
         state.messages.append(
@@ -120,7 +131,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         )
         self.publish(TaskChunkType.PROCESSING, {"message": message.content, "from": message.sender_id})
         outcome = await run_agent_loop(
-            self,
+            self._supervisor,
             agent_id=self._config.agent_id,
             agent=self._config.agent,
             messages=state.messages,
@@ -172,7 +183,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         self._set_status(status)
         self.publish(kind, {"status": status, "reason": reason}, is_final=True)
 
-    # ------------------------------------------------------ LoopHost interface
+    # ------------------------------------------------------ the stream
 
     @property
     def owner_id(self) -> str:
@@ -201,87 +212,11 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         self._events.publish(chunk)
         self._watch.published(chunk)
 
-    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
-        """Open an approval request and wait for a decision, a cancel, or the timeout."""
-        state = self._state
-        interaction_id = f"tool_{state.next_interaction}"
-        state.next_interaction += 1
-        now = workflow.now()
-        timeout = timedelta(seconds=self._config.approval_timeout_seconds)
-        request = InteractionRequest(
-            interaction_id=interaction_id,
-            interaction_type=InteractionType.TOOL_APPROVAL,
-            task_id=self.owner_id,
-            content={
-                "tool_name": call.tool_id,
-                "tool_params": call.arguments,
-                "tool_description": assessment.description,
-                "summary": assessment.summary,
-                "reason": assessment.reason,
-            },
-            metadata={"channel": self._config.channel},
-            timestamp=now,
-            approvers=self._approvers_for(self._current_sender),
-            requested_by=self._current_sender,
-            expires_at=now + timeout,
-        )
-        approvals.open_request(state, request)
-        self._requests[interaction_id] = request
-        self._outbox.approval_requested(request)
-        self.publish(
-            TaskChunkType.TOOL_APPROVAL_REQUEST,
-            request.content,
-            metadata={
-                "interaction_id": interaction_id,
-                "requires_approval": True,
-                "approvers": request.approvers,
-                "expires_at": request.expires_at.isoformat() if request.expires_at else None,
-            },
-        )
-        self._set_status("waiting_approval")
-        try:
-            await workflow.wait_condition(
-                lambda: interaction_id in state.decided or state.cancelled, timeout=timeout
-            )
-        except TimeoutError:
-            pass
-        if interaction_id not in state.decided:
-            principal = approvals.CANCEL_PRINCIPAL if state.cancelled else approvals.TIMEOUT_PRINCIPAL
-            comment = state.cancel_reason if state.cancelled else f"no decision within {timeout}"
-            self._decide(
-                interaction_id, approved=False, principal=principal, channel="system", comment=comment
-            )
-        self._set_status("paused" if state.paused else "active")
-        return state.decided[interaction_id]
-
-    async def checkpoint(self) -> bool:
-        """Hold while paused; report whether the session may go on."""
-        await workflow.wait_condition(lambda: not self._state.paused or self._state.cancelled)
-        return not self._state.cancelled
-
-    def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
-        """Attach an approved run's result to its decision and release waiting updates."""
-        if interaction_id is None:
-            return
-        outcome = self._state.decided.get(interaction_id)
-        if outcome is not None:
-            outcome.tool_result = result.model_dump(mode="json")
-            self._card_decided(interaction_id, outcome)
-        self._settled.add(interaction_id)
-
-    # ------------------------------------------------------ decisions
-
-    def _approvers_for(self, requester: str | None) -> list[str]:
-        approvers = list(self._config.approvers)
-        if self._config.approve_by_requester and requester and requester not in approvers:
-            approvers.insert(0, requester)
-        return approvers
-
     # ------------------------------------------------------ messages
 
     @workflow.signal
     def submit_message(self, message: InboundMessage) -> None:
-        """A person's message: answers a pending approval (seed 001 rule) or queues for the agent."""
+        """A person's message: answers a pending approval (confirm/cancel keywords) or queues for the agent."""
         state = self._state
         if message.message_id:
             if message.message_id in state.seen_message_ids:
@@ -291,7 +226,7 @@ class SessionWorkflow(SessionDecisions, SessionControls):
         if state.cancelled:
             return
         if state.pending:
-            self._reply_to_pending(message, state.pending[0])
+            self._supervisor.reply(message, state.pending[0])
             return
         state.inbox.append(message)
 
@@ -309,6 +244,39 @@ class SessionWorkflow(SessionDecisions, SessionControls):
     @watch.validator
     def _validate_watch(self, request: WatchRequest) -> None:
         self._watch.check(request)
+
+    # ------------------------------------------------------ interventions answered with the session
+
+    @workflow.update
+    def pause_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `pause`; rejected when closed or already paused."""
+        self._interventions.pause(control)
+        return self.get_status()
+
+    @pause_checked.validator
+    def _validate_pause(self, control: SessionControl) -> None:
+        self._interventions.check_pause()
+
+    @workflow.update
+    def resume_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `resume`; rejected when closed or not paused."""
+        self._interventions.resume(control)
+        return self.get_status()
+
+    @resume_checked.validator
+    def _validate_resume(self, control: SessionControl) -> None:
+        self._interventions.check_resume()
+
+    @workflow.update
+    async def cancel_checked(self, control: SessionControl) -> LiveSession:
+        """Update twin of `cancel`; answers once the session has closed."""
+        self._interventions.cancel(control)
+        await self._interventions.cancelled()
+        return self.get_status()
+
+    @cancel_checked.validator
+    def _validate_cancel(self, control: SessionControl) -> None:
+        self._interventions.check_open()
 
     # ------------------------------------------------------ queries
 

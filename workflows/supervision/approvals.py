@@ -15,11 +15,14 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, InteractionOutcome, InteractionRequest, InteractionResponse
-
-ANONYMOUS = "anonymous"
-TIMEOUT_PRINCIPAL = "system:timeout"
-CANCEL_PRINCIPAL = "system:cancel"
+    from contracts import (
+        AuditEntry,
+        ErrorType,
+        InteractionOutcome,
+        InteractionRequest,
+        InteractionResponse,
+        Principal,
+    )
 
 
 class Ledger(Protocol):
@@ -57,7 +60,7 @@ def check_response(ledger: Ledger, response: InteractionResponse) -> Interaction
         raise ApplicationError(
             f"interaction {interaction_id!r} was already {verb} by {done.decided_by} "
             f"({done.channel}) at {_when(done.decided_at)}; a decision cannot be changed",
-            type="InteractionAlreadyDecided",
+            type=ErrorType.INTERACTION_ALREADY_DECIDED,
             non_retryable=True,
         )
     request = find_pending(ledger, interaction_id)
@@ -65,15 +68,15 @@ def check_response(ledger: Ledger, response: InteractionResponse) -> Interaction
         known = ", ".join(r.interaction_id for r in ledger.pending) or "none"
         raise ApplicationError(
             f"no interaction {interaction_id!r} is waiting here; pending: {known}",
-            type="InteractionNotFound",
+            type=ErrorType.INTERACTION_NOT_FOUND,
             non_retryable=True,
         )
-    principal = response.principal or ANONYMOUS
+    principal = response.principal or Principal.ANONYMOUS
     if not may_decide(request, principal):
         raise ApplicationError(
             f"{principal!r} may not decide interaction {interaction_id!r}; "
             f"allowed approvers: {', '.join(request.approvers)}",
-            type="ApproverNotAllowed",
+            type=ErrorType.APPROVER_NOT_ALLOWED,
             non_retryable=True,
         )
     return request
@@ -86,7 +89,7 @@ def open_request(ledger: Ledger, request: InteractionRequest) -> None:
         AuditEntry(
             kind="requested",
             at=workflow.now(),
-            principal=request.requested_by or ANONYMOUS,
+            principal=request.requested_by or Principal.ANONYMOUS,
             channel=str(request.metadata.get("channel", "system")),
             interaction_id=request.interaction_id,
             comment=str(request.content.get("summary", "")) if isinstance(request.content, dict) else None,
@@ -133,7 +136,7 @@ def record_rejection(ledger: Ledger, response: InteractionResponse, reason: str)
         AuditEntry(
             kind="rejected",
             at=workflow.now(),
-            principal=response.principal or ANONYMOUS,
+            principal=response.principal or Principal.ANONYMOUS,
             channel=response.channel,
             interaction_id=response.interaction_id,
             comment=reason,

@@ -1,4 +1,4 @@
-"""Reading a chat reply as a decision on a pending confirmation (seed 001).
+"""Reading a chat reply as a decision on a pending confirmation.
 
 While an interaction is pending, the next message of its chat answers it instead of
 reaching the agent. Confirm and cancel keywords are matched in Chinese and English;

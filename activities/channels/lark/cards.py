@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from contracts import InteractionOutcome, InteractionRequest
+from contracts import InteractionOutcome, InteractionRequest, Principal
 
 from ...tools.report import describe_result
 
@@ -32,8 +32,6 @@ TEXT_LIMIT = 4000
 
 _MAX_CODE_CHARS = 3000  # a card's content is capped at 30 KB; keep long SQL from reaching it
 _MAX_LINE_CHARS = 300
-_TIMEOUT = "system:timeout"
-_CANCEL = "system:cancel"
 _REPLY_HINT = (
     "也可以直接回复 **确认** 执行，或 **取消** 取消 · You can also reply 确认 (approve) or 取消 (deny)."
 )
@@ -222,10 +220,10 @@ def decided_card(request: InteractionRequest, outcome: InteractionOutcome) -> di
     """
     tool = str(_content(request).get("tool_name") or "tool")
     when = _utc(outcome.decided_at)
-    if outcome.decided_by == _TIMEOUT:
+    if outcome.decided_by == Principal.TIMEOUT:
         title, template = f"Timed out — cancelled: {tool}", "grey"
         decision = f"**Timed out — cancelled** at {when}: nobody decided before the deadline."
-    elif outcome.decided_by == _CANCEL:
+    elif outcome.decided_by == Principal.CANCEL:
         title, template = f"Cancelled: {tool}", "grey"
         decision = f"**Cancelled** with the session at {when}."
     else:

@@ -31,7 +31,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import Delivery, OutboundMessage
+from contracts import Delivery, ErrorType, OutboundMessage
 from core.settings import Settings
 
 from .cards import approval_card, decided_card, text_chunks
@@ -51,10 +51,10 @@ AUTH_CODES = frozenset({10003, 10014, 99991543, 99991662, 99991672, 99991673, 99
 or unavailable (99991673), API scope not enabled (99991672) or not granted (99991676)."""
 
 
-def _error(kind: str, message: str, *, retry_after: float | None = None) -> ApplicationError:
+def _error(kind: ErrorType, message: str, *, retry_after: float | None = None) -> ApplicationError:
     delay = timedelta(seconds=retry_after) if retry_after else None
     return ApplicationError(
-        message, type=kind, non_retryable=kind != "LarkUnavailable", next_retry_delay=delay
+        message, type=kind, non_retryable=kind != ErrorType.LARK_UNAVAILABLE, next_retry_delay=delay
     )
 
 
@@ -89,11 +89,15 @@ def check_response(response: Any, what: str) -> None:
     )
     if status == 429 or status >= 500 or response.code in RATE_LIMIT_CODES:
         raise _error(
-            "LarkUnavailable", f"{what} failed, will retry: {detail}", retry_after=_retry_after(headers)
+            ErrorType.LARK_UNAVAILABLE,
+            f"{what} failed, will retry: {detail}",
+            retry_after=_retry_after(headers),
         )
     if response.code in TOKEN_CODES | AUTH_CODES or status in (401, 403):
-        raise _error("LarkAuthError", f"{what} failed: {detail}; check the app's credentials and scopes")
-    raise _error("LarkRejected", f"{what} failed: {detail}")
+        raise _error(
+            ErrorType.LARK_AUTH_ERROR, f"{what} failed: {detail}; check the app's credentials and scopes"
+        )
+    raise _error(ErrorType.LARK_REJECTED, f"{what} failed: {detail}")
 
 
 class LarkActivities:
@@ -121,7 +125,7 @@ class LarkActivities:
                 try:
                     builder = lark.Client.builder().domain(self._settings.lark.domain)
                 except ValueError as err:
-                    raise _error("LarkNotConfigured", f"LARK_DOMAIN is not usable: {err}") from None
+                    raise _error(ErrorType.LARK_NOT_CONFIGURED, f"LARK_DOMAIN is not usable: {err}") from None
                 self._client = (
                     builder.app_id(self._settings.lark.app_id)
                     .app_secret(self._settings.lark.app_secret)
@@ -169,14 +173,18 @@ class LarkActivities:
             code, msg = getattr(err, "code", None), getattr(err, "msg", "")
             detail = f"Lark refused a tenant access token for app {self._settings.lark.app_id!r}: code {code}: {msg}"
             if code in RATE_LIMIT_CODES or not (code in AUTH_CODES or 10000 <= (code or 0) < 11000):
-                return _error("LarkUnavailable", f"{what} failed, will retry: {detail}")
-            return _error("LarkAuthError", f"{what} failed: {detail}; check LARK_APP_ID and LARK_APP_SECRET")
+                return _error(ErrorType.LARK_UNAVAILABLE, f"{what} failed, will retry: {detail}")
+            return _error(
+                ErrorType.LARK_AUTH_ERROR, f"{what} failed: {detail}; check LARK_APP_ID and LARK_APP_SECRET"
+            )
         if name == "NoAuthorizationException":
-            return _error("LarkNotConfigured", NOT_CONFIGURED)
+            return _error(ErrorType.LARK_NOT_CONFIGURED, NOT_CONFIGURED)
         if isinstance(err, ValueError):  # json.JSONDecodeError: a proxy or gateway page, not Lark JSON
-            return _error("LarkUnavailable", f"{what} failed, will retry: Lark's answer was not JSON ({err})")
+            return _error(
+                ErrorType.LARK_UNAVAILABLE, f"{what} failed, will retry: Lark's answer was not JSON ({err})"
+            )
         if isinstance(err, OSError):  # requests' ConnectionError, Timeout, ...: no answer
-            return _error("LarkUnavailable", f"{what} failed, will retry: {name}: {err}")
+            return _error(ErrorType.LARK_UNAVAILABLE, f"{what} failed, will retry: {name}: {err}")
         return None
 
     def _send(
@@ -248,7 +256,7 @@ class LarkActivities:
 
     def _check(self, message: OutboundMessage) -> None:
         if not (self._settings.lark.app_id and self._settings.lark.app_secret):
-            raise _error("LarkNotConfigured", NOT_CONFIGURED)
+            raise _error(ErrorType.LARK_NOT_CONFIGURED, NOT_CONFIGURED)
         if message.channel != "lark":
             raise _invalid(
                 f"channel {message.channel!r} is not delivered by the Lark channel; expected 'lark'"
@@ -303,5 +311,5 @@ class LarkActivities:
 
 def _invalid(message: str) -> ApplicationError:
     return ApplicationError(
-        f"invalid outbound message: {message}", type="InvalidOutboundMessage", non_retryable=True
+        f"invalid outbound message: {message}", type=ErrorType.INVALID_OUTBOUND_MESSAGE, non_retryable=True
     )

@@ -1,0 +1,57 @@
+"""The decision and intervention handlers every supervised workflow exposes.
+
+A workflow class inherits `SupervisionHandlers` and sets `_supervisor` and `_interventions` in
+its `@workflow.init`; the handlers only delegate, so a session and a graph task answer the same
+signals and updates in the same way. Their names are part of the workflows' public interface
+(clients, recorded histories): never rename one.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import InteractionOutcome, InteractionResponse, SessionControl
+
+from .interventions import Interventions
+from .supervisor import Supervisor
+
+
+class SupervisionHandlers:
+    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`."""
+
+    _supervisor: Supervisor
+    _interventions: Interventions
+
+    @workflow.update
+    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
+        """Decide an interaction and answer once the approved tool ran (or the denial is recorded).
+
+        Rejected before history by the validator: unknown interaction (`InteractionNotFound`),
+        already decided (`InteractionAlreadyDecided`), principal not allowed (`ApproverNotAllowed`).
+        """
+        return await self._supervisor.respond_checked(response)
+
+    @respond_checked.validator
+    def _validate_respond(self, response: InteractionResponse) -> None:
+        self._supervisor.check_response(response)
+
+    @workflow.signal
+    def respond(self, response: InteractionResponse) -> None:
+        """Signal twin of `respond_checked`: an invalid decision is audited as rejected."""
+        self._supervisor.respond(response)
+
+    @workflow.signal
+    def pause(self, control: SessionControl) -> None:
+        """Start nothing new (no agent step, no tool run) until resumed."""
+        self._interventions.pause(control)
+
+    @workflow.signal
+    def resume(self, control: SessionControl) -> None:
+        """Let a paused run go on."""
+        self._interventions.resume(control)
+
+    @workflow.signal
+    def cancel(self, control: SessionControl) -> None:
+        """End the run: a pending approval is denied by `system:cancel`."""
+        self._interventions.cancel(control)

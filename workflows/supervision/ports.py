@@ -1,0 +1,92 @@
+"""What supervision needs from the workflow that uses it: small protocols, no session in sight.
+
+A session and a graph task each provide these: their state model (which must have the fields of
+`SupervisedState`), a way to publish chunks, a channel to tell people (a chat, or nothing), and
+a way to show their status in the Web UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import AuditEntry, InteractionOutcome, InteractionRequest, TaskChunkType
+
+
+class SupervisedState(Protocol):
+    """The part of a workflow's state model supervision reads and writes (carried across runs)."""
+
+    status: str
+    paused: bool
+    cancelled: bool
+    cancel_reason: str | None
+    last_activity: datetime
+    pending: list[InteractionRequest]
+    decided: dict[str, InteractionOutcome]
+    audit: list[AuditEntry]
+    next_interaction: int
+
+
+class Publish(Protocol):
+    """Publish one chunk on the workflow's stream."""
+
+    def __call__(
+        self,
+        kind: TaskChunkType,
+        content: str | dict[str, Any],
+        *,
+        metadata: dict[str, Any] | None = None,
+        is_final: bool = False,
+    ) -> None:
+        """Append the chunk (its sequence id is its stream offset)."""
+        ...
+
+
+class Channel(Protocol):
+    """Where the people of a chat are told about requests and decisions (may do nothing)."""
+
+    def text(self, text: str, reply_to: str | None = None) -> None:
+        """Send a text."""
+        ...
+
+    def approval_requested(self, request: InteractionRequest) -> None:
+        """Show a new request (e.g. an approval card)."""
+        ...
+
+    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
+        """Show a request's decision (and, once known, the tool's result)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Who may decide, and how long a request waits."""
+
+    timeout_seconds: int
+    approvers: list[str] = field(default_factory=list)
+    approve_by_requester: bool = False
+    channel: str = "http"
+
+    def approvers_for(self, requester: str | None) -> list[str]:
+        """The approvers of a request made by `requester` (empty: anyone)."""
+        approvers = list(self.approvers)
+        if self.approve_by_requester and requester and requester not in approvers:
+            approvers.insert(0, requester)
+        return approvers
+
+
+@dataclass(frozen=True)
+class Surface:
+    """How supervision reaches the outside: the stream, the chat, the Web UI."""
+
+    publish: Publish
+    channel: Channel
+    show_status: Callable[[str], None]
+    """Set the status (state, search attributes, current details)."""
+    refresh: Callable[[], None]
+    """Redraw the Web UI's current details (pending requests)."""

@@ -1,0 +1,226 @@
+"""The supervisor of one workflow run: the agent loop's host for approvals, and every decision.
+
+`Supervisor` is the one `LoopHost` implementation (`ask_approval`, `checkpoint`, `tool_finished`)
+and takes decisions from every channel: the validated update (`respond_checked`), its signal twin
+(`respond`, whose refusals are audited) and a chat reply while a request waits (confirm/cancel keywords).
+Every decision is audited, published, and shown on the chat's card. Sessions use it now; a
+graph task can use it unchanged (it knows only the protocols in `ports`).
+
+Determinism: state, `workflow.now()` and activity results decide everything here. The order of
+what `ask_approval` does (status upsert, timer) is part of recorded histories: gate a change
+behind `workflow.patched()`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        InboundMessage,
+        InteractionOutcome,
+        InteractionRequest,
+        InteractionResponse,
+        InteractionType,
+        Principal,
+        TaskChunkType,
+        ToolAssessment,
+        ToolCallRequest,
+        ToolResult,
+    )
+
+from . import approvals
+from .chat_reply import interpret_reply
+from .ports import Policy, SupervisedState, Surface
+
+
+class Supervisor:
+    """Approvals and decisions of one workflow run, on its state."""
+
+    def __init__(self, owner_id: str, state: SupervisedState, policy: Policy, surface: Surface) -> None:
+        """Bind to the run's state (restored after continue-as-new) and its surface."""
+        self._owner_id = owner_id
+        self._state = state
+        self._policy = policy
+        self._surface = surface
+        self.publish = surface.publish
+        self.requester: str | None = None
+        """Who asked for the work now running (their requests name them; they may approve)."""
+        self._settled: set[str] = set()
+        self._requests: dict[str, InteractionRequest] = {r.interaction_id: r for r in state.pending}
+
+    # ------------------------------------------------------------ LoopHost
+
+    @property
+    def owner_id(self) -> str:
+        """Workflow id of the supervised run."""
+        return self._owner_id
+
+    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
+        """Open an approval request and wait for a decision, a cancel, or the timeout."""
+        state = self._state
+        interaction_id = f"tool_{state.next_interaction}"
+        state.next_interaction += 1
+        now = workflow.now()
+        timeout = timedelta(seconds=self._policy.timeout_seconds)
+        request = InteractionRequest(
+            interaction_id=interaction_id,
+            interaction_type=InteractionType.TOOL_APPROVAL,
+            task_id=self._owner_id,
+            content={
+                "tool_name": call.tool_id,
+                "tool_params": call.arguments,
+                "tool_description": assessment.description,
+                "summary": assessment.summary,
+                "reason": assessment.reason,
+            },
+            metadata={"channel": self._policy.channel},
+            timestamp=now,
+            approvers=self._policy.approvers_for(self.requester),
+            requested_by=self.requester,
+            expires_at=now + timeout,
+        )
+        approvals.open_request(state, request)
+        self._requests[interaction_id] = request
+        self._surface.channel.approval_requested(request)
+        self.publish(
+            TaskChunkType.TOOL_APPROVAL_REQUEST,
+            request.content,
+            metadata={
+                "interaction_id": interaction_id,
+                "requires_approval": True,
+                "approvers": request.approvers,
+                "expires_at": request.expires_at.isoformat() if request.expires_at else None,
+            },
+        )
+        self._surface.show_status("waiting_approval")
+        try:
+            await workflow.wait_condition(
+                lambda: interaction_id in state.decided or state.cancelled, timeout=timeout
+            )
+        except TimeoutError:
+            pass
+        if interaction_id not in state.decided:
+            principal = Principal.CANCEL if state.cancelled else Principal.TIMEOUT
+            comment = state.cancel_reason if state.cancelled else f"no decision within {timeout}"
+            self._decide(
+                interaction_id, approved=False, principal=principal, channel="system", comment=comment
+            )
+        self._surface.show_status("paused" if state.paused else "active")
+        return state.decided[interaction_id]
+
+    async def checkpoint(self) -> bool:
+        """Hold while paused; report whether the work may go on."""
+        await workflow.wait_condition(lambda: not self._state.paused or self._state.cancelled)
+        return not self._state.cancelled
+
+    def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
+        """Attach an approved run's result to its decision and release waiting updates."""
+        if interaction_id is None:
+            return
+        outcome = self._state.decided.get(interaction_id)
+        if outcome is not None:
+            outcome.tool_result = result.model_dump(mode="json")
+            self._card_decided(interaction_id, outcome)
+        self._settled.add(interaction_id)
+
+    # ------------------------------------------------------------ decisions
+
+    def check_response(self, response: InteractionResponse) -> None:
+        """Validator of `respond_checked`: unknown, already decided, or a principal not allowed."""
+        approvals.check_response(self._state, response)
+
+    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
+        """Decide, and answer once the approved tool ran (or the denial is recorded)."""
+        approvals.check_response(self._state, response)  # a racing twin may have decided it
+        outcome = self._decide_response(response)
+        await workflow.wait_condition(
+            lambda: outcome.interaction_id in self._settled or self._state.cancelled
+        )
+        return self._state.decided[outcome.interaction_id]
+
+    def respond(self, response: InteractionResponse) -> None:
+        """Decide from a signal: an invalid decision is audited as rejected, not raised."""
+        try:
+            approvals.check_response(self._state, response)
+        except ApplicationError as err:
+            approvals.record_rejection(self._state, response, err.message)
+            return
+        self._decide_response(response)
+
+    def reply(self, message: InboundMessage, request: InteractionRequest) -> None:
+        """A chat message while `request` waits: read as its answer (confirm/cancel keywords, zh and en)."""
+        if not approvals.may_decide(request, message.sender_id):
+            reason = (
+                f"{message.sender_id} may not answer {request.interaction_id}; "
+                f"allowed approvers: {', '.join(request.approvers)}"
+            )
+            response = InteractionResponse(
+                interaction_id=request.interaction_id,
+                approved=False,
+                principal=message.sender_id,
+                channel=message.channel,
+            )
+            approvals.record_rejection(self._state, response, reason)
+            self._surface.channel.text(reason)
+            self.publish(
+                TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
+            )
+            return
+        reply = interpret_reply(message.content)
+        comment = (
+            message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
+        )
+        self._decide(
+            request.interaction_id,
+            approved=reply == "approve",
+            principal=message.sender_id,
+            channel=message.channel,
+            comment=comment,
+        )
+
+    def _decide_response(self, response: InteractionResponse) -> InteractionOutcome:
+        return self._decide(
+            response.interaction_id or "",
+            approved=response.approved,
+            principal=response.principal or Principal.ANONYMOUS,
+            channel=response.channel,
+            comment=response.user_message,
+        )
+
+    def _decide(
+        self, interaction_id: str, *, approved: bool, principal: str, channel: str, comment: str | None
+    ) -> InteractionOutcome:
+        outcome = approvals.decide(
+            self._state,
+            interaction_id,
+            approved=approved,
+            principal=principal,
+            channel=channel,
+            comment=comment,
+        )
+        if not approved:
+            self._settled.add(interaction_id)
+            self._card_decided(interaction_id, outcome)
+        self._state.last_activity = outcome.decided_at
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": interaction_id,
+                "approved": approved,
+                "decided_by": principal,
+                "channel": channel,
+                "comment": comment,
+            },
+            metadata={"interaction_id": interaction_id},
+        )
+        self._surface.refresh()
+        return outcome
+
+    def _card_decided(self, interaction_id: str, outcome: InteractionOutcome) -> None:
+        request = self._requests.pop(interaction_id, None)
+        if request is not None:
+            self._surface.channel.decided(request, outcome)
