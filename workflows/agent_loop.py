@@ -72,6 +72,21 @@ RUN_TOOL_RETRY = RetryPolicy(
 )
 
 
+class Publish(Protocol):
+    """Publish one chunk on the workflow's stream."""
+
+    def __call__(
+        self,
+        kind: TaskChunkType,
+        content: str | dict[str, Any],
+        *,
+        metadata: dict[str, Any] | None = None,
+        is_final: bool = False,
+    ) -> None:
+        """Append the chunk (its sequence id is its stream offset)."""
+        ...
+
+
 class LoopHost(Protocol):
     """What the loop needs from the workflow that runs it."""
 
@@ -80,16 +95,8 @@ class LoopHost(Protocol):
         """Workflow id of the session or task."""
         ...
 
-    def publish(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Publish one chunk on the workflow's stream."""
-        ...
+    publish: Publish
+    """Publish one chunk on the workflow's stream."""
 
     async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
         """Open an interaction and wait for its decision (or timeout, or cancel)."""

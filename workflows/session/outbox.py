@@ -12,13 +12,14 @@ the session's stream and skipped; it never fails the session.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+
+from ..agent_loop import Publish
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -50,8 +51,6 @@ DELIVERY_RETRY = RetryPolicy(
     ],
 )
 CHAT_CHANNELS = frozenset({"lark"})
-
-Publish = Callable[..., None]
 
 
 class ChannelOutbox:

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, InteractionOutcome, InteractionRequest, TaskChunkType
+    from contracts import AuditEntry, InteractionOutcome, InteractionRequest
+
+from ..agent_loop import Publish
 
 
 class SupervisedState(Protocol):
@@ -30,21 +32,6 @@ class SupervisedState(Protocol):
     decided: dict[str, InteractionOutcome]
     audit: list[AuditEntry]
     next_interaction: int
-
-
-class Publish(Protocol):
-    """Publish one chunk on the workflow's stream."""
-
-    def __call__(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Append the chunk (its sequence id is its stream offset)."""
-        ...
 
 
 class Channel(Protocol):
