@@ -1,4 +1,4 @@
-"""Turning Temporal and validation errors into HTTP answers, in one place.
+"""Turning session-call, Temporal and validation errors into HTTP answers, in one place.
 
 Workflow handlers raise `ApplicationError(type=...)`; the type, never the message text,
 decides the status.
@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import HTTPException, Request
+from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from temporalio.client import WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import ErrorType
 
 from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
+from .session_calls import Refused, SessionCallError, SessionClosed, SessionExists, SessionNotFound
 
 STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INTERACTION_NOT_FOUND: 404,
@@ -38,17 +37,26 @@ BUSY_RESPONSE: dict[int | str, dict[str, Any]] = {
 """The OpenAPI entry of routes that send commands to workflows."""
 
 
-def from_update_failure(err: WorkflowUpdateFailedError) -> HTTPException:
-    """The HTTP error for an update a workflow rejected."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError) and cause.type in STATUS_BY_ERROR_TYPE:
-        return HTTPException(STATUS_BY_ERROR_TYPE[cause.type], detail=cause.message)
-    return HTTPException(500, detail=f"the workflow failed the request: {cause}")
+def status_of(err: SessionCallError) -> int:
+    """The HTTP status of a session call that failed."""
+    if isinstance(err, SessionNotFound):
+        return 404
+    if isinstance(err, SessionExists | SessionClosed):
+        return 409
+    if isinstance(err, Refused) and err.error_type in STATUS_BY_ERROR_TYPE:
+        return STATUS_BY_ERROR_TYPE[err.error_type]
+    return 500
 
 
-def is_not_found(err: RPCError) -> bool:
-    """Whether an RPC error says the workflow does not exist (or is closed, for updates)."""
-    return err.status == RPCStatusCode.NOT_FOUND
+async def unknown_assignee_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """422 naming the agents that are declared."""
+    return JSONResponse(status_code=422, content={"detail": f"agent_id: {exc}"})
+
+
+async def session_call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """404 / 409 / 403 ... with the session's own words as `detail`."""
+    assert isinstance(exc, SessionCallError)
+    return JSONResponse(status_code=status_of(exc), content={"detail": str(exc)})
 
 
 async def temporal_error_handler(_request: Request, exc: Exception) -> JSONResponse:

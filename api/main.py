@@ -13,12 +13,18 @@ from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from core.agent_registry import load_registry
+from core.agent_registry import UnknownAssignee, load_registry
 from core.security import parse_api_keys
 from core.settings import Settings
 
-from .errors import temporal_error_handler, validation_error_handler
+from .errors import (
+    session_call_error_handler,
+    temporal_error_handler,
+    unknown_assignee_handler,
+    validation_error_handler,
+)
 from .routes import events, health, interactions, sessions
+from .session_calls import SessionCallError
 from .sse import StreamHub
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
@@ -52,10 +58,12 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.state.registry = load_registry(settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
+    app.add_exception_handler(SessionCallError, session_call_error_handler)
+    app.add_exception_handler(UnknownAssignee, unknown_assignee_handler)
     for module in (health, sessions, interactions, events):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
-        from .routes import lark
+        from .lark import routes as lark
 
         lark.install(app, settings)
     return app

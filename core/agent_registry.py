@@ -49,6 +49,10 @@ BUILTIN_AGENTS = {
 }
 
 
+DEFAULT_AGENT = "Agent:demo"
+"""The agent of sessions started without one (e.g. by their first chat message)."""
+
+
 class UnknownAssignee(ValueError):
     """The assignee names no declared agent or group; the message lists the declared ones."""
 

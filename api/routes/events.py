@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 
 from workflows.ids import session_workflow_id
 
-from .. import sessions
+from .. import session_calls
 from ..deps import ClientDep, HubDep, Viewer
 from .sessions import SessionKey
 
@@ -43,7 +43,7 @@ async def events(
     Every client of this API process shares one subscription to the session, so any number of
     people can watch without slowing it down or taking the update slots decisions need.
     """
-    await sessions.get_status(client, key)  # 404 before the stream starts
+    await session_calls.get_status(client, key)  # 404 before the stream starts
     resume_after = after if after is not None else last_event_id if last_event_id is not None else -1
     return StreamingResponse(
         hub.events(session_workflow_id(key), resume_after),

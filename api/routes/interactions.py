@@ -13,7 +13,7 @@ from contracts import InteractionOutcome, InteractionResponse
 from workflows import search
 from workflows.session import SessionWorkflow
 
-from .. import sessions
+from .. import session_calls
 from ..deps import Approver, ClientDep, SettingsDep
 from .sessions import SessionKey
 
@@ -60,7 +60,7 @@ async def decide(
     )
     # One RPC that waits for the outcome: ~6 ms less than accept-then-poll (bench/approval).
     try:
-        outcome: InteractionOutcome = await sessions.run_update(
+        outcome: InteractionOutcome = await session_calls.run_update(
             client,
             key,
             lambda h: h.execute_update(
@@ -72,7 +72,7 @@ async def decide(
         )
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         # A query would need a worker too; the search attributes come straight from the server.
-        description = await sessions.handle_for(client, key).describe()
+        description = await session_calls.handle_for(client, key).describe()
         waiting = (description.typed_search_attributes.get(search.PENDING) or 0) > 0
         detail = (
             f"decision on {interaction_id!r} submitted, but no worker has processed it yet; "

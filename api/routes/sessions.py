@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Path
+from fastapi import APIRouter, Body, Path
 
 from contracts import (
-    AgentSpec,
     AuditTrail,
     CreateSessionRequest,
     InboundMessage,
@@ -19,27 +18,15 @@ from contracts import (
     SessionControl,
 )
 from contracts.session import SESSION_KEY_PATTERN
-from core.agent_registry import AgentRegistry, UnknownAssignee
+from core.agent_registry import DEFAULT_AGENT
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from .. import sessions
+from .. import session_calls
 from ..deps import ClientDep, Operator, RegistryDep, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
-
-DEFAULT_AGENT = "Agent:demo"
-"""The agent of sessions started without one (by their first message)."""
-
-
-def resolve_agent(registry: AgentRegistry, assignee_id: str, session_key: str) -> AgentSpec:
-    """The declared agent for an assignee; 422 naming the declared ones when unknown."""
-    try:
-        return registry.resolve(assignee_id, session_key)
-    except UnknownAssignee as err:
-        raise HTTPException(422, f"agent_id: {err}") from err
-
 
 SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]
 OptionalControl = Annotated[SessionControl | None, Body()]
@@ -57,11 +44,11 @@ async def create_session(
     key = body.session_key or uuid.uuid4().hex[:12]
     config = SessionConfig(
         session_key=key,
-        agent=resolve_agent(registry, body.agent_id or DEFAULT_AGENT, key),
+        agent=registry.resolve(body.agent_id or DEFAULT_AGENT, key),
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
-    await sessions.start_session(client, settings.temporal.task_queue, config)
-    return await sessions.get_status(client, config.session_key)
+    await session_calls.start_session(client, settings.temporal.task_queue, config)
+    return await session_calls.get_status(client, config.session_key)
 
 
 @router.post("/{key}/messages", status_code=202, response_model=MessageAccepted, responses=BUSY_RESPONSE)
@@ -80,8 +67,8 @@ async def post_message(
         chat_id=key,
         content=body.content,
     )
-    config = SessionConfig(session_key=key, agent=resolve_agent(registry, DEFAULT_AGENT, key))
-    await sessions.send_message(
+    config = SessionConfig(session_key=key, agent=registry.resolve(DEFAULT_AGENT, key))
+    await session_calls.send_message(
         client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
     return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
@@ -90,14 +77,14 @@ async def post_message(
 @router.get("/{key}", response_model=LiveSession)
 async def get_session(key: SessionKey, client: ClientDep, caller: Viewer) -> LiveSession:
     """Status, pending interactions and conversation of a session."""
-    return await sessions.get_status(client, key)
+    return await session_calls.get_status(client, key)
 
 
 @router.get("/{key}/audit", response_model=AuditTrail)
 async def get_audit(key: SessionKey, client: ClientDep, caller: Viewer) -> AuditTrail:
     """Every decision and intervention, with who, where and when."""
-    await sessions.get_status(client, key)  # 404 for unknown sessions
-    result: AuditTrail = await sessions.handle_for(client, key).query(SessionWorkflow.get_audit)
+    await session_calls.get_status(client, key)  # 404 for unknown sessions
+    result: AuditTrail = await session_calls.handle_for(client, key).query(SessionWorkflow.get_audit)
     return result
 
 
@@ -109,7 +96,7 @@ def _control(body: SessionControl | None, principal: str | None) -> SessionContr
 async def _intervene(
     client: ClientDep, settings: SettingsDep, key: str, update: Any, control: SessionControl
 ) -> LiveSession:
-    result: LiveSession = await sessions.run_update(
+    result: LiveSession = await session_calls.run_update(
         client,
         key,
         lambda handle: handle.execute_update(update, control),

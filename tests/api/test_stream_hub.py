@@ -12,7 +12,7 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from api import sessions
+from api import session_calls
 from api.sse import StreamHub
 from api.sse.events import RETRY
 from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskChunkType, TaskStreamChunk
@@ -77,7 +77,7 @@ async def test_five_api_processes_take_at_most_the_capped_slots_and_all_deliver(
 ) -> None:
     async with build_worker(client, settings):
         key = f"hubs-{uuid.uuid4().hex[:8]}"
-        handle = await sessions.send_message(
+        handle = await session_calls.send_message(
             client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         hubs = [StreamHub(client, client_buffer=100) for _ in range(5)]  # as five API processes would

@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from activities.tools.sql.database import SEED_ORDERS
-from api import sessions
+from api import session_calls
 from api.main import create_app
 from contracts import InboundMessage, SessionConfig
 from core.settings import Settings
@@ -38,7 +38,7 @@ async def start_sessions(client: Client, settings: Settings, keys: list[str]) ->
     async with build_worker(client, settings), serve(create_app(settings, client=client)) as http:
         for n, key in enumerate(keys):
             message = InboundMessage(content=increment(n + 1), sender_id="alice", chat_id="test")
-            await sessions.send_message(
+            await session_calls.send_message(
                 client, settings.temporal.task_queue, SessionConfig(session_key=key), message
             )
         ids = await asyncio.gather(*(wait_pending(http, key) for key in keys))

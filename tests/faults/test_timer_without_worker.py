@@ -8,7 +8,7 @@ import uuid
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from api import sessions
+from api import session_calls
 from contracts import InboundMessage, LiveSession, SessionConfig
 from core.settings import Settings
 from worker import build_worker
@@ -35,7 +35,7 @@ async def test_the_approval_timer_fires_while_no_worker_runs(
     message = InboundMessage(content=DELETE_CANCELLED, sender_id="alice", chat_id="test")
     async with asyncio.timeout(TEST_BOUND):
         async with build_worker(client, settings):
-            handle = await sessions.send_message(client, settings.temporal.task_queue, config, message)
+            handle = await session_calls.send_message(client, settings.temporal.task_queue, config, message)
             pending = await assert_eventually(
                 lambda: handle.query(SessionWorkflow.get_status),
                 lambda s: s.status == "waiting_approval",

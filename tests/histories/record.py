@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateStage
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from api import sessions
+from api import session_calls
 from contracts import (
     AgentSpec,
     InboundMessage,
@@ -186,7 +186,7 @@ async def record_all(
                 print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
                 continue
             first = InboundMessage(content=DELETE, sender_id="alice", chat_id=config.session_key)
-            await sessions.send_message(env.client, settings.temporal.task_queue, config, first)
+            await session_calls.send_message(env.client, settings.temporal.task_queue, config, first)
             handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
                 session_workflow_id(config.session_key)
             )

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
 
-from api import sessions
+from api import session_calls
 from contracts import (
     InboundMessage,
     InteractionResponse,
@@ -34,7 +34,7 @@ async def waiting_session(client: Client, settings: Settings) -> WorkflowHandle[
     """A session waiting for an approval; its stream has a few chunks."""
     key = f"watch-{uuid.uuid4().hex[:8]}"
     message = InboundMessage(content=DELETE_CANCELLED, sender_id="alice", chat_id="test")
-    handle = await sessions.send_message(
+    handle = await session_calls.send_message(
         client, settings.temporal.task_queue, SessionConfig(session_key=key), message
     )
     await assert_eventually(

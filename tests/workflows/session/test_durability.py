@@ -11,7 +11,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.testing import WorkflowEnvironment
 
-from api import sessions
+from api import session_calls
 from api.main import create_app
 from contracts import (
     InboundMessage,
@@ -66,7 +66,7 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
 ) -> None:
     key = f"restart-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, settings):
-        await sessions.send_message(
+        await session_calls.send_message(
             client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         pending = await wait_for_pending(client, key)
@@ -95,7 +95,9 @@ async def test_an_unanswered_approval_is_denied_by_the_timeout(
         session_key=key, approval_timeout_seconds=300, agent_id=f"Agent:{agent}", agent=BUILTIN_AGENTS[agent]
     )
     async with build_worker(client, settings):
-        await sessions.send_message(client, settings.temporal.task_queue, config, message(DELETE_CANCELLED))
+        await session_calls.send_message(
+            client, settings.temporal.task_queue, config, message(DELETE_CANCELLED)
+        )
         pending = await wait_for_pending(client, key)
         expires_at = pending.pending_interactions[0].expires_at
         assert expires_at is not None
@@ -178,7 +180,7 @@ async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns
         update={"api": settings.api.model_copy(update={"decision_wait_seconds": 1.0})}
     )
     async with build_worker(client, settings):
-        await sessions.send_message(
+        await session_calls.send_message(
             client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         pending = await wait_for_pending(client, key)

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from api import sessions
+from api import session_calls
 from contracts import InboundMessage, InteractionResponse, SessionConfig
 from core.settings import LarkSettings, Settings
 from tests.conftest import assert_eventually
@@ -53,7 +53,7 @@ async def test_the_chat_gets_the_card_its_decision_and_the_answer(
     chat = f"oc_{uuid.uuid4().hex[:10]}"
     config = lark_config(chat)
     async with build_worker(client, lark_settings(settings, lark)):
-        await sessions.send_message(
+        await session_calls.send_message(
             client,
             settings.temporal.task_queue,
             config,
@@ -93,7 +93,7 @@ async def test_a_timed_out_request_is_cancelled_in_the_chat(
     chat = f"oc_{uuid.uuid4().hex[:10]}"
     config = lark_config(chat, approval_timeout_seconds=300)
     async with build_worker(client, lark_settings(settings, lark)):
-        await sessions.send_message(
+        await session_calls.send_message(
             client,
             settings.temporal.task_queue,
             config,

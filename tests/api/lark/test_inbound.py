@@ -21,15 +21,14 @@ from activities.tools.runner import ToolActivities
 from api.main import create_app
 from contracts import TaskChunkType, ToolCallRequest, ToolResult
 from core.settings import LarkSettings, Settings, TemporalSettings
+from tests.api.test_busy_temporal import occupy_update_slots, release_update_slots
+from tests.api.test_sessions import DELETE_CANCELLED, is_type
+from tests.conftest import assert_eventually
+from tests.fakes.lark_events import LarkEvents, mention
+from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage, lark_open_api
+from tests.support import collect_events, serve
 from worker import build_worker
 from workflows.ids import session_workflow_id
-
-from ..conftest import assert_eventually
-from ..fakes.lark_events import LarkEvents, mention
-from ..fakes.lark_open_api import FakeLarkOpenApi, FakeMessage, lark_open_api
-from ..support import collect_events, serve
-from .test_busy_temporal import occupy_update_slots, release_update_slots
-from .test_sessions import DELETE_CANCELLED, is_type
 
 EVENTS = "/channels/lark/events"
 CARD = "/channels/lark/card"

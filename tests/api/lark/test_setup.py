@@ -9,14 +9,13 @@ import httpx
 import lark_oapi as lark
 import pytest
 
-from api.lark_inbound import LarkInbound, SeenEvents
-from api.lark_webhook import raw_request
+from api.lark.inbound import LarkInbound, SeenEvents
+from api.lark.routes import LarkConfigError
+from api.lark.webhook import raw_request
 from api.main import create_app
-from api.routes.lark import LarkConfigError
 from core.agent_registry import load_registry
 from core.settings import Settings
-
-from ..fakes.lark_events import LarkEvents
+from tests.fakes.lark_events import LarkEvents
 
 LARK_PATHS = {"/channels/lark/events", "/channels/lark/card"}
 

@@ -24,8 +24,8 @@ from lark_oapi import RawRequest
 
 from core.settings import Settings
 
-from .. import lark_webhook
-from ..lark_inbound import LarkInbound
+from . import webhook as lark_webhook
+from .inbound import LarkInbound
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 
-from api.lark_messages import ChatText, Ignored, Unsupported, read_message, session_key_for
-
-from ..fakes.lark_events import BOT_OPEN_ID, LarkEvents, mention
+from api.lark.messages import ChatText, Ignored, Unsupported, read_message, session_key_for
+from tests.fakes.lark_events import BOT_OPEN_ID, LarkEvents, mention
 
 LARK = LarkEvents(verification_token="vt", encrypt_key=None)
 BOT = mention("@_user_1", BOT_OPEN_ID, "Synapse")

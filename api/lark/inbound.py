@@ -30,12 +30,12 @@ from temporalio.client import Client
 
 from activities.channels.lark.delivery import LarkActivities
 from contracts import OutboundMessage, SessionConfig
-from core.agent_registry import AgentRegistry
+from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.settings import Settings
 
-from . import lark_clicks, sessions
-from .lark_messages import ChatText, Ignored, Unsupported, read_message
-from .routes.sessions import DEFAULT_AGENT, resolve_agent
+from .. import session_calls
+from . import clicks as lark_clicks
+from .messages import ChatText, Ignored, Unsupported, read_message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -147,13 +147,13 @@ class LarkInbound:
     async def _deliver(self, found: ChatText) -> None:
         config = SessionConfig(
             session_key=found.session_key,
-            agent=resolve_agent(self._registry, DEFAULT_AGENT, found.session_key),
+            agent=self._registry.resolve(DEFAULT_AGENT, found.session_key),
             approvers=self._approvers,
             approve_by_requester=True,
             channel="lark",
             chat_id=found.chat_id,
         )
-        await sessions.send_message(
+        await session_calls.send_message(
             self.client,
             self._settings.temporal.task_queue,
             config,

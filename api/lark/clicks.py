@@ -42,9 +42,9 @@ from contracts import (
 )
 from workflows.session import SessionWorkflow
 
-from . import sessions
-from .busy import is_busy, retry_while_busy
-from .errors import is_not_found
+from .. import session_calls
+from ..busy import is_busy, retry_while_busy
+from ..session_calls import is_not_found
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def _decided_text(outcome: InteractionOutcome) -> str:
 
 async def _already_decided(client: Client, click: Click, err: ApplicationError) -> Answer:
     try:
-        audit: AuditTrail = await sessions.handle_for(client, click.session_key).query(
+        audit: AuditTrail = await session_calls.handle_for(client, click.session_key).query(
             SessionWorkflow.get_audit, rpc_timeout=QUERY_TIMEOUT
         )
     except (RPCError, WorkflowQueryFailedError, TimeoutError) as failure:
@@ -131,7 +131,7 @@ async def _refused(client: Client, click: Click, err: ApplicationError) -> Answe
 async def _pending_request(client: Client, click: Click) -> InteractionRequest | None:
     """The request the card shows, to redraw the card with the decision (None when unknown)."""
     try:
-        pending: list[InteractionRequest] = await sessions.handle_for(client, click.session_key).query(
+        pending: list[InteractionRequest] = await session_calls.handle_for(client, click.session_key).query(
             SessionWorkflow.get_pending, rpc_timeout=QUERY_TIMEOUT
         )
     except (RPCError, WorkflowQueryFailedError, TimeoutError):
@@ -155,7 +155,7 @@ class _Update:
     """
 
     def __init__(self, client: Client, click: Click, response: InteractionResponse) -> None:
-        self.handle = sessions.handle_for(client, click.session_key)
+        self.handle = session_calls.handle_for(client, click.session_key)
         self.response = response
         self.accepted = False
 
@@ -236,8 +236,8 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         return toast("error", f"The session could not take the decision: {cause}")
     except RPCError as err:
         if is_not_found(err):
-            gone = await sessions.not_found_or_closed(client, click.session_key)
-            return toast("info", f"Nothing to decide: {gone.detail}.")
+            gone = await session_calls.why_unavailable(client, click.session_key)
+            return toast("info", f"Nothing to decide: {gone}.")
         if is_busy(err):
             return toast(
                 "warning", "Synapse is busy and took no decision; press the button again in a moment."
