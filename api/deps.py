@@ -18,28 +18,24 @@ from .sse import StreamHub
 _bearer = HTTPBearer(auto_error=False)
 
 
-def get_client(request: Request) -> Client:
-    """The Temporal client created once in the lifespan."""
-    client: Client = request.app.state.client
-    return client
+def _kept(name: str) -> Callable[[Request], Any]:
+    """A dependency returning what the app keeps as `app.state.<name>` (set at build or start)."""
+
+    def kept(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    kept.__doc__ = f"`app.state.{name}`"
+    return kept
 
 
-def get_hub(request: Request) -> StreamHub:
-    """The stream hub created in the lifespan (one subscription per watched workflow)."""
-    hub: StreamHub = request.app.state.hub
-    return hub
-
-
-def get_settings(request: Request) -> Settings:
-    """The settings the app was built with."""
-    settings: Settings = request.app.state.settings
-    return settings
-
-
-def get_registry(request: Request) -> AgentRegistry:
-    """Declared agents and groups, loaded once when the app was built."""
-    registry: AgentRegistry = request.app.state.registry
-    return registry
+get_client = _kept("client")
+"""The Temporal client created once in the lifespan."""
+get_hub = _kept("hub")
+"""The stream hub created in the lifespan (one subscription per watched workflow)."""
+get_settings = _kept("settings")
+"""The settings the app was built with."""
+get_registry = _kept("registry")
+"""Declared agents and groups, loaded once when the app was built."""
 
 
 ClientDep = Annotated[Client, Depends(get_client)]

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import uvicorn
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities.tools.runner import ToolActivities
 from api.main import create_app
+from core.client import SynapseClient
 from core.settings import Settings, TemporalSettings
 from worker import build_worker
 from workflows.ids import session_workflow_id
@@ -37,6 +37,8 @@ from .stats import progress
 
 SHUTDOWN_WITHIN = 15.0
 """Seconds any one part may take to stop."""
+CONNECTIONS = 200
+"""HTTP connections the benchmark client may open (SSE watchers hold one each)."""
 KEEP_ALIVE = 600
 """Seconds uvicorn keeps an idle HTTP connection open."""
 
@@ -78,7 +80,7 @@ class Stack:
     """One benchmark's parts: the Synapse API + worker, and a bare worker on its own queue."""
 
     client: Client
-    http: httpx.AsyncClient
+    synapse: SynapseClient
     settings: Settings
     bare_queue: str
     ids: itertools.count[int]
@@ -139,8 +141,8 @@ class Harness:
             parts.callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
             await parts.enter_async_context(_stopping(bare_worker))
-            http = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))
-            yield Stack(self.client, http, settings, bare_queue, self._ids)
+            synapse = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))
+            yield Stack(self.client, synapse, settings, bare_queue, self._ids)
 
 
 @contextlib.asynccontextmanager
@@ -160,8 +162,8 @@ async def _stopping(worker: Worker) -> AsyncIterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def _serve(app: Any) -> AsyncIterator[httpx.AsyncClient]:
-    """Serve `app` with uvicorn on 127.0.0.1; yield an httpx client for it."""
+async def _serve(app: Any) -> AsyncIterator[SynapseClient]:
+    """Serve `app` with uvicorn on 127.0.0.1; yield a client of it."""
     port = free_port()
     # Keep idle connections longer than any pause between phases: with uvicorn's 5 s default, a
     # request can race the server closing the pooled connection it was sent on (httpx.ReadError).
@@ -180,10 +182,9 @@ async def _serve(app: Any) -> AsyncIterator[httpx.AsyncClient]:
             if task.done():
                 task.result()
             await asyncio.sleep(0.01)
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=100)
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60, limits=limits) as http:
-            yield http
+        async with SynapseClient(f"http://127.0.0.1:{port}", max_connections=CONNECTIONS) as synapse:
+            yield synapse
     finally:
         server.should_exit = True
         with contextlib.suppress(BaseException):

@@ -51,24 +51,13 @@ Arrivals = asyncio.Queue[tuple[float, str]]
 async def _sse(stack: Stack, watchers: int) -> AsyncIterator[tuple[str, list[Arrivals]]]:
     """A fresh session with `watchers` open SSE connections; arrivals are (time, chunk type) each."""
     key = stack.key("stream")
-    created = await stack.http.post("/sessions", json={"session_key": key})
-    if created.status_code != 201:
-        raise RuntimeError(f"POST /sessions answered {created.status_code}: {created.text}")
+    await stack.synapse.create_session(key)
     queues: list[Arrivals] = [asyncio.Queue() for _ in range(watchers)]
     opened = [asyncio.Event() for _ in range(watchers)]
 
     async def read(arrivals: Arrivals, ready: asyncio.Event) -> None:
-        async with stack.http.stream("GET", f"/sessions/{key}/events", timeout=None) as response:
-            if response.status_code != 200:
-                raise RuntimeError(f"GET /sessions/{key}/events answered {response.status_code}")
-            kind = ""
-            async for line in response.aiter_lines():
-                if line.startswith("retry:"):
-                    ready.set()
-                elif line.startswith("event: "):
-                    kind = line[7:]
-                elif line.startswith("data: "):
-                    arrivals.put_nowait((time.perf_counter(), kind))
+        async for chunk in stack.synapse.events(key, opened=ready):
+            arrivals.put_nowait((time.perf_counter(), chunk.chunk_type.value))
 
     async with contextlib.AsyncExitStack() as readers:
         tasks = [

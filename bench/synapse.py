@@ -6,9 +6,7 @@ Waiting for "pending" and "answered" polls the session's queries through the Tem
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts import InteractionRequest, LiveSession
+from contracts import InteractionOutcome, InteractionRequest, LiveSession
 from workflows.session import SessionWorkflow
 
 from .harness import Stack
@@ -20,11 +18,7 @@ WAIT_WITHIN = 60.0
 
 async def send(stack: Stack, key: str, content: str) -> None:
     """`POST /sessions/{key}/messages` (signal-with-start); fails on anything but 202."""
-    response = await stack.http.post(
-        f"/sessions/{key}/messages", json={"content": content, "principal": "bench"}
-    )
-    if response.status_code != 202:
-        raise RuntimeError(f"POST /sessions/{key}/messages answered {response.status_code}: {response.text}")
+    await stack.synapse.send(key, content, principal="bench")
 
 
 async def wait_pending(stack: Stack, key: str, *, interval: float) -> str:
@@ -58,17 +52,10 @@ async def wait_answered(stack: Stack, key: str, *, interval: float) -> None:
     await poll(status, _answered, interval=interval, within=WAIT_WITHIN, what=f"session {key} answered")
 
 
-async def approve(stack: Stack, key: str, interaction_id: str) -> dict[str, Any]:
-    """`POST /sessions/{key}/interactions/{id}` approving; the outcome, checked to carry an applied result."""
-    response = await stack.http.post(
-        f"/sessions/{key}/interactions/{interaction_id}", json={"approved": True, "principal": "bench"}
-    )
-    if response.status_code != 200:
-        raise RuntimeError(
-            f"approving {key}/{interaction_id} answered {response.status_code}: {response.text}"
-        )
-    outcome: dict[str, Any] = response.json()
-    result = outcome.get("tool_result") or {}
-    if not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:
+async def approve(stack: Stack, key: str, interaction_id: str) -> InteractionOutcome:
+    """Approve over HTTP; the outcome, checked to carry an applied result."""
+    outcome = await stack.synapse.decide(key, interaction_id, approved=True, principal="bench")
+    result = (outcome.tool_result if outcome else None) or {}
+    if outcome is None or not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:
         raise RuntimeError(f"approving {key}/{interaction_id}: the statement was not applied: {outcome}")
     return outcome

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -18,6 +16,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
 from contracts import TaskStreamChunk
+from core.client import SseEvent, sse_events
 
 
 def free_port() -> int:
@@ -63,45 +62,11 @@ async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
-@dataclass(frozen=True)
-class SseEvent:
-    """One server-sent event as a client sees it."""
-
-    id: str | None
-    event: str
-    data: str
-
-    @property
-    def chunk(self) -> TaskStreamChunk:
-        """The TaskStreamChunk of a chunk event (checks that `id:` is its sequence_id)."""
-        chunk = TaskStreamChunk.model_validate_json(self.data)
-        assert self.id == str(chunk.sequence_id), "SSE id must be the sequence_id"
-        return chunk
-
-    @property
-    def control(self) -> dict[str, Any]:
-        """The data of a `reconnect` or `error` event: `detail` and `last_event_id`."""
-        assert self.event in ("reconnect", "error"), f"not a control event: {self.event}"
-        data: dict[str, Any] = json.loads(self.data)
-        return data
-
-
-async def read_sse(response: httpx.Response) -> AsyncIterator[SseEvent]:
-    """The events of an SSE response (comments and `retry:` lines skipped)."""
-    event_id: str | None = None
-    kind = "message"
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield SseEvent(event_id, kind, "\n".join(data))
-            event_id, kind, data = None, "message", []
-        elif line.startswith("id: "):
-            event_id = line[4:]
-        elif line.startswith("event: "):
-            kind = line[7:]
-        elif line.startswith("data: "):
-            data.append(line[6:])
+def chunk_of(event: SseEvent) -> TaskStreamChunk:
+    """The chunk of an SSE chunk event, checking the API's contract that `id:` is its sequence id."""
+    chunk = event.chunk
+    assert event.id == str(chunk.sequence_id), "SSE id must be the sequence_id"
+    return chunk
 
 
 async def collect_events(
@@ -119,8 +84,8 @@ async def collect_events(
         async with http.stream("GET", f"/sessions/{key}/events", params=params, headers=headers) as response:
             assert response.status_code == 200, await response.aread()
             assert response.headers["content-type"].startswith("text/event-stream")
-            async for event in read_sse(response):
-                chunks.append(event.chunk)
+            async for event in sse_events(response):
+                chunks.append(chunk_of(event))
                 if stop(chunks[-1]):
                     return chunks
     raise AssertionError(f"the stream ended before the awaited chunk; got {[c.chunk_type for c in chunks]}")
@@ -151,14 +116,14 @@ class Watcher:
     ) -> None:
         async with http.stream("GET", path, headers=headers, params=params, timeout=None) as response:
             self.status = response.status_code
-            async for event in read_sse(response):
+            async for event in sse_events(response):
                 self.events.append(event)
         self.ended = True
 
     @property
     def chunks(self) -> list[TaskStreamChunk]:
         """The chunks received so far (control events left out)."""
-        return [event.chunk for event in self.events if event.id is not None]
+        return [chunk_of(event) for event in self.events if event.id is not None]
 
     async def wait_for(self, check: Callable[[list[TaskStreamChunk]], bool], *, within: float = 30.0) -> None:
         """Wait until `check(chunks)` holds; fail (with what arrived) after `within` seconds."""

@@ -88,60 +88,40 @@ async def get_audit(key: SessionKey, client: ClientDep, caller: Viewer) -> Audit
     return result
 
 
-def _control(body: SessionControl | None, principal: str | None) -> SessionControl:
-    control = body or SessionControl()
-    return control.model_copy(update={"principal": principal or control.principal})
+def _intervention(name: str, update: Any, summary: str) -> None:
+    """Add `POST /sessions/{key}/<name>`: run the session's `<name>_checked` update as the caller."""
+
+    async def intervene(
+        key: SessionKey,
+        client: ClientDep,
+        settings: SettingsDep,
+        caller: Operator,
+        body: OptionalControl = None,
+    ) -> LiveSession:
+        control = body or SessionControl()
+        control = control.model_copy(update={"principal": caller.principal or control.principal})
+        result: LiveSession = await session_calls.run_update(
+            client,
+            key,
+            lambda handle: handle.execute_update(update, control),
+            within=settings.api.busy_retry_seconds,
+        )
+        return result
+
+    intervene.__doc__ = summary
+    router.post(f"/{{key}}/{name}", response_model=LiveSession, responses=BUSY_RESPONSE, name=name)(intervene)
 
 
-async def _intervene(
-    client: ClientDep, settings: SettingsDep, key: str, update: Any, control: SessionControl
-) -> LiveSession:
-    result: LiveSession = await session_calls.run_update(
-        client,
-        key,
-        lambda handle: handle.execute_update(update, control),
-        within=settings.api.busy_retry_seconds,
-    )
-    return result
-
-
-@router.post("/{key}/pause", response_model=LiveSession, responses=BUSY_RESPONSE)
-async def pause(
-    key: SessionKey,
-    client: ClientDep,
-    settings: SettingsDep,
-    caller: Operator,
-    body: OptionalControl = None,
-) -> LiveSession:
-    """Start nothing new until resumed (409 when already paused or closed)."""
-    return await _intervene(
-        client, settings, key, SessionWorkflow.pause_checked, _control(body, caller.principal)
-    )
-
-
-@router.post("/{key}/resume", response_model=LiveSession, responses=BUSY_RESPONSE)
-async def resume(
-    key: SessionKey,
-    client: ClientDep,
-    settings: SettingsDep,
-    caller: Operator,
-    body: OptionalControl = None,
-) -> LiveSession:
-    """Resume a paused session (409 when not paused or closed)."""
-    return await _intervene(
-        client, settings, key, SessionWorkflow.resume_checked, _control(body, caller.principal)
-    )
-
-
-@router.post("/{key}/cancel", response_model=LiveSession, responses=BUSY_RESPONSE)
-async def cancel(
-    key: SessionKey,
-    client: ClientDep,
-    settings: SettingsDep,
-    caller: Operator,
-    body: OptionalControl = None,
-) -> LiveSession:
-    """End the session; a pending approval is denied by `system:cancel` (409 when closed)."""
-    return await _intervene(
-        client, settings, key, SessionWorkflow.cancel_checked, _control(body, caller.principal)
-    )
+_intervention(
+    "pause",
+    SessionWorkflow.pause_checked,
+    "Start nothing new until resumed (409 when already paused or closed).",
+)
+_intervention(
+    "resume", SessionWorkflow.resume_checked, "Resume a paused session (409 when not paused or closed)."
+)
+_intervention(
+    "cancel",
+    SessionWorkflow.cancel_checked,
+    "End the session; a pending approval is denied by `system:cancel` (409 when closed).",
+)

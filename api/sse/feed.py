@@ -142,25 +142,28 @@ class Feed:
             await asyncio.sleep(FALLBACK_POLL_SECONDS)
 
     async def _read(self, until: int | None = None) -> None:
-        async def read() -> None:
-            async for chunk in self.source.read(self.next_offset, until):
-                self._fan_out([chunk])
+        async def read() -> list[TaskStreamChunk]:
+            return [chunk async for chunk in self.source.read(self.next_offset, until)]
 
-        await self._retrying(read)
+        self._fan_out(await self._retrying(read))
 
     def _fan_out(self, chunks: list[TaskStreamChunk]) -> None:
+        """Offer the chunks that continue the stream to every client, as one burst."""
+        burst: list[Event] = []
         for chunk in chunks:
             if chunk.sequence_id != self.next_offset:
                 if chunk.sequence_id < self.next_offset:
                     continue
                 break  # a gap: the caller reads it with the query
-            event = Event(chunk.sequence_id, chunk_event(chunk))
-            self._recent.append(event)
+            burst.append(Event(chunk.sequence_id, chunk_event(chunk)))
             self.next_offset += 1
-            for subscriber in list(self._subscribers):
-                subscriber.offer(event)
-                if subscriber.final is not None:
-                    self._subscribers.discard(subscriber)
+        if not burst:
+            return
+        self._recent.extend(burst)
+        for subscriber in list(self._subscribers):
+            subscriber.offer(burst)
+            if subscriber.final is not None:
+                self._subscribers.discard(subscriber)
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """Run `call`, retrying transient Temporal errors for `RETRY_WITHIN_SECONDS`."""

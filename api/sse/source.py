@@ -28,7 +28,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import ErrorType, TaskStreamChunk, WatchRequest, WatchResult
-from workflows.session import STREAM_TOPIC
+from workflows.chunk_stream import STREAM_TOPIC
 from workflows.stream_watch import WATCH_UPDATE
 
 from ..busy import is_busy

@@ -1,9 +1,10 @@
 """One SSE client of a feed: a bounded queue of events, dropped (told to reconnect) when full.
 
 A client that reads slower than chunks are published fills its queue; rather than buffer
-without end or slow the feed (and every other client) down, it is dropped: its queue is
-cleared and its stream ends with a `reconnect` event naming the last id it received. A
-browser's EventSource reconnects with `Last-Event-ID` and misses nothing.
+without end or slow the feed (and every other client) down, it is dropped when a new burst
+finds `limit` events still queued: its queue is cleared and its stream ends with a `reconnect`
+event naming the last id it received. A browser's EventSource reconnects with `Last-Event-ID`
+and misses nothing.
 """
 
 from __future__ import annotations
@@ -43,9 +44,15 @@ class Subscriber:
         """Queue only events from `offset` on (older ones the client reads from a backlog)."""
         self._queued_next = max(self._queued_next, offset)
 
-    def offer(self, event: Event) -> None:
-        """Queue an event the client has not had yet; drop the client when it lags `limit` behind."""
-        if self.final is not None or event.offset < self._queued_next:
+    def offer(self, events: list[Event]) -> None:
+        """Queue a burst of events (those the client has not had yet).
+
+        A client that still has `limit` events queued from earlier bursts is dropped: it is not
+        keeping up. A single burst is never a reason (a reconnecting client gets its backlog
+        in one), so every client makes progress.
+        """
+        fresh = [event for event in events if event.offset >= self._queued_next]
+        if self.final is not None or not fresh:
             return
         if self._queue.qsize() >= self._limit:
             self.finish(
@@ -56,8 +63,9 @@ class Subscriber:
                 )
             )
             return
-        self._queue.put_nowait(event)
-        self._queued_next = event.offset + 1
+        for event in fresh:
+            self._queue.put_nowait(event)
+        self._queued_next = fresh[-1].offset + 1
 
     def finish(self, final: Final) -> None:
         """End the stream after what is queued (a `reconnect` drops what is queued)."""

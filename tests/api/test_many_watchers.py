@@ -19,11 +19,12 @@ from temporalio.client import Client
 from api.main import create_app
 from api.sse import StreamHub
 from contracts import TaskChunkType, TaskStreamChunk
+from core.client import SseEvent, parse_sse
 from core.settings import Settings
 from workflows.ids import session_workflow_id
 
 from ..conftest import assert_eventually
-from ..support import SseEvent, Watcher, running
+from ..support import Watcher, chunk_of, running
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 AFTER_APPROVAL = [
@@ -175,7 +176,7 @@ async def test_a_slow_client_is_dropped_with_a_reconnect_event_and_resumes_witho
         await attached(served, key, 1, "the slow client dropped while the fast one kept up")
 
         got = await slow.read_all()
-        chunks = [event.chunk for event in got if event.id is not None]
+        chunks = [chunk_of(event) for event in got if event.id is not None]
         assert ids(chunks) == list(range(len(chunks))), "what it got is in order, without gaps"
         last = got[-1]
         assert last.event == "reconnect", f"the slow client's stream must end with `reconnect`, got {last}"
@@ -220,10 +221,10 @@ class SlowClient:
         self.sock.close()
         head, _, body = data.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 200"), head
-        return parse_chunked_sse(body)
+        return await parse_chunked_sse(body)
 
 
-def parse_chunked_sse(body: bytes) -> list[SseEvent]:
+async def parse_chunked_sse(body: bytes) -> list[SseEvent]:
     """SSE events of an HTTP/1.1 chunked body."""
     text = b""
     while body:
@@ -233,14 +234,12 @@ def parse_chunked_sse(body: bytes) -> list[SseEvent]:
             break
         text += rest[:size]
         body = rest[size + 2 :]
-    events = []
-    for block in text.decode().split("\n\n"):
-        fields = dict(
-            line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":")
-        )
-        if "data" in fields:
-            events.append(SseEvent(fields.get("id"), fields.get("event", "message"), fields["data"]))
-    return events
+
+    async def lines() -> AsyncIterator[str]:
+        for line in text.decode().split("\n"):
+            yield line
+
+    return [event async for event in parse_sse(lines())]
 
 
 async def test_reconnecting_with_last_event_id_or_after_misses_nothing(served: Served) -> None:

@@ -16,6 +16,7 @@ from api import session_calls
 from api.sse import StreamHub
 from api.sse.events import RETRY
 from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskChunkType, TaskStreamChunk
+from core.client import SseEvent, parse_sse
 from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
@@ -23,7 +24,7 @@ from workflows.session.state import SessionRunInput
 from workflows.stream_watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually
-from ..support import SseEvent, updates_in_flight
+from ..support import chunk_of, updates_in_flight
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -37,15 +38,18 @@ class Reader:
         self._task = asyncio.create_task(self._read(hub.events(workflow_id, after)))
 
     async def _read(self, body: AsyncIterator[str]) -> None:
-        async for text in body:
-            self.raw.append(text)
-            lines = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
-            if "data" in lines:
-                self.events.append(SseEvent(lines.get("id"), lines.get("event", "message"), lines["data"]))
+        async def lines() -> AsyncIterator[str]:
+            async for text in body:
+                self.raw.append(text)
+                for line in text.split("\n"):
+                    yield line
+
+        async for event in parse_sse(lines()):
+            self.events.append(event)
 
     @property
     def chunks(self) -> list[TaskStreamChunk]:
-        return [e.chunk for e in self.events if e.id is not None]
+        return [chunk_of(e) for e in self.events if e.id is not None]
 
     async def until(self, kind: TaskChunkType, count: int = 1) -> list[TaskStreamChunk]:
         async def probe() -> list[TaskStreamChunk]:

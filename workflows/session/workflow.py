@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from temporalio.contrib.workflow_streams import WorkflowStream
-
     from contracts import (
         AuditTrail,
         InboundMessage,
@@ -30,7 +27,6 @@ with workflow.unsafe.imports_passed_through():
         LiveSession,
         SessionControl,
         TaskChunkType,
-        TaskStreamChunk,
         UniversalMessage,
         WatchRequest,
         WatchResult,
@@ -39,17 +35,14 @@ with workflow.unsafe.imports_passed_through():
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
 from ..agent_loop import LoopOutcome, run_agent_loop
+from ..chunk_stream import ChunkStream
 from ..ids import session_key_of
-from ..stream_watch import StreamWatch
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
 from ..supervision.supervisor import Supervisor
 from . import view as session_view
 from .outbox import ChannelOutbox, outcome_text
-
-STREAM_TOPIC = "events"
-"""The one topic every session chunk is published on."""
 
 
 @workflow.defn
@@ -63,9 +56,8 @@ class SessionWorkflow(SupervisionHandlers):
         self._cas_after = input.turns_before_continue_as_new
         now = workflow.now()
         self._state = input.state or SessionState(created_at=now, last_activity=now)
-        self._stream = WorkflowStream(prior_state=input.stream)
-        self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
-        self._watch = StreamWatch(self._state.next_sequence)
+        self._chunks = ChunkStream(self.owner_id, self._state, input.stream)
+        self.publish = self._chunks.publish
         self._reply_to: str | None = None
         self._outbox = ChannelOutbox(self._config, self._state, self.publish)
         surface = Surface(
@@ -111,7 +103,7 @@ class SessionWorkflow(SupervisionHandlers):
         await workflow.wait_condition(lambda: not self._outbox.pending())
         if deliveries is not None:
             deliveries.cancel()
-        self._watch.close()
+        self._chunks.close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.get_status()
 
@@ -166,8 +158,7 @@ class SessionWorkflow(SupervisionHandlers):
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
-        self._watch.close()
-        await self._stream.continue_as_new(
+        await self._chunks.continue_as_new(
             lambda stream: [
                 SessionRunInput(
                     config=self._config,
@@ -183,34 +174,12 @@ class SessionWorkflow(SupervisionHandlers):
         self._set_status(status)
         self.publish(kind, {"status": status, "reason": reason}, is_final=True)
 
-    # ------------------------------------------------------ the stream
+    # ------------------------------------------------------ identity
 
     @property
     def owner_id(self) -> str:
         """This session's workflow id."""
         return workflow.info().workflow_id
-
-    def publish(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Append a chunk to the session stream; its sequence_id is its stream offset."""
-        chunk = TaskStreamChunk(
-            task_id=self.owner_id,
-            chunk_type=kind,
-            sequence_id=self._state.next_sequence,
-            content=content,
-            timestamp=workflow.now(),
-            is_final=is_final,
-            metadata=metadata or {},
-        )
-        self._state.next_sequence += 1
-        self._events.publish(chunk)
-        self._watch.published(chunk)
 
     # ------------------------------------------------------ messages
 
@@ -239,11 +208,11 @@ class SessionWorkflow(SupervisionHandlers):
         Returns as soon as the stream passes that offset or the run ends; idle, it adds no
         history. Rejected before history beyond `MAX_WATCHERS` in flight or on a closing run.
         """
-        return await self._watch.wait(request)
+        return await self._chunks.watch.wait(request)
 
     @watch.validator
     def _validate_watch(self, request: WatchRequest) -> None:
-        self._watch.check(request)
+        self._chunks.watch.check(request)
 
     # ------------------------------------------------------ interventions answered with the session
 

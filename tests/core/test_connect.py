@@ -11,8 +11,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from core.connect import ConnectError, connect_client, connect_config
 from core.settings import Settings, TemporalSettings
-
-from .ports_helper import free_ports
+from tests.cli.ports_helper import free_ports
 
 
 def test_default_is_the_embedded_server() -> None:

@@ -1,0 +1,218 @@
+"""`SynapseClient`: the HTTP API from Python (send, decide, intervene, follow events).
+
+What tests, benchmarks and the interactive client build on. Bodies are the `contracts` models;
+an answer that is not a success raises `SynapseError` with the status and the API's `detail`.
+`events()` follows a session's server-sent events and, like a browser's `EventSource`, resumes
+after the last id it saw (`Last-Event-ID`) when the server asks it to reconnect or the
+connection drops, so a caller sees every chunk once, in order.
+
+    async with SynapseClient("http://127.0.0.1:8000") as synapse:
+        await synapse.send("demo", "DELETE FROM orders WHERE status = 'cancelled'")
+        async for chunk in synapse.events("demo"):
+            if chunk.chunk_type == "tool_approval_request":
+                await synapse.decide("demo", chunk.metadata["interaction_id"], approved=True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Self
+
+import httpx
+
+from contracts import (
+    AuditTrail,
+    InteractionOutcome,
+    LiveSession,
+    MessageAccepted,
+    TaskStreamChunk,
+)
+
+RECONNECT_DELAY = 1.0
+"""Seconds before resuming a stream the server ended early (what its `retry:` line asks)."""
+RECONNECTS = 20
+"""Resumptions in a row without a new chunk before `events()` gives up."""
+
+
+class SynapseError(Exception):
+    """The API answered with an error status; `detail` is its explanation."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"{status}: {detail}")
+        self.status = status
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One server-sent event: `id` (chunks only), `event` (its type) and `data`."""
+
+    id: str | None
+    event: str
+    data: str
+
+    @property
+    def chunk(self) -> TaskStreamChunk:
+        """The `TaskStreamChunk` of a chunk event."""
+        return TaskStreamChunk.model_validate_json(self.data)
+
+    @property
+    def control(self) -> dict[str, Any]:
+        """The data of a `reconnect` or `error` event: `detail` and `last_event_id`."""
+        data: dict[str, Any] = json.loads(self.data)
+        return data
+
+
+def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
+    """The events of an SSE response (comments and `retry:` lines skipped)."""
+    return parse_sse(response.aiter_lines())
+
+
+async def parse_sse(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+    """The events in the lines of an event stream (comments and `retry:` lines skipped)."""
+    event_id: str | None = None
+    kind = "message"
+    data: list[str] = []
+    async for line in lines:
+        if line == "":
+            if data:
+                yield SseEvent(event_id, kind, "\n".join(data))
+            event_id, kind, data = None, "message", []
+        elif line.startswith("id: "):
+            event_id = line[4:]
+        elif line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            data.append(line[6:])
+
+
+class SynapseClient:
+    """A client of one Synapse API."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_connections: int | None = 100,
+    ) -> None:
+        """Connect lazily to `base_url` (e.g. `http://127.0.0.1:8000`), with an API key if set."""
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self.http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout, limits=limits)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self.http.aclose()
+
+    async def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        response = await self.http.request(method, path, json=body)
+        if response.is_error:
+            try:
+                detail = str(response.json().get("detail", response.text))
+            except ValueError:
+                detail = response.text
+            raise SynapseError(response.status_code, detail)
+        return response
+
+    async def create_session(self, session_key: str | None = None, **fields: Any) -> LiveSession:
+        """`POST /sessions` (`agent_id`, `approvers`, `approval_timeout_seconds` as keywords)."""
+        body = {"session_key": session_key, **fields} if session_key else fields
+        return LiveSession.model_validate_json((await self._call("POST", "/sessions", body)).content)
+
+    async def send(self, key: str, content: str, *, principal: str | None = None) -> MessageAccepted:
+        """`POST /sessions/{key}/messages`: the message is on its way (the session starts if needed)."""
+        body: dict[str, Any] = {"content": content}
+        if principal:
+            body["principal"] = principal
+        response = await self._call("POST", f"/sessions/{key}/messages", body)
+        return MessageAccepted.model_validate_json(response.content)
+
+    async def session(self, key: str) -> LiveSession:
+        """`GET /sessions/{key}`: status, pending interactions, conversation."""
+        return LiveSession.model_validate_json((await self._call("GET", f"/sessions/{key}")).content)
+
+    async def audit(self, key: str) -> AuditTrail:
+        """`GET /sessions/{key}/audit`: who decided what, where and when."""
+        return AuditTrail.model_validate_json((await self._call("GET", f"/sessions/{key}/audit")).content)
+
+    async def decide(
+        self, key: str, interaction_id: str, *, approved: bool, **fields: Any
+    ) -> InteractionOutcome | None:
+        """Approve or deny; the outcome (with the tool's result), or None when it is still applying (202)."""
+        body = {"approved": approved, **fields}
+        response = await self._call("POST", f"/sessions/{key}/interactions/{interaction_id}", body)
+        return (
+            None if response.status_code == 202 else InteractionOutcome.model_validate_json(response.content)
+        )
+
+    async def pause(self, key: str, reason: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/pause`."""
+        return await self._intervene(key, "pause", reason)
+
+    async def resume(self, key: str, reason: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/resume`."""
+        return await self._intervene(key, "resume", reason)
+
+    async def cancel(self, key: str, reason: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/cancel`."""
+        return await self._intervene(key, "cancel", reason)
+
+    async def _intervene(self, key: str, action: str, reason: str | None) -> LiveSession:
+        response = await self._call("POST", f"/sessions/{key}/{action}", {"reason": reason})
+        return LiveSession.model_validate_json(response.content)
+
+    async def events(
+        self, key: str, *, after: int | None = None, opened: asyncio.Event | None = None
+    ) -> AsyncIterator[TaskStreamChunk]:
+        """Every chunk of the session after `after`, in order, until its stream ends.
+
+        Resumes with `Last-Event-ID` after a `reconnect` or `error` event or a dropped
+        connection (up to `RECONNECTS` times in a row without progress). `opened` is set once
+        the server answered the (first) request, i.e. the client is following.
+
+        Raises:
+            SynapseError: The API refused the stream (e.g. 404 for an unknown session), or it
+                could not be resumed.
+        """
+        last = after
+        stalled = 0
+        while True:
+            headers = {"Last-Event-ID": str(last)} if last is not None else {}
+            ended_early: str | None = None
+            try:
+                async with self.http.stream(
+                    "GET", f"/sessions/{key}/events", headers=headers, timeout=None
+                ) as reply:
+                    if reply.is_error:
+                        await reply.aread()
+                        raise SynapseError(reply.status_code, str(reply.json().get("detail", reply.text)))
+                    if opened is not None:
+                        opened.set()
+                    async for event in sse_events(reply):
+                        if event.id is not None:
+                            chunk = event.chunk
+                            if last is None or chunk.sequence_id > last:
+                                last = chunk.sequence_id
+                                stalled = 0
+                                yield chunk
+                        elif event.event in ("reconnect", "error"):
+                            ended_early = event.control.get("detail", event.event)
+            except httpx.TransportError as err:
+                ended_early = f"the connection dropped: {err}"
+            if ended_early is None:
+                return
+            stalled += 1
+            if stalled > RECONNECTS:
+                raise SynapseError(503, f"the event stream of {key!r} could not be resumed: {ended_early}")
+            await asyncio.sleep(RECONNECT_DELAY)
