@@ -3,7 +3,7 @@
 A button's `value` is `{"action": "approve"|"deny", "session_key", "interaction_id"}` (set by
 `activities/channels/lark/cards.py`). The click runs the session's `respond_checked` update as the
 clicker (principal = open_id, channel `lark`) and is answered with a toast, plus the card
-redrawn without buttons (`lark_cards.decided_card`) once the decision is taken. Lark drops
+redrawn without buttons (`cards.decided_card`) once the decision is taken. Lark drops
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
 acceptance is pending: "still applying"), and the session's outbox updates the card when it is

@@ -1,10 +1,10 @@
 """Models for the ADK adapter: the offline demo rules, any OpenAI-compatible endpoint, or Gemini.
 
-* `DemoAdkLlm` (`model = "demo"`) runs `activities.demo_agent` as an ADK `BaseLlm`: it rebuilds
+* `DemoAdkLlm` (`model = "demo"`) runs `activities.agents.demo` as an ADK `BaseLlm`: it rebuilds
   the conversation from the `LlmRequest` and answers with the same intents as `Agent:demo`, as
   a function call, a `plan: {json}` text or an answer, its reasoning in a thought part; a
   `FAILURE` becomes an `error_code` response.
-* `OpenAICompatLlm` (adk_openai; any model of an agent with `base_url`) calls an
+* `OpenAICompatLlm` (`openai_compat`; any model of an agent with `base_url`) calls an
   OpenAI-compatible chat-completions endpoint.
 * Any other name is handed to ADK as a Gemini model id (ADK reads `GOOGLE_API_KEY`).
 """

@@ -281,8 +281,8 @@ class LarkActivities:
 
         `text`: sent as one or more text messages (long texts split on line boundaries; with
         `reply_to` the first part replies to that message). `approval_card`: the interactive
-        card of `lark_cards.approval_card`. `card_update`: `card_message_id` patched with
-        `lark_cards.decided_card` (posted as a new card when there is no card to update).
+        card of `cards.approval_card`. `card_update`: `card_message_id` patched with
+        `cards.decided_card` (posted as a new card when there is no card to update).
 
         Args:
             message: What to deliver, and where.

@@ -1,7 +1,7 @@
 """Tools the demo twins are tested with: the builtins plus a `terminal` descriptor.
 
 The terminal tool itself is not built yet; declaring it lets the twins' `!command` rule be
-compared with `demo_agent.decide`.
+compared with `activities.agents.demo.decide`.
 """
 
 from __future__ import annotations
