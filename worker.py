@@ -18,8 +18,12 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agents.step import AgentActivities
+from activities.artifacts.archive import ArchiveActivities
 from activities.channels.lark.delivery import LarkActivities
+from activities.experience.index import ExperienceActivities
 from activities.tools.runner import ToolActivities
+from core.artifacts import ArtifactStore
+from core.experience import ExperienceIndex
 from core.settings import Settings
 from workflows.session import SessionWorkflow
 
@@ -47,6 +51,8 @@ def build_worker(
         *AgentActivities(settings).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
+        *ArchiveActivities(ArtifactStore.for_data_dir(settings.data_dir)).activities(),
+        *ExperienceActivities(ExperienceIndex.for_data_dir(settings.data_dir)).activities(),
     ]
     return Worker(
         client,

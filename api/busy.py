@@ -26,7 +26,13 @@ _TOO_LARGE = ("grpc: received message larger than max", "grpc: message after dec
 
 
 def is_busy(err: RPCError) -> bool:
-    """Whether Temporal refused the call for lack of room (worth retrying soon)."""
+    """Whether Temporal refused the call for now (worth retrying soon).
+
+    For lack of room (RESOURCE_EXHAUSTED), or because the workflow's current task just failed
+    and is being retried (FAILED_PRECONDITION, `WorkflowNotReady`): updates wait for it.
+    """
+    if err.status == RPCStatusCode.FAILED_PRECONDITION:
+        return "WorkflowNotReady" in str(err.raw_grpc_status) or "workflow task failure" in err.message
     return err.status == RPCStatusCode.RESOURCE_EXHAUSTED and not any(
         marker in err.message for marker in _TOO_LARGE
     )

@@ -10,6 +10,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client
 
 from core.agent_registry import AgentRegistry
+from core.artifacts import ArtifactStore
+from core.experience import ExperienceIndex
 from core.security import OPEN_ACCESS, Caller, Role
 from core.settings import Settings
 
@@ -36,11 +38,17 @@ get_settings = _kept("settings")
 """The settings the app was built with."""
 get_registry = _kept("registry")
 """Declared agents and groups, loaded once when the app was built."""
+get_artifacts = _kept("artifacts")
+"""The artifact store (the workers write to the same one)."""
+get_experience = _kept("experience")
+"""The experience index (the workers write to the same one)."""
 
 
 ClientDep = Annotated[Client, Depends(get_client)]
 HubDep = Annotated[StreamHub, Depends(get_hub)]
 RegistryDep = Annotated[AgentRegistry, Depends(get_registry)]
+ArtifactsDep = Annotated[ArtifactStore, Depends(get_artifacts)]
+ExperienceDep = Annotated[ExperienceIndex, Depends(get_experience)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

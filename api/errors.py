@@ -9,14 +9,25 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts import ErrorType
+from contracts import ErrorBody, ErrorType
 
 from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
-from .session_calls import Refused, SessionCallError, SessionClosed, SessionExists, SessionNotFound
+from .limits import TooLarge
+from .session_calls import (
+    NotAnswered,
+    Refused,
+    SessionCallError,
+    SessionClosed,
+    SessionExists,
+    SessionNotFound,
+)
 
 STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INTERACTION_NOT_FOUND: 404,
@@ -28,12 +39,36 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
 }
 
 
-BUSY_RESPONSE: dict[int | str, dict[str, Any]] = {
-    503: {
-        "description": "Temporal had no room for the command in time, or is unreachable; nothing "
-        "was applied. Retry after `Retry-After` seconds."
-    }
+ERROR_DESCRIPTIONS: dict[int, str] = {
+    400: "The request cannot be read (e.g. a body that is not what the route takes).",
+    401: "No API key, or an unknown one (only when SYNAPSE_API_KEYS is set).",
+    403: "The caller's role or principal may not do this.",
+    404: "No such session, interaction or artifact.",
+    409: "The request conflicts with the current state (already decided, already paused, closed).",
+    413: "Something is larger than its configured limit; the detail names the limit and the size.",
+    422: "A field is invalid; `errors` lists each one.",
+    503: "Temporal had no room for the command in time, or is unreachable; nothing was applied. "
+    "Retry after `Retry-After` seconds.",
 }
+
+
+def ERROR_RESPONSES(*statuses: int, **descriptions: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses, all with the one error body (`ErrorBody`).
+
+    `descriptions` overrides a status's text: `ERROR_RESPONSES(404, s404="No such session.")`.
+    """
+    return {
+        status: {
+            "model": ErrorBody,
+            "description": descriptions.get(f"s{status}", ERROR_DESCRIPTIONS[status]),
+        }
+        for status in statuses
+    }
+
+
+COMMAND_ERRORS = (401, 403, 404, 409, 413, 422, 503)
+"""Statuses a command to a session can answer besides its success."""
+BUSY_RESPONSE = ERROR_RESPONSES(503)
 """The OpenAPI entry of routes that send commands to workflows."""
 
 
@@ -43,6 +78,8 @@ def status_of(err: SessionCallError) -> int:
         return 404
     if isinstance(err, SessionExists | SessionClosed):
         return 409
+    if isinstance(err, NotAnswered):
+        return 503
     if isinstance(err, Refused) and err.error_type in STATUS_BY_ERROR_TYPE:
         return STATUS_BY_ERROR_TYPE[err.error_type]
     return 500
@@ -51,6 +88,12 @@ def status_of(err: SessionCallError) -> int:
 async def unknown_assignee_handler(_request: Request, exc: Exception) -> JSONResponse:
     """422 naming the agents that are declared."""
     return JSONResponse(status_code=422, content={"detail": f"agent_id: {exc}"})
+
+
+async def too_large_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """413 naming what is too large, its size, the limit and the variable that sets it."""
+    assert isinstance(exc, TooLarge)
+    return JSONResponse(status_code=413, content={"detail": str(exc)})
 
 
 async def session_call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
@@ -81,7 +124,11 @@ async def validation_error_handler(_request: Request, exc: Exception) -> JSONRes
     """422 whose `detail` names each bad field, its value and what was expected."""
     assert isinstance(exc, RequestValidationError)
     problems = []
+    fields = []
     for error in exc.errors():
+        fields.append(
+            {"loc": list(error.get("loc", ())), "msg": error.get("msg", ""), "type": error.get("type", "")}
+        )
         where = _location(error.get("loc", ()))
         if error.get("type") == "extra_forbidden":
             problems.append(f"{where}: unknown field (not part of the contract)")
@@ -91,5 +138,21 @@ async def validation_error_handler(_request: Request, exc: Exception) -> JSONRes
             problems.append(f"{where}: {error.get('msg')}{shown}")
     return JSONResponse(
         status_code=422,
-        content={"detail": "; ".join(problems) or "invalid request", "errors": exc.errors()},
+        content={"detail": "; ".join(problems) or "invalid request", "errors": fields},
+    )
+
+
+async def method_not_allowed_handler(request: Request, exc: Exception) -> Response:
+    """405 whose `Allow` lists every method the path takes (Starlette lists only one route's)."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code != 405:
+        return await http_exception_handler(request, exc)
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, Route) and route.methods and route.path_regex.match(request.url.path):
+            methods |= route.methods
+    return JSONResponse(
+        status_code=405,
+        content={"detail": f"{request.method} is not allowed here; allowed: {', '.join(sorted(methods))}"},
+        headers={"Allow": ", ".join(sorted(methods))},
     )

@@ -10,20 +10,27 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from core.agent_registry import UnknownAssignee, load_registry
+from core.artifacts import ArtifactStore
+from core.experience import ExperienceIndex
 from core.security import parse_api_keys
 from core.settings import Settings
 
+from . import openapi
 from .errors import (
+    method_not_allowed_handler,
     session_call_error_handler,
     temporal_error_handler,
+    too_large_handler,
     unknown_assignee_handler,
     validation_error_handler,
 )
-from .routes import events, health, interactions, sessions
+from .limits import ARTIFACT_UPLOAD_PATH, BodyLimit, TooLarge
+from .routes import artifacts, events, experience, health, interactions, sessions
 from .session_calls import SessionCallError
 from .sse import StreamHub
 
@@ -46,7 +53,9 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
             from core.connect import connect_client
 
             app.state.client = await connect_client(settings)
-        app.state.hub = StreamHub(app.state.client, client_buffer=settings.api.sse_client_buffer)
+        app.state.hub = StreamHub(
+            app.state.client, client_buffer=settings.api.sse_client_buffer, store=app.state.artifacts
+        )
         try:
             yield
         finally:
@@ -56,14 +65,27 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.state.settings = settings
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
+    app.state.artifacts = ArtifactStore.for_data_dir(settings.data_dir)
+    app.state.experience = ExperienceIndex.for_data_dir(settings.data_dir)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
     app.add_exception_handler(SessionCallError, session_call_error_handler)
     app.add_exception_handler(UnknownAssignee, unknown_assignee_handler)
-    for module in (health, sessions, interactions, events):
+    app.add_exception_handler(TooLarge, too_large_handler)
+    app.add_exception_handler(StarletteHTTPException, method_not_allowed_handler)
+    limits = settings.limits
+
+    def body_limit(method: str, path: str) -> tuple[int, str]:
+        if method == "POST" and path == ARTIFACT_UPLOAD_PATH:
+            return limits.max_artifact_bytes, "SYNAPSE_MAX_ARTIFACT_BYTES"
+        return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES"
+
+    app.add_middleware(BodyLimit, limit_for=body_limit)
+    for module in (health, sessions, interactions, events, artifacts, experience):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark
 
         lark.install(app, settings)
+    openapi.install(app, keys_on=api_keys is not None)
     return app

@@ -15,6 +15,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
@@ -56,6 +57,10 @@ class SessionExists(SessionCallError):
 
 class SessionClosed(SessionCallError):
     """The session has closed and takes no more commands."""
+
+
+class NotAnswered(SessionCallError):
+    """The session took no decision on the command in time (no worker, or a long task)."""
 
 
 class Refused(SessionCallError):
@@ -134,19 +139,28 @@ async def why_unavailable(client: Client, key: str) -> SessionCallError:
     return SessionClosed(f"session {key!r} is {status or 'closed'}; it takes no more commands")
 
 
+async def query(client: Client, key: str, query: Any, *args: Any) -> Any:
+    """Run one of the session's queries (also on closed sessions).
+
+    Raises:
+        SessionNotFound: No session has this key.
+    """
+    try:
+        return await handle_for(client, key).query(query, *args)
+    except RPCError as err:
+        if is_not_found(err):
+            raise SessionNotFound(f"no session {key!r}") from err
+        raise
+
+
 async def get_status(client: Client, key: str) -> LiveSession:
     """The session's LiveSession (also for closed sessions).
 
     Raises:
         SessionNotFound: No session has this key.
     """
-    try:
-        status: LiveSession = await handle_for(client, key).query(SessionWorkflow.get_status)
-        return status
-    except RPCError as err:
-        if is_not_found(err):
-            raise SessionNotFound(f"no session {key!r}") from err
-        raise
+    status: LiveSession = await query(client, key, SessionWorkflow.get_status)
+    return status
 
 
 async def run_update(
@@ -166,6 +180,11 @@ async def run_update(
     handle = handle_for(client, key)
     try:
         return await retry_while_busy(lambda: call(handle), within=within)
+    except WorkflowUpdateRPCTimeoutOrCancelledError as err:
+        raise NotAnswered(
+            f"session {key!r} did not answer in time (is a worker running?); the command was not "
+            f"confirmed: check GET /sessions/{key} before repeating it"
+        ) from err
     except WorkflowUpdateFailedError as err:
         cause = err.cause
         if isinstance(cause, ApplicationError):

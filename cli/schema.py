@@ -1,4 +1,5 @@
-"""`synapse schema DIR`: the JSON Schema of every contract model, one file per model."""
+"""`synapse schema DIR`: the JSON Schema of every contract model, one file per model, and the
+HTTP API's OpenAPI document (`openapi.json`, the same document the API serves)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import contracts
+from core.settings import Settings
 
 
 def contract_models() -> list[type[BaseModel]]:
@@ -49,12 +51,21 @@ def write_schemas(directory: Path) -> list[Path]:
     return written
 
 
+def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
+    """The OpenAPI document of the API as configured (API keys on or off change it)."""
+    from api.main import create_app  # the API layer is only needed here
+
+    document: dict[str, Any] = create_app(settings or Settings()).openapi()
+    return document
+
+
 def schema(directory: Path) -> int:
-    """`synapse schema DIR`: write the schemas and say how many.
+    """`synapse schema DIR`: write the schemas and the OpenAPI document, and say how many.
 
     Returns:
         The exit code.
     """
     written = write_schemas(directory)
-    print(f"wrote {len(written)} JSON Schemas to {directory}")
+    (directory / "openapi.json").write_text(json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(written)} JSON Schemas and openapi.json to {directory}")
     return 0

@@ -15,6 +15,8 @@ from .agent import (
     ToolCallRequest,
 )
 from .agents import AgentContextConfig, AgentGroup, AgentSpec, Framework
+from .archive import ArchiveCursor, ArchiveKind, ArchivePage, MessagePage, MessagesQuery, MessageWindow
+from .artifacts import ARTIFACT_ID_PATTERN, ArtifactInfo, ArtifactMode, ArtifactRef
 from .base import Contract
 from .blueprint import (
     Condition,
@@ -29,7 +31,8 @@ from .blueprint import (
 )
 from .channels import Delivery, OutboundMessage
 from .context import ContextBuildConfig
-from .errors import ErrorType, Principal
+from .errors import ErrorBody, ErrorType, FieldError, Principal
+from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
 from .session import (
@@ -56,6 +59,7 @@ from .streaming import (
 from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
 
 __all__ = [
+    "ARTIFACT_ID_PATTERN",
     "AgentContextConfig",
     "AgentGroup",
     "AgentIntent",
@@ -63,6 +67,12 @@ __all__ = [
     "AgentSpec",
     "AgentStepInput",
     "ApprovalPolicy",
+    "ArchiveCursor",
+    "ArchiveKind",
+    "ArchivePage",
+    "ArtifactInfo",
+    "ArtifactMode",
+    "ArtifactRef",
     "AuditEntry",
     "AuditTrail",
     "Condition",
@@ -73,10 +83,15 @@ __all__ = [
     "DataFlow",
     "Delivery",
     "EdgeDefinition",
+    "ErrorBody",
     "ErrorType",
     "ExecutionMode",
+    "ExperienceMatch",
+    "ExperienceOutcome",
+    "ExperienceRecord",
     "FailureDetails",
     "FailureType",
+    "FieldError",
     "FinalAnswer",
     "Framework",
     "InboundMessage",
@@ -88,7 +103,10 @@ __all__ = [
     "LiveSession",
     "LoopDirective",
     "MessageAccepted",
+    "MessagePage",
     "MessageRequest",
+    "MessageWindow",
+    "MessagesQuery",
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",

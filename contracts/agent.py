@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .agents import AgentSpec
+from .artifacts import ArtifactRef
 from .base import Contract
 from .blueprint import PlanBlueprint
 from .messages import UniversalMessage
@@ -16,6 +17,11 @@ class FinalAnswer(Contract):
     """The agent is done: this is its answer."""
 
     content: Any = Field(description="The answer: text or any JSON value.")
+    artifact: ArtifactRef | None = Field(
+        default=None,
+        description="Set when the answer was too large to carry: `content` is then a preview and "
+        "the whole answer is this artifact.",
+    )
 
 
 class ToolCallRequest(Contract):

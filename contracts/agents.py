@@ -22,6 +22,16 @@ class AgentContextConfig(Contract):
     task_list_config: dict[str, Any] | None = Field(
         default=None, description='Which graph tasks to include, e.g. `{"status_in": ["COMPLETED"]}`.'
     )
+    artifact_config: dict[str, Any] | None = Field(
+        default=None,
+        description='An artifact to include, e.g. `{"asset_id": "art_...", "mode": "SUMMARY"}` '
+        "(FULL: whole; SUMMARY: a bounded head and tail with sizes).",
+    )
+    experience_config: dict[str, Any] | None = Field(
+        default=None,
+        description='Past experience to recall, e.g. `{"query": "refund", "top_k": 3}` (the query '
+        "defaults to the newest message).",
+    )
 
 
 class AgentSpec(Contract):

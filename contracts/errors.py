@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic import BaseModel, ConfigDict, Field
+
 
 class ErrorType(StrEnum):
     """`ApplicationError.type` of the failures Synapse raises."""
@@ -47,3 +49,22 @@ class Principal(StrEnum):
     """The session or task was cancelled while the request waited: a denial."""
     ANONYMOUS = "anonymous"
     """A caller that gave no principal (only possible with API keys off)."""
+
+
+class FieldError(BaseModel):
+    """One invalid field of a request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loc: list[str | int] = Field(description='Where: e.g. `["body", "content"]`.')
+    msg: str = Field(description="What is wrong, for people.")
+    type: str = Field(description="Machine-readable kind, e.g. `missing`, `string_too_short`.")
+
+
+class ErrorBody(BaseModel):
+    """The body of every error the HTTP API answers (4xx and 5xx)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    detail: str = Field(description="What went wrong and, where it helps, what to do about it.")
+    errors: list[FieldError] | None = Field(default=None, description="Each invalid field (422 only).")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from .agents import AgentSpec
+from .artifacts import ARTIFACT_ID_PATTERN
 from .base import Contract
 from .streaming import AuditEntry
 
@@ -64,9 +67,17 @@ class CreateSessionRequest(Contract):
 class MessageRequest(Contract):
     """Body of `POST /sessions/{key}/messages`."""
 
-    content: str = Field(min_length=1, description="What to say to the agent.")
+    content: str = Field(
+        min_length=1, description="What to say to the agent (at most SYNAPSE_MAX_MESSAGE_BYTES, 64 KiB)."
+    )
     principal: str | None = Field(
         default=None, description="Who says it (ignored when the API key names the caller)."
+    )
+    artifacts: list[Annotated[str, Field(pattern=ARTIFACT_ID_PATTERN)]] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Artifacts attached to the message (ids from `POST /artifacts`); the agent sees "
+        "each one summarised.",
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .agent import ToolCallRequest
+from .artifacts import ArtifactRef
 from .base import Contract
 
 ApprovalPolicy = Literal["never", "always", "destructive"]
@@ -70,3 +71,8 @@ class ToolResult(Contract):
     content: Any = Field(default=None, description="The result (rows, output, ...).")
     error: str | None = Field(default=None, description="What went wrong, when not ok.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Extras, e.g. truncation.")
+    artifact: ArtifactRef | None = Field(
+        default=None,
+        description="Set when the result was too large to carry: `content` is then a preview and "
+        "the whole result is this artifact (`GET /artifacts/{id}`).",
+    )

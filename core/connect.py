@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.envconfig import ClientConfig, ClientConnectConfig
 from temporalio.service import RPCError
 
+from .artifacts import ArtifactStore, data_converter
 from .settings import Settings
 
 HOW_TO_CHOOSE = (
@@ -52,8 +53,18 @@ def connect_config(
     return config
 
 
+def synapse_converter(settings: Settings) -> DataConverter:
+    """The pydantic data converter with large payloads claim-checked into the artifact store."""
+    store = ArtifactStore.for_data_dir(settings.data_dir)
+    return data_converter(store, threshold=settings.limits.claim_check_bytes)
+
+
 async def connect_client(settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> Client:
-    """Connect a Temporal client with the pydantic data converter.
+    """Connect a Temporal client with Synapse's data converter.
+
+    Pydantic models as JSON, and every payload of `limits.claim_check_bytes` or more kept in
+    the artifact store under `data_dir` (only a reference goes into history): the worker and
+    every client of one deployment must share that store.
 
     Args:
         settings: Synapse settings (defaults read from `SYNAPSE_*`).
@@ -66,9 +77,10 @@ async def connect_client(settings: Settings | None = None, *, env: Mapping[str, 
         ConnectError: The server could not be reached; the message names the address and how
             to choose another.
     """
+    settings = settings or Settings()
     config = connect_config(settings, env)
     try:
-        return await Client.connect(**config, data_converter=pydantic_data_converter)
+        return await Client.connect(**config, data_converter=synapse_converter(settings))
     except (RuntimeError, RPCError) as err:  # the SDK raises RuntimeError on a failed connect
         address, namespace = config["target_host"], config["namespace"]
         raise ConnectError(

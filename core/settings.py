@@ -96,10 +96,65 @@ class ToolSettings(_Group):
         "`sqlite:///<data_dir>/demo.db` (seeded with `orders`) when unset.",
     )
     sql_max_rows: int = Field(
-        default=100,
+        default=10_000,
         gt=0,
         validation_alias=env("sql_max_rows", "SYNAPSE_SQL_MAX_ROWS"),
-        description="Rows a SQL result keeps.",
+        description="Rows a SQL result keeps (the rest are counted). A result larger than "
+        "SYNAPSE_INLINE_BYTES is stored as an artifact and previewed.",
+    )
+
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+class LimitSettings(_Group):
+    """How big things may be: at the door (413 above), inline in history, and out of it."""
+
+    max_request_bytes: int = Field(
+        default=1 * MIB,
+        gt=0,
+        validation_alias=env("max_request_bytes", "SYNAPSE_MAX_REQUEST_BYTES"),
+        description="Largest request body the API reads (except artifact uploads); 413 above it.",
+    )
+    max_message_bytes: int = Field(
+        default=64 * KIB,
+        gt=0,
+        validation_alias=env("max_message_bytes", "SYNAPSE_MAX_MESSAGE_BYTES"),
+        description="Largest message (UTF-8 bytes of its content), over HTTP or chat; larger text "
+        "goes in an artifact (`POST /artifacts`).",
+    )
+    max_comment_bytes: int = Field(
+        default=4 * KIB,
+        gt=0,
+        validation_alias=env("max_comment_bytes", "SYNAPSE_MAX_COMMENT_BYTES"),
+        description="Largest decision comment or intervention reason.",
+    )
+    max_blueprint_bytes: int = Field(
+        default=256 * KIB,
+        gt=0,
+        validation_alias=env("max_blueprint_bytes", "SYNAPSE_MAX_BLUEPRINT_BYTES"),
+        description="Largest task graph (PlanBlueprint as JSON) an agent may propose.",
+    )
+    max_artifact_bytes: int = Field(
+        default=50 * MIB,
+        gt=0,
+        validation_alias=env("max_artifact_bytes", "SYNAPSE_MAX_ARTIFACT_BYTES"),
+        description="Largest artifact upload (`POST /artifacts`).",
+    )
+    inline_bytes: int = Field(
+        default=16 * KIB,
+        gt=0,
+        validation_alias=env("inline_bytes", "SYNAPSE_INLINE_BYTES"),
+        description="A tool result or agent answer larger than this (as JSON) is stored as an "
+        "artifact; history, the stream and the agent get a preview of about this size and its id.",
+    )
+    claim_check_bytes: int = Field(
+        default=256 * KIB,
+        gt=0,
+        validation_alias=env("claim_check_bytes", "SYNAPSE_CLAIM_CHECK_BYTES"),
+        description="Any Temporal payload at least this big is kept in the artifact store and "
+        "only referenced in history (the SDK's external storage); the safety net under the limits.",
     )
 
 
@@ -176,6 +231,7 @@ class Settings(BaseSettings):
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
 
     @property

@@ -19,11 +19,13 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.tools.sql.database import SqlDatabase
 from api.main import create_app
-from core.settings import Settings, TemporalSettings
+from core.artifacts import ArtifactStore, data_converter
+from core.settings import LimitSettings, Settings, TemporalSettings
 from worker import build_worker
 from workflows.search import SEARCH_ATTRIBUTES
 
@@ -51,13 +53,20 @@ def time_skipping_binary() -> str:
 
 
 @pytest.fixture(scope="session")
-async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+def converter(tmp_path_factory: pytest.TempPathFactory) -> DataConverter:
+    """Synapse's data converter, its claim-check store shared by every client and worker of the run."""
+    store = ArtifactStore.for_data_dir(tmp_path_factory.mktemp("claim-check"))
+    return data_converter(store, threshold=LimitSettings().claim_check_bytes)
+
+
+@pytest.fixture(scope="session")
+async def temporal_env(converter: DataConverter) -> AsyncIterator[WorkflowEnvironment]:
     """A real dev server with Synapse's search attributes, shared by the whole session."""
     keys: list[SearchAttributeKey[Any]] = list(SEARCH_ATTRIBUTES)
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=temporal_binary(),
         search_attributes=keys,
-        data_converter=pydantic_data_converter,
+        data_converter=converter,
         dev_server_log_level="error",
     )
     try:
@@ -91,7 +100,7 @@ async def time_env() -> AsyncIterator[WorkflowEnvironment]:
 
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
-    """Client of the shared dev server (pydantic data converter)."""
+    """Client of the shared dev server (Synapse's data converter)."""
     return temporal_env.client
 
 

@@ -65,6 +65,14 @@ class ChunkStream:
         self._events.publish(chunk)
         self.watch.published(chunk)
 
+    def snapshot(self) -> WorkflowStreamState:
+        """The stream as continue-as-new would carry it (its retained chunks, encoded)."""
+        return self._stream.get_state()
+
+    def truncate(self, up_to_offset: int) -> None:
+        """Drop retained chunks before `up_to_offset` (archive them first)."""
+        self._stream.truncate(up_to_offset)
+
     def close(self) -> None:
         """The run is ending: release waiting watchers (before waiting for handlers to finish)."""
         self.watch.close()

@@ -16,12 +16,26 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import AgentResult, AgentSpec, AgentStepInput, ErrorType, ToolDescriptor
+from contracts import (
+    AgentIntent,
+    AgentResult,
+    AgentSpec,
+    AgentStepInput,
+    ErrorType,
+    FailureDetails,
+    FinalAnswer,
+    PlanBlueprint,
+    ToolDescriptor,
+)
 from core.agent_registry import BUILTIN_AGENTS
+from core.artifacts import ArtifactStore, preview_text
+from core.experience import ExperienceIndex
 from core.settings import Settings
 
+from ..artifacts.offload import Offloader
 from ..tools.registry import builtin_tools
 from . import demo
+from .context import ContextSources
 
 #: An agent adapter: one step in, one result out.
 AgentFn = Callable[[AgentStepInput], Awaitable[AgentResult]]
@@ -30,6 +44,8 @@ FrameworkFn = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[Ag
 
 
 _HEARTBEAT_SECONDS = 1.0
+THOUGHT_CHARS = 4000
+"""An agent's reasoning is cut to this before it is recorded and streamed."""
 
 
 async def _demo(step: AgentStepInput) -> AgentResult:
@@ -97,6 +113,9 @@ class AgentActivities:
             settings: Configuration (configured agents will be read from here).
         """
         self._settings = settings
+        store = ArtifactStore.for_data_dir(settings.data_dir)
+        self.context = ContextSources(store, ExperienceIndex.for_data_dir(settings.data_dir))
+        self.offloader = Offloader(store, settings.limits.inline_bytes)
         #: Tools the adapters declare to models (the workflow's `run_tool` runs them).
         self.tools: dict[str, ToolDescriptor] = builtin_tools()
         self.agents: dict[str, AgentFn] = {
@@ -128,6 +147,32 @@ class AgentActivities:
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.agent_step]
+
+    async def _bounded(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
+        """The result within the limits: a long answer offloaded, an oversized plan refused."""
+        output = result.output
+        if len(output.thought) > THOUGHT_CHARS:
+            output = output.model_copy(update={"thought": preview_text(output.thought, THOUGHT_CHARS)})
+        intent = output.intent
+        if isinstance(intent, FinalAnswer) and not self.offloader.fits(intent.content):
+            preview, ref = await self.offloader.offload(
+                intent.content, name=f"{step.agent_id} answer", owner_id=step.owner_id
+            )
+            output = output.model_copy(update={"intent": FinalAnswer(content=preview, artifact=ref)})
+        elif isinstance(intent, PlanBlueprint):
+            size = len(intent.model_dump_json().encode())
+            limit = self._settings.limits.max_blueprint_bytes
+            if size > limit:
+                message = (
+                    f"the proposed task graph is {size:,} bytes; the limit is {limit:,} bytes "
+                    "(SYNAPSE_MAX_BLUEPRINT_BYTES)"
+                )
+                return AgentResult(
+                    status="FAILURE",
+                    output=AgentIntent(thought=output.thought, intent=FinalAnswer(content=message)),
+                    failure_details=FailureDetails(type="VALIDATION_ERROR", message=message),
+                )
+        return result if output is result.output else result.model_copy(update={"output": output})
 
     @activity.defn(name="agent_step")
     async def agent_step(self, step: AgentStepInput) -> AgentResult:
@@ -162,7 +207,7 @@ class AgentActivities:
         if seconds:
             activity.logger.info("%s sleeps %.1fs as input_data.sleep_seconds asks", step.agent_id, seconds)
             await _sleep_heartbeating(seconds)
-        result = await agent(step)
+        result = await self._bounded(await agent(await self.context.enrich(step)), step)
         activity.logger.info(
             "%s step for %s: %s %s",
             step.agent_id,

@@ -12,8 +12,10 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Self
 
-from contracts import ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult
 from core.settings import Settings
+
+from ..artifacts.offload import generic_preview
 
 SUMMARY_CHARS = 80
 """Length of a call's one-line summary (approval cards, the Web UI's activity summaries)."""
@@ -79,6 +81,15 @@ class Tool(ABC):
         Raises:
             Exception: Only for infrastructure failures worth a retry by Temporal.
         """
+
+    @classmethod
+    def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:
+        """What history, the stream and the agent carry of a result too large to carry whole.
+
+        About `budget` bytes as JSON; the whole result is the artifact `ref`. The default cuts
+        the result's text; a tool whose results have structure (rows) previews them better.
+        """
+        return generic_preview(content, budget, ref)
 
     @classmethod
     def describe(cls, content: Any) -> str | None:

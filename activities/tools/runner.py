@@ -13,10 +13,15 @@ from typing import Any
 from temporalio import activity
 
 from contracts import ToolAssessment, ToolCallRequest, ToolResult, ToolRun
+from core.artifacts import ArtifactStore, preview_text
 from core.settings import Settings
 
+from ..artifacts.offload import Offloader
 from .plugin import Tool, generic_summary
 from .registry import build_tools
+
+ERROR_CHARS = 4000
+"""A tool's error message is cut to this (the rest of a long error helps nobody in a chat)."""
 
 
 def summarize_call(call: ToolCallRequest, tool: Tool | None) -> str:
@@ -45,10 +50,13 @@ class ToolActivities:
         """Configure every registered tool; nothing is opened until a tool first runs.
 
         Args:
-            settings: Read by each tool's `from_settings`.
+            settings: Read by each tool's `from_settings`; `limits.inline_bytes` bounds results.
             tools: The tools to dispatch to instead of the registry's (tests).
         """
         self.tools: dict[str, Tool] = tools if tools is not None else build_tools(settings)
+        self.offloader = Offloader(
+            ArtifactStore.for_data_dir(settings.data_dir), settings.limits.inline_bytes
+        )
 
     def prepare(self) -> None:
         """Let every tool create what it needs before its first run (worker start)."""
@@ -128,4 +136,15 @@ class ToolActivities:
         if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
         activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
-        return await tool.run(run.call, claim_key(run))
+        result = await tool.run(run.call, claim_key(run))
+        if result.error and len(result.error) > ERROR_CHARS:
+            result = result.model_copy(update={"error": preview_text(result.error, ERROR_CHARS)})
+        if result.content is None or self.offloader.fits(result.content):
+            return result
+        preview, ref = await self.offloader.offload(
+            result.content, name=f"{run.call.tool_id} result", owner_id=run.owner_id, preview=tool.preview
+        )
+        activity.logger.info(
+            "%s result is %d bytes: stored as %s", run.call.tool_id, ref.size_bytes, ref.artifact_id
+        )
+        return result.model_copy(update={"content": preview, "artifact": ref})

@@ -34,6 +34,7 @@ from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.settings import Settings
 
 from .. import session_calls
+from ..limits import utf8_size
 from . import clicks as lark_clicks
 from .messages import ChatText, Ignored, Unsupported, read_message
 
@@ -46,6 +47,10 @@ MESSAGE_WAIT_SECONDS = 2.5
 CLICK_WAIT_SECONDS = 2.8
 DRAIN_SECONDS = 5.0
 UNSUPPORTED_TEXT = "I can only read text messages for now."
+TOO_LARGE_TEXT = (
+    "This message is {size:,} bytes; I read messages of up to {limit:,} bytes. "
+    "Send a shorter one, or upload the text as an artifact and send its id."
+)
 
 
 class SeenEvents:
@@ -138,9 +143,20 @@ class LarkInbound:
             log.info("Lark event %s ignored: %s", event_id, found.reason)
         elif isinstance(found, Unsupported):
             log.info("Lark event %s: %s messages are not supported", event_id, found.message_type)
-            self._spawn(self._reply_unsupported(found))
+            self._spawn(self._reply(found.chat_id, found.message_id, UNSUPPORTED_TEXT, "unsupported"))
         elif isinstance(found, ChatText):
-            await self._deliver(found)
+            limit = self._settings.limits.max_message_bytes
+            size = utf8_size(found.message.content)
+            if size > limit:
+                log.info("Lark event %s: a %d-byte message is over the %d-byte limit", event_id, size, limit)
+                text = TOO_LARGE_TEXT.format(size=size, limit=limit)
+                self._spawn(
+                    self._reply(
+                        found.chat_id, found.message.metadata.get("lark_message_id"), text, "too-large"
+                    )
+                )
+            else:
+                await self._deliver(found)
         if event_id:
             self._seen.add(event_id)
 
@@ -161,23 +177,15 @@ class LarkInbound:
             within=MESSAGE_WAIT_SECONDS,
         )
 
-    async def _reply_unsupported(self, found: Unsupported) -> None:
-        reply = OutboundMessage(
-            channel="lark",
-            chat_id=found.chat_id,
-            kind="text",
-            text=UNSUPPORTED_TEXT,
-            reply_to=found.message_id,
-        )
+    async def _reply(self, chat_id: str, message_id: Any, text: str, why: str) -> None:
+        """Answer a message that reaches no session (unsupported, too large) in its chat."""
+        reply_to = message_id if isinstance(message_id, str) else None
+        reply = OutboundMessage(channel="lark", chat_id=chat_id, kind="text", text=text, reply_to=reply_to)
         try:
             # The key makes Lark keep one reply per message, however often the event is redelivered.
-            await asyncio.to_thread(self._outbound._deliver, reply, f"unsupported/{found.message_id}")
+            await asyncio.to_thread(self._outbound._deliver, reply, f"{why}/{reply_to}")
         except Exception:  # a reply is a courtesy: never fail (or retry) the event for it
-            log.exception(
-                "could not tell Lark chat %s that %s messages are unsupported",
-                found.chat_id,
-                found.message_type,
-            )
+            log.exception("could not tell Lark chat %s why a message was not delivered (%s)", chat_id, why)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

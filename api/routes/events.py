@@ -36,7 +36,9 @@ async def events(
     hub: HubDep,
     caller: Viewer,
     after: Annotated[int | None, Query(ge=-1, description="Send chunks with sequence_id > after.")] = None,
-    last_event_id: Annotated[int | None, Header(ge=-1, description="Resume after this id (SSE).")] = None,
+    last_event_id: Annotated[
+        str | None, Header(pattern=r"^-?[0-9]{1,18}$", description="Resume after this id (SSE).")
+    ] = None,
 ) -> StreamingResponse:
     """Stream chunks (`id:` = sequence_id) until the session closes; resumable.
 
@@ -44,7 +46,7 @@ async def events(
     people can watch without slowing it down or taking the update slots decisions need.
     """
     await session_calls.get_status(client, key)  # 404 before the stream starts
-    resume_after = after if after is not None else last_event_id if last_event_id is not None else -1
+    resume_after = after if after is not None else int(last_event_id) if last_event_id is not None else -1
     return StreamingResponse(
         hub.events(session_workflow_id(key), resume_after),
         media_type="text/event-stream",

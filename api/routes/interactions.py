@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path
 from fastapi.responses import JSONResponse
-from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 
 from contracts import InteractionOutcome, InteractionResponse
 from workflows import search
@@ -15,6 +14,7 @@ from workflows.session import SessionWorkflow
 
 from .. import session_calls
 from ..deps import Approver, ClientDep, SettingsDep
+from ..limits import check_size
 from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["interactions"])
@@ -51,6 +51,9 @@ async def decide(
             422,
             f"body.interaction_id {body.interaction_id!r} does not match the path's {interaction_id!r}",
         )
+    check_size(
+        "user_message", body.user_message, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES"
+    )
     response = body.model_copy(
         update={
             "interaction_id": interaction_id,
@@ -70,7 +73,7 @@ async def decide(
             ),
             within=settings.api.decision_wait_seconds,
         )
-    except WorkflowUpdateRPCTimeoutOrCancelledError:
+    except session_calls.NotAnswered:
         # A query would need a worker too; the search attributes come straight from the server.
         description = await session_calls.handle_for(client, key).describe()
         waiting = (description.typed_search_attributes.get(search.PENDING) or 0) > 0

@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path
+from fastapi import APIRouter, Body, Path, Query
+from fastapi.exceptions import RequestValidationError
 
 from contracts import (
+    ArchiveCursor,
+    AuditEntry,
     AuditTrail,
     CreateSessionRequest,
     InboundMessage,
     LiveSession,
     MessageAccepted,
+    MessagePage,
     MessageRequest,
+    MessagesQuery,
+    MessageWindow,
     SessionConfig,
     SessionControl,
+    UniversalMessage,
 )
 from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import DEFAULT_AGENT
+from core.artifacts import ArtifactNotFound, ArtifactStore
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import session_calls
-from ..deps import ClientDep, Operator, RegistryDep, SettingsDep, Viewer
-from ..errors import BUSY_RESPONSE
+from ..archive import archived_items
+from ..deps import ArtifactsDep, ClientDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
+from ..limits import MESSAGE_HINT, check_size
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -58,14 +69,19 @@ async def post_message(
     client: ClientDep,
     settings: SettingsDep,
     registry: RegistryDep,
+    store: ArtifactsDep,
     caller: Operator,
 ) -> MessageAccepted:
     """Send a message to the session's agent; starts the session when needed."""
+    limits = settings.limits
+    check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
+    await _check_attached(store, body.artifacts)
     message = InboundMessage(
         channel="http",
         sender_id=caller.principal or body.principal or "anonymous",
         chat_id=key,
         content=body.content,
+        metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
     config = SessionConfig(session_key=key, agent=registry.resolve(DEFAULT_AGENT, key))
     await session_calls.send_message(
@@ -80,12 +96,58 @@ async def get_session(key: SessionKey, client: ClientDep, caller: Viewer) -> Liv
     return await session_calls.get_status(client, key)
 
 
-@router.get("/{key}/audit", response_model=AuditTrail)
-async def get_audit(key: SessionKey, client: ClientDep, caller: Viewer) -> AuditTrail:
-    """Every decision and intervention, with who, where and when."""
-    await session_calls.get_status(client, key)  # 404 for unknown sessions
-    result: AuditTrail = await session_calls.handle_for(client, key).query(SessionWorkflow.get_audit)
-    return result
+async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None:
+    """422 naming an attached artifact that does not exist."""
+    for index, artifact_id in enumerate(artifact_ids):
+        try:
+            await asyncio.to_thread(store.info, artifact_id)
+        except ArtifactNotFound as err:
+            raise RequestValidationError(
+                [
+                    {
+                        "loc": ("body", "artifacts", index),
+                        "msg": f"no artifact {artifact_id!r}",
+                        "type": "not_found",
+                    }
+                ]
+            ) from err
+
+
+@router.get("/{key}/messages", response_model=MessagePage, responses=ERROR_RESPONSES(401, 403, 404, 422))
+async def get_messages(
+    key: SessionKey,
+    client: ClientDep,
+    store: ArtifactsDep,
+    caller: Viewer,
+    before: Annotated[int | None, Query(ge=0, description="Page back from this message index.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many messages.")] = 50,
+) -> MessagePage:
+    """One page of the conversation, oldest first, however long ago it was said (older turns are
+    archived as artifacts; `next_before` pages further back)."""
+    window: MessageWindow = await session_calls.query(
+        client, key, SessionWorkflow.get_messages, MessagesQuery(before=before, limit=limit)
+    )
+    end = window.total if before is None else min(before, window.total)
+    start = max(0, end - limit)
+    older = await archived_items(store, window.archive, start, min(end, window.start))
+    messages = [UniversalMessage.model_validate(item) for item in older] + window.messages
+    return MessagePage(
+        session_key=key,
+        total=window.total,
+        start=start,
+        messages=messages,
+        next_before=start if start > 0 else None,
+    )
+
+
+@router.get("/{key}/audit", response_model=AuditTrail, responses=ERROR_RESPONSES(401, 403, 404, 422))
+async def get_audit(key: SessionKey, client: ClientDep, store: ArtifactsDep, caller: Viewer) -> AuditTrail:
+    """Every decision and intervention, with who, where and when (archived entries included)."""
+    kept: AuditTrail = await session_calls.query(client, key, SessionWorkflow.get_audit)
+    cursor: ArchiveCursor = await session_calls.query(client, key, SessionWorkflow.get_archive, "audit")
+    older = await archived_items(store, cursor, 0, cursor.archived)
+    entries = [AuditEntry.model_validate(item) for item in older] + kept.entries
+    return kept.model_copy(update={"entries": entries})
 
 
 def _intervention(name: str, update: Any, summary: str) -> None:
@@ -99,6 +161,7 @@ def _intervention(name: str, update: Any, summary: str) -> None:
         body: OptionalControl = None,
     ) -> LiveSession:
         control = body or SessionControl()
+        check_size("reason", control.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
         control = control.model_copy(update={"principal": caller.principal or control.principal})
         result: LiveSession = await session_calls.run_update(
             client,

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator
 
 from temporalio.client import Client
 
+from core.artifacts import ArtifactStore
+
 from .events import KEEPALIVE, RETRY, chunk_event, control_event
 from .feed import Feed
 from .source import StreamSource
@@ -31,10 +33,12 @@ class StreamHub:
         client: Client,
         *,
         client_buffer: int,
+        store: ArtifactStore | None = None,
         replay: int = REPLAY_EVENTS,
         keepalive_seconds: float = KEEPALIVE_SECONDS,
     ) -> None:
         self._client = client
+        self._store = store
         self._client_buffer = client_buffer
         self._replay = replay
         self._keepalive = keepalive_seconds
@@ -88,7 +92,7 @@ class StreamHub:
     def _feed(self, workflow_id: str, start: int) -> Feed:
         feed = self._feeds.get(workflow_id)
         if feed is None or feed.ended:
-            source = StreamSource(self._client, workflow_id)
+            source = StreamSource(self._client, workflow_id, self._store)
             feed = Feed(source, start, replay=self._replay, on_end=self._forget)
             self._feeds[workflow_id] = feed
         return feed

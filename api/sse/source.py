@@ -27,14 +27,18 @@ from temporalio.contrib.workflow_streams import PollInput, PollResult
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts import ErrorType, TaskStreamChunk, WatchRequest, WatchResult
+from contracts import ArchiveCursor, ErrorType, TaskStreamChunk, WatchRequest, WatchResult
+from core.artifacts import ArtifactStore
 from workflows.chunk_stream import STREAM_TOPIC
 from workflows.stream_watch import WATCH_UPDATE
 
+from ..archive import archived_items
 from ..busy import is_busy
 
 log = logging.getLogger(__name__)
 
+ARCHIVE_QUERY = "get_archive"
+"""The query naming where a workflow's archived lists (the stream's older chunks among them) are."""
 POLL_QUERY = "__temporal_workflow_stream_poll"
 """The stream's read-only poll query (the same name as its long-poll update)."""
 REFUSALS = {ErrorType.TOO_MANY_WATCHERS, ErrorType.STREAM_CLOSING}
@@ -56,10 +60,12 @@ class Closed:
 class StreamSource:
     """Reads one workflow's chunk stream (latest run: continue-as-new is followed)."""
 
-    def __init__(self, client: Client, workflow_id: str) -> None:
+    def __init__(self, client: Client, workflow_id: str, store: ArtifactStore | None = None) -> None:
+        """`store` holds the chunks the workflow archived when it trimmed its stream."""
         self.workflow_id = workflow_id
         self._handle = client.get_workflow_handle(workflow_id)
         self._converter = client.data_converter.payload_converter
+        self._store = store
 
     async def watch(self, next_offset: int) -> WatchResult | Refused | Closed:
         """Wait for chunks from `next_offset` on; a refusal or a closed workflow is an answer too."""
@@ -104,10 +110,17 @@ class StreamSource:
     async def read(self, from_offset: int, until: int | None = None) -> AsyncIterator[TaskStreamChunk]:
         """Retained chunks from `from_offset` on: up to `until` (exclusive), or all there are now."""
         offset = from_offset
+        first = True
         while True:
             result: PollResult = await self._handle.query(
                 POLL_QUERY, PollInput(topics=[STREAM_TOPIC], from_offset=offset), result_type=PollResult
             )
+            retained_from = result.items[0].offset if result.items else result.next_offset
+            if first and offset < retained_from:  # trimmed at a continue-as-new: read the archive
+                end = retained_from if until is None else min(until, retained_from)
+                for chunk in await self._archived(offset, end):
+                    yield chunk
+            first = False
             for item in result.items:
                 if until is not None and item.offset >= until:
                     return
@@ -119,6 +132,13 @@ class StreamSource:
                 return
             if until is not None and offset >= until:
                 return
+
+    async def _archived(self, start: int, end: int) -> list[TaskStreamChunk]:
+        if self._store is None or start >= end:
+            return []
+        cursor: ArchiveCursor = await self._handle.query(ARCHIVE_QUERY, "stream", result_type=ArchiveCursor)
+        wires = await archived_items(self._store, cursor, start, end)
+        return [self._decode(wire) for wire in wires]
 
     async def running(self) -> bool:
         """Whether the workflow's latest run is still running (false once it closed for good)."""

@@ -24,8 +24,10 @@ def test_writes_one_schema_per_model(tmp_path: Path, capsys: pytest.CaptureFixtu
         if isinstance(getattr(contracts, name), type) and issubclass(getattr(contracts, name), BaseModel)
     ]
     assert models, "contracts exports no models"
-    assert sorted(p.name for p in out.iterdir()) == sorted(f"{m.__name__}.json" for m in models)
-    assert capsys.readouterr().out.strip() == f"wrote {len(models)} JSON Schemas to {out}"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*(f"{m.__name__}.json" for m in models), "openapi.json"]
+    )
+    assert capsys.readouterr().out.strip() == f"wrote {len(models)} JSON Schemas and openapi.json to {out}"
 
 
 def test_schemas_are_strict_json(tmp_path: Path) -> None:
@@ -52,6 +54,7 @@ def test_only_models_are_written(tmp_path: Path) -> None:
     main(["schema", str(tmp_path)])
 
     enums = [name for name in contracts.__all__ if not (tmp_path / f"{name}.json").exists()]
+    assert enums, "constants and enums get no file"
     for name in enums:
         assert not (
             isinstance(getattr(contracts, name), type) and issubclass(getattr(contracts, name), BaseModel)

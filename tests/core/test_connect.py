@@ -67,10 +67,18 @@ async def test_unreachable_server_names_address_and_remedy() -> None:
     assert "TEMPORAL_ADDRESS" in message and "synapse up" in message
 
 
-async def test_connects_with_the_pydantic_converter(client: Client) -> None:
+async def test_connects_with_the_pydantic_converter_and_the_claim_check(
+    client: Client, tmp_path: Path
+) -> None:
     env = {"TEMPORAL_ADDRESS": client.service_client.config.target_host, "TEMPORAL_CONFIG_FILE": os.devnull}
 
-    connected = await connect_client(Settings(), env=env)
+    connected = await connect_client(Settings(data_dir=tmp_path), env=env)
 
-    assert connected.data_converter is pydantic_data_converter
+    converter = connected.data_converter
+    assert converter.payload_converter_class is pydantic_data_converter.payload_converter_class
+    assert converter.external_storage is not None
+    assert converter.external_storage.payload_size_threshold == 256 * 1024
+    big = await converter.encode(["x" * 300_000])
+    assert big[0].ByteSize() < 1024, "a large payload is only referenced"
+    assert (tmp_path / "artifacts.db").exists(), "and kept in the data dir's artifact store"
     assert connected.namespace == "default"

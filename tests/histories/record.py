@@ -163,7 +163,27 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
             batch,
         ),
         "session_watched": (SessionConfig(session_key="history-watched"), watched),
+        "session_artifact": (SessionConfig(session_key="history-artifact"), artifact),
     }
+
+
+BIG_SELECT = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) "
+    "SELECT i, printf('%.100c', 'r') AS filler FROM n"
+)
+
+
+async def artifact(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied, then a SELECT too large to carry: history holds a preview and its artifact id;
+    both turns are indexed for recall and the conversation is trimmed after each."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=False, principal="bob"),
+    )
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=BIG_SELECT))
+    await _idle(handle, 2)
 
 
 BATCH_REPLY = [

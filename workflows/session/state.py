@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
+    ArchiveCursor,
     AuditEntry,
     InboundMessage,
     InteractionOutcome,
@@ -47,6 +48,10 @@ class SessionState(BaseModel):
     next_interaction: int = 1
     next_sequence: int = 0
     turns_this_run: int = 0
+    turns_total: int = 0
+    message_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
+    audit_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
+    stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
 
 
 class SessionRunInput(BaseModel):

@@ -13,7 +13,7 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import LiveSession, SessionConfig
+    from contracts import ArchiveCursor, LiveSession, MessagesQuery, MessageWindow, SessionConfig
 
     from .state import SessionState
 
@@ -24,6 +24,8 @@ SEARCH_STATUS = {"active": "running"}
 """LiveSession status -> SynapseStatus value, where they differ."""
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
+LIVE_MESSAGES = 20
+"""Newest messages a LiveSession shows; older ones are paged (`GET /sessions/{key}/messages`)."""
 
 
 def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -> LiveSession:
@@ -39,9 +41,37 @@ def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -
         channel=config.channel,
         approvers=list(config.approvers),
         approval_timeout_seconds=config.approval_timeout_seconds,
-        messages=list(state.messages),
-        metadata={"queued_messages": len(state.inbox), "paused": state.paused},
+        messages=state.messages[-LIVE_MESSAGES:],
+        metadata={
+            "queued_messages": len(state.inbox),
+            "paused": state.paused,
+            "messages_total": state.message_archive.archived + len(state.messages),
+        },
     )
+
+
+def message_window(state: SessionState, query: MessagesQuery) -> MessageWindow:
+    """Up to `query.limit` of the kept messages before absolute index `query.before`."""
+    first = state.message_archive.archived
+    total = first + len(state.messages)
+    before = total if query.before is None else min(query.before, total)
+    start = max(first, before - query.limit)
+    return MessageWindow(
+        total=total,
+        start=start,
+        messages=state.messages[start - first : max(start, before) - first],
+        archive=state.message_archive,
+    )
+
+
+def archive_cursor(state: SessionState, kind: str) -> ArchiveCursor:
+    """The cursor of one archived list (an empty one for an unknown kind)."""
+    cursors = {
+        "messages": state.message_archive,
+        "audit": state.audit_archive,
+        "stream": state.stream_archive,
+    }
+    return cursors.get(kind, ArchiveCursor())
 
 
 def search_attributes(config: SessionConfig, state: SessionState) -> list[SearchAttributeUpdate[Any]]:

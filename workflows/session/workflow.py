@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        ArchiveCursor,
         AuditTrail,
+        ExperienceRecord,
         InboundMessage,
         InteractionRequest,
         LiveSession,
+        MessagesQuery,
+        MessageWindow,
         SessionControl,
         TaskChunkType,
         UniversalMessage,
@@ -36,13 +41,24 @@ with workflow.unsafe.imports_passed_through():
 
 from ..agent_loop import LoopOutcome, run_agent_loop
 from ..chunk_stream import ChunkStream
+from ..experience import EXPERIENCE_PATCH, preview, remember
 from ..ids import session_key_of
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
 from ..supervision.supervisor import Supervisor
+from . import bounds
 from . import view as session_view
+from .bounds import BOUNDED_STATE_PATCH
 from .outbox import ChannelOutbox, outcome_text
+
+
+def _message_metadata(message: InboundMessage) -> dict[str, Any]:
+    """What the conversation keeps of a message's metadata: its channel and attached artifacts."""
+    metadata: dict[str, Any] = {"channel": message.channel}
+    if message.metadata.get("artifacts"):
+        metadata["artifacts"] = message.metadata["artifacts"]
+    return metadata
 
 
 @workflow.defn
@@ -118,7 +134,7 @@ class SessionWorkflow(SupervisionHandlers):
                 content=message.content,
                 name=message.sender_id,
                 timestamp=workflow.now(),
-                metadata={"channel": message.channel},
+                metadata=_message_metadata(message),
             )
         )
         self.publish(TaskChunkType.PROCESSING, {"message": message.content, "from": message.sender_id})
@@ -131,6 +147,23 @@ class SessionWorkflow(SupervisionHandlers):
         )
         self._report(outcome)
         state.last_activity = workflow.now()
+        state.turns_total += 1
+        if workflow.patched(EXPERIENCE_PATCH):
+            await remember(self._experience(message, outcome))
+        if workflow.patched(BOUNDED_STATE_PATCH):
+            await bounds.let_go(self.owner_id, state)
+
+    def _experience(self, message: InboundMessage, outcome: LoopOutcome) -> ExperienceRecord:
+        return ExperienceRecord(
+            owner_id=self.owner_id,
+            turn=self._state.turns_total,
+            agent_id=self._config.agent_id,
+            asked_by=message.sender_id,
+            at=workflow.now(),
+            outcome=outcome.kind,
+            question=preview(message.content),
+            answer=preview(outcome_text(outcome, self._config.max_turns)),
+        )
 
     def _report(self, outcome: LoopOutcome) -> None:
         self._outbox.text(outcome_text(outcome, self._config.max_turns), reply_to=self._reply_to)
@@ -158,6 +191,9 @@ class SessionWorkflow(SupervisionHandlers):
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
+        if workflow.patched(BOUNDED_STATE_PATCH):
+            up_to = await bounds.trim_stream(self.owner_id, self._state, self._chunks.snapshot())
+            self._chunks.truncate(up_to)
         await self._chunks.continue_as_new(
             lambda stream: [
                 SessionRunInput(
@@ -261,8 +297,18 @@ class SessionWorkflow(SupervisionHandlers):
 
     @workflow.query
     def get_audit(self) -> AuditTrail:
-        """Every decision and intervention, oldest first."""
+        """The decisions and interventions the session keeps, oldest first (older: `get_archives`)."""
         return AuditTrail(workflow_id=self.owner_id, entries=list(self._state.audit))
+
+    @workflow.query
+    def get_messages(self, query: MessagesQuery) -> MessageWindow:
+        """Up to `query.limit` kept messages before `query.before`, and where older ones are."""
+        return session_view.message_window(self._state, query)
+
+    @workflow.query
+    def get_archive(self, kind: str) -> ArchiveCursor:
+        """Where the archived part of `messages`, `audit` or `stream` is."""
+        return session_view.archive_cursor(self._state, kind)
 
     # ------------------------------------------------------ Web UI
 

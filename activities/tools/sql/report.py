@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from contracts import ArtifactRef
+
+from ...artifacts.offload import json_size
 from ..plugin import cut
 
 _MAX_TABLE_ROWS = 10
 _MAX_CELL_CHARS = 40
+PREVIEW_CELL_CHARS = 200
+"""A cell of a previewed result is cut to this many characters."""
 
 
 def _cell(value: Any) -> str:
@@ -45,3 +50,23 @@ def describe_sql_result(content: dict[str, Any]) -> str:
     if isinstance(rowcount, int):
         return f"{statement} done: {_plural(rowcount, 'row')} affected."
     return f"{statement} done."
+
+
+def sql_preview(content: dict[str, Any], budget: int, ref: ArtifactRef) -> dict[str, Any]:
+    """The result with as many leading rows (cells cut) as fit in about `budget` bytes, and a note."""
+    kept: list[list[Any]] = []
+    used = json_size({key: value for key, value in content.items() if key != "rows"}) + 300
+    for row in content.get("rows") or []:
+        cells = [cut(value, PREVIEW_CELL_CHARS) if isinstance(value, str) else value for value in row]
+        size = json_size(cells) + 1
+        if used + size > budget:
+            break
+        kept.append(cells)
+        used += size
+    rowcount = content.get("rowcount")
+    total = rowcount if isinstance(rowcount, int) else len(content.get("rows") or [])
+    note = (
+        f"showing the first {len(kept)} of {_plural(total, 'row')}; the whole result "
+        f"({ref.size_bytes:,} bytes) is artifact {ref.artifact_id}"
+    )
+    return {**content, "rows": kept, "truncated": True, "note": note}

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Self
 
-from contracts import ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult
 from core.settings import Settings
 
 from ..plugin import Tool, one_line
 from .database import TOOL_ID, SqlDatabase
-from .report import describe_sql_result
+from .report import describe_sql_result, sql_preview
 
 DESCRIPTOR = ToolDescriptor(
     name=TOOL_ID,
@@ -90,6 +90,13 @@ class SqlTool(Tool):
         if sql is None:
             return ToolResult(tool_id=TOOL_ID, ok=False, error=bad_sql_argument(call.arguments))
         return await asyncio.to_thread(self.database.run, sql, claim)
+
+    @classmethod
+    def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:
+        """The first rows that fit (cells cut), with a note naming the artifact that holds them all."""
+        if isinstance(content, dict) and content.get("rows"):
+            return sql_preview(content, budget, ref)
+        return super().preview(content, budget, ref)
 
     @classmethod
     def describe(cls, content: Any) -> str | None:

@@ -1,0 +1,1 @@
+"""Keeping large things out of history: offloading results to artifacts, archiving pages."""

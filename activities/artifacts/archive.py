@@ -1,0 +1,35 @@
+"""The `archive_page` activity: writes one `ArchivePage` of a workflow's list to the artifact store.
+
+Run as a local activity (`workflows/archive.py`), so the page travels to the store without
+passing through history. Pages are content-addressed: a retry stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from contracts import ArchivePage, ArtifactRef
+from core.artifacts import ArtifactStore
+
+
+class ArchiveActivities:
+    """Archiving activities on one artifact store."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+
+    def activities(self) -> list[Callable[..., Any]]:
+        """The bound activity methods, for `Worker(activities=...)`."""
+        return [self.archive_page]
+
+    @activity.defn(name="archive_page")
+    async def archive_page(self, page: ArchivePage) -> ArtifactRef:
+        """Store the page; its id goes into the workflow's archive cursor."""
+        name = f"{page.owner_id} {page.kind} {page.start}-{page.start + len(page.items) - 1}"
+        return await asyncio.to_thread(
+            self.store.put_json, page.model_dump(mode="json"), name=name, owner_id=page.owner_id
+        )

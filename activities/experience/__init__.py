@@ -1,0 +1,1 @@
+"""Recording finished work in the experience index (recall happens in `agents/context.py`)."""

@@ -1,0 +1,89 @@
+"""Limits at the door: nothing larger than configured reaches a workflow (413 instead).
+
+Two layers. `BodyLimit` (ASGI middleware) refuses any request body over
+`SYNAPSE_MAX_REQUEST_BYTES` before it is read whole (`SYNAPSE_MAX_ARTIFACT_BYTES` for artifact
+uploads). `check_size` then holds each field to its own limit (a message, a comment) and raises
+`TooLarge`, which `api/errors.py` answers with 413 naming the limit, the size and the variable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ARTIFACT_UPLOAD_PATH = "/artifacts"
+
+
+class TooLarge(Exception):
+    """Something is over its configured size; `str(err)` says what, how big, and the limit."""
+
+    def __init__(self, what: str, size: int, limit: int, variable: str, hint: str = "") -> None:
+        self.what, self.size, self.limit, self.variable = what, size, limit, variable
+        message = f"{what} is {size:,} bytes; the limit is {limit:,} bytes ({variable})"
+        super().__init__(message + (f". {hint}" if hint else ""))
+
+
+def utf8_size(text: str | None) -> int:
+    """Bytes of `text` in UTF-8 (0 for None)."""
+    return len(text.encode("utf-8")) if text else 0
+
+
+def check_size(what: str, text: str | None, limit: int, variable: str, hint: str = "") -> None:
+    """Raise `TooLarge` when `text` is over `limit` bytes in UTF-8."""
+    size = utf8_size(text)
+    if size > limit:
+        raise TooLarge(what, size, limit, variable, hint)
+
+
+MESSAGE_HINT = "Store large text with POST /artifacts and send its artifact id instead"
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a request body over its limit, read or declared.
+
+    A `Content-Length` over the limit is refused before anything is read; a chunked body is
+    counted as it arrives and refused as soon as it passes the limit.
+    """
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str, str], tuple[int, str]]) -> None:
+        """`limit_for(method, path)` gives the byte limit and the variable that sets it."""
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        limit, variable = self.limit_for(scope["method"], scope["path"])
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _refuse(send, TooLarge("the request body", int(declared), limit, variable))
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    # An HTTPException passes FastAPI's body parsing untouched and becomes the 413.
+                    raise HTTPException(413, str(TooLarge("the request body", seen, limit, variable)))
+            return message
+
+        await self.app(scope, counted, send)
+
+
+async def _refuse(send: Send, err: TooLarge) -> None:
+    body = json.dumps({"detail": str(err)}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

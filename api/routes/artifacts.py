@@ -1,0 +1,73 @@
+"""Artifacts: upload large content once, refer to it by id, read it back whole."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+
+from contracts import ARTIFACT_ID_PATTERN, ArtifactInfo
+from core.artifacts import ArtifactNotFound
+
+from ..deps import ArtifactsDep, Operator, Viewer
+from ..errors import ERROR_RESPONSES
+
+router = APIRouter(prefix="/artifacts", tags=["artifacts"])
+
+ArtifactId = Annotated[str, Path(pattern=ARTIFACT_ID_PATTERN, description="`art_<sha256>`.")]
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ArtifactInfo,
+    responses=ERROR_RESPONSES(401, 403, 413),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary", "minLength": 1}}
+            },
+            "description": "The content (any media type; sent as its own Content-Type).",
+        }
+    },
+)
+async def upload_artifact(
+    request: Request,
+    store: ArtifactsDep,
+    caller: Operator,
+    name: Annotated[str | None, Query(max_length=200, description="A file name or label.")] = None,
+) -> ArtifactInfo:
+    """Store the request body (up to SYNAPSE_MAX_ARTIFACT_BYTES) and answer its id; the same content
+    always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`."""
+    content = await request.body()
+    if not content:
+        raise RequestValidationError(
+            [{"loc": ("body",), "msg": "the body is empty: send the content", "type": "missing"}]
+        )
+    media_type = request.headers.get("content-type", "application/octet-stream").split(";")[0].strip()
+    ref = await asyncio.to_thread(
+        store.put, content, media_type=media_type or "application/octet-stream", name=name
+    )
+    return await asyncio.to_thread(store.info, ref.artifact_id)
+
+
+@router.get(
+    "/{artifact_id}",
+    responses={
+        200: {"content": {"*/*": {}}, "description": "The whole content, with its media type."},
+        **ERROR_RESPONSES(401, 403, 404, 422),
+    },
+)
+async def get_artifact(artifact_id: ArtifactId, store: ArtifactsDep, caller: Viewer) -> Response:
+    """The whole content of an artifact (a tool result, an agent answer, an upload, an archived page)."""
+    try:
+        info, content = await asyncio.to_thread(store.get, artifact_id)
+    except ArtifactNotFound as err:
+        raise HTTPException(404, f"no artifact {artifact_id!r}") from err
+    headers = {"X-Artifact-Size": str(info.size_bytes)}
+    if info.name:
+        headers["Content-Disposition"] = f'inline; filename="{info.name}"'
+    return Response(content, media_type=info.media_type, headers=headers)

@@ -1,0 +1,86 @@
+"""Artifacts end to end: a large tool result becomes a preview plus a complete artifact, uploads
+are attached to messages, and recall shows past turns."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+
+from contracts import TaskChunkType
+
+from ..support import collect_events, fields
+
+MB = 1024 * 1024
+BIG_SELECT = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) "
+    "SELECT i, printf('%.320c', 'r') AS filler FROM n"
+)
+
+
+def new_key() -> str:
+    return f"art-{uuid.uuid4().hex[:10]}"
+
+
+async def test_a_3_mb_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    assert (await http.post(f"/sessions/{key}/messages", json={"content": BIG_SELECT})).status_code == 202
+    chunks = await collect_events(http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, within=60)
+    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
+    result = fields(used)["result"]
+    assert result["artifact"] is not None and result["artifact"]["size_bytes"] > 3 * MB
+    assert len(json.dumps(result["content"])) < 20 * 1024, "history and the stream carry a preview"
+    assert 0 < len(result["content"]["rows"]) < 10000
+    assert result["artifact"]["artifact_id"] in result["content"]["note"]
+    answer = str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content)
+    assert "10000 rows" in answer and result["artifact"]["artifact_id"] in answer
+
+    whole = await http.get(f"/artifacts/{result['artifact']['artifact_id']}")
+    assert whole.status_code == 200 and whole.headers["content-type"].startswith("application/json")
+    content = whole.json()
+    assert len(content["rows"]) == 10000 and content["rows"][-1] == [10000, "r" * 320]
+    assert (await http.get(f"/sessions/{key}")).status_code == 200
+
+
+async def test_uploads_are_content_addressed_and_unknown_ids_are_404(http: httpx.AsyncClient) -> None:
+    log = ("2026-11-22 ERROR disk full on /var\n" * 50_000).encode()
+    first = await http.post(
+        "/artifacts", content=log, params={"name": "app.log"}, headers={"content-type": "text/plain"}
+    )
+    again = await http.post("/artifacts", content=log, headers={"content-type": "text/plain"})
+    assert first.status_code == again.status_code == 201
+    assert first.json()["artifact_id"] == again.json()["artifact_id"]
+    assert first.json()["size_bytes"] == len(log)
+    got = await http.get(f"/artifacts/{first.json()['artifact_id']}")
+    assert got.content == log and got.headers["content-type"].startswith("text/plain")
+    missing = await http.get("/artifacts/art_" + "0" * 64)
+    assert missing.status_code == 404 and missing.json() == {"detail": "no artifact 'art_" + "0" * 64 + "'"}
+    unknown = await http.post(
+        f"/sessions/{new_key()}/messages", json={"content": "look", "artifacts": ["art_" + "1" * 64]}
+    )
+    assert unknown.status_code == 422 and "no artifact" in unknown.json()["detail"]
+
+
+async def test_recall_returns_the_matching_past_turn(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    await http.post(
+        f"/sessions/{key}/messages",
+        json={"content": "SELECT customer FROM orders WHERE id = 7", "principal": "carol"},
+    )
+    await collect_events(http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE)
+
+    async def recalled() -> list[dict[str, object]]:
+        found: list[dict[str, object]] = (
+            await http.get("/experience", params={"query": "customer orders id = 7"})
+        ).json()
+        return found
+
+    from ..conftest import assert_eventually
+
+    matches = await assert_eventually(recalled, lambda m: bool(m), what="the turn indexed")
+    best = matches[0]
+    assert best["owner_id"] == f"session:{key}" and best["asked_by"] == "carol"
+    assert best["agent_id"] == "Agent:demo" and best["outcome"] == "answer"
+    assert "Grace" in str(best["answer"])
+    assert (await http.get("/experience", params={"query": "zebra quantum"})).json() == []

@@ -1,0 +1,47 @@
+"""Remembering finished work: each finished turn (or task) goes into the experience index.
+
+The `index_experience` local activity writes it (the workflow does no I/O; a local activity's
+input stays out of history); later agents recall it through `experience_config`. Indexing
+issues a command: it runs only in histories that took `EXPERIENCE_PATCH`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import ExperienceRecord
+
+INDEX_EXPERIENCE = "index_experience"
+EXPERIENCE_PATCH = "index-experience"
+"""Patch id: finished turns are indexed for recall."""
+INDEX_TIMEOUT = timedelta(seconds=30)
+INDEX_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
+"""Recall is a help, not a duty: after five tries the turn is simply not remembered."""
+PREVIEW_CHARS = 2000
+"""What is kept of a question or an answer (recall shows previews, not whole documents)."""
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """`text`, cut to `limit` characters with a marker saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+async def remember(record: ExperienceRecord) -> None:
+    """Index one finished turn; a failure to index never fails the work."""
+    try:
+        await workflow.execute_local_activity(
+            INDEX_EXPERIENCE,
+            record,
+            start_to_close_timeout=INDEX_TIMEOUT,
+            retry_policy=INDEX_RETRY,
+            summary=f"remember turn {record.turn}",
+        )
+    except ActivityError:
+        workflow.logger.warning("turn %s of %s was not indexed for recall", record.turn, record.owner_id)

@@ -1,0 +1,77 @@
+"""What a session keeps in its state, and what it lets go after each turn.
+
+The conversation keeps its newest messages (whole turns, within `MESSAGES_KEPT`), the audit
+trail its newest entries, and the decided-interaction ledger its newest outcomes; the rest is
+archived as artifact pages (`workflows/archive.py`) that the API still serves. At
+continue-as-new the chunk stream keeps its newest `STREAM_KEPT` chunks and archives the rest.
+So state, query answers and continue-as-new inputs stay small however long a session runs.
+
+Archiving issues commands (local activities): it runs only in histories that took
+`BOUNDED_STATE_PATCH`.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from temporalio.contrib.workflow_streams import WorkflowStreamState
+
+    from contracts import UniversalMessage
+
+    from .state import SessionState
+
+from ..archive import Budget, archive, overflow
+
+BOUNDED_STATE_PATCH = "bounded-session-state"
+"""Patch id: sessions archive old messages, audit entries and stream chunks."""
+
+MESSAGES_KEPT = Budget(max_items=100, max_bytes=256 * 1024)
+"""The conversation the workflow keeps (and agents see at most)."""
+AUDIT_KEPT = Budget(max_items=200, max_bytes=128 * 1024)
+DECIDED_KEPT = 100
+"""Decided interactions remembered to answer "already decided" (older ones: "not found")."""
+STREAM_KEPT = 500
+"""Chunks the stream carries into the next run; older ones are read from the archive."""
+STREAM_PAGE = 200
+"""Chunks per archived stream page."""
+
+
+def _turn_start(message: UniversalMessage) -> bool:
+    return message.role == "user"
+
+
+async def let_go(owner_id: str, state: SessionState) -> None:
+    """After a turn: archive what the state no longer needs to keep, forget old decisions."""
+    cut = overflow(state.messages, MESSAGES_KEPT, _turn_start)
+    if cut:
+        state.message_archive = await archive(
+            owner_id, "messages", state.messages, cut, state.message_archive
+        )
+    cut = overflow(state.audit, AUDIT_KEPT)
+    if cut:
+        state.audit_archive = await archive(owner_id, "audit", state.audit, cut, state.audit_archive)
+    if len(state.decided) > DECIDED_KEPT:
+        for interaction_id in list(state.decided)[: len(state.decided) - DECIDED_KEPT]:
+            del state.decided[interaction_id]
+            state.cards.pop(interaction_id, None)
+
+
+async def trim_stream(owner_id: str, state: SessionState, stream: WorkflowStreamState) -> int:
+    """Archive the stream's chunks beyond the newest `STREAM_KEPT`; the offset to truncate up to.
+
+    Pages hold the chunks as the stream stores them (encoded payloads), which is how the API
+    reads retained chunks too.
+    """
+    excess = len(stream.log) - STREAM_KEPT
+    if excess <= 0:
+        return stream.base_offset
+    wires = [item.data for item in stream.log[:excess]]
+    cursor = state.stream_archive
+    if cursor.archived < stream.base_offset:  # first archive of a stream truncated before
+        cursor = cursor.model_copy(update={"archived": stream.base_offset})
+    while wires:
+        page = wires[:STREAM_PAGE]
+        cursor = await archive(owner_id, "stream", wires, len(page), cursor)
+    state.stream_archive = cursor
+    return stream.base_offset + excess
