@@ -47,8 +47,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     409: "The request conflicts with the current state (already decided, already paused, closed).",
     413: "Something is larger than its configured limit; the detail names the limit and the size.",
     422: "A field is invalid; `errors` lists each one.",
-    503: "Temporal had no room for the command in time, or is unreachable; nothing was applied. "
-    "Retry after `Retry-After` seconds.",
+    503: "Temporal had no room for the command in time, is unreachable, or no worker answered for the "
+    "session in time; nothing was applied. Retry after `Retry-After` seconds.",
 }
 
 
@@ -99,7 +99,9 @@ async def too_large_handler(_request: Request, exc: Exception) -> JSONResponse:
 async def session_call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     """404 / 409 / 403 ... with the session's own words as `detail`."""
     assert isinstance(exc, SessionCallError)
-    return JSONResponse(status_code=status_of(exc), content={"detail": str(exc)})
+    status = status_of(exc)
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else None
+    return JSONResponse(status_code=status, content={"detail": str(exc)}, headers=headers)
 
 
 async def temporal_error_handler(_request: Request, exc: Exception) -> JSONResponse:

@@ -8,6 +8,7 @@ its status, the Lark channel turns it into a toast.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio.client import (
@@ -30,6 +31,9 @@ from .busy import retry_while_busy
 
 T = TypeVar("T")
 
+QUERY_WAIT = timedelta(seconds=10)
+"""How long a query may wait for the session's worker: a healthy one answers in milliseconds, so
+a session that says nothing for this long has no worker serving it (503, never a hung request)."""
 BUSY_RETRY_SECONDS = 10.0
 """Default time a command Temporal refuses as busy is retried (`Settings.api.busy_retry_seconds`)."""
 
@@ -74,6 +78,11 @@ class Refused(SessionCallError):
 def is_not_found(err: RPCError) -> bool:
     """Whether an RPC error says the workflow does not exist (or is closed, for updates)."""
     return err.status == RPCStatusCode.NOT_FOUND
+
+
+def is_timeout(err: RPCError) -> bool:
+    """Whether an RPC ran out of its time (the client reports `CANCELLED: Timeout expired`)."""
+    return err.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
 
 
 def _start(
@@ -139,27 +148,34 @@ async def why_unavailable(client: Client, key: str) -> SessionCallError:
     return SessionClosed(f"session {key!r} is {status or 'closed'}; it takes no more commands")
 
 
-async def query(client: Client, key: str, query: Any, *args: Any) -> Any:
-    """Run one of the session's queries (also on closed sessions).
+async def query(client: Client, key: str, query: Any, *args: Any, wait: timedelta = QUERY_WAIT) -> Any:
+    """Run one of the session's queries (also on closed sessions), waiting at most `wait`.
 
     Raises:
         SessionNotFound: No session has this key.
+        NotAnswered: The session did not answer within `wait` (no worker serves it).
     """
     try:
-        return await handle_for(client, key).query(query, *args)
+        return await handle_for(client, key).query(query, *args, rpc_timeout=wait)
     except RPCError as err:
         if is_not_found(err):
             raise SessionNotFound(f"no session {key!r}") from err
+        if is_timeout(err):
+            raise NotAnswered(
+                f"session {key!r} did not answer within {wait.total_seconds():g} s: no worker "
+                "is serving it right now (is `synapse worker` running on its task queue?)"
+            ) from err
         raise
 
 
-async def get_status(client: Client, key: str) -> LiveSession:
+async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> LiveSession:
     """The session's LiveSession (also for closed sessions).
 
     Raises:
         SessionNotFound: No session has this key.
+        NotAnswered: No worker answered within `wait`.
     """
-    status: LiveSession = await query(client, key, SessionWorkflow.get_status)
+    status: LiveSession = await query(client, key, SessionWorkflow.get_status, wait=wait)
     return status
 
 

@@ -10,6 +10,7 @@ Workflows never read settings; what changes their behaviour reaches them as inpu
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,19 @@ class ApiSettings(_Group):
         description="How long a message, pause, resume or cancel that Temporal refuses for lack of "
         "room (RESOURCE_EXHAUSTED) is retried before the API answers 503.",
     )
+    query_wait_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=env("query_wait_seconds", "SYNAPSE_QUERY_WAIT_SECONDS"),
+        description="How long a read (`GET /sessions/{key}`, its messages, audit, events) waits for "
+        "the session's worker before answering 503 (a healthy worker answers in milliseconds).",
+    )
+
+    @property
+    def query_wait(self) -> timedelta:
+        """`query_wait_seconds` as the timeout a query takes."""
+        return timedelta(seconds=self.query_wait_seconds)
+
     sse_client_buffer: int = Field(
         default=500,
         gt=0,

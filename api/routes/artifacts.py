@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -69,5 +70,14 @@ async def get_artifact(artifact_id: ArtifactId, store: ArtifactsDep, caller: Vie
         raise HTTPException(404, f"no artifact {artifact_id!r}") from err
     headers = {"X-Artifact-Size": str(info.size_bytes)}
     if info.name:
-        headers["Content-Disposition"] = f'inline; filename="{info.name}"'
+        headers["Content-Disposition"] = content_disposition(info.name)
     return Response(content, media_type=info.media_type, headers=headers)
+
+
+def content_disposition(name: str) -> str:
+    """`inline` with the name as an ASCII fallback and, exactly, as RFC 6266 `filename*` (UTF-8).
+
+    Header values are Latin-1 and one line: any name a user gave must not break the response.
+    """
+    fallback = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    return f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"

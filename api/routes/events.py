@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 from workflows.ids import session_workflow_id
 
 from .. import session_calls
-from ..deps import ClientDep, HubDep, Viewer
+from ..deps import ClientDep, HubDep, SettingsDep, Viewer
 from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["events"])
@@ -34,6 +34,7 @@ async def events(
     key: SessionKey,
     client: ClientDep,
     hub: HubDep,
+    settings: SettingsDep,
     caller: Viewer,
     after: Annotated[int | None, Query(ge=-1, description="Send chunks with sequence_id > after.")] = None,
     last_event_id: Annotated[
@@ -45,7 +46,7 @@ async def events(
     Every client of this API process shares one subscription to the session, so any number of
     people can watch without slowing it down or taking the update slots decisions need.
     """
-    await session_calls.get_status(client, key)  # 404 before the stream starts
+    await session_calls.get_status(client, key, wait=settings.api.query_wait)  # 404 before the stream
     resume_after = after if after is not None else int(last_event_id) if last_event_id is not None else -1
     return StreamingResponse(
         hub.events(session_workflow_id(key), resume_after),

@@ -59,7 +59,7 @@ async def create_session(
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
     await session_calls.start_session(client, settings.temporal.task_queue, config)
-    return await session_calls.get_status(client, config.session_key)
+    return await session_calls.get_status(client, config.session_key, wait=settings.api.query_wait)
 
 
 @router.post("/{key}/messages", status_code=202, response_model=MessageAccepted, responses=BUSY_RESPONSE)
@@ -91,9 +91,11 @@ async def post_message(
 
 
 @router.get("/{key}", response_model=LiveSession)
-async def get_session(key: SessionKey, client: ClientDep, caller: Viewer) -> LiveSession:
+async def get_session(
+    key: SessionKey, client: ClientDep, settings: SettingsDep, caller: Viewer
+) -> LiveSession:
     """Status, pending interactions and conversation of a session."""
-    return await session_calls.get_status(client, key)
+    return await session_calls.get_status(client, key, wait=settings.api.query_wait)
 
 
 async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None:
@@ -117,6 +119,7 @@ async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None
 async def get_messages(
     key: SessionKey,
     client: ClientDep,
+    settings: SettingsDep,
     store: ArtifactsDep,
     caller: Viewer,
     before: Annotated[int | None, Query(ge=0, description="Page back from this message index.")] = None,
@@ -125,7 +128,11 @@ async def get_messages(
     """One page of the conversation, oldest first, however long ago it was said (older turns are
     archived as artifacts; `next_before` pages further back)."""
     window: MessageWindow = await session_calls.query(
-        client, key, SessionWorkflow.get_messages, MessagesQuery(before=before, limit=limit)
+        client,
+        key,
+        SessionWorkflow.get_messages,
+        MessagesQuery(before=before, limit=limit),
+        wait=settings.api.query_wait,
     )
     end = window.total if before is None else min(before, window.total)
     start = max(0, end - limit)
@@ -141,10 +148,15 @@ async def get_messages(
 
 
 @router.get("/{key}/audit", response_model=AuditTrail, responses=ERROR_RESPONSES(401, 403, 404, 422))
-async def get_audit(key: SessionKey, client: ClientDep, store: ArtifactsDep, caller: Viewer) -> AuditTrail:
+async def get_audit(
+    key: SessionKey, client: ClientDep, settings: SettingsDep, store: ArtifactsDep, caller: Viewer
+) -> AuditTrail:
     """Every decision and intervention, with who, where and when (archived entries included)."""
-    kept: AuditTrail = await session_calls.query(client, key, SessionWorkflow.get_audit)
-    cursor: ArchiveCursor = await session_calls.query(client, key, SessionWorkflow.get_archive, "audit")
+    wait = settings.api.query_wait
+    kept: AuditTrail = await session_calls.query(client, key, SessionWorkflow.get_audit, wait=wait)
+    cursor: ArchiveCursor = await session_calls.query(
+        client, key, SessionWorkflow.get_archive, "audit", wait=wait
+    )
     older = await archived_items(store, cursor, 0, cursor.archived)
     entries = [AuditEntry.model_validate(item) for item in older] + kept.entries
     return kept.model_copy(update={"entries": entries})

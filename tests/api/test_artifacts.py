@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from urllib.parse import unquote
 
 import httpx
 
@@ -60,6 +61,18 @@ async def test_uploads_are_content_addressed_and_unknown_ids_are_404(http: httpx
         f"/sessions/{new_key()}/messages", json={"content": "look", "artifacts": ["art_" + "1" * 64]}
     )
     assert unknown.status_code == 422 and "no artifact" in unknown.json()["detail"]
+
+
+async def test_any_name_is_served_back_in_a_valid_header(http: httpx.AsyncClient) -> None:
+    name = '周报 "final"\\v2\n.txt'
+    posted = await http.post(
+        "/artifacts", content=b"weekly numbers", params={"name": name}, headers={"content-type": "text/plain"}
+    )
+    got = await http.get(f"/artifacts/{posted.json()['artifact_id']}")
+    assert got.status_code == 200 and got.content == b"weekly numbers"
+    disposition = got.headers["content-disposition"]
+    assert disposition.startswith('inline; filename="__ _final__v2_.txt"')
+    assert unquote(disposition.split("filename*=UTF-8''")[1]) == name
 
 
 async def test_recall_returns_the_matching_past_turn(http: httpx.AsyncClient) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import uuid
 from pathlib import Path
 
 import httpx
@@ -29,6 +30,13 @@ KEY = "contract-admin-key"
 EXAMPLES = "4"
 """Examples per operation and phase: with the coverage phase, every route's statuses in well
 under a minute (more find nothing new and cost minutes; run `schemathesis` by hand for those)."""
+
+
+@pytest.fixture(scope="module")
+def task_queue() -> str:
+    """One task queue for both runs: the sessions the first run starts (schemathesis reuses keys
+    such as "0") are still served by the worker of the second."""
+    return f"tq-contract-{uuid.uuid4().hex[:8]}"
 
 
 def schemathesis_binary() -> str:

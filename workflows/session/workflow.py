@@ -52,6 +52,9 @@ from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
 from .outbox import ChannelOutbox, outcome_text
 
+CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
+"""Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
+
 
 def _message_metadata(message: InboundMessage) -> dict[str, Any]:
     """What the conversation keeps of a message's metadata: its channel and attached artifacts."""
@@ -112,7 +115,7 @@ class SessionWorkflow(SupervisionHandlers):
                 break
             await self._answer(state.inbox.pop(0))
             state.turns_this_run += 1
-            if not state.cancelled and not state.inbox and self._should_continue_as_new():
+            if not state.cancelled and self._should_continue_as_new():
                 await self._continue_as_new()
         if state.cancelled and state.status != "cancelled":
             self._finish("cancelled", state.cancel_reason or "cancelled")
@@ -186,7 +189,10 @@ class SessionWorkflow(SupervisionHandlers):
             self.publish(TaskChunkType.COMPLETE, {"turn_complete": True}, is_final=True)
 
     def _should_continue_as_new(self) -> bool:
-        return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
+        due = workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
+        # Queued messages travel in the state: waiting for an empty inbox let a busy session's
+        # history grow without bound (1,000 queued messages: one 28 MB run).
+        return due and (not self._state.inbox or workflow.patched(CONTINUE_WITH_INBOX_PATCH))
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())

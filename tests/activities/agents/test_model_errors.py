@@ -148,4 +148,4 @@ def test_model_failure_result() -> None:
     result = model_failure(details, metadata={"model": "m"})
 
     assert result.status == "FAILURE" and result.failure_details == details
-    assert result.output.intent.model_dump() == {"content": details.message}
+    assert result.output.intent.model_dump(exclude_none=True) == {"content": details.message}

@@ -177,7 +177,9 @@ async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns
 ) -> None:
     key = f"noworker-{uuid.uuid4().hex[:8]}"
     impatient = settings.model_copy(
-        update={"api": settings.api.model_copy(update={"decision_wait_seconds": 1.0})}
+        update={
+            "api": settings.api.model_copy(update={"decision_wait_seconds": 1.0, "query_wait_seconds": 0.5})
+        }
     )
     async with build_worker(client, settings):
         await session_calls.send_message(
@@ -190,6 +192,14 @@ async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns
         assert response.status_code == 202, response.text
         assert "no worker has processed it yet" in response.json()["detail"]
         assert count_orders("status = 'cancelled'") == 3
+        for read in (f"/sessions/{key}", f"/sessions/{key}/audit", f"/sessions/{key}/events"):
+            unanswered = await http.get(read)
+            assert unanswered.status_code == 503, (read, unanswered.text)
+            assert unanswered.json()["detail"] == (
+                f"session {key!r} did not answer within 0.5 s: no worker is serving it right now "
+                "(is `synapse worker` running on its task queue?)"
+            )
+            assert unanswered.headers["retry-after"] == "2"
         async with build_worker(client, settings):
             handle = client.get_workflow_handle(session_workflow_id(key))
             await assert_eventually(
