@@ -51,7 +51,7 @@ def build_worker(
         *AgentActivities(settings).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
-        *ArchiveActivities(ArtifactStore.for_data_dir(settings.data_dir)).activities(),
+        *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
         *ExperienceActivities(ExperienceIndex.for_data_dir(settings.data_dir)).activities(),
     ]
     return Worker(

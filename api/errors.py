@@ -48,7 +48,8 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     413: "Something is larger than its configured limit; the detail names the limit and the size.",
     422: "A field is invalid; `errors` lists each one.",
     503: "Temporal had no room for the command in time, is unreachable, or no worker answered for the "
-    "session in time; nothing was applied. Retry after `Retry-After` seconds.",
+    "session in time (or the artifact storage is unreachable); nothing was applied. Retry after "
+    "`Retry-After` seconds.",
 }
 
 
@@ -115,6 +116,13 @@ async def temporal_error_handler(_request: Request, exc: Exception) -> JSONRespo
         raise exc
     return JSONResponse(
         status_code=503, content={"detail": detail}, headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+    )
+
+
+async def storage_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """503 with `Retry-After` when the artifact storage (a bucket) cannot be reached."""
+    return JSONResponse(
+        status_code=503, content={"detail": str(exc)}, headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
     )
 
 

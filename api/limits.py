@@ -48,8 +48,8 @@ class BodyLimit:
     counted as it arrives and refused as soon as it passes the limit.
     """
 
-    def __init__(self, app: ASGIApp, limit_for: Callable[[str, str], tuple[int, str]]) -> None:
-        """`limit_for(method, path)` gives the byte limit and the variable that sets it."""
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str, str], tuple[int, str, str]]) -> None:
+        """`limit_for(method, path)` gives the byte limit, the variable that sets it and a hint."""
         self.app = app
         self.limit_for = limit_for
 
@@ -57,10 +57,10 @@ class BodyLimit:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
-        limit, variable = self.limit_for(scope["method"], scope["path"])
+        limit, variable, hint = self.limit_for(scope["method"], scope["path"])
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, TooLarge("the request body", int(declared), limit, variable))
+            await _refuse(send, TooLarge("the request body", int(declared), limit, variable, hint))
             return
         seen = 0
 
@@ -71,7 +71,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     # An HTTPException passes FastAPI's body parsing untouched and becomes the 413.
-                    raise HTTPException(413, str(TooLarge("the request body", seen, limit, variable)))
+                    raise HTTPException(413, str(TooLarge("the request body", seen, limit, variable, hint)))
             return message
 
         await self.app(scope, counted, send)

@@ -15,7 +15,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from core.agent_registry import UnknownAssignee, load_registry
-from core.artifacts import ArtifactStore
+from core.artifacts import ArtifactStorageUnavailable, ArtifactStore
 from core.experience import ExperienceIndex
 from core.security import parse_api_keys
 from core.settings import Settings
@@ -24,12 +24,13 @@ from . import openapi
 from .errors import (
     method_not_allowed_handler,
     session_call_error_handler,
+    storage_error_handler,
     temporal_error_handler,
     too_large_handler,
     unknown_assignee_handler,
     validation_error_handler,
 )
-from .limits import ARTIFACT_UPLOAD_PATH, BodyLimit, TooLarge
+from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit, TooLarge
 from .routes import artifacts, events, experience, health, interactions, sessions
 from .session_calls import SessionCallError
 from .sse import StreamHub
@@ -65,20 +66,22 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.state.settings = settings
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
-    app.state.artifacts = ArtifactStore.for_data_dir(settings.data_dir)
+    app.state.artifacts = ArtifactStore.from_settings(settings)
     app.state.experience = ExperienceIndex.for_data_dir(settings.data_dir)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
     app.add_exception_handler(SessionCallError, session_call_error_handler)
     app.add_exception_handler(UnknownAssignee, unknown_assignee_handler)
     app.add_exception_handler(TooLarge, too_large_handler)
+    app.add_exception_handler(ArtifactStorageUnavailable, storage_error_handler)
     app.add_exception_handler(StarletteHTTPException, method_not_allowed_handler)
     limits = settings.limits
 
-    def body_limit(method: str, path: str) -> tuple[int, str]:
+    def body_limit(method: str, path: str) -> tuple[int, str, str]:
         if method == "POST" and path == ARTIFACT_UPLOAD_PATH:
-            return limits.max_artifact_bytes, "SYNAPSE_MAX_ARTIFACT_BYTES"
-        return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES"
+            return limits.max_artifact_bytes, "SYNAPSE_MAX_ARTIFACT_BYTES", ""
+        hint = MESSAGE_HINT if path.endswith("/messages") else ""
+        return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
     for module in (health, sessions, interactions, events, artifacts, experience):

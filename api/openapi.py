@@ -6,7 +6,8 @@ FastAPI documents what routes declare; this completes it from what the app does 
 - 401/403 appear, with the bearer security scheme, only when API keys are on (otherwise no
   request needs `Authorization`, and the document says so);
 - 413 on every POST (`api/limits.py`), 422 wherever there is input, 404/409/503 on session
-  routes (no such session; a state conflict; Temporal busy or unreachable).
+  routes (no such session; a state conflict; Temporal busy or unreachable), 503 on artifact
+  routes (the artifact storage unreachable).
 `synapse schema` writes this same document next to the contracts' JSON Schemas.
 """
 
@@ -41,6 +42,8 @@ def _statuses(method: str, path: str, operation: dict[str, Any], keys_on: bool) 
         statuses |= {409, 503}
     if path.startswith("/artifacts/"):
         statuses.add(404)
+    if path.startswith("/artifacts"):
+        statuses.add(503)
     if keys_on and operation.get("security"):
         statuses |= {401, 403}
     return statuses

@@ -55,7 +55,7 @@ def connect_config(
 
 def synapse_converter(settings: Settings) -> DataConverter:
     """The pydantic data converter with large payloads claim-checked into the artifact store."""
-    store = ArtifactStore.for_data_dir(settings.data_dir)
+    store = ArtifactStore.from_settings(settings)
     return data_converter(store, threshold=settings.limits.claim_check_bytes)
 
 

@@ -1,8 +1,7 @@
 """The experience index: finished turns and task results, searchable by what was asked and answered.
 
-One SQLite file (`<data_dir>/experience.db`) shared by the workers (which record) and the API
-(which searches): WAL mode, a busy timeout, a short connection per call, so any thread or
-process may use it; callers in async code use `asyncio.to_thread`.
+One SQLite file (`<data_dir>/experience.db`, a `core.sqlite.SqliteFile`) shared by the workers
+(which record) and the API (which searches); callers in async code use `asyncio.to_thread`.
 
 - `turns` holds each record once, keyed by (owner_id, turn): recording again (a retried
   activity) changes nothing.
@@ -17,16 +16,14 @@ process may use it; callers in async code use `asyncio.to_thread`.
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from contracts import ExperienceMatch, ExperienceRecord
 
+from .sqlite import SqliteFile
+
 FILE_NAME = "experience.db"
-BUSY_TIMEOUT_SECONDS = 30.0
 MIN_TERM_CHARS = 3
 """The trigram tokenizer matches substrings of at least three characters."""
 
@@ -68,28 +65,12 @@ class ExperienceIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._ready = False
+        self._file = SqliteFile(path, _SCHEMA)
 
     @classmethod
     def for_data_dir(cls, data_dir: Path) -> ExperienceIndex:
         """The index of a data dir (`<data_dir>/experience.db`)."""
         return cls(Path(data_dir) / FILE_NAME)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)
-        try:
-            if not self._ready:
-                db.execute("PRAGMA journal_mode=WAL")
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                self._ready = True
-            with db:
-                yield db
-        finally:
-            db.close()
 
     def record(self, entry: ExperienceRecord) -> None:
         """Index one finished turn; a record already there (same owner and turn) is left as it is."""
@@ -103,7 +84,7 @@ class ExperienceIndex:
             entry.question,
             entry.answer,
         )
-        with self._connect() as db:
+        with self._file.connect() as db:
             cursor = db.execute(
                 f"INSERT OR IGNORE INTO turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values
             )
@@ -130,7 +111,7 @@ class ExperienceIndex:
             params.append(agent_id)
         sql += " ORDER BY rank LIMIT ?"
         params.append(top_k)
-        with self._connect() as db:
+        with self._file.connect() as db:
             rows = db.execute(sql, params).fetchall()
         return [ExperienceMatch(**_record(row[:8]), score=-float(row[8])) for row in rows]
 
@@ -145,13 +126,13 @@ class ExperienceIndex:
             params.append(agent_id)
         sql += " ORDER BY at DESC LIMIT ?"
         params.append(top_k)
-        with self._connect() as db:
+        with self._file.connect() as db:
             rows = db.execute(sql, params).fetchall()
         return [ExperienceMatch(**_record(row), score=0.0) for row in rows]
 
     def count(self) -> int:
         """Records indexed."""
-        with self._connect() as db:
+        with self._file.connect() as db:
             total: int = db.execute("SELECT COUNT(*) FROM turns").fetchone()[0]
             return total
 

@@ -172,6 +172,28 @@ class LimitSettings(_Group):
     )
 
 
+class ArtifactSettings(_Group):
+    """Where artifacts (and claim-checked Temporal payloads) are kept."""
+
+    url: str | None = Field(
+        default=None,
+        pattern=r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/.*)?$",
+        validation_alias=env("url", "SYNAPSE_ARTIFACTS_URL"),
+        description="`s3://bucket/prefix` to keep artifacts in an S3-compatible bucket (every worker "
+        "and API process must share it); unset: `<data_dir>/artifacts.db` on this machine.",
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None,
+        validation_alias=env("s3_endpoint_url", "SYNAPSE_S3_ENDPOINT_URL"),
+        description="Endpoint of a non-AWS S3-compatible service (MinIO, Ceph, R2, ...).",
+    )
+    s3_region: str | None = Field(
+        default=None,
+        validation_alias=env("s3_region", "SYNAPSE_S3_REGION"),
+        description="The bucket's region (else boto3's default: AWS_REGION / the AWS config).",
+    )
+
+
 class LarkSettings(_Group):
     """The Lark/Feishu channel; on when `app_id` is set."""
 
@@ -246,6 +268,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
+    artifacts: ArtifactSettings = Field(default_factory=ArtifactSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
 
     @property

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +29,7 @@ from core.settings import LimitSettings, Settings, TemporalSettings
 from worker import build_worker
 from workflows.search import SEARCH_ATTRIBUTES
 
+from .fakes.s3 import CREDENTIALS, FakeBucket, s3_bucket
 from .support import serve
 
 T = TypeVar("T")
@@ -166,3 +167,12 @@ def count_orders(settings: Settings) -> Callable[[str], int]:
             return value
 
     return count
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBucket]:
+    """A loopback S3 (tests/fakes/s3.py) with one new bucket, and boto3's credentials in the env."""
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    with s3_bucket() as bucket:
+        yield bucket

@@ -41,15 +41,15 @@ with workflow.unsafe.imports_passed_through():
         UniversalMessage,
     )
 
+from .chunk_stream import Publish
+
 AGENT_STEP = "agent_step"
 ASSESS_TOOL_CALL = "assess_tool_call"
 RUN_TOOL = "run_tool"
 
 AGENT_STEP_TIMEOUT = timedelta(minutes=10)
 """A model call (several, with the adapter's own retries) fits in this."""
-AGENT_STEP_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
+AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
     # Auth and validation failures of a model come back as FAILURE results, not errors.
@@ -64,27 +64,11 @@ QUICK_TOOL_TIMEOUT = timedelta(seconds=30)
 LOCAL_TOOL_RUN_PATCH = "quick-tools-run-as-local-activities"
 """Patch id: quick tools became local activities (approval → applied ~35 ms instead of ~80 ms)."""
 RUN_TOOL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
     # Tool errors and bad arguments are results (`ok=False`); what raises is worth a retry.
     non_retryable_error_types=[],
 )
-
-
-class Publish(Protocol):
-    """Publish one chunk on the workflow's stream."""
-
-    def __call__(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Append the chunk (its sequence id is its stream offset)."""
-        ...
 
 
 class LoopHost(Protocol):

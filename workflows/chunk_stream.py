@@ -11,7 +11,7 @@ no commands; changing what a chunk holds changes only what is published.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, TypedDict, Unpack
 
 from temporalio import workflow
 
@@ -24,6 +24,24 @@ from .stream_watch import StreamWatch
 
 STREAM_TOPIC = "events"
 """The one topic every chunk is published on."""
+
+
+ChunkContent = str | dict[str, Any]
+
+
+class ChunkOptions(TypedDict, total=False):
+    """What a chunk may carry besides its kind and content."""
+
+    metadata: dict[str, Any]
+    is_final: bool
+
+
+class Publish(Protocol):
+    """Publish one chunk on the workflow's stream (what the loop, supervision and outbox need)."""
+
+    def __call__(self, kind: TaskChunkType, content: ChunkContent, **options: Unpack[ChunkOptions]) -> None:
+        """Append the chunk (its sequence id is its stream offset)."""
+        ...
 
 
 class Numbered(Protocol):
@@ -43,23 +61,16 @@ class ChunkStream:
         self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
         self.watch = StreamWatch(counter.next_sequence)
 
-    def publish(
-        self,
-        kind: TaskChunkType,
-        content: str | dict[str, Any],
-        *,
-        metadata: dict[str, Any] | None = None,
-        is_final: bool = False,
-    ) -> None:
-        """Append a chunk; its sequence_id is its stream offset."""
+    def publish(self, kind: TaskChunkType, content: ChunkContent, **options: Unpack[ChunkOptions]) -> None:
+        """Append a chunk; its sequence_id is its stream offset (implements `Publish`)."""
         chunk = TaskStreamChunk(
             task_id=self._owner_id,
             chunk_type=kind,
             sequence_id=self._counter.next_sequence,
             content=content,
             timestamp=workflow.now(),
-            is_final=is_final,
-            metadata=metadata or {},
+            is_final=options.get("is_final", False),
+            metadata=options.get("metadata", {}),
         )
         self._counter.next_sequence += 1
         self._events.publish(chunk)

@@ -113,7 +113,7 @@ class AgentActivities:
             settings: Configuration (configured agents will be read from here).
         """
         self._settings = settings
-        store = ArtifactStore.for_data_dir(settings.data_dir)
+        store = ArtifactStore.from_settings(settings)
         self.context = ContextSources(store, ExperienceIndex.for_data_dir(settings.data_dir))
         self.offloader = Offloader(store, settings.limits.inline_bytes)
         #: Tools the adapters declare to models (the workflow's `run_tool` runs them).

@@ -54,9 +54,7 @@ class ToolActivities:
             tools: The tools to dispatch to instead of the registry's (tests).
         """
         self.tools: dict[str, Tool] = tools if tools is not None else build_tools(settings)
-        self.offloader = Offloader(
-            ArtifactStore.for_data_dir(settings.data_dir), settings.limits.inline_bytes
-        )
+        self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
 
     def prepare(self) -> None:
         """Let every tool create what it needs before its first run (worker start)."""

@@ -1,39 +1,24 @@
-"""The artifact store: content-addressed blobs in one SQLite file (`<data_dir>/artifacts.db`).
+"""The artifact store: large content kept once, out of workflow history, and referenced by id.
 
 An artifact's id is `art_` plus the SHA-256 of its content, so storing the same content again
-(a retried activity, the same upload twice) is a no-op returning the same reference. The worker
-and the API open the same file (WAL mode, a busy timeout), each call on a short connection of
-its own, so any thread or process may use it. Nothing is deleted yet: artifacts live as long as
-the data dir. Methods block; async callers use `asyncio.to_thread`.
+(a retried activity, the same upload twice) is a no-op returning the same reference. Where the
+bytes live is a backend (`Blobs`): one SQLite file under the data dir by default
+(`local.SqliteBlobs`), or an S3-compatible bucket (`s3.S3Blobs`) when `SYNAPSE_ARTIFACTS_URL` is
+`s3://bucket/prefix`. Every worker and API process of a deployment must use the same one.
+Nothing is deleted yet. Methods block; async callers use `asyncio.to_thread`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from contracts import ArtifactInfo, ArtifactRef
 
-FILE_NAME = "artifacts.db"
-BUSY_TIMEOUT_MS = 30_000
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS artifacts (
-    artifact_id TEXT PRIMARY KEY,
-    media_type TEXT NOT NULL,
-    size_bytes INTEGER NOT NULL,
-    name TEXT,
-    owner_id TEXT,
-    created_at TEXT NOT NULL,
-    content BLOB NOT NULL
-)
-"""
+from ..settings import Settings
 
 
 class ArtifactNotFound(KeyError):
@@ -47,37 +32,52 @@ class ArtifactNotFound(KeyError):
         return f"no artifact {self.artifact_id!r}"
 
 
+class ArtifactStorageUnavailable(Exception):
+    """The backend could not be reached or refused the call; `str(err)` says where and why."""
+
+
 def artifact_id_of(content: bytes) -> str:
     """`art_<sha256 of content>`."""
     return "art_" + hashlib.sha256(content).hexdigest()
 
 
-class ArtifactStore:
-    """Content-addressed artifacts in one SQLite file."""
+class Blobs(Protocol):
+    """Where artifacts' bytes and metadata live."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._ready = False
+    def write(self, info: ArtifactInfo, content: bytes) -> None:
+        """Keep `content` under `info.artifact_id`, unless it is there already (first write wins)."""
+        ...
+
+    def info(self, artifact_id: str) -> ArtifactInfo | None:
+        """The artifact's metadata, or None."""
+        ...
+
+    def read(self, artifact_id: str) -> tuple[ArtifactInfo, bytes] | None:
+        """The artifact's metadata and content, or None."""
+        ...
+
+
+class ArtifactStore:
+    """Content-addressed artifacts on one backend."""
+
+    def __init__(self, blobs: Blobs) -> None:
+        self.blobs = blobs
 
     @classmethod
     def for_data_dir(cls, data_dir: Path) -> ArtifactStore:
-        """The store of a data dir (`<data_dir>/artifacts.db`)."""
-        return cls(Path(data_dir) / FILE_NAME)
+        """The local store of a data dir (`<data_dir>/artifacts.db`)."""
+        from .local import SqliteBlobs
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000)
-        try:
-            if not self._ready:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute(_SCHEMA)
-                self._ready = True
-            with db:
-                yield db
-        finally:
-            db.close()
+        return cls(SqliteBlobs.for_data_dir(data_dir))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ArtifactStore:
+        """The bucket of `SYNAPSE_ARTIFACTS_URL` when set, else the local store of the data dir."""
+        if settings.artifacts.url is None:
+            return cls.for_data_dir(settings.data_dir)
+        from .s3 import S3Blobs
+
+        return cls(S3Blobs.from_settings(settings.artifacts))
 
     def put(
         self,
@@ -88,21 +88,16 @@ class ArtifactStore:
         owner_id: str | None = None,
     ) -> ArtifactRef:
         """Store `content` (once); its reference."""
-        artifact_id = artifact_id_of(content)
-        with self._connect() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO artifacts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    artifact_id,
-                    media_type,
-                    len(content),
-                    name,
-                    owner_id,
-                    datetime.now(UTC).isoformat(),
-                    content,
-                ),
-            )
-        return ArtifactRef(artifact_id=artifact_id, media_type=media_type, size_bytes=len(content), name=name)
+        info = ArtifactInfo(
+            artifact_id=artifact_id_of(content),
+            media_type=media_type,
+            size_bytes=len(content),
+            name=name,
+            owner_id=owner_id,
+            created_at=datetime.now(UTC),
+        )
+        self.blobs.write(info, content)
+        return ArtifactRef(**info.model_dump(include=set(ArtifactRef.model_fields)))
 
     def put_json(self, value: Any, **kwargs: Any) -> ArtifactRef:
         """Store `value` as compact UTF-8 JSON."""
@@ -111,39 +106,18 @@ class ArtifactStore:
 
     def info(self, artifact_id: str) -> ArtifactInfo:
         """What the store knows of an artifact, without its content."""
-        with self._connect() as db:
-            row = db.execute(
-                "SELECT media_type, size_bytes, name, owner_id, created_at FROM artifacts WHERE artifact_id = ?",
-                (artifact_id,),
-            ).fetchone()
-        if row is None:
+        info = self.blobs.info(artifact_id)
+        if info is None:
             raise ArtifactNotFound(artifact_id)
-        return _info(artifact_id, row)
+        return info
 
     def get(self, artifact_id: str) -> tuple[ArtifactInfo, bytes]:
         """An artifact and its whole content."""
-        with self._connect() as db:
-            row = db.execute(
-                "SELECT media_type, size_bytes, name, owner_id, created_at, content FROM artifacts "
-                "WHERE artifact_id = ?",
-                (artifact_id,),
-            ).fetchone()
-        if row is None:
+        found = self.blobs.read(artifact_id)
+        if found is None:
             raise ArtifactNotFound(artifact_id)
-        return _info(artifact_id, row[:5]), bytes(row[5])
+        return found
 
     def get_json(self, artifact_id: str) -> Any:
         """An artifact stored as JSON, decoded."""
         return json.loads(self.get(artifact_id)[1])
-
-
-def _info(artifact_id: str, row: tuple[Any, ...]) -> ArtifactInfo:
-    media_type, size, name, owner_id, created_at = row
-    return ArtifactInfo(
-        artifact_id=artifact_id,
-        media_type=media_type,
-        size_bytes=size,
-        name=name,
-        owner_id=owner_id,
-        created_at=datetime.fromisoformat(created_at),
-    )

@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator
 from urllib.parse import unquote
 
 import httpx
+import pytest
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
+from api.main import create_app
 from contracts import TaskChunkType
+from core.connect import synapse_converter
+from core.settings import Settings
+from worker import build_worker
 
-from ..support import collect_events, fields
+from ..fakes.s3 import FakeBucket
+from ..support import collect_events, fields, serve
 
 MB = 1024 * 1024
 BIG_SELECT = (
@@ -24,7 +33,8 @@ def new_key() -> str:
     return f"art-{uuid.uuid4().hex[:10]}"
 
 
-async def test_a_3_mb_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.AsyncClient) -> None:
+async def big_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.AsyncClient) -> str:
+    """Run the 3 MB SELECT in a new session, check its preview and artifact; the artifact id."""
     key = new_key()
     assert (await http.post(f"/sessions/{key}/messages", json={"content": BIG_SELECT})).status_code == 202
     chunks = await collect_events(http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, within=60)
@@ -42,6 +52,35 @@ async def test_a_3_mb_select_answers_with_a_preview_and_a_complete_artifact(http
     content = whole.json()
     assert len(content["rows"]) == 10000 and content["rows"][-1] == [10000, "r" * 320]
     assert (await http.get(f"/sessions/{key}")).status_code == 200
+    artifact_id: str = result["artifact"]["artifact_id"]
+    return artifact_id
+
+
+async def test_a_3_mb_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.AsyncClient) -> None:
+    await big_select_answers_with_a_preview_and_a_complete_artifact(http)
+
+
+@pytest.fixture
+async def bucket_api(
+    s3: FakeBucket, temporal_env: WorkflowEnvironment, settings: Settings
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The API, a worker and a Temporal client all keeping artifacts in one S3 bucket."""
+    in_bucket = settings.model_copy(update={"artifacts": s3.settings("synapse/")})
+    client = await Client.connect(
+        temporal_env.client.service_client.config.target_host, data_converter=synapse_converter(in_bucket)
+    )
+    async with build_worker(client, in_bucket), serve(create_app(in_bucket, client=client)) as http:
+        yield http
+
+
+async def test_with_a_bucket_configured_artifacts_live_in_it(
+    bucket_api: httpx.AsyncClient, s3: FakeBucket, settings: Settings
+) -> None:
+    artifact_id = await big_select_answers_with_a_preview_and_a_complete_artifact(bucket_api)
+    assert f"synapse/{artifact_id}" in s3.keys()
+    uploaded = await bucket_api.post("/artifacts", content=b"a log", headers={"content-type": "text/plain"})
+    assert f"synapse/{uploaded.json()['artifact_id']}" in s3.keys()
+    assert not (settings.data_dir / "artifacts.db").exists(), "nothing is kept on this machine"
 
 
 async def test_uploads_are_content_addressed_and_unknown_ids_are_404(http: httpx.AsyncClient) -> None:

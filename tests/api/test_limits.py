@@ -46,6 +46,7 @@ async def test_a_3_mb_message_is_413_and_never_reaches_temporal(
     assert response.status_code == 413
     detail = response.json()["detail"]
     assert "the limit is 1,048,576 bytes" in detail and "SYNAPSE_MAX_REQUEST_BYTES" in detail
+    assert detail.endswith("Store large text with POST /artifacts and send its artifact id instead")
     assert (await http.get(f"/sessions/{key}")).status_code == 404  # nothing was started or signalled
 
 

@@ -21,6 +21,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 
 from core.settings import Settings
 from workflows.search import dev_server_flags
@@ -219,7 +220,7 @@ class DevServer:
             *dev_server_flags(),
         ]
 
-    async def start(self) -> Client:
+    async def start(self, data_converter: DataConverter = pydantic_data_converter) -> Client:
         """Start the server (same port and file every time) and connect a client to it."""
         assert self.process is None or self.process.popen.poll() is not None, "already running"
         env = {k: v for k, v in os.environ.items() if not k.startswith("TEMPORAL_")}
@@ -230,7 +231,7 @@ class DevServer:
             process.check_running()
             async with asyncio.timeout(5):
                 return await Client.connect(
-                    self.target_host, namespace="default", data_converter=pydantic_data_converter
+                    self.target_host, namespace="default", data_converter=data_converter
                 )
 
         return await assert_eventually(

@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from ..agent_loop import Publish
+from ..chunk_stream import Publish
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -38,9 +38,7 @@ with workflow.unsafe.imports_passed_through():
 DELIVER_MESSAGE = "deliver_message"
 DELIVERY_TIMEOUT = timedelta(seconds=30)
 """One Open API call (a long text is a few): seconds at most."""
-DELIVERY_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
+DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=8,
     non_retryable_error_types=[

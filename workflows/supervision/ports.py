@@ -17,7 +17,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import AuditEntry, InteractionOutcome, InteractionRequest
 
-from ..agent_loop import Publish
+from ..chunk_stream import Publish
 
 
 class SupervisedState(Protocol):
