@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
@@ -16,20 +16,19 @@ from .sessions import SessionKey
 router = APIRouter(prefix="/sessions", tags=["events"])
 
 
-@router.get(
-    "/{key}/events",
-    response_class=StreamingResponse,
-    responses={
-        200: {
-            "content": {"text/event-stream": {}},
-            "description": "TaskStreamChunk events (`id:` = sequence_id, `event:` = chunk_type). A stream "
-            "the server ends early says why in a last `reconnect` event (this client fell too far "
-            "behind) or `error` event (Temporal could not be read); its data is "
-            '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
-        },
-        404: {"description": "No such session."},
+EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "TaskStreamChunk events (`id:` = sequence_id, `event:` = chunk_type). A stream "
+        "the server ends early says why in a last `reconnect` event (this client fell too far "
+        "behind) or `error` event (Temporal could not be read); its data is "
+        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
     },
-)
+    404: {"description": "No such session."},
+}
+
+
+@router.get("/{key}/events", response_class=StreamingResponse, responses=EVENTS_RESPONSES)
 async def events(
     key: SessionKey,
     client: ClientDep,

@@ -14,6 +14,7 @@ behind `workflow.patched()`.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -40,9 +41,15 @@ from .ports import Policy, SupervisedState, Surface
 class Supervisor:
     """Approvals and decisions of one workflow run, on its state."""
 
-    def __init__(self, owner_id: str, state: SupervisedState, policy: Policy, surface: Surface) -> None:
-        """Bind to the run's state (restored after continue-as-new) and its surface."""
+    def __init__(
+        self, owner_id: str, state: SupervisedState, policy: Policy, surface: Surface, *, prefix: str = ""
+    ) -> None:
+        """Bind to the run's state (restored after continue-as-new) and its surface.
+
+        `prefix` starts every interaction id (graph task runs: unique within their graph).
+        """
         self._owner_id = owner_id
+        self._prefix = prefix
         self._state = state
         self._policy = policy
         self._surface = surface
@@ -61,25 +68,44 @@ class Supervisor:
 
     async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
         """Open an approval request and wait for a decision, a cancel, or the timeout."""
+        content = {
+            "tool_name": call.tool_id,
+            "tool_params": call.arguments,
+            "tool_description": assessment.description,
+            "summary": assessment.summary,
+            "reason": assessment.reason,
+        }
+        return await self.ask(InteractionType.TOOL_APPROVAL, "tool", content)
+
+    async def ask(
+        self,
+        kind: InteractionType,
+        stem: str,
+        content: dict[str, Any],
+        *,
+        approvers: list[str] | None = None,
+        timeout_seconds: int | None = None,
+        chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
+        metadata: dict[str, Any] | None = None,
+    ) -> InteractionOutcome:
+        """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout.
+
+        `approvers` and `timeout_seconds` override the policy's for this request (a graph gate
+        names its own); `metadata` is added to the request (e.g. the graph task it gates).
+        """
         state = self._state
-        interaction_id = f"tool_{state.next_interaction}"
+        interaction_id = f"{self._prefix}{stem}_{state.next_interaction}"
         state.next_interaction += 1
         now = workflow.now()
-        timeout = timedelta(seconds=self._policy.timeout_seconds)
+        timeout = timedelta(seconds=timeout_seconds or self._policy.timeout_seconds)
         request = InteractionRequest(
             interaction_id=interaction_id,
-            interaction_type=InteractionType.TOOL_APPROVAL,
+            interaction_type=kind,
             task_id=self._owner_id,
-            content={
-                "tool_name": call.tool_id,
-                "tool_params": call.arguments,
-                "tool_description": assessment.description,
-                "summary": assessment.summary,
-                "reason": assessment.reason,
-            },
-            metadata={"channel": self._policy.channel},
+            content=content,
+            metadata={"channel": self._policy.channel, **(metadata or {})},
             timestamp=now,
-            approvers=self._policy.approvers_for(self.requester),
+            approvers=approvers if approvers is not None else self._policy.approvers_for(self.requester),
             requested_by=self.requester,
             expires_at=now + timeout,
         )
@@ -87,9 +113,10 @@ class Supervisor:
         self._requests[interaction_id] = request
         self._surface.channel.approval_requested(request)
         self.publish(
-            TaskChunkType.TOOL_APPROVAL_REQUEST,
+            chunk,
             request.content,
             metadata={
+                **(metadata or {}),
                 "interaction_id": interaction_id,
                 "requires_approval": True,
                 "approvers": request.approvers,
@@ -97,20 +124,37 @@ class Supervisor:
             },
         )
         self._surface.show_status("waiting_approval")
+        return await self.wait_for(request)
+
+    async def wait_for(self, request: InteractionRequest) -> InteractionOutcome:
+        """Wait for an open request's decision, a cancel, or its expiry (also after continue-as-new)."""
+        state = self._state
+        interaction_id = request.interaction_id
+        expires_at = request.expires_at or workflow.now()
+        timeout = expires_at - workflow.now()
         try:
-            await workflow.wait_condition(
-                lambda: interaction_id in state.decided or state.cancelled, timeout=timeout
-            )
+            if timeout > timedelta(0):
+                await workflow.wait_condition(
+                    lambda: interaction_id in state.decided or state.cancelled, timeout=timeout
+                )
         except TimeoutError:
             pass
         if interaction_id not in state.decided:
             principal = Principal.CANCEL if state.cancelled else Principal.TIMEOUT
-            comment = state.cancel_reason if state.cancelled else f"no decision within {timeout}"
+            waited = expires_at - request.timestamp
+            comment = state.cancel_reason if state.cancelled else f"no decision within {waited}"
             self._decide(
                 interaction_id, approved=False, principal=principal, channel="system", comment=comment
             )
         self._surface.show_status("paused" if state.paused else "active")
         return state.decided[interaction_id]
+
+    def withdraw(self, interaction_id: str, principal: str, comment: str) -> None:
+        """Close a pending request without a person (e.g. its task was rolled back): a denial."""
+        if approvals.find_pending(self._state, interaction_id) is not None:
+            self._decide(
+                interaction_id, approved=False, principal=principal, channel="system", comment=comment
+            )
 
     async def checkpoint(self) -> bool:
         """Hold while paused; report whether the work may go on."""

@@ -1,0 +1,302 @@
+"""Task graphs: a running PlanBlueprint as people see it, and what a graph and its tasks tell
+each other.
+
+A graph (`graph:<uuid>`) holds tasks (each with an engine UUID, its blueprint-local `task_id` and
+every version it ran) and edges (with the state of their condition). Each task version runs as a
+child workflow that reports back with a `TaskReport`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .agents import AgentSpec
+from .artifacts import ArtifactRef
+from .base import Contract
+from .blueprint import Condition, DataFlow, PlanBlueprint, TaskDefinition
+from .intervention import InterventionRequest
+from .messages import UniversalMessage
+from .streaming import InteractionRequest
+
+
+class TaskStatus(StrEnum):
+    """Where a graph task is."""
+
+    PENDING = "pending"
+    """Waiting for its incoming edges."""
+    WAITING = "waiting"
+    """Gated: waiting for a person's confirmation."""
+    READY = "ready"
+    """May start; queued behind the running-task cap or a pause."""
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    """Not run: its edges were not taken, its gate was denied, or a plan said so."""
+    CANCELLED = "cancelled"
+
+
+FINISHED_TASK = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.CANCELLED)
+
+
+class EdgeStatus(StrEnum):
+    """Where an edge is."""
+
+    WAITING = "waiting"
+    """Its source has not finished."""
+    TAKEN = "taken"
+    """Its source completed and its condition held (or it has none)."""
+    NOT_TAKEN = "not_taken"
+    """Its condition was false, or its source did not complete."""
+    ERROR = "error"
+    """Its condition could not be evaluated (`error` says why); never read as false."""
+
+
+class GraphStatus(StrEnum):
+    """Where a whole graph is."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    """Finished, with at least one task failed and no `on_failure` to follow."""
+    CANCELLED = "cancelled"
+
+
+class LoopInstance(Contract):
+    """One instance of a loop task: the template run with one item."""
+
+    index: int = Field(ge=0, description="Position of its item in the list.")
+    item: Any = Field(description="The item (placed in `input_data[iteration_input_key]`).")
+    status: TaskStatus = Field(default=TaskStatus.PENDING, description="Where it is.")
+    output: Any = Field(default=None, description="Its output when completed.")
+    error: str | None = Field(default=None, description="Why it failed.")
+    workflow_id: str | None = Field(default=None, description="Its child workflow.")
+
+
+class TaskVersion(Contract):
+    """One run of a task; a rollback adds a version and keeps the old ones."""
+
+    version: int = Field(ge=1, description="1 for the first run, then one more per rollback.")
+    input_data: dict[str, Any] = Field(description="The inputs it ran with (data flow included).")
+    assignee_id: str = Field(description="Who ran it.")
+    status: TaskStatus = Field(description="How it went.")
+    output: Any = Field(default=None, description="The agent's answer (a preview when `artifact` is set).")
+    artifact: ArtifactRef | None = Field(default=None, description="The whole output, when it was large.")
+    error: str | None = Field(default=None, description="Why it failed or was cancelled.")
+    workflow_id: str | None = Field(default=None, description="Its child workflow (loops: one per instance).")
+    started_at: datetime | None = Field(default=None, description="When it started (UTC).")
+    finished_at: datetime | None = Field(default=None, description="When it finished (UTC).")
+    superseded: bool = Field(default=False, description="A rollback replaced it; kept for the record.")
+    instances: list[LoopInstance] = Field(default_factory=list, description="A loop task's instances.")
+
+
+class GraphTask(Contract):
+    """One task of a graph, with every version it ran."""
+
+    task_uuid: str = Field(description="Engine id (interventions and `TaskUpdate.task_id` use it).")
+    task_id: str = Field(description="Its id in the blueprint that added it.")
+    definition: TaskDefinition = Field(description="What the blueprint (or a later update) said.")
+    status: TaskStatus = Field(default=TaskStatus.PENDING, description="Where it is now.")
+    paused: bool = Field(default=False, description="Held by a PAUSE: starts nothing new.")
+    reason: str | None = Field(default=None, description="Why it is skipped, failed or waiting.")
+    goto_only: bool = Field(
+        default=False, description="A GOTO target with no incoming edge: runs only when a task fails to it."
+    )
+    next_input: dict[str, Any] | None = Field(
+        default=None, description="Inputs its next version starts from (rollback, GOTO, plan update)."
+    )
+    next_assignee_id: str | None = Field(default=None, description="Assignee of its next version.")
+    failed_over_to: str | None = Field(
+        default=None, description="UUID of the task its failure continued at (on_failure GOTO)."
+    )
+    gate_interaction: str | None = Field(default=None, description="Its open gate's interaction id.")
+    added_by: str = Field(default="system", description="Who added it (a person, or `Agent:<name>`).")
+    versions: list[TaskVersion] = Field(default_factory=list, description="Every run, oldest first.")
+
+
+class GraphEdge(Contract):
+    """A dependency between two graph tasks, with the state of its condition."""
+
+    edge_id: str = Field(description="Engine id of the edge.")
+    source: str = Field(description="Source task UUID.")
+    target: str = Field(description="Target task UUID.")
+    source_task_id: str = Field(description="Source's blueprint id.")
+    target_task_id: str = Field(description="Target's blueprint id.")
+    condition: Condition | None = Field(default=None, description="CEL over `output` and `source`.")
+    data_flow: DataFlow | None = Field(default=None, description="Values copied from the source's output.")
+    kind: Literal["edge", "loop"] = Field(
+        default="edge", description="`loop`: implied by a loop directive's `input_source_task_id`."
+    )
+    status: EdgeStatus = Field(default=EdgeStatus.WAITING, description="Where it is.")
+    error: str | None = Field(default=None, description="Why its condition could not be evaluated.")
+
+
+class GraphConfig(Contract):
+    """How a graph runs; fixed when it starts."""
+
+    graph_id: str = Field(description="The graph's UUID (its workflow id is `graph:<uuid>`).")
+    requested_by: str = Field(default="anonymous", description="Who submitted the blueprint.")
+    channel: str = Field(default="http", description="Where it was submitted from.")
+    approvers: list[str] = Field(
+        default_factory=list, description="Who may decide its gates and tool approvals; empty: anyone."
+    )
+    approval_timeout_seconds: int = Field(
+        default=300, gt=0, le=30 * 24 * 3600, description="Default wait of a gate or tool approval."
+    )
+    max_running_tasks: int = Field(
+        default=500,
+        gt=0,
+        le=1900,
+        description="Child workflows in flight at once (below Temporal's 2,000 pending children).",
+    )
+    parent_session: str | None = Field(
+        default=None, description="Workflow id of the session whose agent proposed it (told of progress)."
+    )
+    max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps a task may take.")
+
+
+class GraphSubmission(Contract):
+    """Body of `POST /graphs`: a blueprint and who may decide its interactions."""
+
+    blueprint: PlanBlueprint = Field(description="The tasks and edges to run.")
+    approvers: list[str] | None = Field(default=None, description="Who may decide; anyone when omitted.")
+    approval_timeout_seconds: int | None = Field(
+        default=None, gt=0, le=30 * 24 * 3600, description="Default gate/approval wait; 300 s when omitted."
+    )
+    principal: str | None = Field(
+        default=None, description="Who submits (ignored when the API key names one)."
+    )
+
+
+class BlueprintChange(Contract):
+    """A blueprint that extends a running graph, and who proposes it (the `extend` update)."""
+
+    blueprint: PlanBlueprint = Field(description="New tasks, new edges, updates of existing tasks.")
+    principal: str = Field(
+        default="anonymous", description="A person, or `Agent:<name>` for an agent's plan."
+    )
+    agents: dict[str, AgentSpec] = Field(
+        default_factory=dict, description="Its assignees resolved to declarations (set by the engine)."
+    )
+
+
+class GraphIntervention(InterventionRequest):
+    """An `InterventionRequest` and who sends it (the `intervene` signal and update)."""
+
+    principal: str = Field(default="anonymous", description="Who intervenes.")
+    channel: str = Field(default="http", description="Where from.")
+
+
+class GraphControl(Contract):
+    """Body of `POST /graphs/{id}/pause|resume|cancel` (all optional)."""
+
+    reason: str | None = Field(default=None, description="Why; recorded in the audit trail.")
+    principal: str | None = Field(default=None, description="Who (ignored when the API key names one).")
+
+
+class AgentTaskInput(Contract):
+    """Input of `AgentTaskWorkflow`: one version (or loop instance) of one graph task."""
+
+    graph_workflow_id: str = Field(description="The graph to report to.")
+    task_uuid: str = Field(description="The task's engine id.")
+    task_id: str = Field(description="The task's blueprint id.")
+    version: int = Field(ge=1, description="Which version this run is.")
+    instance: int | None = Field(default=None, description="Loop instance index, if it is one.")
+    input_data: dict[str, Any] = Field(description="The task's inputs.")
+    agent_id: str = Field(description="`Agent:<name>` that runs it.")
+    agent: AgentSpec | None = Field(default=None, description="Its declaration (context overrides applied).")
+    context: list[UniversalMessage] = Field(
+        default_factory=list, description="What the agent is shown besides the inputs (system messages)."
+    )
+    max_turns: int = Field(default=10, gt=0, description="Agent steps allowed.")
+    timeout_seconds: int | None = Field(default=None, gt=0, description="Bound on the run.")
+    approvers: list[str] = Field(default_factory=list, description="Who may decide its tool approvals.")
+    approval_timeout_seconds: int = Field(default=300, gt=0, description="Tool approval wait.")
+    channel: str = Field(default="http", description="Channel of its requests.")
+    paused: bool = Field(default=False, description="Start held (the task or graph is paused).")
+
+
+class TaskReport(Contract):
+    """What a task run tells its graph: it finished (the `task_finished` signal)."""
+
+    task_uuid: str = Field(description="The task's engine id.")
+    version: int = Field(ge=1, description="The version that ran.")
+    instance: int | None = Field(default=None, description="Loop instance index, if it is one.")
+    status: Literal["completed", "failed", "cancelled"] = Field(description="How it ended.")
+    output: Any = Field(default=None, description="The agent's answer (a preview when `artifact` is set).")
+    artifact: ArtifactRef | None = Field(default=None, description="The whole answer, when it was large.")
+    error: str | None = Field(default=None, description="Why it failed or was cancelled.")
+    plan: PlanBlueprint | None = Field(
+        default=None, description="A plan the agent proposed (extends the graph)."
+    )
+    agent_id: str | None = Field(default=None, description="The agent that answered.")
+
+
+class TaskInteractions(Contract):
+    """A task run's pending interactions (the `task_interactions` signal: sent when they change)."""
+
+    task_uuid: str = Field(description="The task's engine id.")
+    workflow_id: str = Field(description="The task run's workflow id (decisions go there).")
+    pending: list[InteractionRequest] = Field(default_factory=list, description="What waits for a person.")
+
+
+class TaskView(Contract):
+    """One task in a graph's view: its current version, no history (see `GraphTask`)."""
+
+    task_uuid: str = Field(description="Engine id.")
+    task_id: str = Field(description="Blueprint id.")
+    status: TaskStatus = Field(description="Where it is.")
+    version: int = Field(default=0, description="Current version (0: never ran).")
+    assignee_id: str = Field(description="Who runs (or ran) it.")
+    paused: bool = Field(default=False, description="Held by a PAUSE.")
+    reason: str | None = Field(default=None, description="Why it is skipped, failed or waiting.")
+    output: Any = Field(default=None, description="Current version's output.")
+    artifact: ArtifactRef | None = Field(default=None, description="The whole output, when large.")
+    workflow_id: str | None = Field(default=None, description="Current version's child workflow.")
+    started_at: datetime | None = Field(default=None, description="Current version's start.")
+    finished_at: datetime | None = Field(default=None, description="Current version's end.")
+    instances: int = Field(default=0, description="Loop instances of the current version.")
+
+
+class GraphView(Contract):
+    """A graph as people see it (`GET /graphs/{id}`): status, a page of tasks, edges, what waits."""
+
+    graph_id: str = Field(description="The graph's UUID.")
+    workflow_id: str = Field(description="`graph:<uuid>`, to look up in the Web UI.")
+    status: GraphStatus = Field(description="Where the graph is.")
+    created_at: datetime = Field(description="When it started (UTC).")
+    finished_at: datetime | None = Field(default=None, description="When it finished (UTC).")
+    requested_by: str = Field(description="Who submitted it.")
+    counts: dict[str, int] = Field(default_factory=dict, description="Tasks per status.")
+    total_tasks: int = Field(description="Tasks in the graph.")
+    offset: int = Field(default=0, description="Index of the first task of this page.")
+    tasks: list[TaskView] = Field(default_factory=list, description="A page of tasks, in the order added.")
+    edges: list[GraphEdge] = Field(default_factory=list, description="Edges between the tasks of the page.")
+    pending_interactions: list[InteractionRequest] = Field(
+        default_factory=list, description="Gates and tool approvals waiting for a person."
+    )
+    outputs: dict[str, Any] = Field(
+        default_factory=dict, description="Outputs of the finished tasks nothing depends on, by blueprint id."
+    )
+    reason: str | None = Field(default=None, description="Why it failed or was cancelled.")
+
+
+class GraphQuery(Contract):
+    """A page of a graph's tasks (the `get_state` query)."""
+
+    offset: int = Field(default=0, ge=0, description="First task index.")
+    limit: int = Field(default=100, ge=1, le=1000, description="At most this many tasks.")
+
+
+class GraphCreated(Contract):
+    """Answer of `POST /graphs`."""
+
+    graph_id: str = Field(description="The graph's UUID.")
+    workflow_id: str = Field(description="`graph:<uuid>`.")
+    tasks: dict[str, str] = Field(default_factory=dict, description="Blueprint task id → engine UUID.")
+    status: GraphStatus = Field(description="Where it is now.")

@@ -1,0 +1,66 @@
+"""The one state model of a graph workflow, carried whole across continue-as-new.
+
+Adding a field (with a default) is safe for running graphs; renaming or removing one breaks the
+continue-as-new input of graphs already running.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio.contrib.workflow_streams import WorkflowStreamState
+
+from contracts import (
+    AuditEntry,
+    GraphConfig,
+    GraphEdge,
+    GraphTask,
+    InteractionOutcome,
+    InteractionRequest,
+    PlanBlueprint,
+    TaskInteractions,
+)
+
+
+class GraphState(BaseModel):
+    """Everything a graph knows; the workflow's only mutable state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    created_at: datetime
+    last_activity: datetime
+    finished_at: datetime | None = None
+    status: str = "running"
+    reason: str | None = None
+    paused: bool = False
+    cancelled: bool = False
+    cancel_reason: str | None = None
+    tasks: dict[str, GraphTask] = Field(default_factory=dict)
+    order: list[str] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)
+    next_edge: int = 1
+    pending: list[InteractionRequest] = Field(default_factory=list)
+    decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
+    audit: list[AuditEntry] = Field(default_factory=list)
+    next_interaction: int = 1
+    next_sequence: int = 0
+    task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
+    """Interactions waiting inside task runs, by the run's workflow id."""
+
+
+class GraphRunInput(BaseModel):
+    """Input of `TaskGraphWorkflow.run`: the config and blueprint, or the state carried over."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    config: GraphConfig
+    blueprint: PlanBlueprint | None = None
+    state: GraphState | None = None
+    stream: WorkflowStreamState | None = None
+    continue_as_new_after_events: int = Field(
+        default=8_000,
+        gt=0,
+        description="Continue-as-new once history reaches this many events, if the server has not "
+        "suggested it sooner (tests lower it).",
+    )
