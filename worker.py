@@ -17,6 +17,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.agents.directory import AgentDirectory
 from activities.agents.step import AgentActivities
 from activities.artifacts.archive import ArchiveActivities
 from activities.channels.lark.delivery import LarkActivities
@@ -25,20 +26,23 @@ from activities.tools.runner import ToolActivities
 from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
 from core.settings import Settings
+from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.session import SessionWorkflow
 
 log = logging.getLogger("synapse.worker")
 
-WORKFLOWS: Sequence[type] = (SessionWorkflow,)
+WORKFLOWS: Sequence[type] = (SessionWorkflow, TaskGraphWorkflow, AgentTaskWorkflow)
 
 WORKFLOW_RUNNER = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_modules("workflows", "contracts")
+    restrictions=SandboxRestrictions.default.with_passthrough_modules("workflows", "contracts", "celpy")
 )
 """The sandbox still checks every run, but our own workflow modules are imported once.
 
 Re-importing `workflows/` into a fresh sandbox for every run took about a third of the worker's
 CPU per session start (bench/many: 67 ms CPU and 24 starts/s; passing it through: ~30 ms CPU per
 start). Safe because these modules hold no mutable module-level state; keep it that way.
+`celpy` (graph conditions) is passed through too: it does no I/O, and the sandbox cannot import
+its date library.
 """
 
 
@@ -49,6 +53,7 @@ def build_worker(
     tools = tools or ToolActivities(settings)
     activities: list[Callable[..., Any]] = [
         *AgentActivities(settings).activities(),
+        *AgentDirectory(settings).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),

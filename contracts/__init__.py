@@ -14,7 +14,7 @@ from .agent import (
     ToolCallBatch,
     ToolCallRequest,
 )
-from .agents import AgentContextConfig, AgentGroup, AgentSpec, Framework
+from .agents import AgentContextConfig, AgentGroup, AgentLookup, AgentLookupResult, AgentSpec, Framework
 from .archive import ArchiveCursor, ArchiveKind, ArchivePage, MessagePage, MessagesQuery, MessageWindow
 from .artifacts import ARTIFACT_ID_PATTERN, ArtifactInfo, ArtifactMode, ArtifactRef
 from .base import Contract
@@ -86,6 +86,8 @@ __all__ = [
     "AgentContextConfig",
     "AgentGroup",
     "AgentIntent",
+    "AgentLookup",
+    "AgentLookupResult",
     "AgentResult",
     "AgentSpec",
     "AgentStepInput",

@@ -71,3 +71,17 @@ class AgentGroup(Contract):
         description="`first`: always the first member; `hash`: a stable pick by session key, "
         "spreading sessions over the members.",
     )
+
+
+class AgentLookup(Contract):
+    """Input of the `resolve_agents` activity: assignees a graph needs declarations for."""
+
+    assignee_ids: list[str] = Field(description="`Agent:<name>` or `Group:<name>` values.")
+    key: str = Field(default="", description="Key a `hash` group picks its member by (the graph id).")
+
+
+class AgentLookupResult(Contract):
+    """The declarations found, and why the others could not be."""
+
+    agents: dict[str, AgentSpec] = Field(default_factory=dict, description="Assignee → declaration.")
+    unknown: dict[str, str] = Field(default_factory=dict, description="Assignee → why it is unknown.")

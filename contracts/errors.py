@@ -23,6 +23,14 @@ class ErrorType(StrEnum):
     SESSION_ALREADY_PAUSED = "SessionAlreadyPaused"
     SESSION_NOT_PAUSED = "SessionNotPaused"
     SESSION_CLOSED = "SessionClosed"
+    # Graphs: interventions and blueprints refused by a graph's validators.
+    TASK_NOT_FOUND = "TaskNotFound"
+    TASK_ALREADY_PAUSED = "TaskAlreadyPaused"
+    TASK_NOT_PAUSED = "TaskNotPaused"
+    TASK_FINISHED = "TaskFinished"
+    TASK_NEVER_RAN = "TaskNeverRan"
+    VERSION_NOT_FOUND = "VersionNotFound"
+    BLUEPRINT_REFUSED = "BlueprintRefused"
     # Stream watchers (see workflows/stream_watch.py).
     TOO_MANY_WATCHERS = "TooManyWatchers"
     STREAM_CLOSING = "StreamClosing"
@@ -49,6 +57,8 @@ class Principal(StrEnum):
     """The session or task was cancelled while the request waited: a denial."""
     ANONYMOUS = "anonymous"
     """A caller that gave no principal (only possible with API keys off)."""
+    ROLLBACK = "system:rollback"
+    """A graph task was rolled back while its gate waited: the gate is withdrawn (a denial)."""
 
 
 class FieldError(BaseModel):

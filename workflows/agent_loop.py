@@ -13,19 +13,21 @@ breaks replay of running workflows: put such changes behind `workflow.patched()`
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal, Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         AgentResult,
         AgentSpec,
         AgentStepInput,
+        ArtifactRef,
         ErrorType,
         FailureDetails,
         FinalAnswer,
@@ -101,8 +103,20 @@ class LoopOutcome:
 
     kind: Literal["answer", "plan", "failure", "cancelled", "max_turns"]
     answer: Any = None
+    artifact: ArtifactRef | None = None
+    """The whole answer when it was too large to carry (`answer` is then its preview)."""
     plan: PlanBlueprint | None = None
     failure: FailureDetails | None = None
+
+
+CANCELLATION_PROPAGATES_PATCH = "loop-cancellation-propagates"
+"""Patch id: an activity cancelled because the workflow was cancelled cancels the loop too."""
+
+
+def _raise_if_cancelled(err: ActivityError) -> None:
+    """A workflow being cancelled cancels its activities: the loop ends cancelled, not failed."""
+    if isinstance(err.cause, CancelledError) and workflow.patched(CANCELLATION_PROPAGATES_PATCH):
+        raise asyncio.CancelledError() from err
 
 
 def _error_message(err: BaseException) -> str:
@@ -199,6 +213,7 @@ async def run_agent_loop(
                 summary=f"agent {agent_id}",
             )
         except ActivityError as err:
+            _raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=_error_message(err))
             return LoopOutcome("failure", failure=details)
         if result.output.thought:
@@ -213,7 +228,7 @@ async def run_agent_loop(
             messages.append(
                 UniversalMessage(role="assistant", content=intent.content, timestamp=workflow.now())
             )
-            return LoopOutcome("answer", answer=intent.content)
+            return LoopOutcome("answer", answer=intent.content, artifact=intent.artifact)
         if isinstance(intent, PlanBlueprint):
             messages.append(
                 UniversalMessage(
@@ -281,6 +296,7 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
             ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call), assessment
         )
     except ActivityError as err:
+        _raise_if_cancelled(err)
         result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
     host.publish(
         TaskChunkType.TOOL_USE,

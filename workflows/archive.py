@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel
+    from temporalio.contrib.workflow_streams import WorkflowStreamState
 
     from contracts import ArchiveCursor, ArchiveKind, ArchivePage, ArtifactRef
 
@@ -84,3 +85,32 @@ async def archive(
     )
     del items[:count]
     return ArchiveCursor(archived=cursor.archived + count, last_page=ref.artifact_id)
+
+
+class StreamArchived(Protocol):
+    """A state model that archives its chunk stream (`stream_archive` is read by the API)."""
+
+    stream_archive: ArchiveCursor
+
+
+async def archive_stream(
+    owner_id: str, state: StreamArchived, stream: WorkflowStreamState, *, kept: int, page: int
+) -> int:
+    """Archive the stream's chunks beyond the newest `kept`, `page` chunks per page; the offset to
+    truncate the stream up to.
+
+    Pages hold the chunks as the stream stores them (encoded payloads), which is how the API
+    reads retained chunks too.
+    """
+    excess = len(stream.log) - kept
+    if excess <= 0:
+        return stream.base_offset
+    wires = [item.data for item in stream.log[:excess]]
+    cursor = state.stream_archive
+    if cursor.archived < stream.base_offset:  # first archive of a stream truncated before
+        cursor = cursor.model_copy(update={"archived": stream.base_offset})
+    while wires:
+        count = min(page, len(wires))
+        cursor = await archive(owner_id, "stream", wires, count, cursor)
+    state.stream_archive = cursor
+    return stream.base_offset + excess

@@ -1,4 +1,4 @@
-"""Custom search attributes, so operators can filter sessions in the Web UI.
+"""Custom search attributes, so operators can filter sessions and graphs in the Web UI.
 
 `synapse up` registers them on the dev server (`--search-attribute NAME=TYPE`); on a real
 cluster register them once with `temporal operator search-attribute create`.
@@ -15,7 +15,10 @@ CHANNEL = SearchAttributeKey.for_keyword("SynapseChannel")
 ASSIGNEE = SearchAttributeKey.for_keyword("SynapseAssignee")
 """The agent (`Agent:<name>`) or group running the work."""
 
-SEARCH_ATTRIBUTES = (STATUS, PENDING, CHANNEL, ASSIGNEE)
+GRAPH = SearchAttributeKey.for_keyword("SynapseGraph")
+"""The graph UUID of a graph and of each of its task runs (filter every task of one graph)."""
+
+SEARCH_ATTRIBUTES = (STATUS, PENDING, CHANNEL, ASSIGNEE, GRAPH)
 
 
 def dev_server_flags() -> list[str]:

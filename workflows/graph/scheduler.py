@@ -65,6 +65,11 @@ def current(task: GraphTask) -> TaskVersion | None:
     return task.versions[-1] if task.versions else None
 
 
+def has_goto(task: GraphTask) -> bool:
+    """Whether the task's failure continues somewhere (`on_failure` GOTO)."""
+    return bool(task.definition.directives and task.definition.directives.on_failure)
+
+
 def gate_of(task: GraphTask) -> dict[str, Any] | None:
     """The task's `human_interaction` gate, if any."""
     return task.definition.directives.human_interaction if task.definition.directives else None
@@ -85,8 +90,6 @@ class Scheduler:
         self.conditions = conditions
         self.now = now
         self.max_running = max_running
-        self.holds: set[str] = set()
-        """Tasks a rollback is resetting: neither resolved nor started until released."""
 
     # ------------------------------------------------------------ queries
 
@@ -113,7 +116,7 @@ class Scheduler:
 
     def finished(self) -> bool:
         """Nothing left to run, wait for or resolve."""
-        if self.holds:
+        if self.state.holds:
             return False
         return all(
             t.status not in OPEN_TASK or (t.goto_only and not t.versions) for t in self.state.tasks.values()
@@ -150,10 +153,10 @@ class Scheduler:
     def _resolve_edges(self, progress: Progress) -> bool:
         changed = False
         for edge in self.state.edges:
-            if edge.status != EdgeStatus.WAITING or edge.target in self.holds:
+            if edge.status != EdgeStatus.WAITING or edge.target in self.state.holds:
                 continue
             source = self.state.tasks[edge.source]
-            if source.status not in FINISHED_TASK or source.task_uuid in self.holds:
+            if source.status not in FINISHED_TASK or source.task_uuid in self.state.holds:
                 continue
             edge.status, edge.error = self._edge_outcome(edge, source)
             changed = True
@@ -183,7 +186,7 @@ class Scheduler:
         changed = False
         for uuid in self.state.order:
             task = self.state.tasks[uuid]
-            if task.status != TaskStatus.PENDING or task.goto_only or uuid in self.holds:
+            if task.status != TaskStatus.PENDING or task.goto_only or uuid in self.state.holds:
                 continue
             incoming = self.incoming(uuid)
             if any(edge.status == EdgeStatus.WAITING for edge in incoming):
@@ -196,7 +199,7 @@ class Scheduler:
                 self.fail(task, f"edge {edge.source_task_id} → {edge.target_task_id}: {edge.error}", progress)
             elif incoming and not taken:
                 names = ", ".join(f"{edge.source_task_id} → {edge.target_task_id}" for edge in incoming)
-                self._set(task, TaskStatus.SKIPPED, f"no incoming edge was taken ({names})", progress)
+                self.set_status(task, TaskStatus.SKIPPED, f"no incoming edge was taken ({names})", progress)
             else:
                 try:
                     task.next_input = self._input(task, taken)
@@ -204,10 +207,10 @@ class Scheduler:
                     self.fail(task, f"data flow into {task.task_id!r}: {err}", progress)
                     continue
                 if gate_of(task) is not None:
-                    self._set(task, TaskStatus.WAITING, "waiting for a person's confirmation", progress)
+                    self.set_status(task, TaskStatus.WAITING, "waiting for a person's confirmation", progress)
                     progress.gates.append(uuid)
                 else:
-                    self._set(task, TaskStatus.READY, None, progress)
+                    self.set_status(task, TaskStatus.READY, None, progress)
         return changed
 
     def _input(self, task: GraphTask, taken: list[GraphEdge]) -> dict[str, Any]:
@@ -272,7 +275,7 @@ class Scheduler:
             if room <= 0:
                 return
             task = self.state.tasks[uuid]
-            if task.paused or uuid in self.holds:
+            if task.paused or uuid in self.state.holds:
                 continue
             if task.status == TaskStatus.READY:
                 room -= self._start(task, room, progress)
@@ -350,7 +353,7 @@ class Scheduler:
         elif report.status == "failed":
             self.fail(task, report.error or "the task failed", progress)
         else:
-            self._set(task, TaskStatus.CANCELLED, report.error or "cancelled", progress)
+            self.set_status(task, TaskStatus.CANCELLED, report.error or "cancelled", progress)
             version.status, version.finished_at, version.error = (
                 TaskStatus.CANCELLED,
                 self.now(),
@@ -363,14 +366,14 @@ class Scheduler:
         assert version is not None
         version.status, version.output, version.finished_at = TaskStatus.COMPLETED, output, self.now()
         version.artifact = report.artifact if report else None
-        self._set(task, TaskStatus.COMPLETED, None, progress)
+        self.set_status(task, TaskStatus.COMPLETED, None, progress)
 
     def fail(self, task: GraphTask, error: str, progress: Progress) -> None:
         """Fail the task; follow its `on_failure` GOTO when it has one."""
         version = current(task)
         if version is not None and version.status in (TaskStatus.RUNNING, TaskStatus.PENDING):
             version.status, version.error, version.finished_at = TaskStatus.FAILED, error, self.now()
-        self._set(task, TaskStatus.FAILED, error, progress)
+        self.set_status(task, TaskStatus.FAILED, error, progress)
         self.follow_failure(task, error, progress)
 
     def follow_failure(self, task: GraphTask, error: str, progress: Progress) -> bool:
@@ -389,14 +392,15 @@ class Scheduler:
         target.goto_only = False
         task.failed_over_to = target.task_uuid
         task.reason = f"{error}; continued at {target.task_id!r} (on_failure GOTO)"
-        self._set(target, TaskStatus.READY, f"on_failure of {task.task_id!r}", progress)
+        self.set_status(target, TaskStatus.READY, f"on_failure of {task.task_id!r}", progress)
         return True
 
     def skip(self, task: GraphTask, reason: str, progress: Progress) -> None:
         """Mark a task that will not run (its edges then count as not taken)."""
-        self._set(task, TaskStatus.SKIPPED, reason, progress)
+        self.set_status(task, TaskStatus.SKIPPED, reason, progress)
 
-    def _set(self, task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress) -> None:
+    def set_status(self, task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress) -> None:
+        """Move a task to `status` (with why), noting the change for the stream."""
         task.status, task.reason = status, reason
         version = current(task)
         progress.changes.append(

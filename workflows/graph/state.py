@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
+    AgentSpec,
+    ArchiveCursor,
     AuditEntry,
     GraphConfig,
     GraphEdge,
@@ -47,6 +49,13 @@ class GraphState(BaseModel):
     next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""
+    agents: dict[str, AgentSpec] = Field(default_factory=dict)
+    """Every assignee of the graph resolved to its declaration (the `resolve_agents` activity)."""
+    holds: list[str] = Field(default_factory=list)
+    """Tasks a rollback is resetting (neither resolved nor started until their old runs ended)."""
+    cancelling: list[str] = Field(default_factory=list)
+    """Runs (workflow ids) asked to cancel whose end has not been reported yet."""
+    stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
 
 
 class GraphRunInput(BaseModel):

@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SessionState
 
-from ..archive import Budget, archive, overflow
+from ..archive import Budget, archive, archive_stream, overflow
 
 BOUNDED_STATE_PATCH = "bounded-session-state"
 """Patch id: sessions archive old messages, audit entries and stream chunks."""
@@ -58,20 +58,5 @@ async def let_go(owner_id: str, state: SessionState) -> None:
 
 
 async def trim_stream(owner_id: str, state: SessionState, stream: WorkflowStreamState) -> int:
-    """Archive the stream's chunks beyond the newest `STREAM_KEPT`; the offset to truncate up to.
-
-    Pages hold the chunks as the stream stores them (encoded payloads), which is how the API
-    reads retained chunks too.
-    """
-    excess = len(stream.log) - STREAM_KEPT
-    if excess <= 0:
-        return stream.base_offset
-    wires = [item.data for item in stream.log[:excess]]
-    cursor = state.stream_archive
-    if cursor.archived < stream.base_offset:  # first archive of a stream truncated before
-        cursor = cursor.model_copy(update={"archived": stream.base_offset})
-    while wires:
-        page = wires[:STREAM_PAGE]
-        cursor = await archive(owner_id, "stream", wires, len(page), cursor)
-    state.stream_archive = cursor
-    return stream.base_offset + excess
+    """Archive the stream's chunks beyond the newest `STREAM_KEPT`; the offset to truncate up to."""
+    return await archive_stream(owner_id, state, stream, kept=STREAM_KEPT, page=STREAM_PAGE)

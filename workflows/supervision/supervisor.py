@@ -93,6 +93,29 @@ class Supervisor:
         `approvers` and `timeout_seconds` override the policy's for this request (a graph gate
         names its own); `metadata` is added to the request (e.g. the graph task it gates).
         """
+        request = self.open(
+            kind,
+            stem,
+            content,
+            approvers=approvers,
+            timeout_seconds=timeout_seconds,
+            chunk=chunk,
+            metadata=metadata,
+        )
+        return await self.wait_for(request)
+
+    def open(
+        self,
+        kind: InteractionType,
+        stem: str,
+        content: dict[str, Any],
+        *,
+        approvers: list[str] | None = None,
+        timeout_seconds: int | None = None,
+        chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
+        metadata: dict[str, Any] | None = None,
+    ) -> InteractionRequest:
+        """Open a request (audited, published, shown) without waiting; `wait_for` waits for it."""
         state = self._state
         interaction_id = f"{self._prefix}{stem}_{state.next_interaction}"
         state.next_interaction += 1
@@ -124,7 +147,7 @@ class Supervisor:
             },
         )
         self._surface.show_status("waiting_approval")
-        return await self.wait_for(request)
+        return request
 
     async def wait_for(self, request: InteractionRequest) -> InteractionOutcome:
         """Wait for an open request's decision, a cancel, or its expiry (also after continue-as-new)."""
@@ -169,6 +192,10 @@ class Supervisor:
         if outcome is not None:
             outcome.tool_result = result.model_dump(mode="json")
             self._card_decided(interaction_id, outcome)
+        self._settled.add(interaction_id)
+
+    def settle(self, interaction_id: str) -> None:
+        """The decision's consequence is in place (a gate opened): answer the waiting update."""
         self._settled.add(interaction_id)
 
     # ------------------------------------------------------------ decisions

@@ -1,0 +1,236 @@
+"""AgentTaskWorkflow: one version (or loop instance) of one graph task, run by its assignee.
+
+It runs the shared agent loop with the shared supervision, so tool approvals inside a task work
+exactly as in sessions (`respond` / `respond_checked`, `pause` / `resume` / `cancel`, the
+approval timeout). It tells its graph, by signal to the graph's workflow id (so a graph that
+continued-as-new still hears it), whenever its pending interactions change (`task_interactions`)
+and when it ends (`task_finished`, a `TaskReport`): completed with the agent's answer (or plan),
+failed (the agent failed, `max_turns`, or `timeout_seconds` ran out), or cancelled (a rollback or
+a cancel). The graph starts it with parent-close policy ABANDON for the same reason.
+
+Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
+`workflow.patched()`; recorded graph histories replay them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from contracts import (
+        AgentTaskInput,
+        AuditEntry,
+        InteractionOutcome,
+        InteractionRequest,
+        TaskInteractions,
+        TaskReport,
+        UniversalMessage,
+        WatchRequest,
+        WatchResult,
+    )
+
+from ..agent_loop import LoopOutcome, run_agent_loop
+from ..chunk_stream import ChunkStream
+from ..ids import interaction_prefix
+from ..supervision.handlers import SupervisionHandlers
+from ..supervision.interventions import Interventions
+from ..supervision.ports import Policy, Surface
+from ..supervision.supervisor import Supervisor
+
+TASK_FINISHED = "task_finished"
+TASK_INTERACTIONS = "task_interactions"
+
+
+class TaskRunState(BaseModel):
+    """Everything one task run knows (a run never continues-as-new: it is one agent turn)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = "active"
+    paused: bool = False
+    cancelled: bool = False
+    cancel_reason: str | None = None
+    last_activity: datetime
+    pending: list[InteractionRequest] = Field(default_factory=list)
+    decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
+    audit: list[AuditEntry] = Field(default_factory=list)
+    next_interaction: int = 1
+    next_sequence: int = 0
+    messages: list[UniversalMessage] = Field(default_factory=list)
+
+
+class _Silent:
+    """A task run tells people through its graph, not a chat of its own."""
+
+    def text(self, text: str, reply_to: str | None = None) -> None:
+        """Nothing to send."""
+
+    def approval_requested(self, request: InteractionRequest) -> None:
+        """The graph shows it (from `task_interactions`)."""
+
+    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
+        """The graph shows it (from `task_interactions`)."""
+
+
+def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:
+    """What the graph hears of an agent loop's outcome."""
+    base: dict[str, Any] = {
+        "task_uuid": input.task_uuid,
+        "version": input.version,
+        "instance": input.instance,
+    }
+    if outcome.kind == "answer":
+        return TaskReport(
+            **base,
+            status="completed",
+            output=outcome.answer,
+            artifact=outcome.artifact,
+            agent_id=input.agent_id,
+        )
+    if outcome.kind == "plan" and outcome.plan is not None:
+        planned = [task.task_id for task in outcome.plan.new_tasks]
+        return TaskReport(
+            **base, status="completed", output={"plan": planned}, plan=outcome.plan, agent_id=input.agent_id
+        )
+    if outcome.kind == "cancelled":
+        return TaskReport(**base, status="cancelled", error="cancelled")
+    if outcome.kind == "failure" and outcome.failure is not None:
+        return TaskReport(**base, status="failed", error=f"{outcome.failure.type}: {outcome.failure.message}")
+    return TaskReport(
+        **base, status="failed", error=f"the agent did not answer within max_turns={max_turns} steps"
+    )
+
+
+@workflow.defn
+class AgentTaskWorkflow(SupervisionHandlers):
+    """One run of one graph task: the agent loop, supervised, reporting to its graph."""
+
+    @workflow.init
+    def __init__(self, input: AgentTaskInput) -> None:
+        """Set up supervision and the stream (must happen in `__init__`)."""
+        self._input = input
+        self._state = TaskRunState(paused=input.paused, last_activity=workflow.now())
+        self._chunks = ChunkStream(workflow.info().workflow_id, self._state, None)
+        self.publish = self._chunks.publish
+        surface = Surface(
+            publish=self.publish, channel=_Silent(), show_status=self._show, refresh=lambda: None
+        )
+        policy = Policy(
+            timeout_seconds=input.approval_timeout_seconds, approvers=input.approvers, channel=input.channel
+        )
+        self._supervisor = Supervisor(
+            workflow.info().workflow_id,
+            self._state,
+            policy,
+            surface,
+            prefix=interaction_prefix(input.task_uuid, input.version, input.instance),
+        )
+        self._interventions = Interventions(f"task {input.task_id!r} v{input.version}", self._state, surface)
+        self._told: list[str] = []
+
+    @workflow.run
+    async def run(self, input: AgentTaskInput) -> TaskReport:
+        """Run the agent until it answers, fails, times out or is cancelled; tell the graph."""
+        teller = asyncio.create_task(self._tell_interactions())
+        work = asyncio.create_task(self._work(input))
+        try:
+            report = await work
+        except asyncio.CancelledError:
+            work.cancel()
+            report = TaskReport(
+                task_uuid=input.task_uuid,
+                version=input.version,
+                instance=input.instance,
+                status="cancelled",
+                error="cancelled by its graph",
+            )
+            await self._tell(TASK_FINISHED, report)
+            raise
+        teller.cancel()
+        await self._tell(TASK_FINISHED, report)
+        self._chunks.close()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return report
+
+    async def _work(self, input: AgentTaskInput) -> TaskReport:
+        self._state.messages = list(input.context)
+        loop = asyncio.create_task(
+            run_agent_loop(
+                self._supervisor,
+                agent_id=input.agent_id,
+                agent=input.agent,
+                messages=self._state.messages,
+                input_data=input.input_data,
+                max_turns=input.max_turns,
+            )
+        )
+        if input.timeout_seconds is not None:
+            try:
+                await workflow.wait_condition(loop.done, timeout=timedelta(seconds=input.timeout_seconds))
+            except TimeoutError:
+                loop.cancel()
+                return TaskReport(
+                    task_uuid=input.task_uuid,
+                    version=input.version,
+                    instance=input.instance,
+                    status="failed",
+                    error=f"timed out after {input.timeout_seconds} s (timeout_seconds)",
+                )
+        return report_of(input, await loop, input.max_turns)
+
+    async def _tell_interactions(self) -> None:
+        """Send the graph this run's pending interactions whenever they change."""
+        while True:
+            await workflow.wait_condition(lambda: self._pending_ids() != self._told)
+            self._told = self._pending_ids()
+            await self._tell(
+                TASK_INTERACTIONS,
+                TaskInteractions(
+                    task_uuid=self._input.task_uuid,
+                    workflow_id=workflow.info().workflow_id,
+                    pending=list(self._state.pending),
+                ),
+            )
+
+    def _pending_ids(self) -> list[str]:
+        return [request.interaction_id for request in self._state.pending]
+
+    async def _tell(self, signal: str, message: TaskReport | TaskInteractions) -> None:
+        graph = workflow.get_external_workflow_handle(self._input.graph_workflow_id)
+        try:
+            await graph.signal(signal, message)
+        except Exception as err:  # the graph has closed: nobody is left to tell
+            workflow.logger.info("graph %s did not take %s: %s", self._input.graph_workflow_id, signal, err)
+
+    def _show(self, status: str) -> None:
+        self._state.status = status
+
+    @workflow.update
+    async def watch(self, request: WatchRequest) -> WatchResult:
+        """Long-poll this run's chunks (as sessions' `watch`)."""
+        return await self._chunks.watch.wait(request)
+
+    @watch.validator
+    def _validate_watch(self, request: WatchRequest) -> None:
+        self._chunks.watch.check(request)
+
+    @workflow.query
+    def get_status(self) -> str:
+        """active, waiting_approval or paused."""
+        return self._state.status
+
+    @workflow.query
+    def get_pending(self) -> list[InteractionRequest]:
+        """Interactions waiting for a person."""
+        return list(self._state.pending)
+
+    @workflow.query
+    def get_messages(self) -> list[UniversalMessage]:
+        """What the agent was shown and said in this run."""
+        return list(self._state.messages)

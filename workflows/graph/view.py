@@ -1,0 +1,205 @@
+"""How a graph looks from outside: its view (a page of tasks), a Mermaid diagram, Web UI details.
+
+Pure functions of the graph state, called from queries and workflow code. Search attribute
+upserts are commands (`search_attributes`): changing when they are upserted needs
+`workflow.patched()`; current details are not in history and may change freely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        FINISHED_TASK,
+        EdgeStatus,
+        GraphConfig,
+        GraphQuery,
+        GraphStatus,
+        GraphTask,
+        GraphView,
+        InteractionRequest,
+        TaskStatus,
+        TaskView,
+    )
+
+    from .state import GraphState
+
+from .. import search
+from .scheduler import current
+
+SHAPES = {
+    TaskStatus.PENDING: "pending",
+    TaskStatus.WAITING: "waiting",
+    TaskStatus.READY: "ready",
+    TaskStatus.RUNNING: "running",
+    TaskStatus.COMPLETED: "completed",
+    TaskStatus.FAILED: "failed",
+    TaskStatus.SKIPPED: "skipped",
+    TaskStatus.CANCELLED: "cancelled",
+}
+CLASS_STYLES = {
+    "pending": "fill:#eeeeee,stroke:#999999",
+    "waiting": "fill:#fff3cd,stroke:#d39e00",
+    "ready": "fill:#e7f1ff,stroke:#0d6efd",
+    "running": "fill:#cfe2ff,stroke:#0d6efd",
+    "completed": "fill:#d1e7dd,stroke:#198754",
+    "failed": "fill:#f8d7da,stroke:#dc3545",
+    "skipped": "fill:#f8f9fa,stroke:#adb5bd,stroke-dasharray:4",
+    "cancelled": "fill:#e2e3e5,stroke:#6c757d",
+}
+DIAGRAM_TASKS = 300
+"""Tasks a diagram draws at most (a larger graph is summarised)."""
+
+
+def graph_status(state: GraphState) -> GraphStatus:
+    """The graph's status from its state."""
+    if state.status in (GraphStatus.COMPLETED, GraphStatus.FAILED, GraphStatus.CANCELLED):
+        return GraphStatus(state.status)
+    return GraphStatus.PAUSED if state.paused else GraphStatus.RUNNING
+
+
+def pending_interactions(state: GraphState) -> list[InteractionRequest]:
+    """Gates of the graph and tool approvals inside its task runs, oldest first."""
+    inside = [request for told in state.task_pending.values() for request in told.pending]
+    return sorted([*state.pending, *inside], key=lambda request: request.timestamp)
+
+
+def task_view(task: GraphTask) -> TaskView:
+    """One task's current version, without its history."""
+    version = current(task)
+    return TaskView(
+        task_uuid=task.task_uuid,
+        task_id=task.task_id,
+        status=task.status,
+        version=version.version if version else 0,
+        assignee_id=version.assignee_id if version else task.next_assignee_id or task.definition.assignee_id,
+        paused=task.paused,
+        reason=task.reason,
+        output=version.output if version else None,
+        artifact=version.artifact if version else None,
+        workflow_id=version.workflow_id if version else None,
+        started_at=version.started_at if version else None,
+        finished_at=version.finished_at if version else None,
+        instances=len(version.instances) if version else 0,
+    )
+
+
+def sink_outputs(state: GraphState, uuids: list[str]) -> dict[str, Any]:
+    """Outputs of the completed tasks among `uuids` that no edge leaves: the graph's results."""
+    sources = {edge.source for edge in state.edges}
+    outputs: dict[str, Any] = {}
+    for uuid in uuids:
+        task = state.tasks[uuid]
+        version = current(task)
+        if uuid not in sources and task.status == TaskStatus.COMPLETED and version is not None:
+            outputs[task.task_id] = version.output
+    return outputs
+
+
+def graph_view(workflow_id: str, config: GraphConfig, state: GraphState, query: GraphQuery) -> GraphView:
+    """The graph as people see it, with one page of its tasks."""
+    page = state.order[query.offset : query.offset + query.limit]
+    on_page = set(page)
+    counts: dict[str, int] = {}
+    for task in state.tasks.values():
+        counts[task.status] = counts.get(task.status, 0) + 1
+    return GraphView(
+        graph_id=config.graph_id,
+        workflow_id=workflow_id,
+        status=graph_status(state),
+        created_at=state.created_at,
+        finished_at=state.finished_at,
+        requested_by=config.requested_by,
+        counts=counts,
+        total_tasks=len(state.order),
+        offset=query.offset,
+        tasks=[task_view(state.tasks[uuid]) for uuid in page],
+        edges=[edge for edge in state.edges if edge.source in on_page or edge.target in on_page],
+        pending_interactions=pending_interactions(state),
+        outputs=sink_outputs(state, page),
+        reason=state.reason,
+    )
+
+
+def _label(task: GraphTask) -> str:
+    version = current(task)
+    text = f"{task.task_id}<br/>{task.status}"
+    if version is not None and version.version > 1:
+        text += f" v{version.version}"
+    if version is not None and version.instances:
+        done = sum(i.status == TaskStatus.COMPLETED for i in version.instances)
+        text += f" {done}/{len(version.instances)}"
+    if task.paused:
+        text += " (paused)"
+    return text.replace('"', "'")
+
+
+def mermaid(state: GraphState) -> str:
+    """A Mermaid flowchart: each task with its status (a style per status), each edge with its state."""
+    lines = ["flowchart TD"]
+    names = {uuid: f"t{index}" for index, uuid in enumerate(state.order)}
+    drawn = state.order[:DIAGRAM_TASKS]
+    for uuid in drawn:
+        task = state.tasks[uuid]
+        lines.append(f'    {names[uuid]}["{_label(task)}"]:::{SHAPES[task.status]}')
+    shown = set(drawn)
+    for edge in state.edges:
+        if edge.source not in shown or edge.target not in shown:
+            continue
+        label = edge.condition.expression if edge.condition else ""
+        if edge.status == EdgeStatus.ERROR:
+            label = f"error: {edge.error or ''}"[:80]
+        arrow = (
+            "-.->"
+            if edge.status == EdgeStatus.NOT_TAKEN
+            else "==>"
+            if edge.status == EdgeStatus.TAKEN
+            else "-->"
+        )
+        safe = label.replace("|", "/").replace('"', "'")
+        text = f"|{safe}|" if label else ""
+        lines.append(f"    {names[edge.source]} {arrow}{text} {names[edge.target]}")
+    if len(state.order) > DIAGRAM_TASKS:
+        lines.append(f'    more["… {len(state.order) - DIAGRAM_TASKS} more tasks"]')
+    lines += [f"    classDef {name} {style}" for name, style in CLASS_STYLES.items()]
+    return "\n".join(lines)
+
+
+def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -> str:
+    """Current details for the Web UI: counts, what waits for a person, what failed."""
+    done = sum(task.status in FINISHED_TASK for task in state.tasks.values())
+    lines = [
+        f"**Graph** `{config.graph_id}` · {graph_status(state)} · {done}/{len(state.tasks)} tasks finished",
+    ]
+    running = [t.task_id for t in state.tasks.values() if t.status == TaskStatus.RUNNING]
+    if running:
+        lines.append(f"- running: {', '.join(f'`{name}`' for name in running[:20])}")
+    for request in pending_interactions(state)[:20]:
+        content = request.content if isinstance(request.content, dict) else {}
+        what = (
+            content.get("prompt")
+            or content.get("summary")
+            or content.get("tool_name")
+            or request.interaction_type
+        )
+        lines.append(
+            f"- **waiting** `{request.interaction_id}`: {what} (may decide: {', '.join(request.approvers) or 'anyone'})"
+        )
+    failed = [t for t in state.tasks.values() if t.status == TaskStatus.FAILED]
+    for task in failed[:10]:
+        lines.append(f"- **failed** `{task.task_id}`: {task.reason}")
+    return "\n".join(lines)
+
+
+def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttributeUpdate[Any]]:
+    """SynapseStatus, SynapsePending, SynapseChannel and SynapseGraph of the graph."""
+    return [
+        search.STATUS.value_set(graph_status(state).value),
+        search.PENDING.value_set(len(pending_interactions(state))),
+        search.CHANNEL.value_set(config.channel),
+        search.GRAPH.value_set(config.graph_id),
+    ]
