@@ -20,14 +20,7 @@ from contracts import ErrorBody, ErrorType
 
 from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
 from .limits import TooLarge
-from .session_calls import (
-    NotAnswered,
-    Refused,
-    SessionCallError,
-    SessionClosed,
-    SessionExists,
-    SessionNotFound,
-)
+from .workflow_calls import AlreadyExists, CallError, Closed, NotAnswered, NotFound, Refused
 
 STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INTERACTION_NOT_FOUND: 404,
@@ -36,6 +29,14 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.SESSION_ALREADY_PAUSED: 409,
     ErrorType.SESSION_NOT_PAUSED: 409,
     ErrorType.SESSION_CLOSED: 409,
+    ErrorType.TASK_NOT_FOUND: 404,
+    ErrorType.TASK_ALREADY_PAUSED: 409,
+    ErrorType.TASK_NOT_PAUSED: 409,
+    ErrorType.TASK_FINISHED: 409,
+    ErrorType.TASK_NEVER_RAN: 409,
+    ErrorType.VERSION_NOT_FOUND: 422,
+    ErrorType.BLUEPRINT_REFUSED: 422,
+    ErrorType.UNKNOWN_AGENT: 422,
 }
 
 
@@ -73,11 +74,11 @@ BUSY_RESPONSE = ERROR_RESPONSES(503)
 """The OpenAPI entry of routes that send commands to workflows."""
 
 
-def status_of(err: SessionCallError) -> int:
-    """The HTTP status of a session call that failed."""
-    if isinstance(err, SessionNotFound):
+def status_of(err: CallError) -> int:
+    """The HTTP status of a call to a workflow that failed."""
+    if isinstance(err, NotFound):
         return 404
-    if isinstance(err, SessionExists | SessionClosed):
+    if isinstance(err, AlreadyExists | Closed):
         return 409
     if isinstance(err, NotAnswered):
         return 503
@@ -97,9 +98,9 @@ async def too_large_handler(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=413, content={"detail": str(exc)})
 
 
-async def session_call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
-    """404 / 409 / 403 ... with the session's own words as `detail`."""
-    assert isinstance(exc, SessionCallError)
+async def call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    """404 / 409 / 403 ... with the workflow's own words as `detail`."""
+    assert isinstance(exc, CallError)
     status = status_of(exc)
     headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else None
     return JSONResponse(status_code=status, content={"detail": str(exc)}, headers=headers)

@@ -22,8 +22,8 @@ from core.settings import Settings
 
 from . import openapi
 from .errors import (
+    call_error_handler,
     method_not_allowed_handler,
-    session_call_error_handler,
     storage_error_handler,
     temporal_error_handler,
     too_large_handler,
@@ -31,9 +31,9 @@ from .errors import (
     validation_error_handler,
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit, TooLarge
-from .routes import artifacts, events, experience, health, interactions, sessions
-from .session_calls import SessionCallError
+from .routes import artifacts, events, experience, graphs, health, interactions, sessions
 from .sse import StreamHub
+from .workflow_calls import CallError
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
 
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.state.experience = ExperienceIndex.for_data_dir(settings.data_dir)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
-    app.add_exception_handler(SessionCallError, session_call_error_handler)
+    app.add_exception_handler(CallError, call_error_handler)
     app.add_exception_handler(UnknownAssignee, unknown_assignee_handler)
     app.add_exception_handler(TooLarge, too_large_handler)
     app.add_exception_handler(ArtifactStorageUnavailable, storage_error_handler)
@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
-    for module in (health, sessions, interactions, events, artifacts, experience):
+    for module in (health, sessions, interactions, events, graphs, artifacts, experience):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark

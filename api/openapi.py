@@ -34,10 +34,12 @@ def _statuses(method: str, path: str, operation: dict[str, Any], keys_on: bool) 
         statuses.add(413)
     if operation.get("requestBody"):
         statuses.add(400)
-    if path.startswith("/sessions/"):
+    if path.startswith(("/sessions/", "/graphs/")):
         statuses |= {404, 503}
         if method == "post":
             statuses.add(409)
+    if path == "/graphs" and method == "post":
+        statuses.add(503)
     if path == "/sessions" and method == "post":
         statuses |= {409, 503}
     if path.startswith("/artifacts/"):

@@ -183,6 +183,9 @@ class BlueprintChange(Contract):
     agents: dict[str, AgentSpec] = Field(
         default_factory=dict, description="Its assignees resolved to declarations (set by the engine)."
     )
+    task_uuids: dict[str, str] = Field(
+        default_factory=dict, description="Engine UUIDs chosen by the submitter for new tasks (by blueprint id)."
+    )
 
 
 class GraphIntervention(InterventionRequest):

@@ -77,11 +77,14 @@ async def collect_events(
     params: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
     within: float = 20.0,
+    path: str | None = None,
 ) -> list[TaskStreamChunk]:
-    """Read the session's SSE stream until `stop(chunk)` holds; fail after `within` seconds."""
+    """Read the session's SSE stream (or the one at `path`) until `stop(chunk)` holds; fail after
+    `within` seconds."""
     chunks: list[TaskStreamChunk] = []
     async with asyncio.timeout(within):
-        async with http.stream("GET", f"/sessions/{key}/events", params=params, headers=headers) as response:
+        url = path or f"/sessions/{key}/events"
+        async with http.stream("GET", url, params=params, headers=headers) as response:
             assert response.status_code == 200, await response.aread()
             assert response.headers["content-type"].startswith("text/event-stream")
             async for event in sse_events(response):

@@ -37,3 +37,15 @@ def task_run_workflow_id(
 def interaction_prefix(task_uuid: str, version: int, instance: int | None = None) -> str:
     """What starts the interaction ids of one task run, unique within its graph: `t<uuid8>v<n>[i<k>]-`."""
     return f"t{task_uuid[:8]}v{version}" + (f"i{instance}" if instance is not None else "") + "-"
+
+
+def run_of_interaction(interaction_id: str) -> tuple[str, int, int | None] | None:
+    """(task uuid's first 8 characters, version, instance) of a task run's interaction id, or None."""
+    head, dash, _ = interaction_id.partition("-")
+    if not dash or not head.startswith("t") or "v" not in head:
+        return None
+    uuid8, _, rest = head[1:].partition("v")
+    version, _, instance = rest.partition("i")
+    if len(uuid8) != 8 or not version.isdigit() or (instance and not instance.isdigit()):
+        return None
+    return uuid8, int(version), int(instance) if instance else None

@@ -40,11 +40,12 @@ from contracts import (
     InteractionResponse,
     Principal,
 )
+from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import session_calls
 from ..busy import is_busy, retry_while_busy
-from ..session_calls import is_not_found
+from ..workflow_calls import is_not_found, why_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,9 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         return toast("error", f"The session could not take the decision: {cause}")
     except RPCError as err:
         if is_not_found(err):
-            gone = await session_calls.why_unavailable(client, click.session_key)
+            gone = await why_unavailable(
+                client, session_workflow_id(click.session_key), session_calls.name_of(click.session_key)
+            )
             return toast("info", f"Nothing to decide: {gone}.")
         if is_busy(err):
             return toast(

@@ -1,6 +1,6 @@
 """Accepting a blueprint into a graph: every check, then the new tasks and edges.
 
-`expand` is pure (ids come from the `new_id` it is given): the API runs it at the door to refuse a
+`expand` is pure (ids come from the `new_id(task_id)` it is given): the API runs it at the door to refuse a
 bad blueprint with 422 before anything starts, and the graph runs it again in its `extend` update
 (and for an agent's plan), against the tasks it already has. Refused: an empty blueprint, a
 duplicate task id, an edge, GOTO, loop source or `include_task_results` naming an unknown task, a
@@ -75,7 +75,7 @@ def expand(
     *,
     tasks: dict[str, GraphTask],
     edges: list[GraphEdge],
-    new_id: Callable[[], str],
+    new_id: Callable[[str], str],
     next_edge: int,
     principal: str,
     conditions: Conditions,
@@ -90,7 +90,7 @@ def expand(
         if definition.task_id in by_local or definition.task_id in new_local:
             problems.append(f"task {definition.task_id!r}: the task id is used twice")
             continue
-        new_local[definition.task_id] = new_id()
+        new_local[definition.task_id] = new_id(definition.task_id)
     known = {**by_local, **new_local}
     for definition in blueprint.new_tasks:
         problems += _task_problems(definition, known, conditions)

@@ -287,6 +287,7 @@ class Scheduler:
     def _start(self, task: GraphTask, room: int, progress: Progress) -> int:
         """Start a ready task's next version (a loop: its first instances); the runs started."""
         version = self._new_version(task)
+        self.set_status(task, TaskStatus.RUNNING, None, progress)
         loop = task.definition.directives.loop_directive if task.definition.directives else None
         if loop is None:
             progress.runs.append(Run(task.task_uuid, version.version))
@@ -314,6 +315,14 @@ class Scheduler:
             if instance.status == TaskStatus.PENDING:
                 instance.status = TaskStatus.RUNNING
                 progress.runs.append(Run(task.task_uuid, version.version, instance.index))
+                progress.changes.append(
+                    {
+                        "task_id": task.task_id,
+                        "task_uuid": task.task_uuid,
+                        "instance": instance.index,
+                        "status": "running",
+                    }
+                )
                 started += 1
         return started
 

@@ -65,6 +65,12 @@ class GraphRunInput(BaseModel):
 
     config: GraphConfig
     blueprint: PlanBlueprint | None = None
+    agents: dict[str, AgentSpec] = Field(
+        default_factory=dict, description="The blueprint's assignees, resolved by whoever submitted it."
+    )
+    task_uuids: dict[str, str] = Field(
+        default_factory=dict, description="Engine UUIDs the submitter chose for the blueprint's tasks."
+    )
     state: GraphState | None = None
     stream: WorkflowStreamState | None = None
     continue_as_new_after_events: int = Field(

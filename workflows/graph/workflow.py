@@ -54,7 +54,7 @@ with workflow.unsafe.imports_passed_through():
 from .. import search
 from ..archive import archive_stream
 from ..chunk_stream import ChunkStream
-from ..ids import task_run_workflow_id
+from ..ids import run_of_interaction, task_run_workflow_id
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
@@ -138,7 +138,12 @@ class TaskGraphWorkflow(SupervisionHandlers):
         if input.blueprint is not None and not state.order:
             try:
                 await self._accept(
-                    BlueprintChange(blueprint=input.blueprint, principal=self._config.requested_by)
+                    BlueprintChange(
+                        blueprint=input.blueprint,
+                        principal=self._config.requested_by,
+                        agents=input.agents,
+                        task_uuids=input.task_uuids,
+                    )
                 )
             except ApplicationError as err:
                 state.status, state.reason = GraphStatus.FAILED, f"the blueprint was refused: {err.message}"
@@ -392,7 +397,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 change.blueprint,
                 tasks=state.tasks,
                 edges=state.edges,
-                new_id=lambda: str(workflow.uuid4()),
+                new_id=lambda local: change.task_uuids.get(local) or str(workflow.uuid4()),
                 next_edge=state.next_edge,
                 principal=change.principal,
                 conditions=self._conditions,
@@ -451,7 +456,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 change.blueprint,
                 tasks=self._state.tasks,
                 edges=self._state.edges,
-                new_id=lambda: "check",
+                new_id=lambda local: f"check-{local}",
                 next_edge=self._state.next_edge,
                 principal=change.principal,
                 conditions=self._conditions,
@@ -668,6 +673,25 @@ class TaskGraphWorkflow(SupervisionHandlers):
     def get_pending(self) -> list[InteractionRequest]:
         """Gates of the graph and tool approvals inside its tasks, waiting for a person."""
         return view.pending_interactions(self._state)
+
+    @workflow.query
+    def find_interaction(self, interaction_id: str) -> str | None:
+        """The workflow an interaction of this graph belongs to (the graph for gates, a task run for
+        tool approvals; decided ones too), or None when it is not this graph's."""
+        state = self._state
+        if interaction_id in state.decided or any(r.interaction_id == interaction_id for r in state.pending):
+            return self.owner_id
+        for told in state.task_pending.values():
+            if any(r.interaction_id == interaction_id for r in told.pending):
+                return told.workflow_id
+        run = run_of_interaction(interaction_id)
+        if run is None:
+            return None
+        uuid8, version, instance = run
+        task = next((t for t in state.tasks.values() if t.task_uuid.startswith(uuid8)), None)
+        if task is None or not 1 <= version <= len(task.versions):
+            return None
+        return task_run_workflow_id(self.owner_id, task.task_uuid, version, instance)
 
     @workflow.query
     def get_audit(self) -> list[AuditEntry]:

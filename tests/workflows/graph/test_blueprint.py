@@ -26,7 +26,7 @@ def accept(blueprint: dict[str, Any], tasks: dict[str, GraphTask] | None = None)
         PlanBlueprint.model_validate(blueprint),
         tasks=tasks or {},
         edges=[],
-        new_id=lambda: next(ids),
+        new_id=lambda _local: next(ids),
         next_edge=1,
         principal="alice",
         conditions=Conditions(),

@@ -25,7 +25,7 @@ def graph(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
         PlanBlueprint.model_validate(blueprint),
         tasks={},
         edges=[],
-        new_id=lambda: next(ids),
+        new_id=lambda _local: next(ids),
         next_edge=1,
         principal="alice",
         conditions=conditions,

@@ -1,0 +1,153 @@
+"""Calls to graph workflows: check a blueprint at the door, start a graph, read and command it.
+
+Built on `workflow_calls` (same errors, same statuses). A blueprint is checked here before anything
+starts: its size (413), its assignees against the agent registry and every rule of
+`workflows.graph.blueprint.expand` (422 naming the task, edge or expression).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from temporalio.client import Client
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+
+from contracts import AgentSpec, GraphConfig, GraphQuery, GraphView, PlanBlueprint
+from core.agent_registry import AgentRegistry, UnknownAssignee
+from core.settings import Settings
+from workflows import search
+from workflows.graph import TaskGraphWorkflow
+from workflows.graph.blueprint import BlueprintRefused, expand
+from workflows.graph.cel import Conditions
+from workflows.graph.state import GraphRunInput
+from workflows.ids import graph_id_of, graph_workflow_id
+
+from . import workflow_calls
+from .limits import TooLarge
+
+
+def name_of(graph_id: str) -> str:
+    """How messages name the graph."""
+    return f"graph {graph_id_of(graph_id)!r}"
+
+
+def check_size(blueprint: PlanBlueprint, settings: Settings) -> None:
+    """413 when the blueprint is over SYNAPSE_MAX_BLUEPRINT_BYTES."""
+    size = len(json.dumps(blueprint.model_dump(mode="json")).encode())
+    limit = settings.limits.max_blueprint_bytes
+    if size > limit:
+        raise TooLarge("the blueprint", size, limit, "SYNAPSE_MAX_BLUEPRINT_BYTES")
+
+
+def resolve_assignees(
+    registry: AgentRegistry, assignees: list[tuple[tuple[str | int, ...], str]], key: str
+) -> dict[str, AgentSpec]:
+    """Each assignee's declaration (a `hash` group picks by `key`), or 422 naming each unknown one."""
+    problems, found = [], {}
+    for loc, assignee in assignees:
+        try:
+            found[assignee] = registry.resolve(assignee, key)
+        except UnknownAssignee as err:
+            problems.append({"loc": ("body", *loc), "msg": str(err), "type": "unknown_assignee"})
+    if problems:
+        raise RequestValidationError(problems)
+    return found
+
+
+def blueprint_assignees(
+    blueprint: PlanBlueprint, prefix: tuple[str | int, ...]
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every assignee of a blueprint with where it stands in the request body."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    for index, task in enumerate(blueprint.new_tasks):
+        found.append(((*prefix, "new_tasks", index, "assignee_id"), task.assignee_id))
+        loop = task.directives.loop_directive if task.directives else None
+        if loop is not None:
+            where = (
+                *prefix,
+                "new_tasks",
+                index,
+                "directives",
+                "loop_directive",
+                "task_template",
+                "assignee_id",
+            )
+            found.append((where, loop.task_template.assignee_id))
+    return found
+
+
+def refused(problems: list[str], loc: tuple[str | int, ...]) -> RequestValidationError:
+    """A 422 listing each reason a blueprint was refused."""
+    return RequestValidationError(
+        [{"loc": ("body", *loc), "msg": problem, "type": "blueprint_refused"} for problem in problems]
+    )
+
+
+def check_new_blueprint(
+    blueprint: PlanBlueprint, registry: AgentRegistry, settings: Settings, graph_id: str
+) -> dict[str, AgentSpec]:
+    """Every check a new graph's blueprint must pass before it starts (413 / 422); its agents."""
+    check_size(blueprint, settings)
+    agents = resolve_assignees(registry, blueprint_assignees(blueprint, ("blueprint",)), graph_id)
+    try:
+        expand(
+            blueprint,
+            tasks={},
+            edges=[],
+            new_id=lambda local: f"check-{local}",
+            next_edge=1,
+            principal="check",
+            conditions=Conditions(),
+        )
+    except BlueprintRefused as err:
+        raise refused(err.problems, ("blueprint",)) from err
+    return agents
+
+
+async def start_graph(
+    client: Client,
+    settings: Settings,
+    config: GraphConfig,
+    blueprint: PlanBlueprint,
+    agents: dict[str, AgentSpec],
+) -> dict[str, str]:
+    """Start the graph (`graph:<uuid>`), searchable by its id, status and channel at once; the
+    engine UUID of each blueprint task (chosen here, so the answer needs no worker)."""
+    run = GraphRunInput(
+        config=config,
+        blueprint=blueprint,
+        agents=agents,
+        task_uuids={task.task_id: str(uuid.uuid4()) for task in blueprint.new_tasks},
+    )
+    await client.start_workflow(
+        TaskGraphWorkflow.run,
+        run,
+        id=graph_workflow_id(config.graph_id),
+        task_queue=settings.temporal.task_queue,
+        static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
+        search_attributes=TypedSearchAttributes(
+            [
+                SearchAttributePair(search.GRAPH, config.graph_id),
+                SearchAttributePair(search.STATUS, "running"),
+                SearchAttributePair(search.CHANNEL, config.channel),
+            ]
+        ),
+    )
+    return run.task_uuids
+
+
+async def query(client: Client, graph_id: str, query: Any, *args: Any, wait: timedelta) -> Any:
+    """Run one of the graph's queries; see `workflow_calls.query`."""
+    return await workflow_calls.query(
+        client, graph_workflow_id(graph_id), name_of(graph_id), query, *args, wait=wait
+    )
+
+
+async def view(client: Client, graph_id: str, page: GraphQuery, *, wait: timedelta) -> GraphView:
+    """The graph with one page of its tasks."""
+    found: GraphView = await query(client, graph_id, TaskGraphWorkflow.get_state, page, wait=wait)
+    return found

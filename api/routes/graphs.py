@@ -1,0 +1,250 @@
+"""Graph routes: submit a blueprint, watch it run, decide its gates and tool approvals, extend it,
+pause, resume, roll a task back, cancel."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query
+from fastapi.responses import PlainTextResponse, StreamingResponse
+
+from contracts import (
+    BlueprintChange,
+    GraphConfig,
+    GraphControl,
+    GraphCreated,
+    GraphIntervention,
+    GraphQuery,
+    GraphSubmission,
+    GraphTask,
+    GraphView,
+    InteractionOutcome,
+    InteractionResponse,
+    InterventionRequest,
+    PlanBlueprint,
+    SessionControl,
+)
+from workflows.graph import TaskGraphWorkflow
+from workflows.ids import graph_id_of, graph_workflow_id
+
+from .. import decisions, graph_calls, workflow_calls
+from ..deps import Approver, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
+from ..limits import check_size
+from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
+from ..workflow_calls import NotFound
+
+router = APIRouter(prefix="/graphs", tags=["graphs"])
+
+GraphId = Annotated[
+    str,
+    Path(
+        pattern=r"^(graph:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        description="The graph's UUID (or its workflow id `graph:<uuid>`).",
+    ),
+]
+TaskUuid = Annotated[str, Path(pattern=r"^[0-9a-f-]{36}$", description="A task's engine UUID.")]
+OptionalControl = Annotated[GraphControl | None, Body()]
+
+
+@router.post("", status_code=201, response_model=GraphCreated, responses=BUSY_RESPONSE)
+async def create_graph(
+    body: GraphSubmission, client: ClientDep, settings: SettingsDep, registry: RegistryDep, caller: Operator
+) -> GraphCreated:
+    """Run a blueprint as a new graph; answers with the engine UUID of each blueprint task.
+
+    Refused before anything starts: 413 over SYNAPSE_MAX_BLUEPRINT_BYTES; 422 for an unknown
+    assignee, a duplicate task id, an edge/GOTO/loop naming an unknown task, a cycle, a CEL
+    condition that does not compile, a malformed data-flow path or directive.
+    """
+    blueprint = body.blueprint
+    graph_id = str(uuid.uuid4())
+    agents = graph_calls.check_new_blueprint(blueprint, registry, settings, graph_id)
+    config = GraphConfig(
+        graph_id=graph_id,
+        requested_by=caller.principal or body.principal or "anonymous",
+        approvers=body.approvers or [],
+        approval_timeout_seconds=body.approval_timeout_seconds or 300,
+    )
+    tasks = await graph_calls.start_graph(client, settings, config, blueprint, agents)
+    return GraphCreated(
+        graph_id=graph_id, workflow_id=graph_workflow_id(graph_id), tasks=tasks, status="running"
+    )
+
+
+@router.get("/{graph_id}", response_model=GraphView)
+async def get_graph(
+    graph_id: GraphId,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Viewer,
+    offset: Annotated[int, Query(ge=0, description="First task of the page.")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Tasks per page.")] = 100,
+) -> GraphView:
+    """Status, a page of tasks (uuid, blueprint id, status, version, assignee, output, timings),
+    their edges, and every gate and tool approval waiting for a person."""
+    return await graph_calls.view(
+        client, graph_id, GraphQuery(offset=offset, limit=limit), wait=settings.api.query_wait
+    )
+
+
+@router.get("/{graph_id}/tasks/{task_uuid}", response_model=GraphTask)
+async def get_task(
+    graph_id: GraphId, task_uuid: TaskUuid, client: ClientDep, settings: SettingsDep, caller: Viewer
+) -> GraphTask:
+    """One task with every version it ran (superseded ones included), its inputs and outputs."""
+    task: GraphTask | None = await graph_calls.query(
+        client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=settings.api.query_wait
+    )
+    if task is None:
+        raise NotFound(f"no task {task_uuid} in {graph_calls.name_of(graph_id)}")
+    return task
+
+
+@router.get(
+    "/{graph_id}/diagram",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {"text/plain": {}}, "description": "A Mermaid flowchart."}},
+)
+async def get_diagram(
+    graph_id: GraphId, client: ClientDep, settings: SettingsDep, caller: Viewer
+) -> PlainTextResponse:
+    """The graph as a Mermaid flowchart (paste it into any Mermaid viewer): each task with its status."""
+    diagram: str = await graph_calls.query(
+        client, graph_id, TaskGraphWorkflow.get_diagram, wait=settings.api.query_wait
+    )
+    return PlainTextResponse(diagram)
+
+
+@router.get("/{graph_id}/events", response_class=StreamingResponse, responses=EVENTS_RESPONSES)
+async def graph_events(
+    graph_id: GraphId,
+    client: ClientDep,
+    hub: HubDep,
+    settings: SettingsDep,
+    caller: Viewer,
+    after: After = None,
+    last_event_id: LastEventId = None,
+) -> StreamingResponse:
+    """Task state changes, gates and tool approvals as server-sent events, until the graph closes."""
+    await graph_calls.view(client, graph_id, GraphQuery(limit=1), wait=settings.api.query_wait)  # 404 first
+    return event_stream(hub, graph_workflow_id(graph_id), after, last_event_id)
+
+
+@router.post("/{graph_id}/blueprint", response_model=GraphView, responses=BUSY_RESPONSE)
+async def extend_graph(
+    graph_id: GraphId,
+    blueprint: PlanBlueprint,
+    client: ClientDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    caller: Operator,
+) -> GraphView:
+    """Add tasks and edges to a running graph, or change tasks that have not started (422 with
+    every reason when the graph refuses it; nothing changes then)."""
+    graph_calls.check_size(blueprint, settings)
+    agents = graph_calls.resolve_assignees(
+        registry, graph_calls.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
+    )
+    change = BlueprintChange(blueprint=blueprint, principal=caller.principal or "anonymous", agents=agents)
+    return await _update(client, settings, graph_id, TaskGraphWorkflow.extend, change)
+
+
+@router.post("/{graph_id}/interventions", response_model=GraphView, responses=BUSY_RESPONSE)
+async def intervene(
+    graph_id: GraphId,
+    body: InterventionRequest,
+    client: ClientDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    caller: Operator,
+) -> GraphView:
+    """PAUSE or RESUME a task, or ROLLBACK_AND_MODIFY it: the task re-runs as a new version from
+    `rollback_to_version`'s inputs with `new_input_data` over them (and `new_assignee_id`); running
+    tasks downstream are cancelled and everything downstream re-runs. Answers once it is done.
+    404 unknown task; 409 nothing to pause/resume, or a task that never ran; 422 no such version."""
+    check_size("comment", body.comment, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
+    if body.new_assignee_id:
+        graph_calls.resolve_assignees(
+            registry, [(("new_assignee_id",), body.new_assignee_id)], graph_id_of(graph_id)
+        )
+    request = GraphIntervention(
+        **body.model_dump(), principal=caller.principal or "anonymous", channel="http"
+    )
+    return await _update(client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request)
+
+
+def _control(name: str, update: Any, summary: str) -> None:
+    """Add `POST /graphs/{id}/<name>`: run the graph's `<name>_checked` update as the caller."""
+
+    async def control(
+        graph_id: GraphId,
+        client: ClientDep,
+        settings: SettingsDep,
+        caller: Operator,
+        body: OptionalControl = None,
+    ) -> GraphView:
+        given = body or GraphControl()
+        check_size("reason", given.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
+        principal = caller.principal or given.principal
+        return await _update(
+            client, settings, graph_id, update, SessionControl(reason=given.reason, principal=principal)
+        )
+
+    control.__doc__ = summary
+    router.post(
+        f"/{{graph_id}}/{name}", response_model=GraphView, responses=BUSY_RESPONSE, name=f"graph_{name}"
+    )(control)
+
+
+_control(
+    "pause",
+    TaskGraphWorkflow.pause_checked,
+    "Start nothing new; running tasks halt at their next safe point.",
+)
+_control("resume", TaskGraphWorkflow.resume_checked, "Let a paused graph go on.")
+_control("cancel", TaskGraphWorkflow.cancel_checked, "Cancel every running task and close the graph.")
+
+
+async def _update(client: Any, settings: Any, graph_id: str, update: Any, argument: Any) -> GraphView:
+    view: GraphView = await workflow_calls.run_update(
+        client,
+        graph_workflow_id(graph_id),
+        graph_calls.name_of(graph_id),
+        lambda handle: handle.execute_update(update, argument),
+        within=settings.api.busy_retry_seconds,
+        check_with=f"GET /graphs/{graph_id_of(graph_id)}",
+    )
+    return view
+
+
+@router.post(
+    "/{graph_id}/interactions/{interaction_id}",
+    response_model=InteractionOutcome,
+    responses={**decisions.DECISION_RESPONSES, **ERROR_RESPONSES(413, 422)},
+)
+async def decide(
+    graph_id: GraphId,
+    interaction_id: Annotated[str, Path(min_length=1, max_length=200)],
+    body: InteractionResponse,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Approver,
+) -> Any:
+    """Approve or deny a gate of the graph or a tool call inside one of its tasks."""
+    owner: str | None = await graph_calls.query(
+        client, graph_id, TaskGraphWorkflow.find_interaction, interaction_id, wait=settings.api.query_wait
+    )
+    if owner is None:
+        raise NotFound(f"no interaction {interaction_id!r} in {graph_calls.name_of(graph_id)}")
+    return await decisions.decide(
+        client,
+        settings,
+        caller,
+        workflow_id=owner,
+        name=graph_calls.name_of(graph_id),
+        interaction_id=interaction_id,
+        body=body,
+        check_with=f"GET /graphs/{graph_id_of(graph_id)}",
+    )

@@ -1,0 +1,43 @@
+"""One workflow's chunks as an HTTP response: the route parameters, the documented answers, the body.
+
+Sessions (`GET /sessions/{key}/events`) and graphs (`GET /graphs/{id}/events`) answer the same way:
+every client of this API process shares one subscription to the workflow (`StreamHub`), resumes
+with `Last-Event-ID` or `?after=`, and is told why a stream ended early.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Header, Query
+from fastapi.responses import StreamingResponse
+
+from .hub import StreamHub
+
+After = Annotated[int | None, Query(ge=-1, description="Send chunks with sequence_id > after.")]
+LastEventId = Annotated[
+    str | None, Header(pattern=r"^-?[0-9]{1,18}$", description="Resume after this id (SSE).")
+]
+
+EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "TaskStreamChunk events (`id:` = sequence_id, `event:` = chunk_type). A stream "
+        "the server ends early says why in a last `reconnect` event (this client fell too far "
+        "behind) or `error` event (Temporal could not be read); its data is "
+        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
+    },
+    404: {"description": "No such workflow."},
+}
+
+
+def event_stream(
+    hub: StreamHub, workflow_id: str, after: int | None, last_event_id: str | None
+) -> StreamingResponse:
+    """The workflow's chunks after `after` (or `Last-Event-ID`), then live ones, until it closes."""
+    resume_after = after if after is not None else int(last_event_id) if last_event_id is not None else -1
+    return StreamingResponse(
+        hub.events(workflow_id, resume_after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,151 @@
+"""Calls to any Synapse workflow (a session, a graph, a task run): queries and updates.
+
+Problems are raised as `CallError`s that say what went wrong in words a person reads (no HTTP
+here): `api/errors.py` gives each kind its status, the Lark channel turns it into a toast. Each
+call names its workflow for those words (`"session 'abc'"`, `"graph '0b1…'"`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from .busy import retry_while_busy
+
+T = TypeVar("T")
+
+QUERY_WAIT = timedelta(seconds=10)
+"""How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
+a workflow that says nothing for this long has no worker serving it (503, never a hung request)."""
+BUSY_RETRY_SECONDS = 10.0
+"""Default time a command Temporal refuses as busy is retried (`Settings.api.busy_retry_seconds`)."""
+
+CLOSED_STATUS = {
+    WorkflowExecutionStatus.COMPLETED: "completed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "timed out",
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued",
+}
+
+
+class CallError(Exception):
+    """A call that could not be done; `str(err)` says why."""
+
+
+class NotFound(CallError):
+    """No workflow with this id was ever started."""
+
+
+class AlreadyExists(CallError):
+    """A workflow with this id is already running."""
+
+
+class Closed(CallError):
+    """The workflow has closed and takes no more commands."""
+
+
+class NotAnswered(CallError):
+    """The workflow took no decision on the command in time (no worker, or a long task)."""
+
+
+class Refused(CallError):
+    """The workflow refused the command (an update's validator); `error_type` says how."""
+
+    def __init__(self, error_type: str | None, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+def is_not_found(err: RPCError) -> bool:
+    """Whether an RPC error says the workflow does not exist (or is closed, for updates)."""
+    return err.status == RPCStatusCode.NOT_FOUND
+
+
+def is_timeout(err: RPCError) -> bool:
+    """Whether an RPC ran out of its time (the client reports `CANCELLED: Timeout expired`)."""
+    return err.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
+
+
+async def why_unavailable(client: Client, workflow_id: str, name: str) -> CallError:
+    """`NotFound` for a workflow that never existed, `Closed` for one that has closed."""
+    try:
+        description = await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as err:
+        if is_not_found(err):
+            return NotFound(f"no {name}")
+        raise
+    status = CLOSED_STATUS.get(description.status) if description.status else None
+    return Closed(f"{name} is {status or 'closed'}; it takes no more commands")
+
+
+async def query(
+    client: Client, workflow_id: str, name: str, query: Any, *args: Any, wait: timedelta = QUERY_WAIT
+) -> Any:
+    """Run one of the workflow's queries (also on closed workflows), waiting at most `wait`.
+
+    Raises:
+        NotFound: No such workflow.
+        NotAnswered: It did not answer within `wait` (no worker serves it).
+    """
+    try:
+        return await client.get_workflow_handle(workflow_id).query(query, *args, rpc_timeout=wait)
+    except RPCError as err:
+        if is_not_found(err):
+            raise NotFound(f"no {name}") from err
+        if is_timeout(err):
+            raise NotAnswered(
+                f"{name} did not answer within {wait.total_seconds():g} s: no worker "
+                "is serving it right now (is `synapse worker` running on its task queue?)"
+            ) from err
+        raise
+
+
+async def run_update(
+    client: Client,
+    workflow_id: str,
+    name: str,
+    call: Callable[[WorkflowHandle[Any, Any]], Awaitable[T]],
+    *,
+    within: float = BUSY_RETRY_SECONDS,
+    check_with: str | None = None,
+) -> T:
+    """Run `call(handle)` (an update), retrying while Temporal is busy for `within` seconds.
+
+    `check_with` is the read that shows whether an unanswered command was applied.
+
+    Raises:
+        Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
+        NotFound, Closed: There is no running workflow to take it.
+        NotAnswered: It was not answered in time.
+        RPCError: Temporal stayed busy (`api.busy.is_busy`) or failed otherwise.
+    """
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        return await retry_while_busy(lambda: call(handle), within=within)
+    except WorkflowUpdateRPCTimeoutOrCancelledError as err:
+        check = f": check {check_with} before repeating it" if check_with else ""
+        raise NotAnswered(
+            f"{name} did not answer in time (is a worker running?); the command was not confirmed{check}"
+        ) from err
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError):
+            raise Refused(cause.type, cause.message) from err
+        raise Refused(None, f"the workflow failed the request: {cause}") from err
+    except RPCError as err:
+        if is_not_found(err):
+            raise await why_unavailable(client, workflow_id, name) from err
+        raise
