@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NoReturn
 
-from . import approval, many, stream, turn
+from . import approval, graph, many, stream, turn
 from .harness import Harness
 from .report import RunInfo, load_average, render
 from .stats import Result, Row, progress
@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]
         h, samples=a.samples, warmup=a.warmup, idle_window=10 if a.quick else 60
     ),
     "many": lambda h, a: many.run(h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup),
+    "graph": lambda h, a: graph.run(h, tasks=a.graph_tasks, samples=1 if a.quick else 3),
 }
 
 
@@ -45,6 +46,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="sessions for 'many' (default 1000, quick 50)")
     parser.add_argument("--concurrency", type=int, default=20, help="requests in flight for 'many' (20)")
     parser.add_argument(
+        "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
+    )
+    parser.add_argument(
         "--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {','.join(BENCHMARKS)}"
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table as Markdown")
@@ -56,6 +60,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args.samples = args.samples or (20 if quick else 200)
     args.warmup = args.warmup if args.warmup is not None else (3 if quick else 10)
     args.sessions = args.sessions or (50 if quick else 1000)
+    args.graph_tasks = args.graph_tasks or (50 if quick else 500)
     args.timeout = args.timeout or (120.0 if quick else 1800.0)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in args.only if name not in BENCHMARKS]

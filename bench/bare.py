@@ -7,6 +7,7 @@ its SQL, its state, its API) plus the extra Temporal commands it issues.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import activity, workflow
@@ -152,4 +153,31 @@ class BareStream:
         self._stopped = True
 
 
-WORKFLOWS = (BareUpdates, BareTurn, BareStream)
+@workflow.defn
+class BareChild:
+    """One child of a fan-out: runs one activity (as a graph task's agent step)."""
+
+    @workflow.run
+    async def run(self, index: int) -> str:
+        """Run the activity; its result."""
+        return await workflow.execute_activity(
+            bare_agent, str(index), start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+
+
+@workflow.defn
+class BareFanOut:
+    """Starts `count` children in one workflow task and waits for all of them (a graph's shape)."""
+
+    @workflow.run
+    async def run(self, count: int) -> int:
+        """Start every child, then wait for every result; how many there were."""
+        parent = workflow.info().workflow_id
+        handles = await asyncio.gather(
+            *(workflow.start_child_workflow(BareChild.run, i, id=f"{parent}-{i}") for i in range(count))
+        )
+        results = await asyncio.gather(*handles)
+        return len(results)
+
+
+WORKFLOWS = (BareUpdates, BareTurn, BareStream, BareChild, BareFanOut)

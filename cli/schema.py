@@ -28,7 +28,7 @@ def model_schema(model: type[BaseModel]) -> dict[str, Any]:
     """
     schema = model.model_json_schema()
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/") and set(schema) == {"$ref", "$defs"}:
+    if isinstance(ref, str) and ref.startswith("#/$defs/") and "properties" not in schema:
         return {**schema["$defs"][ref.removeprefix("#/$defs/")], "$defs": schema["$defs"]}
     return schema
 

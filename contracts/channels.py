@@ -33,6 +33,10 @@ class OutboundMessage(Contract):
         default=None,
         description="Lark `message_id` to reply to (threads the answer); sent plainly when unset.",
     )
+    session_key: str | None = Field(
+        default=None,
+        description="The session whose chat this is (card buttons name it); from `interaction.task_id` when unset.",
+    )
 
 
 class Delivery(Contract):

@@ -20,7 +20,7 @@ from .base import Contract
 from .blueprint import Condition, DataFlow, PlanBlueprint, TaskDefinition
 from .intervention import InterventionRequest
 from .messages import UniversalMessage
-from .streaming import InteractionRequest
+from .streaming import InteractionOutcome, InteractionRequest
 
 
 class TaskStatus(StrEnum):
@@ -184,7 +184,8 @@ class BlueprintChange(Contract):
         default_factory=dict, description="Its assignees resolved to declarations (set by the engine)."
     )
     task_uuids: dict[str, str] = Field(
-        default_factory=dict, description="Engine UUIDs chosen by the submitter for new tasks (by blueprint id)."
+        default_factory=dict,
+        description="Engine UUIDs chosen by the submitter for new tasks (by blueprint id).",
     )
 
 
@@ -246,6 +247,23 @@ class TaskInteractions(Contract):
     task_uuid: str = Field(description="The task's engine id.")
     workflow_id: str = Field(description="The task run's workflow id (decisions go there).")
     pending: list[InteractionRequest] = Field(default_factory=list, description="What waits for a person.")
+    decided: list[InteractionOutcome] = Field(
+        default_factory=list,
+        description="Decisions taken since the last message (approvals that left `pending`).",
+    )
+
+
+class GraphProgress(Contract):
+    """What a graph tells the session that started it (the session's `graph_progress` signal)."""
+
+    graph_workflow_id: str = Field(description="The graph.")
+    changes: list[dict[str, Any]] = Field(default_factory=list, description="Task state changes, in order.")
+    pending: list[InteractionRequest] = Field(
+        default_factory=list, description="Every gate and tool approval of the graph waiting now."
+    )
+    decided: list[InteractionOutcome] = Field(
+        default_factory=list, description="Decisions taken since the last message."
+    )
 
 
 class TaskView(Contract):

@@ -25,6 +25,8 @@ import httpx
 
 from contracts import (
     AuditTrail,
+    GraphCreated,
+    GraphView,
     InteractionOutcome,
     LiveSession,
     MessageAccepted,
@@ -171,6 +173,35 @@ class SynapseClient:
     async def _intervene(self, key: str, action: str, reason: str | None) -> LiveSession:
         response = await self._call("POST", f"/sessions/{key}/{action}", {"reason": reason})
         return LiveSession.model_validate_json(response.content)
+
+    # ---------------------------------------------------------------- graphs
+
+    async def submit_graph(self, blueprint: dict[str, Any], **fields: Any) -> GraphCreated:
+        """`POST /graphs`: run a blueprint (`approvers`, `approval_timeout_seconds` as keywords)."""
+        response = await self._call("POST", "/graphs", {"blueprint": blueprint, **fields})
+        return GraphCreated.model_validate_json(response.content)
+
+    async def graph(self, graph_id: str, *, offset: int = 0, limit: int = 100) -> GraphView:
+        """`GET /graphs/{id}`: status, a page of tasks, edges, what waits for a person."""
+        response = await self.http.get(f"/graphs/{graph_id}", params={"offset": offset, "limit": limit})
+        if response.is_error:
+            raise SynapseError(response.status_code, str(response.json().get("detail", response.text)))
+        return GraphView.model_validate_json(response.content)
+
+    async def intervene(self, graph_id: str, request: dict[str, Any]) -> GraphView:
+        """`POST /graphs/{id}/interventions`: PAUSE, RESUME or ROLLBACK_AND_MODIFY a task."""
+        response = await self._call("POST", f"/graphs/{graph_id}/interventions", request)
+        return GraphView.model_validate_json(response.content)
+
+    async def decide_graph(
+        self, graph_id: str, interaction_id: str, *, approved: bool, **fields: Any
+    ) -> InteractionOutcome | None:
+        """Approve or deny a gate of the graph or a tool call of one of its tasks (None: 202)."""
+        body = {"approved": approved, **fields}
+        response = await self._call("POST", f"/graphs/{graph_id}/interactions/{interaction_id}", body)
+        return (
+            None if response.status_code == 202 else InteractionOutcome.model_validate_json(response.content)
+        )
 
     async def events(
         self, key: str, *, after: int | None = None, opened: asyncio.Event | None = None

@@ -1,8 +1,9 @@
 """Approve/Deny clicks on Lark approval cards (`card.action.trigger` callbacks).
 
-A button's `value` is `{"action": "approve"|"deny", "session_key", "interaction_id"}` (set by
-`activities/channels/lark/cards.py`). The click runs the session's `respond_checked` update as the
-clicker (principal = open_id, channel `lark`) and is answered with a toast, plus the card
+A button's `value` is `{"action": "approve"|"deny", "session_key", "interaction_id", "workflow_id"}`
+(set by `activities/channels/lark/cards.py`; `workflow_id` is the workflow that asked: the session,
+or a graph or task run whose request the session relays; cards sent before it existed name only
+the session). The click runs that workflow's `respond_checked` update as the clicker (principal = open_id, channel `lark`) and is answered with a toast, plus the card
 redrawn without buttons (`cards.decided_card`) once the decision is taken. Lark drops
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
@@ -42,6 +43,7 @@ from contracts import (
 )
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
+from workflows.supervision.handlers import SupervisionHandlers
 
 from .. import session_calls
 from ..busy import is_busy, retry_while_busy
@@ -69,6 +71,8 @@ class Click:
     approved: bool
     operator: str
     card_message_id: str | None
+    workflow_id: str
+    """The workflow that asked (the session, or a graph / task run it relays)."""
 
 
 def toast(kind: str, content: str) -> Answer:
@@ -86,7 +90,10 @@ def read_click(data: P2CardActionTrigger) -> Click | Answer:
     if not operator:
         return toast("error", "Lark did not say who clicked; nothing was decided.")
     message_id = event.context.open_message_id if event and event.context else None
-    return Click(action.session_key, action.interaction_id, action.action == APPROVE, operator, message_id)
+    owner = action.workflow_id or session_workflow_id(action.session_key)
+    return Click(
+        action.session_key, action.interaction_id, action.action == APPROVE, operator, message_id, owner
+    )
 
 
 def _decided_text(outcome: InteractionOutcome) -> str:
@@ -95,6 +102,8 @@ def _decided_text(outcome: InteractionOutcome) -> str:
 
 
 async def _already_decided(client: Client, click: Click, err: ApplicationError) -> Answer:
+    if click.workflow_id != session_workflow_id(click.session_key):
+        return toast("info", err.message)  # a graph's or task run's own words
     try:
         audit: AuditTrail = await session_calls.handle_for(client, click.session_key).query(
             SessionWorkflow.get_audit, rpc_timeout=QUERY_TIMEOUT
@@ -132,8 +141,9 @@ async def _refused(client: Client, click: Click, err: ApplicationError) -> Answe
 async def _pending_request(client: Client, click: Click) -> InteractionRequest | None:
     """The request the card shows, to redraw the card with the decision (None when unknown)."""
     try:
-        pending: list[InteractionRequest] = await session_calls.handle_for(client, click.session_key).query(
-            SessionWorkflow.get_pending, rpc_timeout=QUERY_TIMEOUT
+        pending: list[InteractionRequest] = await client.get_workflow_handle(click.workflow_id).query(
+            SessionWorkflow.get_pending,
+            rpc_timeout=QUERY_TIMEOUT,  # every supervised workflow has it
         )
     except (RPCError, WorkflowQueryFailedError, TimeoutError):
         return None  # the update below says what is wrong
@@ -156,7 +166,7 @@ class _Update:
     """
 
     def __init__(self, client: Client, click: Click, response: InteractionResponse) -> None:
-        self.handle = session_calls.handle_for(client, click.session_key)
+        self.handle = client.get_workflow_handle(click.workflow_id)
         self.response = response
         self.accepted = False
 
@@ -165,7 +175,7 @@ class _Update:
             async with asyncio.timeout(OUTCOME_WAIT_SECONDS):
                 update = await retry_while_busy(
                     lambda: self.handle.start_update(
-                        SessionWorkflow.respond_checked,
+                        SupervisionHandlers.respond_checked,
                         self.response,
                         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                     ),
@@ -178,7 +188,7 @@ class _Update:
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.type == ErrorType.APPROVER_NOT_ALLOWED:
                 # The update's validator leaves no trace; its signal twin audits the attempt.
-                await self.handle.signal(SessionWorkflow.respond, self.response)
+                await self.handle.signal(SupervisionHandlers.respond, self.response)
             raise
 
 
@@ -237,9 +247,7 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         return toast("error", f"The session could not take the decision: {cause}")
     except RPCError as err:
         if is_not_found(err):
-            gone = await why_unavailable(
-                client, session_workflow_id(click.session_key), session_calls.name_of(click.session_key)
-            )
+            gone = await why_unavailable(client, click.workflow_id, session_calls.name_of(click.session_key))
             return toast("info", f"Nothing to decide: {gone}.")
         if is_busy(err):
             return toast(

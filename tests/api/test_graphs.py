@@ -11,11 +11,7 @@ from contracts import GraphView, TaskChunkType
 
 from ..conftest import assert_eventually
 from ..support import collect_events
-from ..workflows.graph.flows import edge, task
-
-
-def gated(task_id: str, **gate: Any) -> dict[str, Any]:
-    return task(task_id, directives={"human_interaction": {"prompt": f"Run {task_id}?", **gate}})
+from ..workflows.graph.flows import edge, gated, task
 
 
 async def submit(http: httpx.AsyncClient, blueprint: dict[str, Any], **extra: Any) -> dict[str, Any]:

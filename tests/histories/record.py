@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateStage
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -21,16 +23,23 @@ from temporalio.testing import WorkflowEnvironment
 from api import session_calls
 from contracts import (
     AgentSpec,
+    GraphConfig,
+    GraphIntervention,
+    GraphQuery,
+    GraphView,
     InboundMessage,
     InteractionResponse,
     LiveSession,
+    PlanBlueprint,
     SessionConfig,
     SessionControl,
     WatchRequest,
 )
 from core.settings import LarkSettings, Settings, TemporalSettings
 from worker import build_worker
-from workflows.ids import session_workflow_id
+from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
+from workflows.graph.state import GraphRunInput
+from workflows.ids import graph_workflow_id, session_workflow_id
 from workflows.search import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
 
@@ -218,6 +227,121 @@ async def record_all(
             print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
 
 
+GraphScenario = Callable[[Client, WorkflowHandle[Any, Any]], Awaitable[str | None]]
+"""Drives a graph; may name one of its task runs whose history to record too."""
+
+
+def _graph_task(task_id: str, **extra: Any) -> dict[str, Any]:
+    extra.setdefault("input_data", {"echo": task_id})
+    return {"task_id": task_id, "assignee_id": "Agent:demo", **extra}
+
+
+ROLLBACK_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("extract", input_data={"echo": {"limit": 10, "sleep": 30}}),
+        _graph_task("transform", input_data={}),
+        _graph_task("load", input_data={}),
+    ],
+    "new_edges": [
+        {
+            "source_task_id": "extract",
+            "target_task_id": "transform",
+            "data_flow": {"mappings": {"limit": "output.limit", "sleep_seconds": "output.sleep"}},
+        },
+        {"source_task_id": "transform", "target_task_id": "load"},
+    ],
+}
+GATED_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("deploy", directives={"human_interaction": {"prompt": "Deploy?"}}),
+        _graph_task("drop", directives={"human_interaction": {"prompt": "Drop?"}}),
+        _graph_task("clean", input_data={"sql": DELETE}),
+    ],
+    "new_edges": [{"source_task_id": "deploy", "target_task_id": "clean"}],
+}
+
+
+async def _graph_view(handle: WorkflowHandle[Any, Any], check: Callable[[GraphView], bool]) -> GraphView:
+    return await assert_eventually(
+        lambda: handle.query(TaskGraphWorkflow.get_state, GraphQuery(limit=100)), check, within=30
+    )
+
+
+async def rolled_back(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
+    """Extract → transform (running) → load; extract rolled back with new input while transform runs."""
+    view = await _graph_view(
+        handle, lambda v: any(t.task_id == "transform" and t.status == "running" for t in v.tasks)
+    )
+    extract = next(t for t in view.tasks if t.task_id == "extract")
+    await handle.execute_update(
+        TaskGraphWorkflow.intervene_checked,
+        GraphIntervention(
+            intervention_type="ROLLBACK_AND_MODIFY",
+            target_task_id=extract.task_uuid,
+            rollback_to_version=1,
+            new_input_data={"echo": {"limit": 99, "sleep": 0}},
+            comment="recorded",
+            principal="olga",
+        ),
+    )
+    return None
+
+
+async def gated(client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
+    """Two gates (one approved, one denied), then a DELETE in a task approved on its task run."""
+    view = await _graph_view(handle, lambda v: len(v.pending_interactions) == 2)
+    for request in view.pending_interactions:
+        approved = request.content["task_id"] == "deploy"  # type: ignore[index]
+        await handle.execute_update(
+            TaskGraphWorkflow.respond_checked,
+            InteractionResponse(interaction_id=request.interaction_id, approved=approved, principal="bob"),
+        )
+    view = await _graph_view(
+        handle, lambda v: any(r.interaction_type == "tool_approval" for r in v.pending_interactions)
+    )
+    request = view.pending_interactions[0]
+    await client.get_workflow_handle(request.task_id).execute_update(
+        AgentTaskWorkflow.respond_checked,
+        InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
+    )
+    return request.task_id
+
+
+GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
+    "graph_rollback": (ROLLBACK_BLUEPRINT, rolled_back),
+    "graph_gated": (GATED_BLUEPRINT, gated),
+}
+
+
+async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, only: list[str]) -> None:
+    """Run each graph scenario once; write the graph's history (and one task run's, when named)."""
+    async with build_worker(env.client, settings):
+        for name, (blueprint, scenario) in GRAPH_SCENARIOS.items():
+            path = HERE / f"{name}.{tag}.json"
+            if (only and name not in only) or path.exists():
+                continue
+            graph_id = str(uuid.uuid4())
+            handle = await env.client.start_workflow(
+                TaskGraphWorkflow.run,
+                GraphRunInput(
+                    config=GraphConfig(graph_id=graph_id, requested_by="alice"),
+                    blueprint=PlanBlueprint.model_validate(blueprint),
+                ),
+                id=graph_workflow_id(graph_id),
+                task_queue=settings.temporal.task_queue,
+            )
+            task_run = await scenario(env.client, handle)
+            await handle.result()
+            history = await handle.fetch_history()
+            path.write_text(history.to_json())
+            print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+            if task_run is not None:
+                run_path = HERE / f"{name}_task_run.{tag}.json"
+                run_history = await env.client.get_workflow_handle(task_run).fetch_history()
+                run_path.write_text(run_history.to_json())
+                print(f"wrote {run_path.name} ({len(run_history.events)} events)")  # noqa: T201
+
+
 async def main(tag: str, only: list[str]) -> None:
     """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
@@ -234,7 +358,10 @@ async def main(tag: str, only: list[str]) -> None:
                     lark=LarkSettings(app_id=lark.app_id, app_secret=lark.app_secret, domain=lark.base_url),
                     _env_file=None,
                 )
-                await record_all(env, settings, fake, tag, only)
+                sessions = [name for name in only if name not in GRAPH_SCENARIOS]
+                if sessions or not only:
+                    await record_all(env, settings, fake, tag, sessions)
+                await record_graphs(env, settings, tag, only)
     finally:
         await env.shutdown()
 

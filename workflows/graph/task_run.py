@@ -188,13 +188,18 @@ class AgentTaskWorkflow(SupervisionHandlers):
         """Send the graph this run's pending interactions whenever they change."""
         while True:
             await workflow.wait_condition(lambda: self._pending_ids() != self._told)
-            self._told = self._pending_ids()
+            now = self._pending_ids()
+            decided = [
+                self._state.decided[i] for i in self._told if i not in now and i in self._state.decided
+            ]
+            self._told = now
             await self._tell(
                 TASK_INTERACTIONS,
                 TaskInteractions(
                     task_uuid=self._input.task_uuid,
                     workflow_id=workflow.info().workflow_id,
                     pending=list(self._state.pending),
+                    decided=decided,
                 ),
             )
 

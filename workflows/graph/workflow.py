@@ -33,10 +33,12 @@ with workflow.unsafe.imports_passed_through():
         BlueprintChange,
         ErrorType,
         GraphIntervention,
+        GraphProgress,
         GraphQuery,
         GraphStatus,
         GraphTask,
         GraphView,
+        InteractionOutcome,
         InteractionRequest,
         InteractionType,
         Principal,
@@ -55,6 +57,7 @@ from .. import search
 from ..archive import archive_stream
 from ..chunk_stream import ChunkStream
 from ..ids import run_of_interaction, task_run_workflow_id
+from ..supervision import approvals
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
@@ -74,6 +77,8 @@ CANCEL_WAIT = timedelta(seconds=60)
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
+GRAPH_PROGRESS = "graph_progress"
+"""The signal a parent session takes the graph's progress by."""
 
 
 class _Silent:
@@ -119,6 +124,9 @@ class TaskGraphWorkflow(SupervisionHandlers):
         self._dirty = True
         self._plans: list[tuple[GraphTask, BlueprintChange]] = []
         self._told_paused: dict[str, bool] = {}
+        self._relay_changes: list[dict[str, Any]] = []
+        self._relay_decided: list[InteractionOutcome] = []
+        self._relayed_ids: list[str] = []
         self._starting: set[str] = set()
         """Runs whose start has been asked for but not confirmed (cancel them only once started)."""
         self._graph_paused = self._state.paused
@@ -156,19 +164,29 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 return self._view(GraphQuery())
         self._rearm_gates()
         self._show()
+        try:
+            await self._run_tasks()
+        except asyncio.CancelledError:  # cancelled in Temporal (the Web UI, `temporal workflow cancel`)
+            state.cancelled = True
+            state.cancel_reason = state.cancel_reason or "the workflow was cancelled in Temporal"
+        await self._close()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._view(GraphQuery())
+
+    async def _run_tasks(self) -> None:
+        """The graph's loop: advance, start, relay, wait; until every task has finished, or a cancel."""
+        state = self._state
         while not state.cancelled:
+            self._dirty = False  # before any await: what arrives meanwhile marks it again
             await self._take_plans()
             progress = self._scheduler.advance()
             await self._act(progress)
+            await self._relay()
             if self._scheduler.finished() and not self._plans:
                 break
             if self._continue_as_new_due() and not self._plans:
                 await self._continue_as_new()
-            self._dirty = False
             await workflow.wait_condition(self._needs_attention)
-        await self._close()
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return self._view(GraphQuery())
 
     def _needs_attention(self) -> bool:
         """Something to do: a report, a plan, an intervention, a pause or resume of the graph."""
@@ -176,8 +194,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
 
     async def _act(self, progress: Progress) -> None:
         """Publish what changed, open gates, cancel what must stop, start what is ready, in one go."""
-        for change in progress.changes:
-            self.publish(TaskChunkType.PROGRESS, change, metadata={"task_uuid": change.get("task_uuid")})
+        self._note(progress.changes)
         for uuid in progress.gates:
             asyncio.create_task(self._gate(uuid))  # noqa: RUF006 (the graph keeps its own state)
         await self._cancel_runs(progress.cancel)
@@ -187,6 +204,37 @@ class TaskGraphWorkflow(SupervisionHandlers):
         if progress.changes or progress.runs:
             self._state.last_activity = workflow.now()
             self._show()
+
+    def _note(self, changes: list[dict[str, Any]]) -> None:
+        """Publish task changes on the stream (and keep them for the parent session)."""
+        for change in changes:
+            self.publish(TaskChunkType.PROGRESS, change, metadata={"task_uuid": change.get("task_uuid")})
+        if self._config.parent_session:
+            self._relay_changes += [c for c in changes if "task_id" in c]
+
+    async def _relay(self) -> None:
+        """Tell the session that started this graph what changed and what waits for a person."""
+        if not self._config.parent_session:
+            return
+        pending = view.pending_interactions(self._state)
+        ids = [request.interaction_id for request in pending]
+        if not (self._relay_changes or self._relay_decided or ids != self._relayed_ids):
+            return
+        message = GraphProgress(
+            graph_workflow_id=self.owner_id,
+            changes=self._relay_changes,
+            pending=pending,
+            decided=self._relay_decided,
+        )
+        self._relay_changes, self._relay_decided, self._relayed_ids = [], [], ids
+        try:
+            await workflow.get_external_workflow_handle(self._config.parent_session).signal(
+                GRAPH_PROGRESS, message
+            )
+        except Exception as err:  # the session has closed
+            workflow.logger.info(
+                "session %s did not take the graph's progress: %s", self._config.parent_session, err
+            )
 
     # ----------------------------------------------------------------- runs
 
@@ -284,8 +332,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
         if task is not None and report.plan is not None:
             principal = report.agent_id or "agent"
             self._plans.append((task, BlueprintChange(blueprint=report.plan, principal=principal)))
-        for change in progress.changes:
-            self.publish(TaskChunkType.PROGRESS, change, metadata={"task_uuid": change.get("task_uuid")})
+        self._note(progress.changes)
         self._dirty = True
 
     @workflow.signal(name=TASK_INTERACTIONS)
@@ -297,18 +344,14 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._state.task_pending[told.workflow_id] = told
         else:
             self._state.task_pending.pop(told.workflow_id, None)
+        self._relay_decided += told.decided
+        self._dirty = True
         for request in told.pending:
             if request.interaction_id not in before:
                 self.publish(
                     TaskChunkType.TOOL_APPROVAL_REQUEST,
                     request.content,
-                    metadata={
-                        "interaction_id": request.interaction_id,
-                        "task_uuid": told.task_uuid,
-                        "workflow_id": told.workflow_id,
-                        "approvers": request.approvers,
-                        "expires_at": request.expires_at.isoformat() if request.expires_at else None,
-                    },
+                    metadata=approvals.announced(request, task_uuid=told.task_uuid),
                 )
         self._show()
 
@@ -334,12 +377,19 @@ class TaskGraphWorkflow(SupervisionHandlers):
             metadata={"task_uuid": task.task_uuid, "task_id": task.task_id},
         )
         task.gate_interaction = request.interaction_id
-        await self._await_gate(task, request)
+        self._dirty = True
+        await self._await_gate(task, request.interaction_id, request)
 
-    async def _await_gate(self, task: GraphTask, request: InteractionRequest) -> None:
-        outcome = await self._supervisor.wait_for(request)
-        self._supervisor.settle(request.interaction_id)
-        if task.status != TaskStatus.WAITING or task.gate_interaction != request.interaction_id:
+    async def _await_gate(
+        self, task: GraphTask, interaction_id: str, request: InteractionRequest | None
+    ) -> None:
+        """Wait for the gate's decision (`request` None: it was decided already) and apply it."""
+        if request is not None:
+            outcome = await self._supervisor.wait_for(request)
+        else:
+            outcome = self._state.decided[interaction_id]
+        self._supervisor.settle(interaction_id)
+        if task.status != TaskStatus.WAITING or task.gate_interaction != interaction_id:
             return  # rolled back (or cancelled) while it waited
         task.gate_interaction = None
         progress = Progress()
@@ -350,20 +400,20 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._scheduler.fail(task, f"its gate was {how}", progress)
         else:
             self._scheduler.skip(task, f"its gate was {how}", progress)
-        for change in progress.changes:
-            self.publish(TaskChunkType.PROGRESS, change, metadata={"task_uuid": change.get("task_uuid")})
+        self._relay_decided.append(outcome)
+        self._note(progress.changes)
         self._dirty = True
 
     def _rearm_gates(self) -> None:
-        """After continue-as-new: wait again for the gates that were open (open those not yet opened)."""
+        """After continue-as-new: wait again for the gates that were open, apply those decided
+        meanwhile (a decision may reach the new run before this), open those not yet opened."""
         for task in self._state.tasks.values():
             if task.status != TaskStatus.WAITING:
                 continue
-            request = next(
-                (r for r in self._state.pending if r.interaction_id == task.gate_interaction), None
-            )
-            if request is not None:
-                asyncio.create_task(self._await_gate(task, request))  # noqa: RUF006
+            gate = task.gate_interaction
+            request = next((r for r in self._state.pending if r.interaction_id == gate), None)
+            if gate is not None and (request is not None or gate in self._state.decided):
+                asyncio.create_task(self._await_gate(task, gate, request))  # noqa: RUF006
             else:
                 asyncio.create_task(self._gate(task.task_uuid))  # noqa: RUF006
 
@@ -609,6 +659,8 @@ class TaskGraphWorkflow(SupervisionHandlers):
             if failed:
                 state.reason = "; ".join(f"{t.task_id}: {t.reason}" for t in failed[:10])
         state.finished_at = workflow.now()
+        self._note(progress.changes)
+        await self._relay()
         self._show()
         self.publish(
             TaskChunkType.CANCELLED if state.status == GraphStatus.CANCELLED else TaskChunkType.COMPLETE,

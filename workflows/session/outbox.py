@@ -69,7 +69,13 @@ class ChannelOutbox:
         if self.enabled:
             chat_id = self._config.chat_id or ""
             self._state.outbox.append(
-                OutboundMessage(channel=self._config.channel, chat_id=chat_id, kind=kind, **fields)
+                OutboundMessage(
+                    channel=self._config.channel,
+                    chat_id=chat_id,
+                    kind=kind,
+                    session_key=self._config.session_key,
+                    **fields,
+                )
             )
 
     def text(self, text: str, reply_to: str | None = None) -> None:

@@ -52,6 +52,10 @@ class SessionState(BaseModel):
     message_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
     audit_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
     stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
+    graph: str | None = None
+    """Workflow id of the graph the current turn runs (its agent proposed a plan)."""
+    relayed: list[InteractionRequest] = Field(default_factory=list)
+    """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
 
 
 class SessionRunInput(BaseModel):

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         ArchiveCursor,
         AuditTrail,
         ExperienceRecord,
+        GraphProgress,
         InboundMessage,
         InteractionRequest,
         LiveSession,
@@ -50,6 +51,7 @@ from ..supervision.supervisor import Supervisor
 from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
+from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
 from .outbox import ChannelOutbox, outcome_text
 
 CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
@@ -95,6 +97,7 @@ class SessionWorkflow(SupervisionHandlers):
         self._interventions = Interventions(
             f"session {session_key_of(self.owner_id)!r}", self._state, surface
         )
+        self._graphs = SessionGraphs(self.owner_id, self._config, self._state, self.publish, self._outbox)
 
     # ----------------------------------------------------------------- run
 
@@ -148,6 +151,11 @@ class SessionWorkflow(SupervisionHandlers):
             messages=state.messages,
             max_turns=self._config.max_turns,
         )
+        if outcome.kind == "plan" and outcome.plan is not None and workflow.patched(SESSION_GRAPHS_PATCH):
+            outcome = await self._graphs.run(outcome.plan, message.sender_id)
+            state.messages.append(
+                UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
+            )
         self._report(outcome)
         state.last_activity = workflow.now()
         state.turns_total += 1
@@ -239,7 +247,14 @@ class SessionWorkflow(SupervisionHandlers):
         if state.pending:
             self._supervisor.reply(message, state.pending[0])
             return
+        if self._graphs.reply(message):
+            return
         state.inbox.append(message)
+
+    @workflow.signal
+    def graph_progress(self, message: GraphProgress) -> None:
+        """The child graph of this turn reports: task changes, what waits for a person, decisions."""
+        self._graphs.progress(message)
 
     # ------------------------------------------------------ watchers
 

@@ -9,7 +9,7 @@ Only deterministic code here: time comes from `workflow.now()`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -80,6 +80,19 @@ def check_response(ledger: Ledger, response: InteractionResponse) -> Interaction
             non_retryable=True,
         )
     return request
+
+
+def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
+    """The metadata of the chunk that shows a request on a stream (where it is, who may answer, until when)."""
+    return {
+        **extra,
+        "interaction_id": request.interaction_id,
+        "interaction_type": request.interaction_type,
+        "workflow_id": request.task_id,
+        "requires_approval": True,
+        "approvers": request.approvers,
+        "expires_at": request.expires_at.isoformat() if request.expires_at else None,
+    }
 
 
 def open_request(ledger: Ledger, request: InteractionRequest) -> None:

@@ -138,13 +138,7 @@ class Supervisor:
         self.publish(
             chunk,
             request.content,
-            metadata={
-                **(metadata or {}),
-                "interaction_id": interaction_id,
-                "requires_approval": True,
-                "approvers": request.approvers,
-                "expires_at": request.expires_at.isoformat() if request.expires_at else None,
-            },
+            metadata=approvals.announced(request, **(metadata or {})),
         )
         self._surface.show_status("waiting_approval")
         return request

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
-from contracts import InteractionOutcome, InteractionRequest, Principal
+from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
 
 from ...tools.report import describe_result
 
@@ -47,11 +47,18 @@ class CardAction:
     action: Action
     session_key: str
     interaction_id: str
+    workflow_id: str | None = None
+    """The workflow that asked (a graph or its task run, relayed by the session); None: the session."""
 
 
-def button_value(action: Action, session_key: str, interaction_id: str) -> dict[str, str]:
-    """The value a button sends back: `{"action", "session_key", "interaction_id"}`."""
-    return {"action": action, "session_key": session_key, "interaction_id": interaction_id}
+def button_value(action: Action, session_key: str, interaction_id: str, workflow_id: str) -> dict[str, str]:
+    """The value a button sends back: `{"action", "session_key", "interaction_id", "workflow_id"}`."""
+    return {
+        "action": action,
+        "session_key": session_key,
+        "interaction_id": interaction_id,
+        "workflow_id": workflow_id,
+    }
 
 
 def parse_card_action(value: Any) -> CardAction | None:
@@ -61,7 +68,13 @@ def parse_card_action(value: Any) -> CardAction | None:
     action, key, interaction_id = value.get("action"), value.get("session_key"), value.get("interaction_id")
     if action not in (APPROVE, DENY) or not isinstance(key, str) or not isinstance(interaction_id, str):
         return None
-    return CardAction(action=action, session_key=key, interaction_id=interaction_id)
+    workflow_id = value.get("workflow_id")
+    return CardAction(
+        action=action,
+        session_key=key,
+        interaction_id=interaction_id,
+        workflow_id=workflow_id if isinstance(workflow_id, str) else None,
+    )
 
 
 def escape(text: str) -> str:
@@ -99,8 +112,35 @@ def _content(request: InteractionRequest) -> dict[str, Any]:
     return request.content if isinstance(request.content, dict) else {"summary": str(request.content)}
 
 
+def _what(request: InteractionRequest) -> str:
+    """What the request is about, for titles: the tool, or the graph task a gate holds."""
+    content = _content(request)
+    if request.interaction_type == InteractionType.CONFIRMATION:
+        return f"task {content.get('task_id') or '?'}"
+    return str(content.get("tool_name") or "tool")
+
+
+def _confirmation_elements(request: InteractionRequest) -> list[dict[str, Any]]:
+    """A graph gate: its prompt, the task and who runs it, and the inputs it would run with."""
+    content = _content(request)
+    prompt = escape(_cut(str(content.get("prompt") or "Run this task?"), _MAX_LINE_CHARS))
+    task = str(content.get("task_id") or "?").replace("`", "'")
+    elements = [
+        _markdown(f"**{prompt}**"),
+        _markdown(f"**Task:** `{task}` · {escape(str(content.get('assignee_id') or ''))}"),
+    ]
+    inputs = content.get("input_data")
+    if inputs not in (None, {}):
+        elements.append(
+            _markdown(_code_block(json.dumps(inputs, indent=2, ensure_ascii=False, default=str), "json"))
+        )
+    return elements
+
+
 def _tool_elements(request: InteractionRequest) -> list[dict[str, Any]]:
     """Tool, arguments (SQL as a code block) and reason: shared by both forms of the card."""
+    if request.interaction_type == InteractionType.CONFIRMATION:
+        return _confirmation_elements(request)
     content = _content(request)
     tool = str(content.get("tool_name") or "tool").replace("`", "'")
     line = f"**Tool:** `{tool}`"
@@ -167,12 +207,16 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
     Returns:
         Card JSON 2.0, for `msg_type=interactive`. Button values are `button_value(...)`.
     """
-    tool = str(_content(request).get("tool_name") or "tool")
+    tool = _what(request)
     who = ", ".join(_principal(p) for p in request.approvers) if request.approvers else "anyone in this chat"
     deadline = _utc(request.expires_at) if request.expires_at else "none"
     buttons = [
-        ("Approve", "primary_filled", button_value(APPROVE, session_key, request.interaction_id)),
-        ("Deny", "danger", button_value(DENY, session_key, request.interaction_id)),
+        (
+            "Approve",
+            "primary_filled",
+            button_value(APPROVE, session_key, request.interaction_id, request.task_id),
+        ),
+        ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.task_id)),
     ]
     elements = [
         *_tool_elements(request),
@@ -188,7 +232,12 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
         },
         _markdown(f"<font color='grey'>{_REPLY_HINT}</font>"),
     ]
-    return _card(f"Approval needed: {tool}", "orange", _subtitle(request), elements)
+    asked = (
+        "Confirmation needed"
+        if request.interaction_type == InteractionType.CONFIRMATION
+        else "Approval needed"
+    )
+    return _card(f"{asked}: {tool}", "orange", _subtitle(request), elements)
 
 
 def _result_line(result: Any) -> str | None:
@@ -218,7 +267,7 @@ def decided_card(request: InteractionRequest, outcome: InteractionOutcome) -> di
     Returns:
         Card JSON 2.0 replacing the approval card (same tool, arguments and reason).
     """
-    tool = str(_content(request).get("tool_name") or "tool")
+    tool = _what(request)
     when = _utc(outcome.decided_at)
     if outcome.decided_by == Principal.TIMEOUT:
         title, template = f"Timed out — cancelled: {tool}", "grey"

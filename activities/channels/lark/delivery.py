@@ -241,7 +241,7 @@ class LarkActivities:
         if request is None:
             raise _invalid(f"a {message.kind} needs the `interaction` it shows")
         if message.kind == "approval_card":
-            session_key = request.task_id.removeprefix(SESSION_PREFIX)
+            session_key = message.session_key or request.task_id.removeprefix(SESSION_PREFIX)
             return Delivery(
                 message_id=self._send(message, "interactive", approval_card(request, session_key), key, 0)
             )

@@ -8,7 +8,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,53 +19,20 @@ from activities.channels.lark.cards import Action, button_value
 from activities.tools.runner import ToolActivities
 from api.main import create_app
 from contracts import TaskChunkType, ToolCallRequest, ToolResult
-from core.settings import LarkSettings, Settings, TemporalSettings
+from core.settings import Settings
 from tests.api.test_busy_temporal import occupy_update_slots, release_update_slots
 from tests.api.test_sessions import DELETE_CANCELLED, is_type
 from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents, mention
-from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage, lark_open_api
+from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage
 from tests.support import collect_events, serve
 from worker import build_worker
 from workflows.ids import session_workflow_id
 
+from .conftest import ADMIN, ALICE, ENCRYPT_KEY, TOKEN
+
 EVENTS = "/channels/lark/events"
 CARD = "/channels/lark/card"
-TOKEN = "vt-synapse-test"
-ENCRYPT_KEY = "ek-synapse-test-0123456789"
-ADMIN = "ou_admin"
-ALICE = "ou_alice"
-
-
-@pytest.fixture
-async def lark_api() -> AsyncIterator[FakeLarkOpenApi]:
-    """The Lark Open API stand-in the app's SDK client talks to."""
-    async with lark_open_api() as fake:
-        yield fake
-
-
-@pytest.fixture
-def settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Settings:
-    """The test's settings with the Lark channel on (webhook mode, encrypted and signed)."""
-    return Settings(
-        data_dir=tmp_path,
-        temporal=TemporalSettings(task_queue=task_queue),
-        lark=LarkSettings(
-            app_id=lark_api.app_id,
-            app_secret=lark_api.app_secret,
-            verification_token=TOKEN,
-            encrypt_key=ENCRYPT_KEY,
-            domain=lark_api.base_url,
-            admins=f" {ADMIN} , ",
-        ),
-        _env_file=None,
-    )
-
-
-@pytest.fixture
-def lark() -> LarkEvents:
-    """What the Lark app configured in `settings` sends."""
-    return LarkEvents(verification_token=TOKEN, encrypt_key=ENCRYPT_KEY)
 
 
 def new_chat() -> str:
@@ -254,7 +220,7 @@ async def click(
     """`operator` presses Approve or Deny on the card of `interaction_id`; Lark's answer."""
     chat = key.split(":")[1]
     payload = lark.card_action(
-        operator=operator, value=button_value(action, key, interaction_id), chat_id=chat
+        operator=operator, value=button_value(action, key, interaction_id, f"session:{key}"), chat_id=chat
     )
     response = await post(http, CARD, lark, payload)
     assert response.status_code == 200, response.text

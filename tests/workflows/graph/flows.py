@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
-from contracts import GraphConfig, GraphQuery, GraphTask, GraphView, PlanBlueprint, TaskView
+from contracts import (
+    GraphConfig,
+    GraphIntervention,
+    GraphQuery,
+    GraphTask,
+    GraphView,
+    InteractionResponse,
+    PlanBlueprint,
+    TaskView,
+)
 from workflows.graph import TaskGraphWorkflow
 from workflows.graph.state import GraphRunInput
 from workflows.ids import graph_workflow_id
@@ -74,3 +84,38 @@ async def task_of(handle: GraphHandle, view: GraphView, task_id: str) -> GraphTa
     found = await handle.query(TaskGraphWorkflow.get_task, by_id(view)[task_id].task_uuid)
     assert found is not None
     return found
+
+
+async def finished(handle: GraphHandle, *, within: float = 60) -> GraphView:
+    """The graph's result (its view when it closed), or a failure after `within` seconds."""
+    try:
+        async with asyncio.timeout(within):
+            return await handle.result()
+    except TimeoutError:
+        view = await view_of(handle)
+        raise AssertionError(f"graph not finished in {within}s: {statuses(view)}") from None
+
+
+def gated(task_id: str, **gate: object) -> dict[str, object]:
+    """A blueprint task behind a human gate (`human_interaction`)."""
+    return task(task_id, directives={"human_interaction": {"prompt": f"Run {task_id}?", **gate}})
+
+
+def intervention(view: GraphView, task_id: str, kind: str, **extra: Any) -> GraphIntervention:
+    """An intervention on one task of the view, by olga."""
+    return GraphIntervention(
+        intervention_type=kind,
+        target_task_id=by_id(view)[task_id].task_uuid,
+        comment=f"{kind.lower()} {task_id}",
+        principal="olga",
+        **extra,
+    )
+
+
+async def decide_gate(handle: GraphHandle, view: GraphView, task_id: str, approved: bool = True) -> None:
+    """bob decides the gate of one task of the view."""
+    request = next(r for r in view.pending_interactions if r.content["task_id"] == task_id)  # type: ignore[index]
+    await handle.execute_update(
+        TaskGraphWorkflow.respond_checked,
+        InteractionResponse(interaction_id=request.interaction_id, approved=approved, principal="bob"),
+    )

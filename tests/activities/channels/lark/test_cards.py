@@ -44,11 +44,22 @@ def markdown(card: dict[str, Any]) -> str:
 
 
 def test_button_values_round_trip() -> None:
-    value = button_value(APPROVE, "lark:oc_1", "tool_7")
+    value = button_value(APPROVE, "lark:oc_1", "tool_7", "session:lark:oc_1")
 
-    assert value == {"action": "approve", "session_key": "lark:oc_1", "interaction_id": "tool_7"}
-    assert parse_card_action(value) == CardAction("approve", "lark:oc_1", "tool_7")
-    assert parse_card_action(button_value(DENY, "k", "i")) == CardAction("deny", "k", "i")
+    assert value == {
+        "action": "approve",
+        "session_key": "lark:oc_1",
+        "interaction_id": "tool_7",
+        "workflow_id": "session:lark:oc_1",
+    }
+    assert parse_card_action(value) == CardAction("approve", "lark:oc_1", "tool_7", "session:lark:oc_1")
+    assert parse_card_action(button_value(DENY, "k", "i", "graph:g")) == CardAction(
+        "deny", "k", "i", "graph:g"
+    )
+    old_card = {"action": "deny", "session_key": "k", "interaction_id": "i"}
+    assert parse_card_action(old_card) == CardAction("deny", "k", "i"), (
+        "cards sent before workflow_id still work"
+    )
 
 
 @pytest.mark.parametrize(

@@ -171,13 +171,23 @@ async def test_approval_card(fake: FakeLarkOpenApi) -> None:
         [
             {
                 "type": "callback",
-                "value": {"action": "approve", "session_key": f"lark:{CHAT}", "interaction_id": "tool_1"},
+                "value": {
+                    "action": "approve",
+                    "session_key": f"lark:{CHAT}",
+                    "interaction_id": "tool_1",
+                    "workflow_id": f"session:lark:{CHAT}",
+                },
             }
         ],
         [
             {
                 "type": "callback",
-                "value": {"action": "deny", "session_key": f"lark:{CHAT}", "interaction_id": "tool_1"},
+                "value": {
+                    "action": "deny",
+                    "session_key": f"lark:{CHAT}",
+                    "interaction_id": "tool_1",
+                    "workflow_id": f"session:lark:{CHAT}",
+                },
             }
         ],
     ]

@@ -1,0 +1,88 @@
+"""A session whose agent proposes a plan runs it as a child graph, relays its requests, answers with its outputs."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+
+from contracts import TaskChunkType
+
+from ..support import collect_events, fields
+from ..workflows.graph.flows import edge, task
+
+
+def plan_message(blueprint: dict[str, Any]) -> str:
+    return "plan: " + json.dumps(blueprint)
+
+
+BLUEPRINT = {
+    "new_tasks": [
+        task("collect", input_data={"echo": {"total": 42}}),
+        task("publish", input_data={}, directives={"human_interaction": {"prompt": "Publish the total?"}}),
+    ],
+    "new_edges": [edge("collect", "publish", data_flow={"mappings": {"total": "output.total"}})],
+}
+
+
+async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(http: httpx.AsyncClient) -> None:
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    sent = await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT), "principal": "alice"}
+    )
+    assert sent.status_code == 202
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
+    )
+    started = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and "graph_id" in fields(c))
+    graph_id = fields(started)["graph_id"]
+    assert fields(started)["tasks"] == ["collect", "publish"]
+    progress = [fields(c) for c in chunks if c.chunk_type == TaskChunkType.PROGRESS]
+    assert any(p.get("task_id") == "collect" and p.get("status") == "completed" for p in progress)
+    gate = chunks[-1]
+    assert gate.content["prompt"] == "Publish the total?"  # type: ignore[index]
+    assert gate.metadata["workflow_id"] == f"graph:{graph_id}"
+    decided = await http.post(
+        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True, "principal": "bob"},
+    )
+    assert decided.status_code == 200, decided.text
+    after = await collect_events(
+        http,
+        key,
+        lambda c: c.chunk_type == TaskChunkType.COMPLETE,
+        params={"after": str(gate.sequence_id)},
+        within=30,
+    )
+    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    assert answer == {"graph_id": graph_id, "status": "completed", "outputs": {"publish": {"total": 42}}}
+    session = (await http.get(f"/sessions/{key}")).json()
+    assert session["status"] == "active" and session["messages"][-1]["content"]["outputs"] == {
+        "publish": {"total": 42}
+    }
+
+
+async def test_a_chat_reply_decides_the_graph_gate_and_a_denial_skips_it(http: httpx.AsyncClient) -> None:
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT), "principal": "alice"}
+    )
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
+    )
+    replied = await http.post(f"/sessions/{key}/messages", json={"content": "取消", "principal": "alice"})
+    assert replied.status_code == 202
+    after = await collect_events(
+        http,
+        key,
+        lambda c: c.chunk_type == TaskChunkType.COMPLETE,
+        params={"after": str(chunks[-1].sequence_id)},
+        within=30,
+    )
+    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    assert isinstance(answer, dict) and answer["status"] == "completed" and answer["outputs"] == {}
+    graph = (await http.get(f"/graphs/{answer['graph_id']}")).json()
+    publish = next(t for t in graph["tasks"] if t["task_id"] == "publish")
+    assert publish["status"] == "skipped" and publish["reason"] == "its gate was denied by alice"

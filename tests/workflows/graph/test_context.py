@@ -1,0 +1,76 @@
+"""What a graph task's agent is given: ad-hoc text, other tasks' results, the task list, its
+context configuration overridden, and Temporal priority; and how graphs and tasks are found."""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+
+from contracts import GraphStatus
+from workflows import search
+from workflows.graph import AgentTaskWorkflow
+
+from ...conftest import assert_eventually
+from .flows import by_id, edge, finished, start_graph, task
+
+
+async def test_context_overrides_reach_the_agent_and_priority_reaches_temporal(
+    client: Client, worker: None, task_queue: str
+) -> None:
+    handle = await start_graph(
+        client,
+        task_queue,
+        {
+            "new_tasks": [
+                task("facts", input_data={"echo": {"revenue": 120}}),
+                task("skipped_one"),
+                task(
+                    "summary",
+                    input_data={},
+                    context_overrides={
+                        "priority": "HIGHEST",
+                        "ad_hoc_text": "Answer in one sentence.",
+                        "include_task_results": ["facts"],
+                        "override_context_config": {"task_list_config": {"status_in": ["completed"]}},
+                    },
+                ),
+            ],
+            "new_edges": [
+                edge("facts", "summary"),
+                edge(
+                    "facts", "skipped_one", condition={"evaluator": "CEL", "expression": "output.revenue < 0"}
+                ),
+            ],
+        },
+    )
+    result = await finished(handle)
+    assert result.status == GraphStatus.COMPLETED
+    summary_run = by_id(result)["summary"].workflow_id
+    assert summary_run is not None
+    shown = await client.get_workflow_handle(summary_run).query(AgentTaskWorkflow.get_messages)
+    context = {m.metadata["context_source"]: m.content for m in shown if m.role == "system"}
+    assert context["ad_hoc_text"] == "Answer in one sentence."
+    assert context["task_result"] == "Result of task 'facts': {\"revenue\": 120}"
+    assert context["task_list"].startswith("Tasks of this graph:\n- facts (completed, Agent:demo)")
+    assert "skipped_one" not in context["task_list"], "status_in keeps only completed tasks"
+    description = await client.get_workflow_handle(summary_run).describe()
+    assert description.raw_description.workflow_execution_info.priority.priority_key == 1
+    facts_run = by_id(result)["facts"].workflow_id
+    assert facts_run is not None
+    other = await client.get_workflow_handle(facts_run).describe()
+    assert other.raw_description.workflow_execution_info.priority.priority_key != 1
+
+
+async def test_a_graph_and_every_task_run_are_found_by_the_graph_search_attribute(
+    client: Client, worker: None, task_queue: str
+) -> None:
+    handle = await start_graph(client, task_queue, {"new_tasks": [task("one"), task("two")]})
+    result = await finished(handle)
+    runs = {t.workflow_id for t in result.tasks}
+
+    async def found() -> set[str | None]:
+        return {w.id async for w in client.list_workflows(f"SynapseGraph = '{result.graph_id}'")}
+
+    listed = await assert_eventually(found, lambda ids: runs <= ids, what="the runs listed by their graph")
+    assert f"graph:{result.graph_id}" in listed, "the graph too"
+    described = await client.get_workflow_handle(next(iter(runs))).describe()  # type: ignore[arg-type]
+    assert described.typed_search_attributes.get(search.ASSIGNEE) == "Agent:demo"
