@@ -131,7 +131,6 @@ async def start_graph(
         static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
         search_attributes=TypedSearchAttributes(
             [
-                SearchAttributePair(search.GRAPH, config.graph_id),
                 SearchAttributePair(search.STATUS, "running"),
                 SearchAttributePair(search.CHANNEL, config.channel),
             ]

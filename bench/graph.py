@@ -16,6 +16,7 @@ from typing import Any
 
 from temporalio.client import Client
 
+from contracts import GraphView
 from workflows.ids import graph_workflow_id
 
 from .bare import BareFanOut
@@ -44,7 +45,7 @@ async def _synapse(stack: Stack, tasks: int) -> tuple[float, list[int]]:
     started = time.perf_counter()
     created = await stack.synapse.submit_graph(blueprint)
     workflow_id = graph_workflow_id(created.graph_id)
-    result = await stack.client.get_workflow_handle(workflow_id).result(rpc_timeout=None)
+    result = await stack.client.get_workflow_handle(workflow_id, result_type=GraphView).result()
     elapsed = time.perf_counter() - started
     assert result.counts == {"completed": tasks}, result.counts
     return elapsed, await _runs(stack.client, workflow_id)

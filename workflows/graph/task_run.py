@@ -2,11 +2,13 @@
 
 It runs the shared agent loop with the shared supervision, so tool approvals inside a task work
 exactly as in sessions (`respond` / `respond_checked`, `pause` / `resume` / `cancel`, the
-approval timeout). It tells its graph, by signal to the graph's workflow id (so a graph that
-continued-as-new still hears it), whenever its pending interactions change (`task_interactions`)
-and when it ends (`task_finished`, a `TaskReport`): completed with the agent's answer (or plan),
-failed (the agent failed, `max_turns`, or `timeout_seconds` ran out), or cancelled (a rollback or
-a cancel). The graph starts it with parent-close policy ABANDON for the same reason.
+approval timeout). It ends with a `TaskReport`: completed with the agent's answer (or plan), failed (the agent
+failed, `max_turns`, or `timeout_seconds` ran out), or cancelled (a rollback or a cancel). The
+graph run that started it awaits that result; a graph that continues-as-new first tells its
+running task runs (`report_to_graph`), which then signal their report (`task_finished`) to the
+graph's workflow id, reaching its new run. Pending interactions are always signalled
+(`task_interactions`) when they change. The graph starts it with parent-close policy ABANDON, so
+continue-as-new does not end it.
 
 Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
 `workflow.patched()`; recorded graph histories replay them.
@@ -45,6 +47,7 @@ from ..supervision.supervisor import Supervisor
 
 TASK_FINISHED = "task_finished"
 TASK_INTERACTIONS = "task_interactions"
+REPORT_TO_GRAPH = "report_to_graph"
 
 
 class TaskRunState(BaseModel):
@@ -133,30 +136,45 @@ class AgentTaskWorkflow(SupervisionHandlers):
         )
         self._interventions = Interventions(f"task {input.task_id!r} v{input.version}", self._state, surface)
         self._told: list[str] = []
+        self._report_to_graph = False
 
     @workflow.run
     async def run(self, input: AgentTaskInput) -> TaskReport:
-        """Run the agent until it answers, fails, times out or is cancelled; tell the graph."""
+        """Run the agent until it answers, fails, times out or is cancelled; the report.
+
+        The graph run that started this one awaits its result; a run that outlives it (the graph
+        continued-as-new) is told so (`report_to_graph`) and signals its report instead.
+        """
         teller = asyncio.create_task(self._tell_interactions())
         work = asyncio.create_task(self._work(input))
         try:
             report = await work
         except asyncio.CancelledError:
             work.cancel()
-            report = TaskReport(
-                task_uuid=input.task_uuid,
-                version=input.version,
-                instance=input.instance,
-                status="cancelled",
-                error="cancelled by its graph",
-            )
-            await self._tell(TASK_FINISHED, report)
+            await workflow.wait([work])  # it ends (issuing its last commands) before this run does
+            if self._report_to_graph:
+                await self._tell(
+                    TASK_FINISHED,
+                    TaskReport(
+                        task_uuid=input.task_uuid,
+                        version=input.version,
+                        instance=input.instance,
+                        status="cancelled",
+                        error="cancelled by its graph",
+                    ),
+                )
             raise
         teller.cancel()
-        await self._tell(TASK_FINISHED, report)
+        if self._report_to_graph:
+            await self._tell(TASK_FINISHED, report)
         self._chunks.close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return report
+
+    @workflow.signal(name=REPORT_TO_GRAPH)
+    def report_to_graph(self) -> None:
+        """The graph continued as new: it can no longer await this run, so signal the report to it."""
+        self._report_to_graph = True
 
     async def _work(self, input: AgentTaskInput) -> TaskReport:
         self._state.messages = list(input.context)
@@ -175,6 +193,7 @@ class AgentTaskWorkflow(SupervisionHandlers):
                 await workflow.wait_condition(loop.done, timeout=timedelta(seconds=input.timeout_seconds))
             except TimeoutError:
                 loop.cancel()
+                await workflow.wait([loop])  # it ends (issuing its last commands) before this run does
                 return TaskReport(
                     task_uuid=input.task_uuid,
                     version=input.version,

@@ -196,10 +196,9 @@ def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -
 
 
 def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttributeUpdate[Any]]:
-    """SynapseStatus, SynapsePending, SynapseChannel and SynapseGraph of the graph."""
+    """SynapseStatus, SynapsePending and SynapseChannel of the graph."""
     return [
         search.STATUS.value_set(graph_status(state).value),
         search.PENDING.value_set(len(pending_interactions(state))),
         search.CHANNEL.value_set(config.channel),
-        search.GRAPH.value_set(config.graph_id),
     ]

@@ -20,9 +20,9 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import Priority, RetryPolicy, SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ApplicationError
-from temporalio.workflow import ParentClosePolicy
+from temporalio.common import Priority, RetryPolicy
+from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
+from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -53,7 +53,6 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphRunInput, GraphState
 
-from .. import search
 from ..archive import archive_stream
 from ..chunk_stream import ChunkStream
 from ..ids import run_of_interaction, task_run_workflow_id
@@ -67,7 +66,7 @@ from .blueprint import UPDATABLE_STATUS, BlueprintRefused, assignees_of, expand
 from .cel import Conditions
 from .runs import agent_id_of, high_priority, run_input
 from .scheduler import Progress, Run, Scheduler, current, gate_of, has_goto
-from .task_run import TASK_FINISHED, TASK_INTERACTIONS, AgentTaskWorkflow
+from .task_run import REPORT_TO_GRAPH, TASK_FINISHED, TASK_INTERACTIONS, AgentTaskWorkflow
 
 RESOLVE_AGENTS = "resolve_agents"
 RESOLVE_TIMEOUT = timedelta(seconds=10)
@@ -129,6 +128,8 @@ class TaskGraphWorkflow(SupervisionHandlers):
         self._relayed_ids: list[str] = []
         self._starting: set[str] = set()
         """Runs whose start has been asked for but not confirmed (cancel them only once started)."""
+        self._awaiting: set[asyncio.Task[None]] = set()
+        """Tasks awaiting the results of the runs this graph run started."""
         self._graph_paused = self._state.paused
         self._shown: tuple[str, int] = ("", -1)
 
@@ -252,7 +253,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
         self._told_paused[child_id] = child.paused
         self._starting.add(child_id)
         try:
-            await workflow.start_child_workflow(
+            handle = await workflow.start_child_workflow(
                 AgentTaskWorkflow.run,
                 child,
                 id=child_id,
@@ -261,14 +262,10 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 static_summary=f"task {task.task_id} v{run.version}"
                 + (f" #{run.instance}" if run.instance is not None else "")
                 + f" of graph {self._config.graph_id} ({agent_id_of(version.assignee_id, child.agent)})",
-                search_attributes=TypedSearchAttributes(
-                    [
-                        SearchAttributePair(search.GRAPH, self._config.graph_id),
-                        SearchAttributePair(search.ASSIGNEE, child.agent_id),
-                        SearchAttributePair(search.CHANNEL, self._config.channel),
-                    ]
-                ),
             )
+            waiter = asyncio.create_task(self._await_run(handle, run))
+            self._awaiting.add(waiter)
+            waiter.add_done_callback(self._awaiting.discard)
         except Exception as err:  # e.g. the id is taken: the run fails, the graph goes on
             self._record(
                 TaskReport(
@@ -281,6 +278,21 @@ class TaskGraphWorkflow(SupervisionHandlers):
             )
         finally:
             self._starting.discard(child_id)
+
+    async def _await_run(self, handle: ChildWorkflowHandle[Any, TaskReport], run: Run) -> None:
+        """Take a run's report when it ends (a run this graph run started; see `report_to_graph`)."""
+        try:
+            report = await handle
+        except ChildWorkflowError as err:
+            cancelled = isinstance(err.cause, CancelledError)
+            report = TaskReport(
+                task_uuid=run.task_uuid,
+                version=run.version,
+                instance=run.instance,
+                status="cancelled" if cancelled else "failed",
+                error="cancelled" if cancelled else f"the task run ended: {err.cause or err}",
+            )
+        self._record(report)
 
     def _running_ids(self) -> list[str]:
         return [run for task in self._state.tasks.values() for run in task_interventions.running_runs(task)]
@@ -299,9 +311,9 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 self._told_paused[run_id] = want
                 await self._signal_run(run_id, "pause" if want else "resume", SessionControl(reason="graph"))
 
-    async def _signal_run(self, run_id: str, signal: str, argument: Any) -> None:
+    async def _signal_run(self, run_id: str, signal: str, *arguments: Any) -> None:
         try:
-            await workflow.get_external_workflow_handle(run_id).signal(signal, argument)
+            await workflow.get_external_workflow_handle(run_id).signal(signal, args=arguments)
         except Exception as err:  # the run has ended meanwhile
             workflow.logger.info("task run %s did not take %s: %s", run_id, signal, err)
 
@@ -681,6 +693,8 @@ class TaskGraphWorkflow(SupervisionHandlers):
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(workflow.all_handlers_finished)
+        for run_id in self._running_ids():  # the next run cannot await them: they must signal
+            await self._signal_run(run_id, REPORT_TO_GRAPH)
         snapshot = self._chunks.snapshot()
         up_to = await archive_stream(self.owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE)
         self._chunks.truncate(up_to)

@@ -60,7 +60,7 @@ async def test_context_overrides_reach_the_agent_and_priority_reaches_temporal(
     assert other.raw_description.workflow_execution_info.priority.priority_key != 1
 
 
-async def test_a_graph_and_every_task_run_are_found_by_the_graph_search_attribute(
+async def test_every_task_run_of_a_graph_is_found_by_its_parent(
     client: Client, worker: None, task_queue: str
 ) -> None:
     handle = await start_graph(client, task_queue, {"new_tasks": [task("one"), task("two")]})
@@ -68,9 +68,10 @@ async def test_a_graph_and_every_task_run_are_found_by_the_graph_search_attribut
     runs = {t.workflow_id for t in result.tasks}
 
     async def found() -> set[str | None]:
-        return {w.id async for w in client.list_workflows(f"SynapseGraph = '{result.graph_id}'")}
+        query = f"ParentWorkflowId = '{result.workflow_id}'"
+        return {w.id async for w in client.list_workflows(query)}
 
-    listed = await assert_eventually(found, lambda ids: runs <= ids, what="the runs listed by their graph")
-    assert f"graph:{result.graph_id}" in listed, "the graph too"
-    described = await client.get_workflow_handle(next(iter(runs))).describe()  # type: ignore[arg-type]
-    assert described.typed_search_attributes.get(search.ASSIGNEE) == "Agent:demo"
+    await assert_eventually(found, lambda ids: ids == runs, what="the task runs listed by their graph")
+    graphs = [w.id async for w in client.list_workflows(f"WorkflowId = '{result.workflow_id}'")]
+    described = await client.get_workflow_handle(graphs[0]).describe()
+    assert described.typed_search_attributes.get(search.STATUS) == "completed"
