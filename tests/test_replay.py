@@ -6,6 +6,7 @@ the change behind `workflow.patched()` instead of editing the old path.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from temporalio.worker import Replayer
 
 from worker import WORKFLOWS
 
-HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+HERE = Path(__file__).parent / "histories"
+WORKFLOW_IDS: dict[str, str] = json.loads((HERE / "workflow_ids.json").read_text())
+"""The id each history ran under (a graph names its task runs after it); older ones: the stem."""
+HISTORIES = sorted(p for p in HERE.glob("*.json") if p.name != "workflow_ids.json")
 
 
 def test_there_are_histories_to_replay() -> None:
@@ -23,11 +27,13 @@ def test_there_are_histories_to_replay() -> None:
     for scenario in ("session_approved", "session_denied", "session_timed_out"):
         assert scenario in names, "the original (regular-activity tool run) recordings must stay"
         assert f"{scenario}.quick-tool-local-activity" in names
+    for graph in ("graph_rollback", "graph_gated", "graph_gated_task_run"):
+        assert any(name.startswith(f"{graph}.") for name in names), f"a recorded {graph} history"
 
 
 @pytest.mark.parametrize(
     "history",
-    [WorkflowHistory.from_json(p.stem, p.read_text()) for p in HISTORIES],
+    [WorkflowHistory.from_json(WORKFLOW_IDS.get(p.stem, p.stem), p.read_text()) for p in HISTORIES],
     ids=[p.stem for p in HISTORIES],
 )
 async def test_history_replays(history: WorkflowHistory) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateStage
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory, WorkflowUpdateStage
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -48,6 +49,8 @@ from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
 from ..fakes.lark_open_api import lark_open_api
 
 HERE = Path(__file__).parent
+WORKFLOW_IDS = HERE / "workflow_ids.json"
+"""The workflow id each history was recorded under, by file stem (replay needs it)."""
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
 
 Scenario = Callable[[Client, WorkflowHandle[SessionWorkflow, LiveSession]], Awaitable[None]]
@@ -222,9 +225,7 @@ async def record_all(
             await scenario(env.client, handle)
             await handle.execute_update(SessionWorkflow.cancel_checked, SessionControl(reason="recorded"))
             await handle.result()  # deliveries drained, the run closed: a complete history
-            history = await handle.fetch_history()
-            path.write_text(history.to_json())
-            print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+            write_history(path, await handle.fetch_history())
 
 
 GraphScenario = Callable[[Client, WorkflowHandle[Any, Any]], Awaitable[str | None]]
@@ -313,6 +314,15 @@ GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
 }
 
 
+def write_history(path: Path, history: WorkflowHistory) -> None:
+    """Write a history, and its workflow id to `WORKFLOW_IDS` (a graph's child ids derive from it)."""
+    path.write_text(history.to_json())
+    ids = json.loads(WORKFLOW_IDS.read_text()) if WORKFLOW_IDS.exists() else {}
+    ids[path.stem] = history.workflow_id
+    WORKFLOW_IDS.write_text(json.dumps(ids, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+
+
 async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, only: list[str]) -> None:
     """Run each graph scenario once; write the graph's history (and one task run's, when named)."""
     async with build_worker(env.client, settings):
@@ -333,13 +343,10 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
             task_run = await scenario(env.client, handle)
             await handle.result()
             history = await handle.fetch_history()
-            path.write_text(history.to_json())
-            print(f"wrote {path.name} ({len(history.events)} events)")  # noqa: T201
+            write_history(path, history)
             if task_run is not None:
                 run_path = HERE / f"{name}_task_run.{tag}.json"
-                run_history = await env.client.get_workflow_handle(task_run).fetch_history()
-                run_path.write_text(run_history.to_json())
-                print(f"wrote {run_path.name} ({len(run_history.events)} events)")  # noqa: T201
+                write_history(run_path, await env.client.get_workflow_handle(task_run).fetch_history())
 
 
 async def main(tag: str, only: list[str]) -> None:

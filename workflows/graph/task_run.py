@@ -44,6 +44,7 @@ from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
 from ..supervision.supervisor import Supervisor
+from .view import asks
 
 TASK_FINISHED = "task_finished"
 TASK_INTERACTIONS = "task_interactions"
@@ -145,6 +146,7 @@ class AgentTaskWorkflow(SupervisionHandlers):
         The graph run that started this one awaits its result; a run that outlives it (the graph
         continued-as-new) is told so (`report_to_graph`) and signals its report instead.
         """
+        workflow.set_current_details(self._details())
         teller = asyncio.create_task(self._tell_interactions())
         work = asyncio.create_task(self._work(input))
         try:
@@ -234,6 +236,19 @@ class AgentTaskWorkflow(SupervisionHandlers):
 
     def _show(self, status: str) -> None:
         self._state.status = status
+        workflow.set_current_details(self._details())
+
+    def _details(self) -> str:
+        """The Web UI's *Current details*: which task, whose, what it waits for."""
+        run = f"v{self._input.version}" + (
+            f" #{self._input.instance}" if self._input.instance is not None else ""
+        )
+        lines = [
+            f"**task** `{self._input.task_id}` {run} of `{self._input.graph_workflow_id}`",
+            f"**agent** `{self._input.agent_id}` · **status** {self._state.status}",
+        ]
+        lines += [f"- waits for `{r.interaction_id}`: {asks(r)}" for r in self._state.pending]
+        return "\n".join(lines)
 
     @workflow.update
     async def watch(self, request: WatchRequest) -> WatchResult:

@@ -169,6 +169,13 @@ def mermaid(state: GraphState) -> str:
     return "\n".join(lines)
 
 
+def asks(request: InteractionRequest) -> str:
+    """What an interaction asks, in a few words (its prompt, summary or tool)."""
+    content = request.content if isinstance(request.content, dict) else {}
+    what = content.get("prompt") or content.get("summary") or content.get("tool_name")
+    return str(what or request.interaction_type)
+
+
 def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -> str:
     """Current details for the Web UI: counts, what waits for a person, what failed."""
     done = sum(task.status in FINISHED_TASK for task in state.tasks.values())
@@ -179,15 +186,9 @@ def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -
     if running:
         lines.append(f"- running: {', '.join(f'`{name}`' for name in running[:20])}")
     for request in pending_interactions(state)[:20]:
-        content = request.content if isinstance(request.content, dict) else {}
-        what = (
-            content.get("prompt")
-            or content.get("summary")
-            or content.get("tool_name")
-            or request.interaction_type
-        )
         lines.append(
-            f"- **waiting** `{request.interaction_id}`: {what} (may decide: {', '.join(request.approvers) or 'anyone'})"
+            f"- **waiting** `{request.interaction_id}`: {asks(request)}"
+            f" (may decide: {', '.join(request.approvers) or 'anyone'})"
         )
     failed = [t for t in state.tasks.values() if t.status == TaskStatus.FAILED]
     for task in failed[:10]:

@@ -175,7 +175,7 @@ async def test_continue_as_new_mid_graph_loses_no_running_task_and_no_open_gate(
                 edge("gate", "join"),
             ],
         },
-        cas_after=60,
+        cas_after=30,  # right after the tasks start: they and the gate outlive the run
     )
     view = await wait_view(handle, lambda v: bool(v.pending_interactions), what="the open gate")
     runs = await assert_eventually(

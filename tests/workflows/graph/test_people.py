@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client, WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
 
@@ -109,6 +110,13 @@ async def test_a_tool_approval_inside_a_task_is_shown_on_the_graph_and_decided_o
     assert request.task_id == by_id(waiting)["clean"].workflow_id, "decisions go to the task run"
     assert count_orders("status = 'cancelled'") == 3
     run = client.get_workflow_handle(request.task_id)
+    shown = await run.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    assert f"**task** `clean` v1 of `{handle.id}`" in shown.current_details
+    assert f"waits for `{request.interaction_id}`" in shown.current_details, (
+        "the Web UI says what it waits for"
+    )
+    graph_shown = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    assert request.interaction_id in graph_shown.current_details
     outcome = await run.execute_update(
         AgentTaskWorkflow.respond_checked,
         InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
