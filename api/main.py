@@ -31,7 +31,7 @@ from .errors import (
     validation_error_handler,
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit, TooLarge
-from .routes import artifacts, events, experience, graphs, health, interactions, sessions
+from .routes import artifacts, events, experience, grants, graphs, health, interactions, sessions
 from .sse import StreamHub
 from .workflow_calls import CallError
 
@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
-    for module in (health, sessions, interactions, events, graphs, artifacts, experience):
+    for module in (health, sessions, interactions, grants, events, graphs, artifacts, experience):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark

@@ -33,6 +33,7 @@ from .channels import Delivery, OutboundMessage
 from .context import ContextBuildConfig
 from .errors import ErrorBody, ErrorType, FieldError, Principal
 from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord
+from .grants import ASK_USER, Grant, GrantList, GrantRevocation, GrantScope
 from .graph import (
     FINISHED_TASK,
     AgentTaskInput,
@@ -83,6 +84,7 @@ from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, T
 
 __all__ = [
     "ARTIFACT_ID_PATTERN",
+    "ASK_USER",
     "FINISHED_TASK",
     "AgentContextConfig",
     "AgentGroup",
@@ -123,6 +125,10 @@ __all__ = [
     "FieldError",
     "FinalAnswer",
     "Framework",
+    "Grant",
+    "GrantList",
+    "GrantRevocation",
+    "GrantScope",
     "GraphConfig",
     "GraphControl",
     "GraphCreated",

@@ -23,6 +23,10 @@ class ErrorType(StrEnum):
     SESSION_ALREADY_PAUSED = "SessionAlreadyPaused"
     SESSION_NOT_PAUSED = "SessionNotPaused"
     SESSION_CLOSED = "SessionClosed"
+    INVALID_RESPONSE = "InvalidResponse"
+    """A decision's `response_data` does not fit its interaction (422)."""
+    GRANT_NOT_FOUND = "GrantNotFound"
+    GRANT_ALREADY_REVOKED = "GrantAlreadyRevoked"
     # Graphs: interventions and blueprints refused by a graph's validators.
     TASK_NOT_FOUND = "TaskNotFound"
     TASK_ALREADY_PAUSED = "TaskAlreadyPaused"

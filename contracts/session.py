@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from .agents import AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
 from .base import Contract
-from .streaming import AuditEntry
+from .streaming import AuditEntry, InteractionRequest
 
 SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
 
@@ -31,6 +31,13 @@ class SessionConfig(Contract):
     )
     approval_timeout_seconds: int = Field(
         default=300, gt=0, le=30 * 24 * 3600, description="Approval wait before a denial."
+    )
+    question_timeout_seconds: int = Field(
+        default=3600,
+        gt=0,
+        le=30 * 24 * 3600,
+        description="How long an agent's question (`ask_user`) waits for an answer before the agent "
+        "is told nobody answered.",
     )
     channel: str = Field(default="http", description="Channel the session belongs to.")
     chat_id: str | None = Field(
@@ -62,6 +69,9 @@ class CreateSessionRequest(Contract):
     approval_timeout_seconds: int | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Approval timeout; 300 s by default."
     )
+    question_timeout_seconds: int | None = Field(
+        default=None, gt=0, le=30 * 24 * 3600, description="Question timeout; 3600 s by default."
+    )
 
 
 class MessageRequest(Contract):
@@ -90,11 +100,31 @@ class SessionControl(Contract):
     )
 
 
+TurnStatus = Literal["accepted", "completed", "failed", "cancelled", "waiting", "running"]
+
+
 class MessageAccepted(Contract):
-    """Answer of `POST /sessions/{key}/messages`: the message is on its way."""
+    """Answer of `POST /sessions/{key}/messages`: the message is on its way (INTERACTIVE, 202), or
+    with `?wait=true` (SYNC) how its turn went: its answer (200), or what it waits for (202)."""
 
     session_key: str = Field(description="The session the message went to.")
     workflow_id: str = Field(description="Its workflow id, to look up in the Web UI.")
+    message_id: str | None = Field(
+        default=None, description="The message's id: its turn's `processing` chunk carries it in `metadata`."
+    )
+    status: TurnStatus = Field(
+        default="accepted",
+        description="accepted (not waited for); completed / failed / cancelled: the turn ended; "
+        "waiting: it needs a person (`pending`); running: still going after SYNAPSE_SYNC_WAIT_SECONDS.",
+    )
+    answer: Any = Field(default=None, description="The turn's answer (completed) or error (failed).")
+    pending: InteractionRequest | None = Field(
+        default=None,
+        description="What the turn waits for (status waiting): decide it, then follow the events.",
+    )
+    next_offset: int | None = Field(
+        default=None, description="Follow the rest with `GET /sessions/{key}/events?after=<next_offset - 1>`."
+    )
 
 
 class AuditTrail(Contract):

@@ -90,7 +90,10 @@ class InteractionResponse(Contract):
     )
     approved: bool = Field(description="True to approve, false to deny.")
     response_data: dict[str, Any] | None = Field(
-        default=None, description="Input the person supplied (for user-input requests)."
+        default=None,
+        description="What the person supplied besides yes/no: `text` (the answer to a USER_INPUT "
+        "question), `arguments` (approve a tool call with these arguments instead), `grant` "
+        "(`session` | `session_prefix`: also allow later matching calls for the rest of the session).",
     )
     user_message: str | None = Field(
         default=None, description="Comment; on a denial it is passed to the agent."
@@ -105,7 +108,10 @@ class InteractionResponse(Contract):
 class AuditEntry(Contract):
     """One recorded event of the audit trail: who did what, where and when."""
 
-    kind: str = Field(description="requested, approved, denied, rejected, paused, resumed, cancelled.")
+    kind: str = Field(
+        description="requested, approved, denied, rejected, answered, edited, granted, allowed, revoked, "
+        "paused, resumed, cancelled."
+    )
     at: datetime = Field(description="Workflow time of the event (UTC).")
     principal: str = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
     channel: str = Field(description="Where it came from: http, lark, cli, system.")
@@ -123,6 +129,14 @@ class InteractionOutcome(Contract):
     decided_at: datetime = Field(description="Workflow time of the decision (UTC).")
     comment: str | None = Field(default=None, description="The person's message.")
     tool_result: Any = Field(default=None, description="The tool's result when it ran after approval.")
+    response_data: dict[str, Any] | None = Field(
+        default=None,
+        description="What the person supplied with the decision (answer text, edited arguments).",
+    )
+    grant_id: str | None = Field(
+        default=None,
+        description="The grant this decision made, or (channel `grant`) the grant that allowed it.",
+    )
 
 
 class LiveSession(Contract):
@@ -148,6 +162,7 @@ class LiveSession(Contract):
     messages: list[UniversalMessage] = Field(
         default_factory=list, description="The conversation so far (of this run)."
     )
+    next_offset: int = Field(default=0, description="The sequence id the session's next chunk will have.")
 
 
 class WatchRequest(Contract):

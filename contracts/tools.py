@@ -35,6 +35,11 @@ class ToolDescriptor(Contract):
         description="When a call needs a person's approval: never, always, or only when "
         "the call is destructive.",
     )
+    allow_grants: bool = Field(
+        default=True,
+        description="Whether an approval of a call may grant later matching calls "
+        "(`response_data.grant`); false: every call is asked for.",
+    )
 
 
 class ToolAssessment(Contract):
@@ -50,6 +55,15 @@ class ToolAssessment(Contract):
         default=False,
         description="The tool declares the `quick` capability (finishes in well under a second), so the "
         "workflow runs it as a local activity.",
+    )
+    head: str | None = Field(
+        default=None,
+        description="The call's command head, for `session_prefix` grants: `sql` the statement kind "
+        "and table (`DELETE orders`); None when the tool has none.",
+    )
+    grants: list[str] = Field(
+        default_factory=list,
+        description="The grant scopes an approval of this call may give (`session`, `session_prefix`).",
     )
 
 

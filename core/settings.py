@@ -86,6 +86,14 @@ class ApiSettings(_Group):
         "the session's worker before answering 503 (a healthy worker answers in milliseconds).",
     )
 
+    sync_wait_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        validation_alias=env("sync_wait_seconds", "SYNAPSE_SYNC_WAIT_SECONDS"),
+        description="How long `POST /sessions/{key}/messages?wait=true` waits for the turn's answer "
+        "before answering 202 with where to follow it.",
+    )
+
     @property
     def query_wait(self) -> timedelta:
         """`query_wait_seconds` as the timeout a query takes."""

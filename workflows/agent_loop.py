@@ -24,6 +24,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        ASK_USER,
         AgentResult,
         AgentSpec,
         AgentStepInput,
@@ -84,8 +85,14 @@ class LoopHost(Protocol):
     publish: Publish
     """Publish one chunk on the workflow's stream."""
 
-    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
-        """Open an interaction and wait for its decision (or timeout, or cancel)."""
+    async def ask_approval(
+        self, call: ToolCallRequest, assessment: ToolAssessment, *, edit_of: InteractionOutcome | None = None
+    ) -> InteractionOutcome:
+        """Open an interaction and wait for its decision (or timeout, or cancel); a grant may allow it at once."""
+        ...
+
+    async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
+        """Ask the person the call's `question` and wait for the answer (or timeout, or cancel)."""
         ...
 
     async def checkpoint(self) -> bool:
@@ -139,6 +146,16 @@ def _tool_message(
         metadata={"interaction_id": interaction_id} if call.call_id else {},
     )
 
+
+ASK_USER_PATCH = "ask-user-questions"
+"""Patch id: an `ask_user` call is a question to the person (before: an unknown tool)."""
+EDITED_CALLS_PATCH = "approve-with-edits"
+"""Patch id: an approval's `response_data.arguments` replaces the call's arguments (re-assessed)."""
+
+_UNANSWERED_BY: dict[str, str] = {
+    Principal.TIMEOUT: "nobody answered the question in time",
+    Principal.CANCEL: "the session was cancelled",
+}
 
 _DENIED_BY: dict[str, str] = {
     Principal.TIMEOUT: "the approval request timed out",
@@ -261,9 +278,8 @@ async def run_agent_loop(
     return LoopOutcome("max_turns")
 
 
-async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
-    """Assess one call, get it approved when needed, run it, and append its result or denial."""
-    assessment = await workflow.execute_local_activity(
+async def _assess(call: ToolCallRequest) -> ToolAssessment:
+    assessment: ToolAssessment = await workflow.execute_local_activity(
         ASSESS_TOOL_CALL,
         call,
         result_type=ToolAssessment,
@@ -271,17 +287,86 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         retry_policy=ASSESS_RETRY,
         summary=f"assess {call.tool_id}",
     )
-    if not assessment.known:
-        result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
-        host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": assessment.reason})
+    return assessment
+
+
+def _refuse_unknown(
+    host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
+) -> None:
+    result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
+    host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": assessment.reason})
+    messages.append(_tool_message(call, result.model_dump(mode="json"), None))
+
+
+async def _ask_user(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+    """The agent's question: ask the person, and give the agent the answer (or why there is none)."""
+    question = call.arguments.get("question")
+    if not isinstance(question, str) or not question.strip():
+        result = ToolResult(
+            tool_id=call.tool_id,
+            ok=False,
+            error="ask_user needs `question`: the question, as a non-empty string",
+        )
+        host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": result.error})
         messages.append(_tool_message(call, result.model_dump(mode="json"), None))
         return
+    outcome = await host.ask_user(call)
+    if outcome.approved:
+        answer = (outcome.response_data or {}).get("text")
+        result = ToolResult(
+            tool_id=call.tool_id,
+            ok=True,
+            content={"question": question.strip(), "answer": answer, "answered_by": outcome.decided_by},
+        )
+        host.tool_finished(outcome.interaction_id, result)
+        messages.append(_tool_message(call, result.model_dump(mode="json"), outcome.interaction_id))
+        return
+    denial = _denial(outcome)
+    denial["reason"] = _UNANSWERED_BY.get(outcome.decided_by, "the person declined to answer")
+    messages.append(_tool_message(call, denial, outcome.interaction_id))
+
+
+async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+    """Assess one call, get it approved when needed, run it, and append its result or denial.
+
+    An `ask_user` call is a question to the person instead. An approval may edit the call's
+    arguments: the edited call is assessed again and, when it is of another kind (another
+    command head or reason), asked for again; the agent is told its call was edited.
+    """
+    if call.tool_id == ASK_USER and workflow.patched(ASK_USER_PATCH):
+        await _ask_user(host, call, messages)
+        return
+    assessment = await _assess(call)
+    if not assessment.known:
+        _refuse_unknown(host, call, assessment, messages)
+        return
     interaction_id: str | None = None
+    edit: dict[str, Any] | None = None
     if assessment.needs_approval:
         outcome = await host.ask_approval(call, assessment)
         if not outcome.approved:
             messages.append(_tool_message(call, _denial(outcome), outcome.interaction_id))
             return
+        edited = (outcome.response_data or {}).get("arguments")
+        if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
+            edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
+            call = call.model_copy(update={"arguments": edited})
+            again = await _assess(call)
+            if not again.known:
+                _refuse_unknown(host, call, again, messages)
+                return
+            if again.needs_approval and (again.head, again.reason) != (assessment.head, assessment.reason):
+                not_yet = f"not run yet: the edited call is of another kind ({again.reason}), so it is asked for again"
+                host.tool_finished(
+                    outcome.interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error=not_yet)
+                )
+                outcome = await host.ask_approval(call, again, edit_of=outcome)
+                if not outcome.approved:
+                    messages.append(
+                        _tool_message(call, {**_denial(outcome), "edited": edit}, outcome.interaction_id)
+                    )
+                    return
+            assessment = again
         interaction_id = outcome.interaction_id
         if not await host.checkpoint():
             host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
@@ -304,7 +389,8 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         metadata={"interaction_id": interaction_id, "ok": result.ok},
     )
     host.tool_finished(interaction_id, result)
-    messages.append(_tool_message(call, result.model_dump(mode="json"), interaction_id))
+    told = result.model_dump(mode="json") | ({"edited": edit} if edit else {})
+    messages.append(_tool_message(call, told, interaction_id))
 
 
 async def _run_tool(run: ToolRun, assessment: ToolAssessment) -> ToolResult:

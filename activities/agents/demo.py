@@ -6,6 +6,7 @@ the latest message of the conversation, or to `input_data` for graph tasks:
 
 * the latest message is a tool result or a denial → a `FinalAnswer` that reports it;
 * `!command` or `input_data.command` → a `terminal` tool call;
+* `ask: question` or `input_data.ask` → an `ask_user` call (the person's answer comes back);
 * `plan: {json}` or `input_data.plan` → a `PlanBlueprint`;
 * a real SQL statement (sqlglot, strict) or `input_data.sql` → a `sql` tool call;
 * `input_data.fail` → a `FAILURE` result (checked before every other input);
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from contracts import (
+    ASK_USER,
     AgentIntent,
     AgentResult,
     AgentStepInput,
@@ -34,10 +36,12 @@ from contracts import (
     UniversalMessage,
 )
 
+from ..tools.registry import ALWAYS_DECLARED
 from ..tools.report import describe_tool_message
 from ..tools.sql.syntax import classify, is_sql_statement
 
 _PLAN_PREFIX = "plan:"
+_ASK_PREFIX = "ask:"
 _PLAN_EXAMPLE = (
     'plan: {"new_tasks": [{"task_id": "hello", "input_data": {"echo": "hi"}, "assignee_id": "Agent:demo"}]}'
 )
@@ -71,7 +75,7 @@ def _failure(thought: str, type_: FailureType, message: str) -> AgentResult:
 
 
 def _tool_call(tool_id: str, arguments: dict[str, Any], thought: str, tools: list[str]) -> AgentResult:
-    if tools and tool_id not in tools:
+    if tools and tool_id not in tools and tool_id not in ALWAYS_DECLARED:
         return _answer(
             f"I would need the {tool_id} tool, which this agent may not use.",
             f"I cannot use the {tool_id} tool here; the tools I may use are: {', '.join(tools)}.",
@@ -128,6 +132,15 @@ def _decide_chat(text: str, tools: list[str]) -> AgentResult:
             f"The message starts with '!'; I need the terminal tool to run `{_quote(command)}`.",
             tools,
         )
+    if stripped.lower().startswith(_ASK_PREFIX):
+        question = stripped[len(_ASK_PREFIX) :].strip()
+        if not question:
+            return _answer(
+                "The message is a bare 'ask:'.", "Put the question after `ask:`.", "empty_question"
+            )
+        return _tool_call(
+            ASK_USER, {"question": question}, "The message asks me to ask you something; I ask.", tools
+        )
     if stripped.lower().startswith(_PLAN_PREFIX):
         plan = _parse_plan(stripped[len(_PLAN_PREFIX) :].strip())
         if isinstance(plan, str):
@@ -152,7 +165,7 @@ def _decide_chat(text: str, tools: list[str]) -> AgentResult:
         "The message is neither SQL, a command nor a plan; I explain what I can do.",
         f"I am the offline demo agent and I did not understand {quoted}. I can run SQL on the demo "
         "`orders` table (e.g. `SELECT * FROM orders`), run a shell command written as `!command` "
-        "(e.g. `!ls`), or start a task graph from `plan: {json}`.",
+        "(e.g. `!ls`), ask you something with `ask: question`, or start a task graph from `plan: {json}`.",
         "help",
     )
 
@@ -168,7 +181,7 @@ def _decide_task(data: dict[str, Any], tools: list[str]) -> AgentResult:
                 pass
         message = "the task input asked the demo agent to fail" if fail is True else str(fail)
         return _failure("The task input asks me to fail.", "TOOL_EXECUTION_FAILED", message)
-    for key, tool_id in (("sql", "sql"), ("command", "terminal")):
+    for key, tool_id in (("sql", "sql"), ("command", "terminal"), ("ask", ASK_USER)):
         if key in data:
             value = data[key]
             if not isinstance(value, str) or not value.strip():
@@ -179,7 +192,7 @@ def _decide_task(data: dict[str, Any], tools: list[str]) -> AgentResult:
                 )
             return _tool_call(
                 tool_id,
-                {key: value.strip()},
+                {"question" if tool_id == ASK_USER else key: value.strip()},
                 f"The task gives input_data.{key}; I need the {tool_id} tool.",
                 tools,
             )

@@ -65,6 +65,13 @@ class Tool(ABC):
         """
         return True, f"{self.descriptor.name} cannot tell whether this call is destructive"
 
+    def head(self, call: ToolCallRequest) -> str | None:
+        """The call's command head, which a `session_prefix` grant allows (None: no such grant).
+
+        E.g. `DELETE orders` for SQL, the program for a shell command.
+        """
+        return None
+
     def summarize(self, call: ToolCallRequest) -> str:
         """The call on one line, e.g. `sql: DELETE FROM orders WHERE ...`."""
         return generic_summary(call)

@@ -6,14 +6,26 @@ calls already assessed keep their recorded assessment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from contracts import ToolDescriptor
 from core.settings import Settings
 
+from .ask_user.tool import AskUserTool
 from .plugin import Tool
 from .sql.tool import SqlTool
 
-TOOLS: tuple[type[Tool], ...] = (SqlTool,)
+TOOLS: tuple[type[Tool], ...] = (SqlTool, AskUserTool)
 """Every builtin tool, by class."""
+
+ALWAYS_DECLARED = (AskUserTool.DESCRIPTOR.name,)
+"""Tools every agent is told about, whatever its declaration lists (asking the user)."""
+
+
+def declared_tools(names: Iterable[str], tools: dict[str, ToolDescriptor]) -> dict[str, ToolDescriptor]:
+    """The descriptors an agent is told about: those it names that exist, plus `ALWAYS_DECLARED`."""
+    wanted = [*names, *(name for name in ALWAYS_DECLARED if name not in names)]
+    return {name: tools[name] for name in wanted if name in tools}
 
 
 def tool_class(name: str) -> type[Tool] | None:

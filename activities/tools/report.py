@@ -49,6 +49,12 @@ def describe_tool_message(message: UniversalMessage) -> str:
     tool_id = message.name or (content.get("tool_id") if isinstance(content, dict) else None) or "the tool"
     if not isinstance(content, dict):
         return f"{tool_id} returned: {cut(str(content), _MAX_TEXT_CHARS)}"
+    edit = content.get("edited")
+    if isinstance(edit, dict):
+        rest = {key: value for key, value in content.items() if key != "edited"}
+        was = json.dumps(edit.get("original_arguments"), ensure_ascii=False, default=str)
+        said = describe_tool_message(message.model_copy(update={"content": rest}))
+        return f"{edit.get('edited_by') or 'The approver'} edited my {tool_id} call before it ran (I proposed {cut(was, 300)}). {said}"
     if content.get("denied"):
         return describe_denial(tool_id, content)
     if content.get("ok") is False:

@@ -12,7 +12,7 @@ from typing import Any
 
 from temporalio import activity
 
-from contracts import ToolAssessment, ToolCallRequest, ToolResult, ToolRun
+from contracts import GrantScope, ToolAssessment, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.artifacts import ArtifactStore, preview_text
 from core.settings import Settings
 
@@ -41,6 +41,13 @@ def claim_key(run: ToolRun) -> str | None:
         return None
     info = activity.info()
     return f"{info.workflow_id}/{info.workflow_run_id}/{run.interaction_id}"
+
+
+def grant_scopes(descriptor: ToolDescriptor, head: str | None) -> list[str]:
+    """What an approval of a call may grant: nothing when the tool forbids it; a prefix needs a head."""
+    if not descriptor.allow_grants:
+        return []
+    return [GrantScope.SESSION, *([GrantScope.SESSION_PREFIX] if head else [])]
 
 
 class ToolActivities:
@@ -104,6 +111,7 @@ class ToolActivities:
             needs_approval, reason = True, f"{descriptor.name} always needs approval"
         else:
             needs_approval, reason = tool.assess(call)
+        head = tool.head(call)
         activity.logger.info("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
         return ToolAssessment(
             tool_id=call.tool_id,
@@ -113,6 +121,8 @@ class ToolActivities:
             summary=summary,
             description=descriptor.description,
             quick="quick" in descriptor.capabilities,
+            head=head,
+            grants=grant_scopes(descriptor, head),
         )
 
     @activity.defn(name="run_tool")

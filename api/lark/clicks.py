@@ -32,7 +32,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from activities.channels.lark.cards import APPROVE, decided_card, parse_card_action
+from activities.channels.lark.cards import APPROVE, APPROVE_FOR_SESSION, decided_card, parse_card_action
 from contracts import (
     AuditTrail,
     ErrorType,
@@ -73,6 +73,8 @@ class Click:
     card_message_id: str | None
     workflow_id: str
     """The workflow that asked (the session, or a graph / task run it relays)."""
+    grant: str | None = None
+    """`session` when the button was "Approve for this session"."""
 
 
 def toast(kind: str, content: str) -> Answer:
@@ -92,13 +94,24 @@ def read_click(data: P2CardActionTrigger) -> Click | Answer:
     message_id = event.context.open_message_id if event and event.context else None
     owner = action.workflow_id or session_workflow_id(action.session_key)
     return Click(
-        action.session_key, action.interaction_id, action.action == APPROVE, operator, message_id, owner
+        action.session_key,
+        action.interaction_id,
+        action.action in (APPROVE, APPROVE_FOR_SESSION),
+        operator,
+        message_id,
+        owner,
+        grant="session" if action.action == APPROVE_FOR_SESSION else None,
     )
 
 
 def _decided_text(outcome: InteractionOutcome) -> str:
     verb = "Approved" if outcome.approved else "Denied"
-    return f"{verb} by {outcome.decided_by} ({outcome.channel})."
+    granted = (
+        f" The same call is allowed for the rest of the session ({outcome.grant_id})."
+        if outcome.grant_id
+        else ""
+    )
+    return f"{verb} by {outcome.decided_by} ({outcome.channel}).{granted}"
 
 
 async def _already_decided(client: Client, click: Click, err: ApplicationError) -> Answer:
@@ -227,6 +240,7 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         approved=click.approved,
         principal=click.operator,
         channel=CHANNEL,
+        response_data={"grant": click.grant} if click.grant else None,
         metadata={"lark_message_id": click.card_message_id} if click.card_message_id else {},
     )
     update = _Update(client, click, response)

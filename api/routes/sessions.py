@@ -6,8 +6,10 @@ import asyncio
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Header, Path, Query
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from temporalio.client import Client
 
 from contracts import (
     ArchiveCursor,
@@ -28,14 +30,17 @@ from contracts import (
 from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
+from core.settings import Settings
 from workflows.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import session_calls
 from ..archive import archived_items
-from ..deps import ArtifactsDep, ClientDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT, check_size
+from ..turns import turn_events, wait_for_turn
+from ..workflow_calls import NotFound
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
@@ -62,7 +67,33 @@ async def create_session(
     return await session_calls.get_status(client, config.session_key, wait=settings.api.query_wait)
 
 
-@router.post("/{key}/messages", status_code=202, response_model=MessageAccepted, responses=BUSY_RESPONSE)
+MESSAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": MessageAccepted,
+        "description": "`?wait=true` (SYNC): the turn ended; `status` and `answer` say how.",
+        "content": {"text/event-stream": {}},
+    },
+    202: {
+        "model": MessageAccepted,
+        "description": "Accepted (INTERACTIVE); with `?wait=true`, the turn waits for a person (`pending`) "
+        "or still runs after SYNAPSE_SYNC_WAIT_SECONDS. With `Accept: text/event-stream` (ASYNC_STREAM) "
+        "the answer is 200 and the turn's events, ending with it.",
+    },
+    **BUSY_RESPONSE,
+}
+
+Wait = Annotated[
+    bool, Query(description="SYNC mode: answer with the turn's answer (200) or what it waits for (202).")
+]
+
+
+@router.post(
+    "/{key}/messages",
+    status_code=202,
+    response_model=MessageAccepted,
+    response_model_exclude_none=True,
+    responses=MESSAGE_RESPONSES,
+)
 async def post_message(
     key: SessionKey,
     body: MessageRequest,
@@ -70,24 +101,57 @@ async def post_message(
     settings: SettingsDep,
     registry: RegistryDep,
     store: ArtifactsDep,
+    hub: HubDep,
     caller: Operator,
-) -> MessageAccepted:
-    """Send a message to the session's agent; starts the session when needed."""
+    wait: Wait = False,
+    accept: Annotated[str | None, Header()] = None,
+) -> Any:
+    """Send a message to the session's agent; starts the session when needed.
+
+    Modes: INTERACTIVE (202 at once), SYNC (`?wait=true`), ASYNC_STREAM (`Accept: text/event-stream`).
+    """
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
     await _check_attached(store, body.artifacts)
+    stream = accept is not None and "text/event-stream" in accept
+    after = await _stream_head(client, key, settings) - 1 if (wait or stream) else -1
     message = InboundMessage(
         channel="http",
         sender_id=caller.principal or body.principal or "anonymous",
         chat_id=key,
         content=body.content,
+        message_id=f"http-{uuid.uuid4().hex}",
         metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
     config = SessionConfig(session_key=key, agent=registry.resolve(DEFAULT_AGENT, key))
     await session_calls.send_message(
         client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
-    return MessageAccepted(session_key=key, workflow_id=session_workflow_id(key))
+    accepted = MessageAccepted(
+        session_key=key, workflow_id=session_workflow_id(key), message_id=message.message_id
+    )
+    if stream:
+        assert message.message_id is not None
+        return StreamingResponse(
+            turn_events(hub, accepted.workflow_id, after, message.message_id),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    if not wait:
+        return accepted
+    result = await wait_for_turn(hub, accepted, after, settings.api.sync_wait_seconds)
+    ended = result.status in ("completed", "failed", "cancelled")
+    return JSONResponse(status_code=200 if ended else 202, content=result.model_dump(mode="json"))
+
+
+async def _stream_head(client: Client, key: str, settings: Settings) -> int:
+    """The offset the session's next chunk will have (0 for a session not started yet)."""
+    try:
+        status = await session_calls.get_status(client, key, wait=settings.api.query_wait)
+    except NotFound:
+        return 0
+    closed = status.status in ("cancelled", "completed", "failed")  # a message starts a new run, from 0
+    return 0 if closed else status.next_offset
 
 
 @router.get("/{key}", response_model=LiveSession)

@@ -155,7 +155,7 @@ class Feed:
                 if chunk.sequence_id < self.next_offset:
                     continue
                 break  # a gap: the caller reads it with the query
-            burst.append(Event(chunk.sequence_id, chunk_event(chunk)))
+            burst.append(Event(chunk.sequence_id, chunk_event(chunk), chunk))
             self.next_offset += 1
         if not burst:
             return

@@ -8,7 +8,8 @@ stream ends early. The hub is created in the app's lifespan and closed with it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 
 from temporalio.client import Client
 
@@ -17,12 +18,30 @@ from core.artifacts import ArtifactStore
 from .events import KEEPALIVE, RETRY, chunk_event, control_event
 from .feed import Feed
 from .source import StreamSource
-from .subscriber import Final, Subscriber
+from .subscriber import Event, Final, Subscriber
 
 REPLAY_EVENTS = 256
 """Recent events a feed keeps for clients that join or reconnect."""
 KEEPALIVE_SECONDS = 15.0
 """Idle time after which a stream gets a keep-alive comment."""
+
+
+async def sse_text(items: AsyncGenerator[Event | Final | None], after: int) -> AsyncIterator[str]:
+    """A stream's events as SSE text: keep-alives while idle, and a last `reconnect`/`error`
+    event (with where to resume) when it ends early. Closes `items` when done."""
+    yield RETRY
+    last = after
+    async with aclosing(items):
+        async for item in items:
+            if item is None:
+                yield KEEPALIVE
+            elif isinstance(item, Final):
+                if item.kind != "end":
+                    yield control_event(item.kind, item.detail, last)
+                return
+            else:
+                yield item.text
+                last = item.offset
 
 
 class StreamHub:
@@ -55,36 +74,38 @@ class StreamHub:
 
     async def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
         """SSE text for every chunk with sequence id > `after`, until the stream ends."""
+        async for text in sse_text(self.follow(workflow_id, after), after):
+            yield text
+
+    async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
+        """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);
+        None after `keepalive_seconds` without a chunk. Close it (`aclosing`) when done early."""
         subscriber = Subscriber(after + 1, self._client_buffer)
         feed = self._feed(workflow_id, after + 1)
         backlog = feed.attach(subscriber)
         first_held = backlog[0].offset if backlog else feed.next_offset
         last = after
         try:
-            yield RETRY
             if last + 1 < first_held:
                 try:
                     async for chunk in feed.source.read(last + 1, until=first_held):
-                        yield chunk_event(chunk)
+                        yield Event(chunk.sequence_id, chunk_event(chunk), chunk)
                         last = chunk.sequence_id
                 except Exception as err:  # no stream without Temporal: say so, with where to resume
-                    detail = f"reading the stream of {workflow_id} from Temporal failed: {err}"
-                    yield control_event("error", detail, last)
+                    yield Final("error", f"reading the stream of {workflow_id} from Temporal failed: {err}")
                     return
             for event in backlog:
                 if event.offset > last:
-                    yield event.text
+                    yield event
                     last = event.offset
             while True:
                 item = await subscriber.next(self._keepalive)
-                if item is None:
-                    yield KEEPALIVE
-                elif isinstance(item, Final):
-                    if item.kind != "end":
-                        yield control_event(item.kind, item.detail, last)
-                    return
+                if item is None or isinstance(item, Final):
+                    yield item
+                    if item is not None:
+                        return
                 elif item.offset > last:
-                    yield item.text
+                    yield item
                     last = item.offset
         finally:
             feed.detach(subscriber)

@@ -14,6 +14,8 @@ import contextlib
 from dataclasses import dataclass
 from typing import Literal
 
+from contracts import TaskStreamChunk
+
 
 @dataclass(frozen=True)
 class Event:
@@ -21,6 +23,7 @@ class Event:
 
     offset: int
     text: str
+    chunk: TaskStreamChunk
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,9 @@ async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_c
     first = fake.requests[0]
     assert first["model"] == "fake-model"
     assert first["authorization"] == f"Bearer {KEY}"
-    assert [tool["function"]["name"] for tool in first["tools"]] == ["sql"], "the tools are declared"
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["sql", "ask_user"], (
+        "the tools are declared, ask_user to every agent"
+    )
     call_id = "call_1"
 
     decided = await http.post(

@@ -42,7 +42,13 @@ async def ask_for_delete(
         f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": principal}
     )
     assert response.status_code == 202, response.text
-    assert response.json() == {"session_key": key, "workflow_id": f"session:{key}"}
+    accepted = response.json()
+    assert (accepted["session_key"], accepted["workflow_id"], accepted["status"]) == (
+        key,
+        f"session:{key}",
+        "accepted",
+    )
+    assert accepted["message_id"].startswith("http-")
     chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST))
     return chunks[-1]
 

@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from api import session_calls
 from contracts import (
     AgentSpec,
+    GrantRevocation,
     GraphConfig,
     GraphIntervention,
     GraphQuery,
@@ -151,6 +152,70 @@ async def watched(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
     )
 
 
+async def _decide(
+    handle: WorkflowHandle[SessionWorkflow, LiveSession], interaction: str, approved: bool, **data: Any
+) -> None:
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(
+            interaction_id=interaction, approved=approved, principal="bob", response_data=data or None
+        ),
+    )
+
+
+async def _next_pending(handle: WorkflowHandle[SessionWorkflow, LiveSession], after: str) -> str:
+    status = await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: bool(s.pending_interactions) and s.pending_interactions[0].interaction_id != after,
+    )
+    return status.pending_interactions[0].interaction_id
+
+
+async def granted(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete approved with a `session_prefix` grant; another DELETE runs by it; the grant is
+    revoked; the next DELETE is asked for and denied."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, True, grant="session_prefix")
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="DELETE FROM orders WHERE id = 4")
+    )
+    await _idle(handle, 2)
+    await handle.execute_update(
+        SessionWorkflow.revoke_grant, GrantRevocation(grant_id="grant_1", principal="carol")
+    )
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="DELETE FROM orders WHERE id = 5")
+    )
+    await _decide(handle, await _next_pending(handle, first), False)
+    await _idle(handle, 3)
+
+
+async def edited(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete approved with edited arguments (same kind: runs); a second one edited into a DROP is
+    asked for again and denied."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, True, arguments={"sql": "DELETE FROM orders WHERE id = 1"})
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE))
+    second = await _next_pending(handle, first)
+    await _decide(handle, second, True, arguments={"sql": "DROP TABLE orders"})
+    await _decide(handle, await _next_pending(handle, second), False)
+    await _idle(handle, 2)
+
+
+async def questioned(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied; the agent asks a question (`ask_user`), answered with `response_data.text`."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, False)
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="ask: Which table?", sender_id="bob")
+    )
+    await _decide(handle, await _next_pending(handle, first), True, text="orders")
+    await _idle(handle, 2)
+
+
 def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
     remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
@@ -176,6 +241,9 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
         ),
         "session_watched": (SessionConfig(session_key="history-watched"), watched),
         "session_artifact": (SessionConfig(session_key="history-artifact"), artifact),
+        "session_granted": (SessionConfig(session_key="history-granted"), granted),
+        "session_edited": (SessionConfig(session_key="history-edited"), edited),
+        "session_questioned": (SessionConfig(session_key="history-questioned"), questioned),
     }
 
 

@@ -15,6 +15,7 @@ from contracts import (
     AgentSpec,
     ArchiveCursor,
     AuditEntry,
+    Grant,
     GraphConfig,
     GraphEdge,
     GraphTask,
@@ -46,6 +47,7 @@ class GraphState(BaseModel):
     decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
     audit: list[AuditEntry] = Field(default_factory=list)
     next_interaction: int = 1
+    grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         AgentTaskInput,
         AuditEntry,
+        Grant,
         InteractionOutcome,
         InteractionRequest,
         TaskInteractions,
@@ -65,6 +66,7 @@ class TaskRunState(BaseModel):
     decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
     audit: list[AuditEntry] = Field(default_factory=list)
     next_interaction: int = 1
+    grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     messages: list[UniversalMessage] = Field(default_factory=list)
 

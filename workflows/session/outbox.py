@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ErrorType,
         InteractionOutcome,
         InteractionRequest,
+        InteractionType,
         OutboundMessage,
         Principal,
         SessionConfig,
@@ -83,14 +84,25 @@ class ChannelOutbox:
         self._queue("text", text=text, reply_to=reply_to)
 
     def approval_requested(self, request: InteractionRequest) -> None:
-        """Send the interactive approval card."""
+        """Send the interactive approval card; a question goes as text, answered by the next reply."""
+        if request.interaction_type == InteractionType.USER_INPUT:
+            question = (
+                request.content.get("question") if isinstance(request.content, dict) else request.content
+            )
+            self.text(
+                f"❓ {question}\n（直接回复即可回答 / Reply in this chat to answer · {request.interaction_id}）"
+            )
+            return
         self._queue("approval_card", interaction=request)
 
     def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
         """Update the card with the decision; tell the chat when nobody decided in time."""
-        self._queue("card_update", interaction=request, outcome=outcome)
+        question = request.interaction_type == InteractionType.USER_INPUT
+        if not question:
+            self._queue("card_update", interaction=request, outcome=outcome)
         if outcome.decided_by == Principal.TIMEOUT:
-            self.text(f"操作已取消（超时）/ Cancelled: nobody approved `{request.interaction_id}` in time.")
+            what = "answered" if question else "approved"
+            self.text(f"操作已取消（超时）/ Cancelled: nobody {what} `{request.interaction_id}` in time.")
 
     def pending(self) -> bool:
         """Whether deliveries are still queued."""

@@ -14,6 +14,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamState
 from contracts import (
     ArchiveCursor,
     AuditEntry,
+    Grant,
     InboundMessage,
     InteractionOutcome,
     InteractionRequest,
@@ -46,6 +47,7 @@ class SessionState(BaseModel):
     outbox: list[OutboundMessage] = Field(default_factory=list)
     cards: dict[str, str] = Field(default_factory=dict)
     next_interaction: int = 1
+    grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     turns_this_run: int = 0
     turns_total: int = 0

@@ -42,6 +42,7 @@ def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -
         approvers=list(config.approvers),
         approval_timeout_seconds=config.approval_timeout_seconds,
         messages=state.messages[-LIVE_MESSAGES:],
+        next_offset=state.next_sequence,
         metadata={
             "queued_messages": len(state.inbox),
             "paused": state.paused,

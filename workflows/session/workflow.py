@@ -92,6 +92,7 @@ class SessionWorkflow(SupervisionHandlers):
             approvers=self._config.approvers,
             approve_by_requester=self._config.approve_by_requester,
             channel=self._config.channel,
+            question_timeout_seconds=self._config.question_timeout_seconds,
         )
         self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
         self._interventions = Interventions(
@@ -143,7 +144,11 @@ class SessionWorkflow(SupervisionHandlers):
                 metadata=_message_metadata(message),
             )
         )
-        self.publish(TaskChunkType.PROCESSING, {"message": message.content, "from": message.sender_id})
+        self.publish(
+            TaskChunkType.PROCESSING,
+            {"message": message.content, "from": message.sender_id},
+            metadata={"message_id": message.message_id} if message.message_id else {},
+        )
         outcome = await run_agent_loop(
             self._supervisor,
             agent_id=self._config.agent_id,

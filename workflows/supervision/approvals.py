@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         InteractionOutcome,
         InteractionRequest,
         InteractionResponse,
+        InteractionType,
         Principal,
     )
 
@@ -79,7 +80,56 @@ def check_response(ledger: Ledger, response: InteractionResponse) -> Interaction
             type=ErrorType.APPROVER_NOT_ALLOWED,
             non_retryable=True,
         )
+    check_response_data(request, response)
     return request
+
+
+def _invalid(message: str) -> ApplicationError:
+    return ApplicationError(message, type=ErrorType.INVALID_RESPONSE, non_retryable=True)
+
+
+def check_response_data(request: InteractionRequest, response: InteractionResponse) -> None:
+    """`response_data` must fit the request: `text` answers a question; `arguments` and `grant`
+    go with approving a tool call (the grant one the tool allows). Raises `InvalidResponse` (422)."""
+    data = response.response_data or {}
+    where = f"interaction {request.interaction_id!r}"
+    if request.interaction_type == InteractionType.USER_INPUT:
+        unknown = sorted(set(data) - {"text"})
+        if unknown:
+            raise _invalid(f"{where} is a question: response_data takes only `text`, not {unknown}")
+        text = data.get("text")
+        if response.approved and (not isinstance(text, str) or not text.strip()):
+            raise _invalid(
+                f"{where} is a question: answer it with response_data.text (a non-empty string), "
+                "or decline with approved=false"
+            )
+        return
+    if request.interaction_type != InteractionType.TOOL_APPROVAL:
+        return
+    unknown = sorted(set(data) - {"arguments", "grant"})
+    if unknown:
+        raise _invalid(
+            f"{where} is a tool approval: response_data takes `arguments` and `grant`, not {unknown}"
+        )
+    if data and not response.approved:
+        raise _invalid(
+            f"response_data.{next(iter(data))} only goes with approved=true (a denial runs nothing)"
+        )
+    if "arguments" in data and not isinstance(data["arguments"], dict):
+        raise _invalid(
+            f"response_data.arguments must be an object of the tool's arguments, "
+            f"got {type(data['arguments']).__name__}"
+        )
+    if "grant" in data:
+        content = request.content if isinstance(request.content, dict) else {}
+        possible = [str(scope) for scope in content.get("grants", [])]
+        if data["grant"] not in possible:
+            raise _invalid(
+                f"response_data.grant {data['grant']!r} is not possible for {content.get('summary') or where}; "
+                f"possible: {', '.join(possible) or 'none (its tool or policy allows no grants)'}"
+            )
+        if "arguments" in data:
+            raise _invalid("grant the call as proposed, or edit its arguments; not both in one decision")
 
 
 def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
@@ -118,8 +168,11 @@ def decide(
     principal: str,
     channel: str,
     comment: str | None,
+    response_data: dict[str, Any] | None = None,
 ) -> InteractionOutcome:
-    """Move a pending interaction to decided and audit it. The caller validated it."""
+    """Move a pending interaction to decided and audit it (a question: answered/declined). The caller validated it."""
+    request = find_pending(ledger, interaction_id)
+    question = request is not None and request.interaction_type == InteractionType.USER_INPUT
     ledger.pending[:] = [r for r in ledger.pending if r.interaction_id != interaction_id]
     outcome = InteractionOutcome(
         interaction_id=interaction_id,
@@ -128,11 +181,13 @@ def decide(
         channel=channel,
         decided_at=workflow.now(),
         comment=comment,
+        response_data=response_data,
     )
     ledger.decided[interaction_id] = outcome
+    kinds = ("answered", "declined") if question else ("approved", "denied")
     ledger.audit.append(
         AuditEntry(
-            kind="approved" if approved else "denied",
+            kind=kinds[0] if approved else kinds[1],
             at=outcome.decided_at,
             principal=principal,
             channel=channel,

@@ -11,14 +11,15 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import InteractionOutcome, InteractionResponse, SessionControl
+    from contracts import Grant, GrantRevocation, InteractionOutcome, InteractionResponse, SessionControl
 
+from . import grants
 from .interventions import Interventions
 from .supervisor import Supervisor
 
 
 class SupervisionHandlers:
-    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`."""
+    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`, grants (`get_grants`, `revoke_grant`)."""
 
     _supervisor: Supervisor
     _interventions: Interventions
@@ -55,3 +56,20 @@ class SupervisionHandlers:
     def cancel(self, control: SessionControl) -> None:
         """End the run: a pending approval is denied by `system:cancel`."""
         self._interventions.cancel(control)
+
+    @workflow.query
+    def get_grants(self) -> list[Grant]:
+        """Every grant made here, in force and revoked, oldest first."""
+        return list(self._supervisor.grants)
+
+    @workflow.update
+    def revoke_grant(self, revocation: GrantRevocation) -> Grant:
+        """Revoke a grant: later matching calls are asked for again (audited).
+
+        Rejected before history: unknown grant (`GrantNotFound`), already revoked (`GrantAlreadyRevoked`).
+        """
+        return self._supervisor.revoke_grant(revocation)
+
+    @revoke_grant.validator
+    def _validate_revoke(self, revocation: GrantRevocation) -> None:
+        grants.check_revocation(self._supervisor.ledger, revocation)

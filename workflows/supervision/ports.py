@@ -15,7 +15,7 @@ from typing import Protocol
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, InteractionOutcome, InteractionRequest
+    from contracts import AuditEntry, Grant, InteractionOutcome, InteractionRequest
 
 from ..chunk_stream import Publish
 
@@ -32,6 +32,7 @@ class SupervisedState(Protocol):
     decided: dict[str, InteractionOutcome]
     audit: list[AuditEntry]
     next_interaction: int
+    grants: list[Grant]
 
 
 class Channel(Protocol):
@@ -56,6 +57,8 @@ class Policy:
 
     timeout_seconds: int
     approvers: list[str] = field(default_factory=list)
+    question_timeout_seconds: int | None = None
+    """How long an agent's question waits (None: `timeout_seconds`)."""
     approve_by_requester: bool = False
     channel: str = "http"
 

@@ -13,6 +13,7 @@ behind `workflow.patched()`.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,9 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        AuditEntry,
+        Grant,
+        GrantRevocation,
         InboundMessage,
         InteractionOutcome,
         InteractionRequest,
@@ -33,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         ToolResult,
     )
 
-from . import approvals
+from . import approvals, grants
 from .chat_reply import interpret_reply
 from .ports import Policy, SupervisedState, Surface
 
@@ -59,6 +63,16 @@ class Supervisor:
         self._settled: set[str] = set()
         self._requests: dict[str, InteractionRequest] = {r.interaction_id: r for r in state.pending}
 
+    @property
+    def ledger(self) -> SupervisedState:
+        """The supervised state (pending, decided, audit, grants)."""
+        return self._state
+
+    @property
+    def grants(self) -> list[Grant]:
+        """Every grant made in this run's state."""
+        return self._state.grants
+
     # ------------------------------------------------------------ LoopHost
 
     @property
@@ -66,16 +80,104 @@ class Supervisor:
         """Workflow id of the supervised run."""
         return self._owner_id
 
-    async def ask_approval(self, call: ToolCallRequest, assessment: ToolAssessment) -> InteractionOutcome:
-        """Open an approval request and wait for a decision, a cancel, or the timeout."""
-        content = {
+    async def ask_approval(
+        self, call: ToolCallRequest, assessment: ToolAssessment, *, edit_of: InteractionOutcome | None = None
+    ) -> InteractionOutcome:
+        """Open an approval request and wait for a decision, a cancel, or the timeout.
+
+        A grant in force that matches the call allows it at once (audited as allowed by it).
+        `edit_of`: the approval whose edit made this call (asked again: its kind changed).
+        """
+        grant = grants.matching(self._state, call, assessment)
+        if grant is not None:
+            return self._allow_by_grant(grant, assessment)
+        content: dict[str, Any] = {
             "tool_name": call.tool_id,
             "tool_params": call.arguments,
             "tool_description": assessment.description,
             "summary": assessment.summary,
             "reason": assessment.reason,
+            "head": assessment.head,
+            "grants": list(assessment.grants),
         }
+        if edit_of is not None:
+            content["edit_of"] = edit_of.interaction_id
+            content["reason"] = (
+                f"{edit_of.decided_by} edited the call approved as {edit_of.interaction_id} into another kind: "
+                f"{assessment.reason}"
+            )
         return await self.ask(InteractionType.TOOL_APPROVAL, "tool", content)
+
+    async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
+        """The agent's question (`ask_user`): a USER_INPUT request, answered with `response_data.text`.
+
+        Who may answer: the approvers, and the person whose message led to it; anyone when the
+        session names no approvers. It waits `question_timeout_seconds`.
+        """
+        question = str(call.arguments.get("question", "")).strip()
+        answerers = self._policy.approvers_for(self.requester)
+        if answerers and self.requester and self.requester not in answerers:
+            answerers.insert(0, self.requester)
+        return await self.ask(
+            InteractionType.USER_INPUT,
+            "input",
+            {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
+            approvers=answerers,
+            timeout_seconds=self._policy.question_timeout_seconds,
+            chunk=TaskChunkType.USER_INPUT_REQUEST,
+        )
+
+    def _allow_by_grant(self, grant: Grant, assessment: ToolAssessment) -> InteractionOutcome:
+        """Approve a call by a grant: an approved outcome of its own id (the run's claim), audited."""
+        state = self._state
+        interaction_id = f"{self._prefix}tool_{state.next_interaction}"
+        state.next_interaction += 1
+        grant.uses += 1
+        comment = f"allowed by grant {grant.grant_id} of {grant.granted_by}: {assessment.summary}"
+        outcome = InteractionOutcome(
+            interaction_id=interaction_id,
+            approved=True,
+            decided_by=grant.granted_by,
+            channel="grant",
+            decided_at=workflow.now(),
+            comment=comment,
+            grant_id=grant.grant_id,
+        )
+        state.decided[interaction_id] = outcome
+        state.audit.append(
+            AuditEntry(
+                kind="allowed",
+                at=outcome.decided_at,
+                principal=grant.granted_by,
+                channel="grant",
+                interaction_id=interaction_id,
+                comment=comment,
+            )
+        )
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": interaction_id,
+                "approved": True,
+                "decided_by": grant.granted_by,
+                "channel": "grant",
+                "grant_id": grant.grant_id,
+                "comment": comment,
+            },
+            metadata={"interaction_id": interaction_id, "grant_id": grant.grant_id},
+        )
+        return outcome
+
+    def revoke_grant(self, revocation: GrantRevocation) -> Grant:
+        """Revoke a grant (validate first with `grants.check_revocation`); later calls ask again."""
+        grant = grants.revoke(self._state, revocation)
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {"grant_id": grant.grant_id, "revoked_by": grant.revoked_by, "channel": revocation.channel},
+            metadata={"grant_id": grant.grant_id},
+        )
+        self._surface.refresh()
+        return grant
 
     async def ask(
         self,
@@ -235,6 +337,16 @@ class Supervisor:
                 TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
             )
             return
+        if request.interaction_type == InteractionType.USER_INPUT:
+            self._decide(
+                request.interaction_id,
+                approved=True,
+                principal=message.sender_id,
+                channel=message.channel,
+                comment=None,
+                response_data={"text": message.content},
+            )
+            return
         reply = interpret_reply(message.content)
         comment = (
             message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
@@ -248,16 +360,48 @@ class Supervisor:
         )
 
     def _decide_response(self, response: InteractionResponse) -> InteractionOutcome:
-        return self._decide(
+        request = approvals.find_pending(self._state, response.interaction_id or "")
+        outcome = self._decide(
             response.interaction_id or "",
             approved=response.approved,
             principal=response.principal or Principal.ANONYMOUS,
             channel=response.channel,
             comment=response.user_message,
+            response_data=response.response_data,
         )
+        data = response.response_data or {}
+        if request is not None and response.approved and "arguments" in data:
+            content = request.content if isinstance(request.content, dict) else {}
+            self._state.audit.append(
+                AuditEntry(
+                    kind="edited",
+                    at=outcome.decided_at,
+                    principal=outcome.decided_by,
+                    channel=outcome.channel,
+                    interaction_id=outcome.interaction_id,
+                    comment=f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
+                    f"runs {json.dumps(data['arguments'], sort_keys=True, default=str)}",
+                )
+            )
+        if request is not None and response.approved and "grant" in data:
+            grant = grants.record(self._state, request, outcome, str(data["grant"]))
+            outcome.grant_id = grant.grant_id
+            self.publish(
+                TaskChunkType.PROGRESS,
+                {"grant": grant.model_dump(mode="json"), "comment": grants.describe(grant)},
+                metadata={"interaction_id": outcome.interaction_id, "grant_id": grant.grant_id},
+            )
+        return outcome
 
     def _decide(
-        self, interaction_id: str, *, approved: bool, principal: str, channel: str, comment: str | None
+        self,
+        interaction_id: str,
+        *,
+        approved: bool,
+        principal: str,
+        channel: str,
+        comment: str | None,
+        response_data: dict[str, Any] | None = None,
     ) -> InteractionOutcome:
         outcome = approvals.decide(
             self._state,
@@ -266,6 +410,7 @@ class Supervisor:
             principal=principal,
             channel=channel,
             comment=comment,
+            response_data=response_data,
         )
         if not approved:
             self._settled.add(interaction_id)
@@ -279,6 +424,7 @@ class Supervisor:
                 "decided_by": principal,
                 "channel": channel,
                 "comment": comment,
+                **({"response_data": response_data} if response_data else {}),
             },
             metadata={"interaction_id": interaction_id},
         )

@@ -48,6 +48,7 @@ from contracts import (
 )
 from core.agent_registry import BUILTIN_AGENTS
 
+from ...tools.registry import declared_tools
 from ..model_errors import (
     ModelConfigError,
     classify_model_error,
@@ -273,7 +274,7 @@ async def adk_step(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> Ag
             one failure was transient (rate limit, 5xx, timeout, connection).
     """
     spec = step.agent or BUILTIN_AGENTS["demo-adk"]
-    allowed = {name: tools[name] for name in (spec.tools if step.agent else step.tools) if name in tools}
+    allowed = declared_tools(spec.tools if step.agent else step.tools, tools)
     failures: list[_ModelFailed] = []
     for model in [spec.model or "demo", *spec.fallback_models]:
         try:

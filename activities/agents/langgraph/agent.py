@@ -52,6 +52,7 @@ from contracts import (
 )
 from core.agent_registry import BUILTIN_AGENTS
 
+from ...tools.registry import declared_tools
 from ..model_errors import classify_model_error, describe_model_error, model_failure, transient_error
 from .demo_model import DEMO_MODEL, DemoChatModel, DemoModelFailure
 from .graph import UnreadableReply, build_graph, call_problems, tool_schemas
@@ -215,7 +216,7 @@ async def langgraph_step(step: AgentStepInput, tools: dict[str, ToolDescriptor])
             one failure was transient (rate limit, 5xx, timeout, connection refused).
     """
     spec = step.agent or DEFAULT_SPEC
-    allowed = {name: tools[name] for name in (spec.tools if step.agent else step.tools) if name in tools}
+    allowed = declared_tools(spec.tools if step.agent else step.tools, tools)
     names = [spec.model or DEMO_MODEL, *spec.fallback_models]
     failed: list[tuple[FailureDetails | None, str, BaseException | None]] = []  # (None: transient)
     for name in names:

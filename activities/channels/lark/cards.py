@@ -24,7 +24,9 @@ from ...tools.report import describe_result
 
 APPROVE: Final = "approve"
 DENY: Final = "deny"
-Action = Literal["approve", "deny"]
+APPROVE_FOR_SESSION: Final = "approve_session"
+"""Approve, and grant the same call for the rest of the session (`response_data.grant = "session"`)."""
+Action = Literal["approve", "deny", "approve_session"]
 
 TEXT_LIMIT = 4000
 """Characters per text message. Lark caps a text message's body at 150 KB; ~4000 characters
@@ -66,7 +68,11 @@ def parse_card_action(value: Any) -> CardAction | None:
     if not isinstance(value, dict):
         return None
     action, key, interaction_id = value.get("action"), value.get("session_key"), value.get("interaction_id")
-    if action not in (APPROVE, DENY) or not isinstance(key, str) or not isinstance(interaction_id, str):
+    if (
+        action not in (APPROVE, DENY, APPROVE_FOR_SESSION)
+        or not isinstance(key, str)
+        or not isinstance(interaction_id, str)
+    ):
         return None
     workflow_id = value.get("workflow_id")
     return CardAction(
@@ -218,6 +224,9 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
         ),
         ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.task_id)),
     ]
+    if "session" in _content(request).get("grants", []):
+        value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.task_id)
+        buttons.insert(1, ("Approve for this session", "primary", value))
     elements = [
         *_tool_elements(request),
         _markdown(f"**Who may approve:** {who}"),
@@ -281,6 +290,8 @@ def decided_card(request: InteractionRequest, outcome: InteractionOutcome) -> di
         decision = f"**{verdict}** by {_principal(outcome.decided_by)} at {when}"
         if outcome.channel:
             decision += f" (via {escape(outcome.channel)})"
+        if outcome.grant_id:
+            decision += f"; the same call is allowed for the rest of the session ({escape(outcome.grant_id)})"
     elements = [*_tool_elements(request), {"tag": "hr"}, _markdown(decision)]
     if outcome.comment:
         elements.append(_markdown(f"**Comment:** {escape(_cut(outcome.comment, _MAX_LINE_CHARS))}"))

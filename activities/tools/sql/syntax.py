@@ -67,11 +67,13 @@ class SqlClassification:
             sqlglot cannot parse it.
         destructive: True unless the statement provably only reads (fail safe: unknown is True).
         statements: Number of statements in the string (0 when unparseable).
+        table: The first table the statement names (None: none, or several statements).
     """
 
     kind: str
     destructive: bool
     statements: int = 1
+    table: str | None = None
 
     @property
     def reason(self) -> str:
@@ -147,7 +149,12 @@ def classify(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
     if len(statements) > 1:
         return SqlClassification(kind="MULTIPLE", destructive=True, statements=len(statements))
     statement = statements[0]
-    return SqlClassification(kind=_kind(statement), destructive=not _reads_only(statement, sql))
+    table = statement.find(exp.Table)
+    return SqlClassification(
+        kind=_kind(statement),
+        destructive=not _reads_only(statement, sql),
+        table=table.name.lower() if table is not None and table.name else None,
+    )
 
 
 def _is_plausible(statement: exp.Expr) -> bool:

@@ -79,6 +79,16 @@ class SqlTool(Tool):
         classification = self.database.classify(sql)
         return classification.destructive, classification.reason
 
+    def head(self, call: ToolCallRequest) -> str | None:
+        """`DELETE orders`: the statement kind and its table (None: unparseable or several)."""
+        sql = sql_argument(call.arguments)
+        if sql is None:
+            return None
+        classification = self.database.classify(sql)
+        if classification.kind in ("UNKNOWN", "MULTIPLE"):
+            return None
+        return " ".join(part for part in (classification.kind, classification.table) if part)
+
     def summarize(self, call: ToolCallRequest) -> str:
         """`sql: DELETE FROM orders WHERE status = 'cancelled'`."""
         sql = call.arguments.get("sql")

@@ -162,7 +162,9 @@ async def test_a_tool_call_round_trip(fake: FakeChatCompletions) -> None:
     assert request["messages"][0]["role"] == "system"
     assert "Answer as {json} when asked." in request["messages"][0]["content"]
     assert request["messages"][1:] == [{"role": "user", "content": "clean up"}]
-    assert [t["function"]["name"] for t in request["tools"]] == ["sql"]
+    assert [t["function"]["name"] for t in request["tools"]] == ["sql", "ask_user"], (
+        "ask_user is declared to every agent"
+    )
     assert request["tools"][0]["function"]["parameters"] == TOOLS["sql"].arguments_schema
 
     messages = [user("clean up"), sql_call("DELETE FROM orders", "call_abc"), sql_result("call_abc")]
@@ -263,7 +265,7 @@ async def test_a_missing_key_env_var_is_an_authentication_failure(monkeypatch: p
 
 BAD_CALLS = {
     "malformed json": (("bad1", "sql", '{"sql": "SELECT 1"'), "not valid JSON"),
-    "unknown tool": (("bad1", "rm_rf", "{}"), "there is no tool named 'rm_rf'; the tools are: sql"),
+    "unknown tool": (("bad1", "rm_rf", "{}"), "there is no tool named 'rm_rf'; the tools are: ask_user, sql"),
     "schema": (("bad1", "sql", '{"query": "SELECT 1"}'), "'sql' is a required property"),
 }
 

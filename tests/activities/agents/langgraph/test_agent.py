@@ -88,7 +88,9 @@ async def test_a_tool_call_round_trip_keeps_the_model_call_id(fake: FakeChatComp
     request = fake.requests[0]
     assert request["authorization"] == f"Bearer {KEY}"
     assert roles(request) == ["system", "user"]
-    assert [t["function"]["name"] for t in request["tools"]] == ["sql"]
+    assert [t["function"]["name"] for t in request["tools"]] == ["sql", "ask_user"], (
+        "ask_user is declared to every agent"
+    )
     assert request["tools"][0]["function"]["parameters"] == TOOLS["sql"].arguments_schema
 
     history = [  # as the workflow records it: the tool message carries the interaction id

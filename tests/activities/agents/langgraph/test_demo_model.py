@@ -130,7 +130,7 @@ async def test_a_tool_the_agent_may_not_use_is_refused() -> None:
     result = await langgraph_step(step([user("!ls")]), builtin_tools())
 
     assert result.output.intent == FinalAnswer(
-        content="I cannot use the terminal tool here; the tools I may use are: sql."
+        content="I cannot use the terminal tool here; the tools I may use are: sql, ask_user."
     )
 
 

@@ -1,0 +1,89 @@
+"""Approve with edits: the edited call runs (re-assessed), the audit keeps both, the agent is told."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+
+from contracts import TaskChunkType
+
+from ..support import collect_events, fields
+from .test_sessions import ask_for_delete, decide, is_type, new_key
+
+ONLY_ID_1 = "DELETE FROM orders WHERE id = 1"
+
+
+async def test_an_edited_delete_runs_as_edited_and_the_agent_is_told(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    before = count_orders("1=1")
+    response = await decide(
+        http,
+        key,
+        request.metadata["interaction_id"],
+        approved=True,
+        principal="bob",
+        response_data={"arguments": {"sql": ONLY_ID_1}},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["tool_result"]["content"]["rowcount"] == 1
+    assert count_orders("1=1") == before - 1 and count_orders("status = 'cancelled'") >= 2, (
+        "only the edit ran"
+    )
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+    )
+    ran = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST)
+    assert fields(ran)["tool_params"] == {"sql": ONLY_ID_1}
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert "bob edited my sql call before it ran" in str(answer.content)
+    assert "status = 'cancelled'" in str(answer.content), "the agent hears what it proposed"
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert [e["kind"] for e in audit] == ["requested", "approved", "edited"]
+    assert "cancelled" in audit[2]["comment"] and "id = 1" in audit[2]["comment"]
+
+
+async def test_an_edit_into_a_stronger_statement_is_asked_for_again(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    first = request.metadata["interaction_id"]
+    edit = {"arguments": {"sql": "DROP TABLE orders"}}
+    response = await decide(http, key, first, approved=True, principal="bob", response_data=edit)
+    assert response.status_code == 200, response.text
+    assert "asked for again" in response.json()["tool_result"]["error"], "the approver is told"
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": request.sequence_id}
+    )
+    again = chunks[-1]
+    assert again.metadata["interaction_id"] != first
+    assert fields(again)["tool_params"] == {"sql": "DROP TABLE orders"}
+    assert fields(again)["edit_of"] == first and "bob edited the call" in fields(again)["reason"]
+    assert count_orders("1=1") > 0, "nothing ran yet"
+    denied = await decide(http, key, again.metadata["interaction_id"], approved=False, principal="carol")
+    assert denied.status_code == 200, denied.text
+    await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": again.sequence_id})
+    assert count_orders("1=1") > 0, "the table is still there"
+
+
+async def test_bad_edits_are_422_and_lose_nothing(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    for body, expected in (
+        ({"approved": True, "response_data": {"arguments": "DROP TABLE orders"}}, "must be an object"),
+        (
+            {"approved": False, "response_data": {"arguments": {"sql": ONLY_ID_1}}},
+            "only goes with approved=true",
+        ),
+        ({"approved": True, "response_data": {"text": "hi"}}, "takes `arguments` and `grant`"),
+    ):
+        refused = await decide(http, key, interaction_id, principal="bob", **body)
+        assert refused.status_code == 422, refused.text
+        assert expected in refused.json()["detail"]
+    still = (await http.get(f"/sessions/{key}")).json()
+    assert [p["interaction_id"] for p in still["pending_interactions"]] == [interaction_id]
