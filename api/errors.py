@@ -32,6 +32,7 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INVALID_RESPONSE: 422,
     ErrorType.GRANT_NOT_FOUND: 404,
     ErrorType.GRANT_ALREADY_REVOKED: 409,
+    ErrorType.NO_TURN_RUNNING: 409,
     ErrorType.TASK_NOT_FOUND: 404,
     ErrorType.TASK_ALREADY_PAUSED: 409,
     ErrorType.TASK_NOT_PAUSED: 409,

@@ -27,6 +27,7 @@ class ErrorType(StrEnum):
     """A decision's `response_data` does not fit its interaction (422)."""
     GRANT_NOT_FOUND = "GrantNotFound"
     GRANT_ALREADY_REVOKED = "GrantAlreadyRevoked"
+    NO_TURN_RUNNING = "NoTurnRunning"
     # Graphs: interventions and blueprints refused by a graph's validators.
     TASK_NOT_FOUND = "TaskNotFound"
     TASK_ALREADY_PAUSED = "TaskAlreadyPaused"

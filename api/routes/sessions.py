@@ -264,3 +264,9 @@ _intervention(
     SessionWorkflow.cancel_checked,
     "End the session; a pending approval is denied by `system:cancel` (409 when closed).",
 )
+_intervention(
+    "turn/cancel",
+    SessionWorkflow.cancel_turn_checked,
+    "Cancel the running turn, not the session: what waits for a person is denied, a running step or "
+    "tool is cancelled, the agent is told (409 when no turn runs).",
+)

@@ -216,6 +216,16 @@ async def questioned(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
     await _idle(handle, 2)
 
 
+async def turn_cancelled(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete pending; the turn (not the session) is cancelled; the next message is answered."""
+    await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.cancel_turn_checked, SessionControl(reason="wrong", principal="alice")
+    )
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="SELECT COUNT(*) FROM orders"))
+    await _idle(handle, 1)
+
+
 def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
     remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
@@ -244,6 +254,7 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
         "session_granted": (SessionConfig(session_key="history-granted"), granted),
         "session_edited": (SessionConfig(session_key="history-edited"), edited),
         "session_questioned": (SessionConfig(session_key="history-questioned"), questioned),
+        "session_turn_cancelled": (SessionConfig(session_key="history-turn-cancelled"), turn_cancelled),
     }
 
 

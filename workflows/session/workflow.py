@@ -53,6 +53,7 @@ from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
 from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
 from .outbox import ChannelOutbox, outcome_text
+from .turn import Turn
 
 CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
 """Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
@@ -99,6 +100,9 @@ class SessionWorkflow(SupervisionHandlers):
             f"session {session_key_of(self.owner_id)!r}", self._state, surface
         )
         self._graphs = SessionGraphs(self.owner_id, self._config, self._state, self.publish, self._outbox)
+        self._turn = Turn(
+            f"session {session_key_of(self.owner_id)!r}", self._state, self._supervisor, surface
+        )
 
     # ----------------------------------------------------------------- run
 
@@ -149,19 +153,22 @@ class SessionWorkflow(SupervisionHandlers):
             {"message": message.content, "from": message.sender_id},
             metadata={"message_id": message.message_id} if message.message_id else {},
         )
-        outcome = await run_agent_loop(
-            self._supervisor,
-            agent_id=self._config.agent_id,
-            agent=self._config.agent,
-            messages=state.messages,
-            max_turns=self._config.max_turns,
+        outcome = await self._turn.run(
+            run_agent_loop(
+                self._supervisor,
+                agent_id=self._config.agent_id,
+                agent=self._config.agent,
+                messages=state.messages,
+                max_turns=self._config.max_turns,
+            )
         )
         if outcome.kind == "plan" and outcome.plan is not None and workflow.patched(SESSION_GRAPHS_PATCH):
             outcome = await self._graphs.run(outcome.plan, message.sender_id)
             state.messages.append(
                 UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
             )
-        self._report(outcome)
+        if outcome.kind != "cancelled" or state.cancelled:  # a cancelled turn has told everyone
+            self._report(outcome)
         state.last_activity = workflow.now()
         state.turns_total += 1
         if workflow.patched(EXPERIENCE_PATCH):
@@ -308,6 +315,26 @@ class SessionWorkflow(SupervisionHandlers):
     @cancel_checked.validator
     def _validate_cancel(self, control: SessionControl) -> None:
         self._interventions.check_open()
+
+    @workflow.update
+    async def cancel_turn_checked(self, control: SessionControl) -> LiveSession:
+        """Cancel the running turn, not the session; answers once it has stopped.
+
+        Rejected before history when no turn runs (`NoTurnRunning`) or the session is closed.
+        """
+        self._turn.cancel(control)
+        await workflow.wait_condition(lambda: not self._turn.running)
+        return self.get_status()
+
+    @cancel_turn_checked.validator
+    def _validate_cancel_turn(self, control: SessionControl) -> None:
+        self._interventions.check_open()
+        self._turn.check()
+
+    @workflow.signal
+    def cancel_turn(self, control: SessionControl) -> None:
+        """Signal twin of `cancel_turn_checked` (nothing running: ignored)."""
+        self._turn.cancel(control)
 
     # ------------------------------------------------------ queries
 

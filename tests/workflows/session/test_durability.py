@@ -85,6 +85,41 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
     assert count_orders("status = 'cancelled'") == 0
 
 
+async def test_a_grant_survives_a_worker_restart(
+    client: Client, settings: Settings, count_orders: Callable[[str], int]
+) -> None:
+    key = f"grant-{uuid.uuid4().hex[:8]}"
+    handle = client.get_workflow_handle(session_workflow_id(key))
+    async with build_worker(client, settings):
+        await session_calls.send_message(
+            client,
+            settings.temporal.task_queue,
+            SessionConfig(session_key=key),
+            message("DELETE FROM orders WHERE id = 1"),
+        )
+        pending = await wait_for_pending(client, key)
+        await handle.execute_update(
+            SessionWorkflow.respond_checked,
+            InteractionResponse(
+                interaction_id=pending.pending_interactions[0].interaction_id,
+                approved=True,
+                principal="bob",
+                response_data={"grant": "session_prefix"},
+            ),
+        )
+        await read_stream(client, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE)
+    async with build_worker(client, settings):  # a new worker replays the session from its history
+        await handle.signal(SessionWorkflow.submit_message, message("DELETE FROM orders WHERE id = 2"))
+        await assert_eventually(
+            lambda: handle.query(SessionWorkflow.get_grants),
+            lambda grants: grants[0].uses == 1,
+            what="the second DELETE allowed by the grant",
+        )
+        status = await handle.query(SessionWorkflow.get_status)
+        assert status.pending_interactions == [], "nobody was asked"
+    assert count_orders("id IN (1, 2)") == 0
+
+
 @pytest.mark.parametrize("agent", ["demo", "demo-adk", "demo-langgraph"])
 async def test_an_unanswered_approval_is_denied_by_the_timeout(
     time_env: WorkflowEnvironment, settings: Settings, agent: str
