@@ -30,11 +30,12 @@ RESPOND_CHECKED = "respond_checked"
 DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {
         "description": "Decision submitted but not processed, or the tool not finished, within "
-        "SYNAPSE_DECISION_WAIT_SECONDS (60 s)."
+        "SYNAPSE_DECISION_WAIT_SECONDS (60 s); or, under the two-person rule, a first approval counted "
+        "(`complete: false`, `approvals`): another approver must approve too."
     },
     403: {"description": "The principal may not decide this interaction."},
     404: {"description": "No such workflow or pending interaction."},
-    409: {"description": "Already decided, or the workflow is closed."},
+    409: {"description": "Already decided, the same person approving twice, or the workflow is closed."},
     503: {
         "description": "Temporal had no room for the decision within SYNAPSE_DECISION_WAIT_SECONDS "
         "(nothing was applied); retry after `Retry-After` seconds."
@@ -92,4 +93,6 @@ async def decide(
             else f"decision on {interaction_id!r} recorded; the approved tool is still running"
         )
         return JSONResponse(status_code=202, content={"interaction_id": interaction_id, "detail": detail})
+    if not outcome.complete:  # the two-person rule: counted, nothing applied yet
+        return JSONResponse(status_code=202, content=outcome.model_dump(mode="json"))
     return outcome

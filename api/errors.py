@@ -33,6 +33,7 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.GRANT_NOT_FOUND: 404,
     ErrorType.GRANT_ALREADY_REVOKED: 409,
     ErrorType.NO_TURN_RUNNING: 409,
+    ErrorType.APPROVER_ALREADY_COUNTED: 409,
     ErrorType.TASK_NOT_FOUND: 404,
     ErrorType.TASK_ALREADY_PAUSED: 409,
     ErrorType.TASK_NOT_PAUSED: 409,

@@ -59,6 +59,7 @@ from .graph import (
 )
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
+from .policy import ANY_TOOL, DecisionPolicy, policy_for
 from .session import (
     AuditTrail,
     CreateSessionRequest,
@@ -83,6 +84,7 @@ from .streaming import (
 from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
 
 __all__ = [
+    "ANY_TOOL",
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
     "FINISHED_TASK",
@@ -111,6 +113,7 @@ __all__ = [
     "Contract",
     "CreateSessionRequest",
     "DataFlow",
+    "DecisionPolicy",
     "Delivery",
     "EdgeDefinition",
     "EdgeStatus",
@@ -178,4 +181,5 @@ __all__ = [
     "UniversalMessage",
     "WatchRequest",
     "WatchResult",
+    "policy_for",
 ]

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import Contract
+from .policy import DecisionPolicy
 
 Framework = Literal["adk", "langgraph", "demo"]
 
@@ -46,6 +47,10 @@ class AgentSpec(Contract):
     )
     instruction: str = Field(default="", description="System instruction for the model.")
     tools: list[str] = Field(default_factory=lambda: ["sql"], description="Tools it may call.")
+    policies: dict[str, DecisionPolicy] = Field(
+        default_factory=dict,
+        description="Decision policies by tool name or `*` (a session's own policies win over these).",
+    )
     fallback_models: list[str] = Field(
         default_factory=list, description="Models tried in order when the model fails."
     )

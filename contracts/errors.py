@@ -28,6 +28,8 @@ class ErrorType(StrEnum):
     GRANT_NOT_FOUND = "GrantNotFound"
     GRANT_ALREADY_REVOKED = "GrantAlreadyRevoked"
     NO_TURN_RUNNING = "NoTurnRunning"
+    APPROVER_ALREADY_COUNTED = "ApproverAlreadyCounted"
+    """The two-person rule: the same person approved already (409)."""
     # Graphs: interventions and blueprints refused by a graph's validators.
     TASK_NOT_FOUND = "TaskNotFound"
     TASK_ALREADY_PAUSED = "TaskAlreadyPaused"

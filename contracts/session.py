@@ -9,6 +9,7 @@ from pydantic import Field
 from .agents import AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
 from .base import Contract
+from .policy import DecisionPolicy
 from .streaming import AuditEntry, InteractionRequest
 
 SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
@@ -48,6 +49,11 @@ class SessionConfig(Contract):
         description="The person whose message led to a request may approve it, besides `approvers` "
         "(Lark sessions: on).",
     )
+    policies: dict[str, DecisionPolicy] = Field(
+        default_factory=dict,
+        description="Decision policies by tool name (or `*`), over the agent's: who decides, two-person "
+        "rule, escalation, grants.",
+    )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
@@ -71,6 +77,9 @@ class CreateSessionRequest(Contract):
     )
     question_timeout_seconds: int | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Question timeout; 3600 s by default."
+    )
+    policies: dict[str, DecisionPolicy] | None = Field(
+        default=None, description="Decision policies by tool name or `*` (see `DecisionPolicy`)."
     )
 
 

@@ -79,6 +79,15 @@ class InteractionRequest(Contract):
     expires_at: datetime | None = Field(
         default=None, description="When an unanswered request is denied by `system:timeout`."
     )
+    approvals_required: int = Field(
+        default=1, description="Distinct approvals needed (2: the two-person rule)."
+    )
+    approved_by: list[str] = Field(
+        default_factory=list, description="Who approved so far, while more approvals are needed."
+    )
+    escalate_to: list[str] = Field(default_factory=list, description="Who is asked too at `escalate_at`.")
+    escalate_at: datetime | None = Field(default=None, description="When an undecided request escalates.")
+    escalated: bool = Field(default=False, description="Whether it has escalated.")
 
 
 class InteractionResponse(Contract):
@@ -136,6 +145,13 @@ class InteractionOutcome(Contract):
     grant_id: str | None = Field(
         default=None,
         description="The grant this decision made, or (channel `grant`) the grant that allowed it.",
+    )
+    approvals: list[str] = Field(
+        default_factory=list, description="Who approved, in order (two for the two-person rule)."
+    )
+    complete: bool = Field(
+        default=True,
+        description="False: an approval counted (`approvals`), but another approver must still decide.",
     )
 
 

@@ -35,6 +35,10 @@ class ToolDescriptor(Contract):
         description="When a call needs a person's approval: never, always, or only when "
         "the call is destructive.",
     )
+    critical: bool = Field(
+        default=False,
+        description="Calls that need approval need two distinct approvers (the two-person rule).",
+    )
     allow_grants: bool = Field(
         default=True,
         description="Whether an approval of a call may grant later matching calls "
@@ -64,6 +68,9 @@ class ToolAssessment(Contract):
     grants: list[str] = Field(
         default_factory=list,
         description="The grant scopes an approval of this call may give (`session`, `session_prefix`).",
+    )
+    critical: bool = Field(
+        default=False, description="The tool is marked critical: two approvers are needed."
     )
 
 

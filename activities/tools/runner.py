@@ -123,6 +123,7 @@ class ToolActivities:
             quick="quick" in descriptor.capabilities,
             head=head,
             grants=grant_scopes(descriptor, head),
+            critical=descriptor.critical,
         )
 
     @activity.defn(name="run_tool")

@@ -32,7 +32,13 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from activities.channels.lark.cards import APPROVE, APPROVE_FOR_SESSION, decided_card, parse_card_action
+from activities.channels.lark.cards import (
+    APPROVE,
+    APPROVE_FOR_SESSION,
+    approval_card,
+    decided_card,
+    parse_card_action,
+)
 from contracts import (
     AuditTrail,
     ErrorType,
@@ -105,6 +111,8 @@ def read_click(data: P2CardActionTrigger) -> Click | Answer:
 
 
 def _decided_text(outcome: InteractionOutcome) -> str:
+    if not outcome.complete:
+        return f"Approved by {outcome.decided_by} ({len(outcome.approvals)}/2): another approver must approve too."
     verb = "Approved" if outcome.approved else "Denied"
     granted = (
         f" The same call is allowed for the rest of the session ({outcome.grant_id})."
@@ -163,11 +171,21 @@ async def _pending_request(client: Client, click: Click) -> InteractionRequest |
     return next((r for r in pending if r.interaction_id == click.interaction_id), None)
 
 
-def _answer(kind: str, text: str, request: InteractionRequest | None, outcome: InteractionOutcome) -> Answer:
-    """A toast, plus the card redrawn without buttons when the request is known."""
+def _answer(
+    kind: str,
+    text: str,
+    request: InteractionRequest | None,
+    outcome: InteractionOutcome,
+    session_key: str = "",
+) -> Answer:
+    """A toast, plus the card redrawn (without buttons once decided; "1/2" while a second approver is needed)."""
     answer = toast(kind, text)
     if request is not None:
-        answer["card"] = {"type": "raw", "data": decided_card(request, outcome)}
+        if outcome.complete:
+            card = decided_card(request, outcome)
+        else:
+            card = approval_card(request.model_copy(update={"approved_by": outcome.approvals}), session_key)
+        answer["card"] = {"type": "raw", "data": card}
     return answer
 
 
@@ -268,4 +286,4 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
                 "warning", "Synapse is busy and took no decision; press the button again in a moment."
             )
         raise
-    return _answer("success", _decided_text(outcome), request, outcome)
+    return _answer("success", _decided_text(outcome), request, outcome, click.session_key)

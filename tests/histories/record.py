@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 from api import session_calls
 from contracts import (
     AgentSpec,
+    DecisionPolicy,
     GrantRevocation,
     GraphConfig,
     GraphIntervention,
@@ -226,6 +227,22 @@ async def turn_cancelled(_client: Client, handle: WorkflowHandle[SessionWorkflow
     await _idle(handle, 1)
 
 
+async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete under the two-person rule with escalation after 1 s: bob approves (1/2), the request
+    escalates to dave, who approves second."""
+    interaction = await _pending_id(handle)
+    await _decide(handle, interaction, True)
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: bool(s.pending_interactions) and s.pending_interactions[0].escalated,
+    )
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="dave"),
+    )
+    await _idle(handle, 1)
+
+
 def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
     remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
@@ -255,6 +272,18 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
         "session_edited": (SessionConfig(session_key="history-edited"), edited),
         "session_questioned": (SessionConfig(session_key="history-questioned"), questioned),
         "session_turn_cancelled": (SessionConfig(session_key="history-turn-cancelled"), turn_cancelled),
+        "session_two_people": (
+            SessionConfig(
+                session_key="history-two-people",
+                approvers=["bob"],
+                policies={
+                    "sql": DecisionPolicy(
+                        approvals_required=2, escalate_to=["dave"], escalate_after_seconds=1
+                    )
+                },
+            ),
+            two_people,
+        ),
     }
 
 

@@ -128,7 +128,10 @@ class AgentTaskWorkflow(SupervisionHandlers):
             publish=self.publish, channel=_Silent(), show_status=self._show, refresh=lambda: None
         )
         policy = Policy(
-            timeout_seconds=input.approval_timeout_seconds, approvers=input.approvers, channel=input.channel
+            timeout_seconds=input.approval_timeout_seconds,
+            approvers=input.approvers,
+            channel=input.channel,
+            layers=(input.agent.policies,) if input.agent else (),
         )
         self._supervisor = Supervisor(
             workflow.info().workflow_id,

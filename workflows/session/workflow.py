@@ -94,6 +94,7 @@ class SessionWorkflow(SupervisionHandlers):
             approve_by_requester=self._config.approve_by_requester,
             channel=self._config.channel,
             question_timeout_seconds=self._config.question_timeout_seconds,
+            layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
         )
         self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
         self._interventions = Interventions(

@@ -26,6 +26,9 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
+from .escalation import check_second_approver
+
+
 class Ledger(Protocol):
     """Where approvals are kept: part of the owning workflow's state model."""
 
@@ -43,9 +46,14 @@ def find_pending(ledger: Ledger, interaction_id: str) -> InteractionRequest | No
     return next((r for r in ledger.pending if r.interaction_id == interaction_id), None)
 
 
+def _person(principal: str) -> str:
+    """A Lark open_id with or without its `lark:` prefix is the same person."""
+    return principal.removeprefix("lark:")
+
+
 def may_decide(request: InteractionRequest, principal: str) -> bool:
     """Whether `principal` is allowed to answer `request` (empty approvers: anyone)."""
-    return not request.approvers or principal in request.approvers
+    return not request.approvers or _person(principal) in {_person(p) for p in request.approvers}
 
 
 def check_response(ledger: Ledger, response: InteractionResponse) -> InteractionRequest:
@@ -80,6 +88,8 @@ def check_response(ledger: Ledger, response: InteractionResponse) -> Interaction
             type=ErrorType.APPROVER_NOT_ALLOWED,
             non_retryable=True,
         )
+    if response.approved:
+        check_second_approver(request, principal)
     check_response_data(request, response)
     return request
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, Grant, InteractionOutcome, InteractionRequest
+    from contracts import AuditEntry, DecisionPolicy, Grant, InteractionOutcome, InteractionRequest
 
 from ..chunk_stream import Publish
 
@@ -59,6 +59,8 @@ class Policy:
     approvers: list[str] = field(default_factory=list)
     question_timeout_seconds: int | None = None
     """How long an agent's question waits (None: `timeout_seconds`)."""
+    layers: tuple[dict[str, DecisionPolicy], ...] = ()
+    """Decision policies by tool, most specific first (the session's, then its agent's)."""
     approve_by_requester: bool = False
     channel: str = "http"
 

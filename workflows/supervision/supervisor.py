@@ -35,9 +35,10 @@ with workflow.unsafe.imports_passed_through():
         ToolAssessment,
         ToolCallRequest,
         ToolResult,
+        policy_for,
     )
 
-from . import approvals, grants
+from . import approvals, escalation, grants
 from .chat_reply import interpret_reply
 from .ports import Policy, SupervisedState, Surface
 
@@ -91,6 +92,7 @@ class Supervisor:
         grant = grants.matching(self._state, call, assessment)
         if grant is not None:
             return self._allow_by_grant(grant, assessment)
+        decision = policy_for(call.tool_id, *self._policy.layers)
         content: dict[str, Any] = {
             "tool_name": call.tool_id,
             "tool_params": call.arguments,
@@ -98,7 +100,7 @@ class Supervisor:
             "summary": assessment.summary,
             "reason": assessment.reason,
             "head": assessment.head,
-            "grants": list(assessment.grants),
+            "grants": list(assessment.grants) if decision.allow_grants else [],
         }
         if edit_of is not None:
             content["edit_of"] = edit_of.interaction_id
@@ -106,7 +108,15 @@ class Supervisor:
                 f"{edit_of.decided_by} edited the call approved as {edit_of.interaction_id} into another kind: "
                 f"{assessment.reason}"
             )
-        return await self.ask(InteractionType.TOOL_APPROVAL, "tool", content)
+        return await self.ask(
+            InteractionType.TOOL_APPROVAL,
+            "tool",
+            content,
+            approvers=decision.approvers,
+            approvals_required=2 if assessment.critical else decision.approvals_required,
+            escalate_to=decision.escalate_to,
+            escalate_after_seconds=decision.escalate_after_seconds,
+        )
 
     async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
         """The agent's question (`ask_user`): a USER_INPUT request, answered with `response_data.text`.
@@ -189,11 +199,16 @@ class Supervisor:
         timeout_seconds: int | None = None,
         chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
         metadata: dict[str, Any] | None = None,
+        approvals_required: int = 1,
+        escalate_to: list[str] | None = None,
+        escalate_after_seconds: int | None = None,
     ) -> InteractionOutcome:
         """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout.
 
         `approvers` and `timeout_seconds` override the policy's for this request (a graph gate
-        names its own); `metadata` is added to the request (e.g. the graph task it gates).
+        names its own); `metadata` is added to the request (e.g. the graph task it gates);
+        `approvals_required` 2 is the two-person rule; `escalate_to` are asked too when nobody
+        decided after `escalate_after_seconds` (default: half the timeout).
         """
         request = self.open(
             kind,
@@ -203,6 +218,9 @@ class Supervisor:
             timeout_seconds=timeout_seconds,
             chunk=chunk,
             metadata=metadata,
+            approvals_required=approvals_required,
+            escalate_to=escalate_to,
+            escalate_after_seconds=escalate_after_seconds,
         )
         return await self.wait_for(request)
 
@@ -216,6 +234,9 @@ class Supervisor:
         timeout_seconds: int | None = None,
         chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
         metadata: dict[str, Any] | None = None,
+        approvals_required: int = 1,
+        escalate_to: list[str] | None = None,
+        escalate_after_seconds: int | None = None,
     ) -> InteractionRequest:
         """Open a request (audited, published, shown) without waiting; `wait_for` waits for it."""
         state = self._state
@@ -233,6 +254,11 @@ class Supervisor:
             approvers=approvers if approvers is not None else self._policy.approvers_for(self.requester),
             requested_by=self.requester,
             expires_at=now + timeout,
+            approvals_required=approvals_required,
+            escalate_to=list(escalate_to or []),
+            escalate_at=now + escalation.escalate_at(timeout, escalate_after_seconds)
+            if escalate_to
+            else None,
         )
         approvals.open_request(state, request)
         self._requests[interaction_id] = request
@@ -250,6 +276,14 @@ class Supervisor:
         state = self._state
         interaction_id = request.interaction_id
         expires_at = request.expires_at or workflow.now()
+        if request.escalate_at is not None and not request.escalated and request.escalate_at < expires_at:
+            try:
+                await workflow.wait_condition(
+                    lambda: interaction_id in state.decided or state.cancelled,
+                    timeout=max(request.escalate_at - workflow.now(), timedelta(0)),
+                )
+            except TimeoutError:
+                self._escalate(interaction_id)
         timeout = expires_at - workflow.now()
         try:
             if timeout > timedelta(0):
@@ -267,6 +301,26 @@ class Supervisor:
             )
         self._surface.show_status("paused" if state.paused else "active")
         return state.decided[interaction_id]
+
+    def _escalate(self, interaction_id: str) -> None:
+        request = approvals.find_pending(self._state, interaction_id)
+        if request is None:
+            return
+        added = escalation.escalate(self._state, request)
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": interaction_id,
+                "escalated_to": request.escalate_to,
+                "approvers": request.approvers,
+            },
+            metadata={"interaction_id": interaction_id, "escalated": True},
+        )
+        asked = ", ".join(added or request.escalate_to)
+        self._surface.channel.text(
+            f"⏫ `{interaction_id}` is still waiting for a decision; {asked}: please decide."
+        )
+        self._surface.refresh()
 
     def withdraw(self, interaction_id: str, principal: str, comment: str) -> None:
         """Close a pending request without a person (e.g. its task was rolled back): a denial."""
@@ -304,6 +358,8 @@ class Supervisor:
         """Decide, and answer once the approved tool ran (or the denial is recorded)."""
         approvals.check_response(self._state, response)  # a racing twin may have decided it
         outcome = self._decide_response(response)
+        if not outcome.complete:  # the two-person rule: counted, not decided
+            return outcome
         await workflow.wait_condition(
             lambda: outcome.interaction_id in self._settled or self._state.cancelled
         )
@@ -348,6 +404,15 @@ class Supervisor:
             )
             return
         reply = interpret_reply(message.content)
+        if reply == "approve" and message.sender_id in request.approved_by:
+            reason = (
+                f"{message.sender_id} already approved {request.interaction_id}; another approver is needed"
+            )
+            self._surface.channel.text(reason)
+            return
+        if reply == "approve" and escalation.needs_more(request):
+            self._count(request, message.sender_id, message.channel)
+            return
         comment = (
             message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
         )
@@ -359,8 +424,28 @@ class Supervisor:
             comment=comment,
         )
 
+    def _count(self, request: InteractionRequest, principal: str, channel: str) -> InteractionOutcome:
+        """A first approval of a two-person request: counted, shown as 1/2 everywhere."""
+        outcome = escalation.count(self._state, request, principal, channel)
+        self.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": request.interaction_id,
+                "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
+                "approved_by": list(request.approved_by),
+            },
+            metadata={"interaction_id": request.interaction_id},
+        )
+        self._surface.channel.decided(request.model_copy(deep=True), outcome)
+        self._surface.refresh()
+        return outcome
+
     def _decide_response(self, response: InteractionResponse) -> InteractionOutcome:
         request = approvals.find_pending(self._state, response.interaction_id or "")
+        principal = response.principal or Principal.ANONYMOUS
+        if request is not None and response.approved and escalation.needs_more(request):
+            return self._count(request, principal, response.channel)
+        approved_by = list(request.approved_by) if request is not None else []
         outcome = self._decide(
             response.interaction_id or "",
             approved=response.approved,
@@ -369,6 +454,8 @@ class Supervisor:
             comment=response.user_message,
             response_data=response.response_data,
         )
+        if response.approved:
+            outcome.approvals = [*approved_by, principal]
         data = response.response_data or {}
         if request is not None and response.approved and "arguments" in data:
             content = request.content if isinstance(request.content, dict) else {}

@@ -227,8 +227,18 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
     if "session" in _content(request).get("grants", []):
         value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.task_id)
         buttons.insert(1, ("Approve for this session", "primary", value))
+    quorum = []
+    if request.approvals_required > 1:
+        so_far = ", ".join(_principal(p) for p in request.approved_by) or "nobody yet"
+        quorum = [
+            _markdown(
+                f"**Approvals:** {len(request.approved_by)}/{request.approvals_required} ({so_far}) · "
+                "two different people must approve"
+            )
+        ]
     elements = [
         *_tool_elements(request),
+        *quorum,
         _markdown(f"**Who may approve:** {who}"),
         _markdown(f"**Deadline:** {deadline} (unanswered requests are cancelled)"),
         {
@@ -292,6 +302,10 @@ def decided_card(request: InteractionRequest, outcome: InteractionOutcome) -> di
             decision += f" (via {escape(outcome.channel)})"
         if outcome.grant_id:
             decision += f"; the same call is allowed for the rest of the session ({escape(outcome.grant_id)})"
+    if outcome.approved and len(outcome.approvals) > 1:
+        decision += (
+            f" ({len(outcome.approvals)} approvals: {', '.join(_principal(p) for p in outcome.approvals)})"
+        )
     elements = [*_tool_elements(request), {"tag": "hr"}, _markdown(decision)]
     if outcome.comment:
         elements.append(_markdown(f"**Comment:** {escape(_cut(outcome.comment, _MAX_LINE_CHARS))}"))

@@ -240,14 +240,19 @@ class LarkActivities:
         request = message.interaction
         if request is None:
             raise _invalid(f"a {message.kind} needs the `interaction` it shows")
+        session_key = message.session_key or request.task_id.removeprefix(SESSION_PREFIX)
         if message.kind == "approval_card":
-            session_key = message.session_key or request.task_id.removeprefix(SESSION_PREFIX)
             return Delivery(
                 message_id=self._send(message, "interactive", approval_card(request, session_key), key, 0)
             )
         if message.outcome is None:
             raise _invalid("a card_update needs the `outcome` it shows")
-        card = decided_card(request, message.outcome)
+        # Not complete: one approval of two counted; the card still asks, showing "1/2".
+        card = (
+            decided_card(request, message.outcome)
+            if message.outcome.complete
+            else approval_card(request, session_key)
+        )
         if message.card_message_id is None:
             # The approval card never arrived (its delivery failed): post the decision instead.
             return Delivery(message_id=self._send(message, "interactive", card, key, 0))

@@ -183,3 +183,17 @@ async def test_a_new_plugin_is_assessed_and_run_without_the_runner_knowing_its_n
     assert assessment.summary == 'shout: {"text": "hi"}'
     assert assessment.reason == "shout always needs approval"
     assert (result.ok, result.content) == (True, "HI")
+
+
+async def test_a_critical_tool_and_its_grants_are_in_the_assessment(acts: ToolActivities) -> None:
+    sql = acts.tools["sql"]
+    assessed = await assess(acts, sql_call("DELETE FROM orders WHERE id = 1"))
+    assert (assessed.critical, assessed.head, assessed.grants) == (
+        False,
+        "DELETE orders",
+        ["session", "session_prefix"],
+    )
+    sql.descriptor = sql.descriptor.model_copy(update={"critical": True, "allow_grants": False})
+    strict = await assess(acts, sql_call("DELETE FROM orders WHERE id = 1"))
+    assert strict.critical is True, "the workflow then asks two distinct approvers"
+    assert strict.grants == [], "a tool that forbids grants offers none"

@@ -27,6 +27,11 @@ async def lark_api() -> AsyncIterator[FakeLarkOpenApi]:
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Settings:
     """The test's settings with the Lark channel on (webhook mode, encrypted and signed)."""
+    return lark_settings(tmp_path, task_queue, lark_api)
+
+
+def lark_settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Settings:
+    """Settings with the Lark channel on, talking to the stand-in `lark_api`."""
     return Settings(
         data_dir=tmp_path,
         temporal=TemporalSettings(task_queue=task_queue),
