@@ -21,6 +21,7 @@ from activities.agents.directory import AgentDirectory
 from activities.agents.step import AgentActivities
 from activities.artifacts.archive import ArchiveActivities
 from activities.channels.lark.delivery import LarkActivities
+from activities.channels.webhook.delivery import WebhookActivities
 from activities.experience.index import ExperienceActivities
 from activities.tools.runner import ToolActivities
 from core.artifacts import ArtifactStore
@@ -56,6 +57,7 @@ def build_worker(
         *AgentDirectory(settings).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
+        *WebhookActivities(settings).activities(),
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
         *ExperienceActivities(ExperienceIndex.for_data_dir(settings.data_dir)).activities(),
     ]

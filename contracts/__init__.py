@@ -59,6 +59,7 @@ from .graph import (
 )
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
+from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
 from .session import (
     AuditTrail,
@@ -157,6 +158,8 @@ __all__ = [
     "MessageRequest",
     "MessageWindow",
     "MessagesQuery",
+    "Notification",
+    "NotificationEvent",
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",

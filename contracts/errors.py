@@ -53,6 +53,11 @@ class ErrorType(StrEnum):
     LARK_REJECTED = "LarkRejected"
     LARK_NOT_CONFIGURED = "LarkNotConfigured"
     INVALID_OUTBOUND_MESSAGE = "InvalidOutboundMessage"
+    # Webhook notifications.
+    WEBHOOK_UNAVAILABLE = "WebhookUnavailable"
+    """Retryable: 5xx, 408, 429, a timeout or no connection."""
+    WEBHOOK_REJECTED = "WebhookRejected"
+    WEBHOOK_NOT_CONFIGURED = "WebhookNotConfigured"
 
 
 class Principal(StrEnum):

@@ -13,6 +13,7 @@ from .policy import DecisionPolicy
 from .streaming import AuditEntry, InteractionRequest
 
 SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
+NOTIFY_URL_PATTERN = r"^https?://[^\s]{1,2000}$"
 
 
 class SessionConfig(Contract):
@@ -54,6 +55,11 @@ class SessionConfig(Contract):
         description="Decision policies by tool name (or `*`), over the agent's: who decides, two-person "
         "rule, escalation, grants.",
     )
+    notify_url: str | None = Field(
+        default=None,
+        pattern=NOTIFY_URL_PATTERN,
+        description="Webhook told of every interaction opened, decided, escalated or timed out (signed).",
+    )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
@@ -80,6 +86,12 @@ class CreateSessionRequest(Contract):
     )
     policies: dict[str, DecisionPolicy] | None = Field(
         default=None, description="Decision policies by tool name or `*` (see `DecisionPolicy`)."
+    )
+    notify_url: str | None = Field(
+        default=None,
+        pattern=NOTIFY_URL_PATTERN,
+        description="An http(s) URL told of every interaction opened, decided, escalated or timed out, "
+        "signed with SYNAPSE_WEBHOOK_SECRET (see `Notification`).",
     )
 
 

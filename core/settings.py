@@ -202,6 +202,23 @@ class ArtifactSettings(_Group):
     )
 
 
+class WebhookSettings(_Group):
+    """Notifications of interactions POSTed to a session's `notify_url`."""
+
+    secret: str | None = Field(
+        default=None,
+        validation_alias=env("secret", "SYNAPSE_WEBHOOK_SECRET"),
+        description="Key of the HMAC-SHA256 signature every notification carries; sessions may name "
+        "a `notify_url` only when it is set.",
+    )
+    timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=env("timeout_seconds", "SYNAPSE_WEBHOOK_TIMEOUT_SECONDS"),
+        description="How long one POST may take before it is retried.",
+    )
+
+
 class LarkSettings(_Group):
     """The Lark/Feishu channel; on when `app_id` is set."""
 
@@ -278,6 +295,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     artifacts: ArtifactSettings = Field(default_factory=ArtifactSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
 
     @property
     def demo_db_url(self) -> str:

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, Path, Query
+from fastapi import APIRouter, Body, Header, HTTPException, Path, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from temporalio.client import Client
@@ -57,6 +57,11 @@ async def create_session(
     caller: Operator,
 ) -> LiveSession:
     """Start a session explicitly (a first message would also start one); 422 for an unknown agent."""
+    if body.notify_url and not settings.webhooks.secret:
+        raise HTTPException(
+            422,
+            "notify_url needs SYNAPSE_WEBHOOK_SECRET set (on the API and the workers): notifications are signed",
+        )
     key = body.session_key or uuid.uuid4().hex[:12]
     config = SessionConfig(
         session_key=key,

@@ -94,3 +94,19 @@ async def test_an_unanswered_question_times_out(http: httpx.AsyncClient) -> None
     assert "nobody answered the question in time" in str(answer.content)
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert (audit[-1]["kind"], audit[-1]["principal"]) == ("declined", "system:timeout")
+
+
+async def test_the_next_message_answers_a_question(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    interaction_id, offset = await ask(http, key, "Which region?")
+    sent = await http.post(f"/sessions/{key}/messages", json={"content": "eu-west", "principal": "alice"})
+    assert sent.status_code == 202
+    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
+    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
+    assert 'alice answered "Which region?": eu-west' in str(answer.content)
+    users = [
+        m for m in (await http.get(f"/sessions/{key}/messages")).json()["messages"] if m["role"] == "user"
+    ]
+    assert [m["content"] for m in users] == ["ask: Which region?"], "the reply answered the question"
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert (audit[-1]["kind"], audit[-1]["interaction_id"]) == ("answered", interaction_id)

@@ -38,7 +38,7 @@ from contracts import (
     SessionControl,
     WatchRequest,
 )
-from core.settings import LarkSettings, Settings, TemporalSettings
+from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.state import GraphRunInput
@@ -49,6 +49,7 @@ from workflows.session import SessionWorkflow
 from ..conftest import assert_eventually, temporal_binary
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
 from ..fakes.lark_open_api import lark_open_api
+from ..fakes.webhook import webhook_receiver
 
 HERE = Path(__file__).parent
 WORKFLOW_IDS = HERE / "workflow_ids.json"
@@ -243,8 +244,9 @@ async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
     await _idle(handle, 1)
 
 
-def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scenario]]:
-    """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to."""
+def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[SessionConfig, Scenario]]:
+    """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to,
+    `hook_url` a webhook receiver."""
     remote = AgentSpec(name="remote", framework="langgraph", model="fake-model", base_url=fake.base_url)
     return {
         "session_approved": (SessionConfig(session_key="history-approved"), approved),
@@ -272,6 +274,10 @@ def scenarios(fake: FakeChatCompletions) -> dict[str, tuple[SessionConfig, Scena
         "session_edited": (SessionConfig(session_key="history-edited"), edited),
         "session_questioned": (SessionConfig(session_key="history-questioned"), questioned),
         "session_turn_cancelled": (SessionConfig(session_key="history-turn-cancelled"), turn_cancelled),
+        "session_notified": (
+            SessionConfig(session_key="history-notified", notify_url=hook_url or None),
+            approved,
+        ),
         "session_two_people": (
             SessionConfig(
                 session_key="history-two-people",
@@ -313,12 +319,17 @@ BATCH_REPLY = [
 
 
 async def record_all(
-    env: WorkflowEnvironment, settings: Settings, fake: FakeChatCompletions, tag: str, only: list[str]
+    env: WorkflowEnvironment,
+    settings: Settings,
+    fake: FakeChatCompletions,
+    tag: str,
+    only: list[str],
+    hook_url: str = "",
 ) -> None:
     """Run every scenario (or those in `only`) once with a worker; write the histories not recorded yet."""
     async with build_worker(env.client, settings):
         fake.enqueue(fake.tool_calls(BATCH_REPLY))
-        for name, (config, scenario) in scenarios(fake).items():
+        for name, (config, scenario) in scenarios(fake, hook_url).items():
             if only and name not in only:
                 continue
             path = HERE / f"{name}.{tag}.json"
@@ -466,16 +477,17 @@ async def main(tag: str, only: list[str]) -> None:
     )
     try:
         with tempfile.TemporaryDirectory() as data_dir:
-            async with fake_chat_completions() as fake, lark_open_api() as lark:
+            async with fake_chat_completions() as fake, lark_open_api() as lark, webhook_receiver() as hook:
                 settings = Settings(
                     data_dir=Path(data_dir),
                     temporal=TemporalSettings(task_queue="history"),
                     lark=LarkSettings(app_id=lark.app_id, app_secret=lark.app_secret, domain=lark.base_url),
+                    webhooks=WebhookSettings(secret="history"),
                     _env_file=None,
                 )
                 sessions = [name for name in only if name not in GRAPH_SCENARIOS]
                 if sessions or not only:
-                    await record_all(env, settings, fake, tag, sessions)
+                    await record_all(env, settings, fake, tag, sessions, hook.url)
                 await record_graphs(env, settings, tag, only)
     finally:
         await env.shutdown()

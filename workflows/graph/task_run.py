@@ -43,7 +43,7 @@ from ..chunk_stream import ChunkStream
 from ..ids import interaction_prefix
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
-from ..supervision.ports import Policy, Surface
+from ..supervision.ports import Policy, Silent, Surface
 from ..supervision.supervisor import Supervisor
 from .view import asks
 
@@ -69,19 +69,6 @@ class TaskRunState(BaseModel):
     grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     messages: list[UniversalMessage] = Field(default_factory=list)
-
-
-class _Silent:
-    """A task run tells people through its graph, not a chat of its own."""
-
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Nothing to send."""
-
-    def approval_requested(self, request: InteractionRequest) -> None:
-        """The graph shows it (from `task_interactions`)."""
-
-    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
-        """The graph shows it (from `task_interactions`)."""
 
 
 def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:
@@ -125,7 +112,7 @@ class AgentTaskWorkflow(SupervisionHandlers):
         self._chunks = ChunkStream(workflow.info().workflow_id, self._state, None)
         self.publish = self._chunks.publish
         surface = Surface(
-            publish=self.publish, channel=_Silent(), show_status=self._show, refresh=lambda: None
+            publish=self.publish, channel=Silent(), show_status=self._show, refresh=lambda: None
         )
         policy = Policy(
             timeout_seconds=input.approval_timeout_seconds,

@@ -59,7 +59,7 @@ from ..ids import run_of_interaction, task_run_workflow_id
 from ..supervision import approvals
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
-from ..supervision.ports import Policy, Surface
+from ..supervision.ports import Policy, Silent, Surface
 from ..supervision.supervisor import Supervisor
 from . import task_interventions, view
 from .blueprint import UPDATABLE_STATUS, BlueprintRefused, assignees_of, expand
@@ -80,19 +80,6 @@ GRAPH_PROGRESS = "graph_progress"
 """The signal a parent session takes the graph's progress by."""
 
 
-class _Silent:
-    """Graph requests are shown on its stream and in `GET /graphs/{id}` (no chat of its own yet)."""
-
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Nothing to send."""
-
-    def approval_requested(self, request: InteractionRequest) -> None:
-        """Shown on the stream."""
-
-    def decided(self, request: InteractionRequest, outcome: Any) -> None:
-        """Shown on the stream."""
-
-
 @workflow.defn
 class TaskGraphWorkflow(SupervisionHandlers):
     """A blueprint's tasks run by their assignees, supervised, extendable and intervenable."""
@@ -107,7 +94,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
         self._chunks = ChunkStream(self.owner_id, self._state, input.stream)
         self.publish = self._chunks.publish
         surface = Surface(
-            publish=self.publish, channel=_Silent(), show_status=self._show, refresh=self._refresh
+            publish=self.publish, channel=Silent(), show_status=self._show, refresh=self._refresh
         )
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,

@@ -17,9 +17,9 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
 
 from ..chunk_stream import Publish
+from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -104,38 +104,40 @@ class ChannelOutbox:
             what = "answered" if question else "approved"
             self.text(f"操作已取消（超时）/ Cancelled: nobody {what} `{request.interaction_id}` in time.")
 
+    def escalated(self, request: InteractionRequest) -> None:
+        """Remind the chat: the request now also asks `escalate_to`."""
+        asked = ", ".join(request.escalate_to)
+        self.text(f"⏫ `{request.interaction_id}` is still waiting for a decision; {asked}: please decide.")
+
     def pending(self) -> bool:
         """Whether deliveries are still queued."""
         return bool(self._state.outbox)
 
     async def run(self) -> None:
         """Send queued deliveries in order, forever (runs beside the session's main loop)."""
+        await send_in_order(self._state.outbox, self._send, self._failed)
+
+    async def _send(self, message: OutboundMessage) -> None:
         state = self._state
-        while True:
-            await workflow.wait_condition(lambda: bool(state.outbox))
-            message = state.outbox[0]
-            interaction_id = message.interaction.interaction_id if message.interaction else None
-            if message.kind == "card_update" and interaction_id:
-                message = message.model_copy(update={"card_message_id": state.cards.get(interaction_id)})
-            try:
-                delivery = await workflow.execute_activity(
-                    DELIVER_MESSAGE,
-                    message,
-                    result_type=Delivery,
-                    start_to_close_timeout=DELIVERY_TIMEOUT,
-                    retry_policy=DELIVERY_RETRY,
-                    summary=f"{message.channel} {message.kind} to {message.chat_id}",
-                )
-                if message.kind == "approval_card" and interaction_id and delivery.message_id:
-                    state.cards[interaction_id] = delivery.message_id
-            except ActivityError as err:
-                cause = err.cause
-                reason = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
-                self._publish(
-                    TaskChunkType.ERROR,
-                    {"error": f"could not deliver a {message.kind} to {message.channel}: {reason}"},
-                )
-            state.outbox.pop(0)
+        interaction_id = message.interaction.interaction_id if message.interaction else None
+        if message.kind == "card_update" and interaction_id:
+            message = message.model_copy(update={"card_message_id": state.cards.get(interaction_id)})
+        delivery = await workflow.execute_activity(
+            DELIVER_MESSAGE,
+            message,
+            result_type=Delivery,
+            start_to_close_timeout=DELIVERY_TIMEOUT,
+            retry_policy=DELIVERY_RETRY,
+            summary=f"{message.channel} {message.kind} to {message.chat_id}",
+        )
+        if message.kind == "approval_card" and interaction_id and delivery.message_id:
+            state.cards[interaction_id] = delivery.message_id
+
+    def _failed(self, message: OutboundMessage, reason: str) -> None:
+        self._publish(
+            TaskChunkType.ERROR,
+            {"error": f"could not deliver a {message.kind} to {message.channel}: {reason}"},
+        )
 
 
 def outcome_text(outcome: Any, max_turns: int) -> str:

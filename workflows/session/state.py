@@ -18,6 +18,7 @@ from contracts import (
     InboundMessage,
     InteractionOutcome,
     InteractionRequest,
+    Notification,
     OutboundMessage,
     SessionConfig,
     UniversalMessage,
@@ -48,6 +49,9 @@ class SessionState(BaseModel):
     cards: dict[str, str] = Field(default_factory=dict)
     next_interaction: int = 1
     grants: list[Grant] = Field(default_factory=list)
+    notifications: list[Notification] = Field(default_factory=list)
+    """Webhook notifications not sent yet (see `notifier`)."""
+    notifications_sent: int = 0
     next_sequence: int = 0
     turns_this_run: int = 0
     turns_total: int = 0

@@ -15,6 +15,7 @@ recorded runs on every test run to prove old histories still replay.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 from typing import Any
 
@@ -52,11 +53,16 @@ from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
 from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
+from .notifier import Channels, WebhookNotifier
 from .outbox import ChannelOutbox, outcome_text
 from .turn import Turn
 
 CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
 """Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
+
+
+NOTICES_AT_CLOSE = timedelta(seconds=30)
+"""How long a closing session lets queued webhook notifications go out (they retry for minutes)."""
 
 
 def _message_metadata(message: InboundMessage) -> dict[str, Any]:
@@ -82,9 +88,10 @@ class SessionWorkflow(SupervisionHandlers):
         self.publish = self._chunks.publish
         self._reply_to: str | None = None
         self._outbox = ChannelOutbox(self._config, self._state, self.publish)
+        self._notifier = WebhookNotifier(self._config, self._state, self.publish, self.owner_id)
         surface = Surface(
             publish=self.publish,
-            channel=self._outbox,
+            channel=Channels(self._outbox, self._notifier),
             show_status=self._set_status,
             refresh=self._refresh_details,
         )
@@ -113,6 +120,7 @@ class SessionWorkflow(SupervisionHandlers):
         state = self._state
         self._set_status(state.status if state.status != "waiting_approval" else "active")
         deliveries = asyncio.create_task(self._outbox.run()) if self._outbox.enabled else None
+        notices = asyncio.create_task(self._notifier.run()) if self._notifier.enabled else None
         idle = timedelta(seconds=self._config.idle_timeout_seconds)
         while not state.cancelled:
             try:
@@ -131,6 +139,10 @@ class SessionWorkflow(SupervisionHandlers):
         await workflow.wait_condition(lambda: not self._outbox.pending())
         if deliveries is not None:
             deliveries.cancel()
+        if notices is not None:  # the last notifications get a little time, never a long wait
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(lambda: not self._notifier.pending(), timeout=NOTICES_AT_CLOSE)
+            notices.cancel()
         self._chunks.close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.get_status()

@@ -50,6 +50,27 @@ class Channel(Protocol):
         """Show a request's decision (and, once known, the tool's result)."""
         ...
 
+    def escalated(self, request: InteractionRequest) -> None:
+        """Tell that an undecided request now also asks `escalate_to`."""
+        ...
+
+
+class Silent:
+    """A channel that tells nobody: graphs and their task runs show requests on their streams and
+    relay them to a session (`task_interactions`, `graph_progress`), not to a chat of their own."""
+
+    def text(self, text: str, reply_to: str | None = None) -> None:
+        """Nothing to send."""
+
+    def approval_requested(self, request: InteractionRequest) -> None:
+        """Shown on the stream."""
+
+    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
+        """Shown on the stream."""
+
+    def escalated(self, request: InteractionRequest) -> None:
+        """Shown on the stream."""
+
 
 @dataclass(frozen=True)
 class Policy:

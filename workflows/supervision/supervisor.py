@@ -306,7 +306,7 @@ class Supervisor:
         request = approvals.find_pending(self._state, interaction_id)
         if request is None:
             return
-        added = escalation.escalate(self._state, request)
+        escalation.escalate(self._state, request)
         self.publish(
             TaskChunkType.PROGRESS,
             {
@@ -316,10 +316,7 @@ class Supervisor:
             },
             metadata={"interaction_id": interaction_id, "escalated": True},
         )
-        asked = ", ".join(added or request.escalate_to)
-        self._surface.channel.text(
-            f"⏫ `{interaction_id}` is still waiting for a decision; {asked}: please decide."
-        )
+        self._surface.channel.escalated(request)
         self._surface.refresh()
 
     def withdraw(self, interaction_id: str, principal: str, comment: str) -> None:

@@ -1,0 +1,1 @@
+"""Signed webhook notifications of a session's interactions (`notify_webhook`)."""

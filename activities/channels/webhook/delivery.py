@@ -1,0 +1,83 @@
+"""`notify_webhook`: POST one `Notification` to a session's `notify_url`, signed.
+
+The body is the notification as JSON (without `url`). Headers: `X-Synapse-Event`,
+`X-Synapse-Notification-Id`, `X-Synapse-Timestamp` (Unix seconds) and `X-Synapse-Signature:
+sha256=<hex>`, the HMAC-SHA256 with SYNAPSE_WEBHOOK_SECRET of `<timestamp>.<body>`; a receiver
+recomputes it and rejects old timestamps (see `signature`). A 2xx answer delivers it; 408, 429,
+5xx, a timeout or no connection raise a retryable error (the workflow retries with backoff);
+any other 4xx is `WebhookRejected` (not retried). The workflow never waits for this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from contracts import ErrorType, Notification
+from core.settings import Settings
+
+RETRYABLE_STATUSES = frozenset({408, 429})
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """`sha256=<hex>`: HMAC-SHA256 of `<timestamp>.<body>` with `secret`."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+class WebhookActivities:
+    """The `notify_webhook` activity."""
+
+    def __init__(self, settings: Settings) -> None:
+        """Sign with `settings.webhooks.secret`; each POST may take `timeout_seconds`."""
+        self._settings = settings.webhooks
+
+    def activities(self) -> list[Callable[..., Any]]:
+        """The bound activity methods, for `Worker(activities=...)`."""
+        return [self.notify_webhook]
+
+    @activity.defn(name="notify_webhook")
+    async def notify_webhook(self, notification: Notification) -> int:
+        """POST the notification; the receiver's HTTP status.
+
+        Raises:
+            ApplicationError: `WebhookNotConfigured` or `WebhookRejected` (not retried),
+                `WebhookUnavailable` (retried).
+        """
+        secret = self._settings.secret
+        if not secret:
+            raise ApplicationError(
+                "SYNAPSE_WEBHOOK_SECRET is not set on this worker: notifications cannot be signed",
+                type=ErrorType.WEBHOOK_NOT_CONFIGURED,
+                non_retryable=True,
+            )
+        body = notification.model_dump_json(exclude={"url"}).encode()
+        timestamp = str(int(time.time()))
+        headers = {
+            "content-type": "application/json",
+            "x-synapse-event": notification.event,
+            "x-synapse-notification-id": notification.notification_id,
+            "x-synapse-timestamp": timestamp,
+            "x-synapse-signature": signature(secret, timestamp, body),
+        }
+        try:
+            async with httpx.AsyncClient(timeout=self._settings.timeout_seconds) as http:
+                response = await http.post(notification.url, content=body, headers=headers)
+        except httpx.HTTPError as err:
+            raise ApplicationError(
+                f"webhook {notification.url} unreachable: {err!r}", type=ErrorType.WEBHOOK_UNAVAILABLE
+            ) from err
+        status = response.status_code
+        if status < 300:
+            return status
+        detail = f"webhook {notification.url} answered {status}: {response.text[:200]}"
+        if status >= 500 or status in RETRYABLE_STATUSES:
+            raise ApplicationError(detail, type=ErrorType.WEBHOOK_UNAVAILABLE)
+        raise ApplicationError(detail, type=ErrorType.WEBHOOK_REJECTED, non_retryable=True)

@@ -1,0 +1,123 @@
+"""A session's webhook hears every interaction opened, decided, escalated and timed out, signed,
+retried when the receiver fails, and never holding the session up."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from api.main import create_app
+from core.settings import Settings, TemporalSettings, WebhookSettings
+from tests.conftest import assert_eventually
+
+from ..fakes.webhook import WebhookReceiver, webhook_receiver
+from ..support import serve
+from .test_sessions import DELETE_CANCELLED, decide, new_key
+
+SECRET = "hook-secret"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, task_queue: str) -> Settings:
+    """The test's settings with a webhook secret."""
+    return Settings(
+        data_dir=tmp_path,
+        temporal=TemporalSettings(task_queue=task_queue),
+        webhooks=WebhookSettings(secret=SECRET),
+        _env_file=None,
+    )
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[WebhookReceiver]:
+    async with webhook_receiver() as hook:
+        yield hook
+
+
+def signed_correctly(headers: dict[str, str], body: bytes) -> bool:
+    expected = hmac.new(
+        SECRET.encode(), headers["x-synapse-timestamp"].encode() + b"." + body, hashlib.sha256
+    )
+    return hmac.compare_digest(headers["x-synapse-signature"], f"sha256={expected.hexdigest()}")
+
+
+async def pending_id(http: httpx.AsyncClient, key: str) -> str:
+    status = await assert_eventually(
+        lambda: _status(http, key), lambda s: bool(s["pending_interactions"]), what="a pending request"
+    )
+    return str(status["pending_interactions"][0]["interaction_id"])
+
+
+async def _status(http: httpx.AsyncClient, key: str) -> dict:  # type: ignore[type-arg]
+    return (await http.get(f"/sessions/{key}")).json()  # type: ignore[no-any-return]
+
+
+async def test_opened_and_decided_are_posted_signed_and_retried(
+    http: httpx.AsyncClient, receiver: WebhookReceiver, count_orders: Callable[[str], int]
+) -> None:
+    receiver.answers = [503]  # the first attempt fails: the activity retries it
+    key = new_key()
+    created = await http.post("/sessions", json={"session_key": key, "notify_url": receiver.url})
+    assert created.status_code == 201, created.text
+    await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": "alice"})
+    interaction_id = await pending_id(http, key)
+    approved = await decide(http, key, interaction_id, approved=True, principal="bob")
+    assert approved.status_code == 200, "the failing webhook holds nothing up"
+    assert count_orders("status = 'cancelled'") == 0
+    await assert_eventually(
+        lambda: _events(receiver), lambda e: e == ["interaction.opened", "interaction.decided"], within=30
+    )
+    assert len(receiver.received) == 3, "one failed attempt, then both delivered"
+    for received in receiver.received:
+        assert signed_correctly(received.headers, received.body)
+        assert received.json["session_key"] == key and "url" not in received.json
+    decided = receiver.received[-1].json
+    assert (
+        decided["outcome"]["decided_by"] == "bob"
+        and decided["interaction"]["interaction_id"] == interaction_id
+    )
+    assert (
+        receiver.received[0].headers["x-synapse-notification-id"]
+        == receiver.received[1].headers["x-synapse-notification-id"]
+    ), "a retry is the same notification"
+
+
+async def test_escalated_and_timed_out_are_posted(http: httpx.AsyncClient, receiver: WebhookReceiver) -> None:
+    key = new_key()
+    body = {
+        "session_key": key,
+        "notify_url": receiver.url,
+        "approvers": ["carol"],
+        "approval_timeout_seconds": 2,
+        "policies": {"*": {"escalate_to": ["dave"], "escalate_after_seconds": 1}},
+    }
+    assert (await http.post("/sessions", json=body)).status_code == 201
+    await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": "alice"})
+    events = await assert_eventually(
+        lambda: _events(receiver), lambda e: "interaction.timed_out" in e, within=30, what="the timeout"
+    )
+    assert events == ["interaction.opened", "interaction.escalated", "interaction.timed_out"]
+    assert receiver.received[1].json["interaction"]["approvers"] == ["carol", "dave"]
+
+
+async def test_a_webhook_needs_the_signing_secret(client: Client, settings: Settings) -> None:
+    unsigned = settings.model_copy(update={"webhooks": WebhookSettings()})
+    async with serve(create_app(unsigned, client=client)) as http:
+        refused = await http.post(
+            "/sessions", json={"session_key": new_key(), "notify_url": "http://127.0.0.1:9/x"}
+        )
+        assert refused.status_code == 422 and "SYNAPSE_WEBHOOK_SECRET" in refused.json()["detail"]
+        bad = await http.post(
+            "/sessions", json={"session_key": new_key(), "notify_url": "file:///etc/passwd"}
+        )
+        assert bad.status_code == 422 and "notify_url" in bad.text
+
+
+async def _events(receiver: WebhookReceiver) -> list[str]:
+    return receiver.events()
