@@ -82,7 +82,7 @@ from .streaming import (
     WatchRequest,
     WatchResult,
 )
-from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolResult, ToolRun
+from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolOutput, ToolResult, ToolRun
 
 __all__ = [
     "ANY_TOOL",
@@ -179,6 +179,7 @@ __all__ = [
     "ToolCallBatch",
     "ToolCallRequest",
     "ToolDescriptor",
+    "ToolOutput",
     "ToolResult",
     "ToolRun",
     "UniversalMessage",

@@ -97,3 +97,11 @@ class ToolResult(Contract):
         description="Set when the result was too large to carry: `content` is then a preview and "
         "the whole result is this artifact (`GET /artifacts/{id}`).",
     )
+
+
+class ToolOutput(Contract):
+    """Output of a running tool, sent to its session or task while it runs (`tool_output` signal)."""
+
+    interaction_id: str | None = Field(default=None, description="The approval the run belongs to.")
+    tool_id: str = Field(description="The tool running.")
+    text: str = Field(description="New output since the last one (escape sequences removed).")

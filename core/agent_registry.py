@@ -40,12 +40,15 @@ from .settings import Settings
 
 M = TypeVar("M", AgentSpec, AgentGroup)
 
+DEMO_TOOLS = ["sql", "terminal"]
+"""What the demo agents may call: SQL, and shell commands written as `!command`."""
+
 BUILTIN_AGENTS = {
     # The offline demo rules, plain, as a google-adk model in an ADK agent, and as a LangChain
     # chat model in a LangGraph graph (defined here only; the adapters use these).
-    "demo": AgentSpec(name="demo", framework="demo", model="demo"),
-    "demo-adk": AgentSpec(name="demo-adk", framework="adk", model="demo"),
-    "demo-langgraph": AgentSpec(name="demo-langgraph", framework="langgraph", model="demo"),
+    "demo": AgentSpec(name="demo", framework="demo", model="demo", tools=DEMO_TOOLS),
+    "demo-adk": AgentSpec(name="demo-adk", framework="adk", model="demo", tools=DEMO_TOOLS),
+    "demo-langgraph": AgentSpec(name="demo-langgraph", framework="langgraph", model="demo", tools=DEMO_TOOLS),
 }
 
 

@@ -124,6 +124,34 @@ class ToolSettings(_Group):
         description="Rows a SQL result keeps (the rest are counted). A result larger than "
         "SYNAPSE_INLINE_BYTES is stored as an artifact and previewed.",
     )
+    terminal_cwd: Path | None = Field(
+        default=None,
+        validation_alias=env("terminal_cwd", "SYNAPSE_TERMINAL_CWD"),
+        description="Where a session's terminal starts (default: the worker's working directory).",
+    )
+    terminal_allow: str = Field(
+        default="ls,pwd,cat,head,tail,wc,echo,date,whoami,uname,grep,find,stat,du,df",
+        validation_alias=env("terminal_allow", "SYNAPSE_TERMINAL_ALLOW"),
+        description="Read-only programs that run without approval inside the trusted folders "
+        "(comma-separated; a command with pipes, redirects or `;` always asks).",
+    )
+    terminal_trusted: str = Field(
+        default="",
+        validation_alias=env("terminal_trusted", "SYNAPSE_TERMINAL_TRUSTED"),
+        description="Folders (comma-separated) where the allowlist applies (default: the terminal's cwd).",
+    )
+    terminal_timeout_seconds: float = Field(
+        default=240.0,
+        gt=0,
+        validation_alias=env("terminal_timeout_seconds", "SYNAPSE_TERMINAL_TIMEOUT_SECONDS"),
+        description="A command running longer gets Ctrl-C.",
+    )
+    terminal_idle_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        validation_alias=env("terminal_idle_seconds", "SYNAPSE_TERMINAL_IDLE_SECONDS"),
+        description="A command silent this long (e.g. waiting for input) gets Ctrl-C.",
+    )
 
 
 KIB = 1024

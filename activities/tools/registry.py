@@ -14,8 +14,9 @@ from core.settings import Settings
 from .ask_user.tool import AskUserTool
 from .plugin import Tool
 from .sql.tool import SqlTool
+from .terminal.tool import TerminalTool
 
-TOOLS: tuple[type[Tool], ...] = (SqlTool, AskUserTool)
+TOOLS: tuple[type[Tool], ...] = (SqlTool, TerminalTool, AskUserTool)
 """Every builtin tool, by class."""
 
 ALWAYS_DECLARED = (AskUserTool.DESCRIPTOR.name,)

@@ -38,6 +38,7 @@ from contracts import (
     SessionControl,
     WatchRequest,
 )
+from core.agent_registry import BUILTIN_AGENTS
 from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
@@ -244,6 +245,19 @@ async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
     await _idle(handle, 1)
 
 
+async def terminal(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied; `!echo hello && sleep 1 && echo done` approved: its output streams in by
+    `tool_output` signals while it runs, then the result with its exit status."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, False)
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="!echo hello && sleep 1 && echo done")
+    )
+    await _decide(handle, await _next_pending(handle, first), True)
+    await _idle(handle, 2)
+
+
 def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to,
     `hook_url` a webhook receiver."""
@@ -274,6 +288,10 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
         "session_edited": (SessionConfig(session_key="history-edited"), edited),
         "session_questioned": (SessionConfig(session_key="history-questioned"), questioned),
         "session_turn_cancelled": (SessionConfig(session_key="history-turn-cancelled"), turn_cancelled),
+        "session_terminal": (
+            SessionConfig(session_key="history-terminal", agent=BUILTIN_AGENTS["demo"]),
+            terminal,
+        ),
         "session_notified": (
             SessionConfig(session_key="history-notified", notify_url=hook_url or None),
             approved,

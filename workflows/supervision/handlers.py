@@ -11,7 +11,15 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import Grant, GrantRevocation, InteractionOutcome, InteractionResponse, SessionControl
+    from contracts import (
+        Grant,
+        GrantRevocation,
+        InteractionOutcome,
+        InteractionResponse,
+        SessionControl,
+        TaskChunkType,
+        ToolOutput,
+    )
 
 from . import grants
 from .interventions import Interventions
@@ -73,3 +81,16 @@ class SupervisionHandlers:
     @revoke_grant.validator
     def _validate_revoke(self, revocation: GrantRevocation) -> None:
         grants.check_revocation(self._supervisor.ledger, revocation)
+
+    @workflow.signal(name="tool_output")
+    def tool_output(self, output: ToolOutput) -> None:
+        """Output of a tool while it runs (a terminal command), shown on the stream as `content`."""
+        self._supervisor.publish(
+            TaskChunkType.CONTENT,
+            output.text,
+            metadata={
+                "interaction_id": output.interaction_id,
+                "tool_name": output.tool_id,
+                "streaming": True,
+            },
+        )

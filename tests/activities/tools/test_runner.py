@@ -44,7 +44,7 @@ async def run(acts: ToolActivities, call: ToolCallRequest, interaction_id: str |
 def test_the_builtin_sql_descriptor() -> None:
     sql = builtin_tools()["sql"]
 
-    assert list(builtin_tools()) == ["sql", "ask_user"]
+    assert list(builtin_tools()) == ["sql", "terminal", "ask_user"]
     assert sql.approval == "destructive"
     assert sql.permissions == ["read", "write"]
     assert sql.arguments_schema["required"] == ["sql"]
@@ -100,11 +100,11 @@ async def test_a_bad_sql_argument_needs_approval_with_a_reason(
 
 
 async def test_unknown_tool_is_assessed_as_unknown(acts: ToolActivities) -> None:
-    assessment = await assess(acts, ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}))
+    assessment = await assess(acts, ToolCallRequest(tool_id="shell", arguments={"command": "ls"}))
 
     assert not assessment.known and not assessment.needs_approval
-    assert assessment.reason == "no tool named 'terminal'; known tools: ask_user, sql"
-    assert assessment.summary == 'terminal: {"command": "ls"}'
+    assert assessment.reason == "no tool named 'shell'; known tools: ask_user, sql, terminal"
+    assert assessment.summary == 'shell: {"command": "ls"}'
 
 
 async def test_policy_never_and_always_override_classification(acts: ToolActivities) -> None:
@@ -147,7 +147,7 @@ async def test_run_unknown_tool_is_a_failed_result(acts: ToolActivities) -> None
     result = await run(acts, ToolCallRequest(tool_id="shell", arguments={}))
 
     assert (result.ok, result.tool_id) == (False, "shell")
-    assert result.error == "no tool named 'shell'; known tools: ask_user, sql"
+    assert result.error == "no tool named 'shell'; known tools: ask_user, sql, terminal"
 
 
 async def test_run_with_a_bad_argument_names_the_field(acts: ToolActivities) -> None:

@@ -127,7 +127,9 @@ async def test_input_data_fail_is_a_failure_like_the_demo_agent() -> None:
 
 
 async def test_a_tool_the_agent_may_not_use_is_refused() -> None:
-    result = await langgraph_step(step([user("!ls")]), builtin_tools())
+    sql_only = TWIN.model_copy(update={"tools": ["sql"]})
+    request = step([user("!ls")]).model_copy(update={"agent": sql_only, "tools": ["sql"]})
+    result = await langgraph_step(request, builtin_tools())
 
     assert result.output.intent == FinalAnswer(
         content="I cannot use the terminal tool here; the tools I may use are: sql, ask_user."

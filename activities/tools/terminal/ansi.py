@@ -1,0 +1,26 @@
+"""Terminal output as text people and agents read: ANSI/OSC sequences and carriage-return
+overwrites removed. Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import re
+
+_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+"""Operating system commands (window titles, hyperlinks, OSC 697 markers): ESC ] ... BEL or ST."""
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+"""Control sequences: colours, cursor movement, erasing (ESC [ params final)."""
+_OTHER = re.compile(r"\x1b[@-Z\\-_]|\x1b[()][0-9A-Za-z]")
+"""Two-byte escapes and character-set selections."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without escape sequences and control characters; `\\r\\n` as `\\n`; a line
+    overwritten with `\\r` (progress bars) keeps what was written last."""
+    text = _OSC.sub("", text)
+    text = _CSI.sub("", text)
+    text = _OTHER.sub("", text)
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return _CONTROL.sub("", text)

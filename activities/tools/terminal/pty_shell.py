@@ -1,0 +1,111 @@
+"""The local backend: bash on a pseudo-terminal of this machine (the default)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import pty
+import struct
+import termios
+from pathlib import Path
+
+from .backend import TerminalBackend, TerminalLost, TerminalState
+
+READ_BYTES = 65536
+
+
+class PtyShell(TerminalBackend):
+    """`bash --noprofile --norc` on a PTY, in `cwd`."""
+
+    def __init__(self, cwd: Path | None = None, columns: int = 200, rows: int = 50) -> None:
+        """Configure; `start` spawns it."""
+        self._cwd = cwd
+        self._size = (columns, rows)
+        self._process: asyncio.subprocess.Process | None = None
+        self._master = -1
+        self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def start(self) -> None:
+        """Spawn bash on a new PTY; its output is queued as it comes."""
+        master, slave = pty.openpty()
+        self._master = master
+        self._set_size(*self._size)
+        env = {**os.environ, "TERM": "xterm-256color", "PS1": "", "PS2": "", "HISTFILE": "/dev/null"}
+        self._process = await asyncio.create_subprocess_exec(
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-i",
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=self._cwd,
+            env=env,
+            start_new_session=True,
+        )
+        os.close(slave)
+        os.set_blocking(master, False)
+        asyncio.get_running_loop().add_reader(master, self._readable)
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self._master, READ_BYTES)
+        except OSError:  # EIO: the shell and every process on the PTY have gone
+            data = b""
+        if not data:
+            asyncio.get_running_loop().remove_reader(self._master)
+            self._chunks.put_nowait(None)
+            return
+        self._chunks.put_nowait(data)
+
+    async def send(self, data: bytes) -> None:
+        """Write to the PTY (what a user types)."""
+        if self.state == TerminalState.CLOSED or self._master < 0:
+            raise TerminalLost("the shell has exited")
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(self._master, view)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+                continue
+            except OSError as err:
+                raise TerminalLost(f"the shell has exited ({err})") from err
+            view = view[written:]
+
+    async def read(self, within: float) -> bytes | None:
+        """The next output, or None after `within` seconds."""
+        if self.state == TerminalState.CLOSED and self._chunks.empty():
+            raise TerminalLost("the shell has exited")
+        try:
+            chunk = await asyncio.wait_for(self._chunks.get(), within)
+        except TimeoutError:
+            return None
+        if chunk is None:
+            self.state = TerminalState.CLOSED
+            raise TerminalLost("the shell has exited")
+        return chunk
+
+    def _set_size(self, columns: int, rows: int) -> None:
+        fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+
+    async def resize(self, columns: int, rows: int) -> None:
+        """Set the PTY's window size."""
+        self._size = (columns, rows)
+        if self._master >= 0:
+            self._set_size(columns, rows)
+
+    async def close(self) -> None:
+        """Kill the shell's process group and close the PTY."""
+        self.state = TerminalState.CLOSED
+        if self._process is not None and self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, 9)
+            await self._process.wait()
+        if self._master >= 0:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_reader(self._master)
+            os.close(self._master)
+            self._master = -1

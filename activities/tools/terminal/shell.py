@@ -1,0 +1,213 @@
+"""Running one command at a time in a terminal and knowing when it is done.
+
+A generic shell tells nothing when a command ends, so each command is followed by a sentinel
+the shell prints with the command's exit status and working directory. The command and its
+sentinel are sent as one compound command (`{ cmd\\n}; printf ...`), parsed before anything runs,
+so a program reading its input never eats the sentinel. Echo is off (`stty -echo`), so the output
+is the command's own. A command that is silent for `idle_seconds` or runs past `total_seconds` gets
+Ctrl-C; the shell is then asked for a fresh sentinel to stay in step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .ansi import strip_ansi
+from .backend import TerminalBackend, TerminalLost, TerminalState
+
+SENTINEL_MARK = "__SYN"
+SETUP = "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''"
+READY_TIMEOUT = 15.0
+INTERRUPT_GRACE = 10.0
+PROBE_PAUSE = 0.2
+"""After Ctrl-C, before asking for a sentinel: the shell takes the interrupt first."""
+PROBE_WAIT = 2.0
+POLL = 0.1
+
+
+@dataclass
+class CommandOutcome:
+    """How a command went."""
+
+    output: str
+    """What it printed, as text (escape sequences removed), up to the byte limit."""
+    exit_status: int | None
+    cwd: str | None
+    execution_time: float
+    interrupted: str | None = None
+    """Why it was interrupted with Ctrl-C: `inactivity`, `timeout` or `cancelled`."""
+    truncated_bytes: int = 0
+    raw: bytes = b""
+    """The raw bytes (escape sequences included), up to the byte limit."""
+
+    @property
+    def success(self) -> bool:
+        """Whether it ran to the end with exit status 0."""
+        return self.exit_status == 0 and self.interrupted is None
+
+
+def _probe(marker: str, status: str = "$?") -> bytes:
+    # \137 is "_": the typed text never contains the marker, only the printed one does.
+    return f"printf '\\n\\137\\137SYN{marker}:%s:%s\\n' {status} \"$PWD\"\n".encode()
+
+
+class Shell:
+    """A terminal backend driven one command at a time."""
+
+    def __init__(self, backend: TerminalBackend, max_bytes: int = 1_000_000) -> None:
+        """Drive `backend`; keep at most `max_bytes` of a command's output."""
+        self.backend = backend
+        self._max_bytes = max_bytes
+        self.cwd: str | None = None
+
+    async def start(self) -> None:
+        """Start the backend and wait until the shell answers (state IDLE)."""
+        await self.backend.start()
+        await self.backend.send(f"{SETUP}\n".encode())
+        marker = uuid.uuid4().hex[:12]
+        await self.backend.send(_probe(marker))
+        buffer = ""
+        deadline = time.monotonic() + READY_TIMEOUT
+        seen = f"{SENTINEL_MARK}{marker}:"
+        while seen not in buffer or "\n" not in buffer.split(seen, 1)[1]:
+            if time.monotonic() > deadline:
+                raise TerminalLost(f"the shell did not become ready within {READY_TIMEOUT:.0f} s")
+            chunk = await self.backend.read(POLL)
+            if chunk:
+                buffer += chunk.decode("utf-8", "replace")
+        self._parse_sentinel(buffer, marker)
+        self.backend.state = TerminalState.IDLE
+
+    async def run(
+        self,
+        command: str,
+        *,
+        total_seconds: float,
+        idle_seconds: float,
+        on_output: Callable[[str], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> CommandOutcome:
+        """Run `command`; its outcome once the sentinel arrives (or after Ctrl-C and a resync).
+
+        `on_output` gets the text as it comes, line by line; `cancelled` is polled (True: Ctrl-C).
+        """
+        marker = uuid.uuid4().hex[:12]
+        started = time.monotonic()
+        self.backend.state = TerminalState.BUSY
+        await self.backend.send(f"{{ {command}\n}}; ".encode() + _probe(marker))
+        stream = _Stream(f"\n{SENTINEL_MARK}{marker}:", self._max_bytes, on_output)
+        last_output = started
+        interrupted: str | None = None
+        while not stream.done:
+            chunk = await self.backend.read(POLL)
+            now = time.monotonic()
+            if chunk:
+                last_output = now
+                stream.feed(chunk)
+                continue
+            if interrupted is None:
+                if cancelled is not None and cancelled():
+                    interrupted = "cancelled"
+                elif now - started > total_seconds:
+                    interrupted = "timeout"
+                elif now - last_output > idle_seconds:
+                    interrupted = "inactivity"
+                if interrupted is not None:
+                    await self._interrupt(stream)
+        self.backend.state = TerminalState.IDLE
+        status, cwd = stream.sentinel_fields()
+        self.cwd = cwd or self.cwd
+        return CommandOutcome(
+            output=strip_ansi(stream.text()),
+            exit_status=130 if interrupted else status,
+            cwd=self.cwd,
+            execution_time=round(time.monotonic() - started, 3),
+            interrupted=interrupted,
+            truncated_bytes=stream.dropped,
+            raw=stream.raw(),
+        )
+
+    async def _interrupt(self, stream: _Stream) -> None:
+        """Ctrl-C, then fresh sentinels until one answers: the interrupted line never prints its own,
+        and a program's exit may discard what was typed meanwhile."""
+        await self.backend.send(b"\x03")
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        while not stream.done:
+            if time.monotonic() > deadline:
+                raise TerminalLost("the shell did not answer after Ctrl-C")
+            await asyncio.sleep(PROBE_PAUSE)
+            resync = uuid.uuid4().hex[:12]
+            stream.expect(f"\n{SENTINEL_MARK}{resync}:")
+            await self.backend.send(_probe(resync, "130"))
+            waited = time.monotonic() + PROBE_WAIT
+            while not stream.done and time.monotonic() < waited:
+                chunk = await self.backend.read(POLL)
+                if chunk:
+                    stream.feed(chunk)
+
+    def _parse_sentinel(self, buffer: str, marker: str) -> None:
+        tail = buffer.split(f"{SENTINEL_MARK}{marker}:", 1)[1].split("\n", 1)[0].strip()
+        self.cwd = tail.split(":", 1)[1] if ":" in tail else self.cwd
+
+    async def close(self) -> None:
+        """End the terminal."""
+        await self.backend.close()
+
+
+class _Stream:
+    """A command's output until its sentinel: kept (bounded), streamed by line, sentinel held back."""
+
+    def __init__(self, sentinel: str, max_bytes: int, on_output: Callable[[str], None] | None) -> None:
+        self._sentinels = [sentinel]
+        self._max = max_bytes
+        self._on_output = on_output
+        self._text = ""
+        self._sent = 0
+        self._raw = bytearray()
+        self.dropped = 0
+        self.done = False
+        self._fields = ""
+
+    def expect(self, sentinel: str) -> None:
+        """Also accept another sentinel (after an interrupt); the first found ends the stream."""
+        self._sentinels.append(sentinel)
+        self.feed(b"")
+
+    def feed(self, chunk: bytes) -> None:
+        room = self._max - len(self._raw)
+        self._raw += chunk[: max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+        self._text += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+        for sentinel in self._sentinels:
+            at = self._text.find(sentinel)
+            if at >= 0 and "\n" in self._text[at + len(sentinel) :]:
+                self._fields = self._text[at + len(sentinel) :].split("\n", 1)[0]
+                self._text = self._text[:at]
+                self.done = True
+                break
+        self._emit()
+
+    def _emit(self) -> None:
+        """Send complete lines not sent yet (all of it once done), never part of a sentinel."""
+        if self._on_output is None:
+            return
+        end = len(self._text) if self.done else self._text.rfind("\n") + 1
+        if end > self._sent:
+            piece = strip_ansi(self._text[self._sent : end])
+            self._sent = end
+            if piece:
+                self._on_output(piece)
+
+    def text(self) -> str:
+        return self._text
+
+    def raw(self) -> bytes:
+        return bytes(self._raw)
+
+    def sentinel_fields(self) -> tuple[int | None, str | None]:
+        status, _, cwd = self._fields.partition(":")
+        return (int(status) if status.strip().lstrip("-").isdigit() else None), (cwd.strip() or None)

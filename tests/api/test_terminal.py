@@ -1,0 +1,96 @@
+"""The terminal tool end to end: `!command` proposed by the demo agent, approved or denied over HTTP,
+output streamed to the session while it runs; read-only commands in the trusted folder run freely."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from contracts import TaskChunkType
+from core.settings import Settings, TemporalSettings, ToolSettings
+
+from ..support import collect_events, fields
+from .test_sessions import decide, is_type, new_key
+
+
+@pytest.fixture
+def settings(tmp_path: Path, task_queue: str) -> Settings:
+    """The test's settings; the terminal starts (and is trusted) in its own folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    return Settings(
+        data_dir=tmp_path,
+        temporal=TemporalSettings(task_queue=task_queue),
+        tools=ToolSettings(terminal_cwd=work),
+        _env_file=None,
+    )
+
+
+async def ask(http: httpx.AsyncClient, key: str, command: str) -> tuple[str, int]:
+    """Send `!command`; its approval request's interaction id and offset."""
+    sent = await http.post(
+        f"/sessions/{key}/messages?wait=true", json={"content": f"!{command}", "principal": "alice"}
+    )
+    assert sent.status_code == 202 and sent.json()["status"] == "waiting", sent.text
+    after = sent.json()["next_offset"] - 2
+    chunks = await collect_events(
+        http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": after}
+    )
+    request = chunks[-1]
+    assert fields(request)["tool_name"] == "terminal" and fields(request)["tool_params"] == {
+        "command": command
+    }
+    return str(request.metadata["interaction_id"]), request.sequence_id
+
+
+async def test_an_approved_command_streams_its_output_and_reports_its_status(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    interaction_id, offset = await ask(http, key, "echo hello && sleep 1 && echo done")
+    outcome = await decide(http, key, interaction_id, approved=True, principal="bob")
+    assert outcome.status_code == 200, outcome.text
+    result = outcome.json()["tool_result"]
+    assert result["ok"] and result["content"]["output"] == "hello\ndone\n"
+    assert result["metadata"]["exit_status"] == 0 and result["metadata"]["command_success"] is True
+    assert result["metadata"]["execution_time"] >= 1.0
+    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
+    streamed = [c for c in chunks if c.chunk_type == TaskChunkType.CONTENT]
+    assert "".join(str(c.content) for c in streamed) == "hello\ndone\n"
+    hello = next(c for c in streamed if "hello" in str(c.content))
+    done = next(c for c in streamed if "done" in str(c.content))
+    assert (done.timestamp - hello.timestamp).total_seconds() >= 0.8, "hello arrived while the command ran"
+    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
+    assert fields(used)["result"]["metadata"]["exit_status"] == 0
+
+
+async def test_a_denied_command_never_runs(http: httpx.AsyncClient, settings: Settings) -> None:
+    assert settings.tools.terminal_cwd is not None
+    target = settings.tools.terminal_cwd / "x"
+    target.write_text("keep me")
+    key = new_key()
+    interaction_id, offset = await ask(http, key, "rm -rf x")
+    assert (await decide(http, key, interaction_id, approved=False, principal="bob")).status_code == 200
+    await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
+    assert target.read_text() == "keep me"
+
+
+async def test_state_is_kept_between_commands_and_a_failure_has_its_status(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    first, _ = await ask(http, key, "mkdir sub && cd sub && export GREETING=hi")
+    assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
+    second, _ = await ask(http, key, "echo $GREETING from $(basename $PWD); ls /nonexistent")
+    result = (await decide(http, key, second, approved=True, principal="bob")).json()["tool_result"]
+    assert result["content"]["output"].startswith("hi from sub\n")
+    assert (
+        result["ok"] is False
+        and result["metadata"]["exit_status"] == 2
+        and result["error"] == "exit status 2"
+    )
+
+
+async def test_a_read_only_command_in_the_trusted_folder_needs_no_approval(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!pwd"})
+    assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
+    assert "work" in str(sent.json()["answer"])
