@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -123,6 +123,21 @@ class ToolSettings(_Group):
         validation_alias=env("sql_max_rows", "SYNAPSE_SQL_MAX_ROWS"),
         description="Rows a SQL result keeps (the rest are counted). A result larger than "
         "SYNAPSE_INLINE_BYTES is stored as an artifact and previewed.",
+    )
+    terminal_backend: Literal["pty", "ttyd"] = Field(
+        default="pty",
+        validation_alias=env("terminal_backend", "SYNAPSE_TERMINAL_BACKEND"),
+        description="`pty`: bash on a PTY of the worker; `ttyd`: the terminal at SYNAPSE_TTYD_URL.",
+    )
+    ttyd_url: str = Field(
+        default="ws://127.0.0.1:7681/ws",
+        validation_alias=env("ttyd_url", "SYNAPSE_TTYD_URL"),
+        description="WebSocket URL of ttyd (backend `ttyd`).",
+    )
+    ttyd_credential: str | None = Field(
+        default=None,
+        validation_alias=env("ttyd_credential", "SYNAPSE_TTYD_CREDENTIAL"),
+        description="`user:pass` of ttyd's `-c` (basic auth and token).",
     )
     terminal_cwd: Path | None = Field(
         default=None,

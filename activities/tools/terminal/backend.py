@@ -7,6 +7,7 @@ runs, and CLOSED once it has gone (the process exited, the connection dropped).
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from enum import StrEnum
 
@@ -29,9 +30,12 @@ class TerminalAuthFailed(RuntimeError):
 
 
 class TerminalBackend(ABC):
-    """Bytes in and out of one shell."""
+    """Bytes in and out of one shell; a backend queues what it receives (None: it has gone)."""
 
     state: TerminalState = TerminalState.INITIALIZING
+
+    def __init__(self) -> None:
+        self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
 
     @abstractmethod
     async def start(self) -> None:
@@ -41,13 +45,26 @@ class TerminalBackend(ABC):
     async def send(self, data: bytes) -> None:
         """Write input (keystrokes, a command line, Ctrl-C as `\\x03`)."""
 
-    @abstractmethod
     async def read(self, within: float) -> bytes | None:
         """Output that arrived, waiting at most `within` seconds (None: nothing yet).
 
         Raises:
-            TerminalLost: The terminal has gone.
+            TerminalLost: The terminal has gone (`TerminalAuthFailed` when it refused us).
         """
+        if self.state == TerminalState.CLOSED and self._chunks.empty():
+            raise self._gone()
+        try:
+            chunk = await asyncio.wait_for(self._chunks.get(), within)
+        except TimeoutError:
+            return None
+        if chunk is None:
+            self.state = TerminalState.CLOSED
+            raise self._gone()
+        return chunk
+
+    def _gone(self) -> RuntimeError:
+        """Why there is no more output."""
+        return TerminalLost("the terminal has gone")
 
     @abstractmethod
     async def resize(self, columns: int, rows: int) -> None:

@@ -21,11 +21,11 @@ class PtyShell(TerminalBackend):
 
     def __init__(self, cwd: Path | None = None, columns: int = 200, rows: int = 50) -> None:
         """Configure; `start` spawns it."""
+        super().__init__()
         self._cwd = cwd
         self._size = (columns, rows)
         self._process: asyncio.subprocess.Process | None = None
         self._master = -1
-        self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
 
     async def start(self) -> None:
         """Spawn bash on a new PTY; its output is queued as it comes."""
@@ -75,18 +75,8 @@ class PtyShell(TerminalBackend):
                 raise TerminalLost(f"the shell has exited ({err})") from err
             view = view[written:]
 
-    async def read(self, within: float) -> bytes | None:
-        """The next output, or None after `within` seconds."""
-        if self.state == TerminalState.CLOSED and self._chunks.empty():
-            raise TerminalLost("the shell has exited")
-        try:
-            chunk = await asyncio.wait_for(self._chunks.get(), within)
-        except TimeoutError:
-            return None
-        if chunk is None:
-            self.state = TerminalState.CLOSED
-            raise TerminalLost("the shell has exited")
-        return chunk
+    def _gone(self) -> RuntimeError:
+        return TerminalLost("the shell has exited")
 
     def _set_size(self, columns: int, rows: int) -> None:
         fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))

@@ -22,10 +22,11 @@ from contracts import ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
-from .backend import TerminalLost
+from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost
 from .claims import CommandClaims
 from .pty_shell import PtyShell
 from .shell import Shell
+from .ttyd import TtydTerminal
 
 TOOL_ID = "terminal"
 TOOL_OUTPUT = "tool_output"
@@ -69,6 +70,7 @@ class TerminalTool(Tool):
         """Configure from `settings.tools` (nothing starts until a command runs)."""
         super().__init__()
         tools = settings.tools
+        self._tools = tools
         self._cwd = (tools.terminal_cwd or Path.cwd()).resolve()
         self._allow = {name.strip() for name in tools.terminal_allow.split(",") if name.strip()}
         trusted = [Path(p.strip()).resolve() for p in tools.terminal_trusted.split(",") if p.strip()]
@@ -78,6 +80,11 @@ class TerminalTool(Tool):
         self._claims = CommandClaims(settings.data_dir / "terminal.db")
         self._shells: dict[str, Shell] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def _backend(self) -> TerminalBackend:
+        if self._tools.terminal_backend == "ttyd":
+            return TtydTerminal(self._tools.ttyd_url, self._tools.ttyd_credential)
+        return PtyShell(self._cwd)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -132,8 +139,17 @@ class TerminalTool(Tool):
     async def _run(self, owner: str, command: str, claim: str | None) -> ToolResult:
         fresh = owner not in self._shells
         if fresh:
-            shell = Shell(PtyShell(self._cwd))
-            await shell.start()
+            shell = Shell(self._backend())
+            try:
+                await shell.start()
+            except TerminalAuthFailed as err:
+                await shell.close()
+                return ToolResult(tool_id=TOOL_ID, ok=False, error=str(err), metadata={"command": command})
+            except TerminalLost as err:
+                await shell.close()
+                return ToolResult(
+                    tool_id=TOOL_ID, ok=False, error=f"no terminal: {err}", metadata={"command": command}
+                )
             self._shells[owner] = shell
         shell = self._shells[owner]
         streamer = _Streamer(owner, claim.rsplit("/", 1)[-1] if claim else None)

@@ -1,0 +1,166 @@
+"""The ttyd backend against the real ttyd (when present) and the loopback stand-in (always):
+handshake, streamed output, resize, authentication refused both ways, a connection dropped mid-command."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from activities.tools.terminal.backend import TerminalAuthFailed, TerminalLost
+from activities.tools.terminal.shell import Shell
+from activities.tools.terminal.tool import TerminalTool
+from activities.tools.terminal.ttyd import TtydTerminal
+from contracts import ToolCallRequest
+from core.settings import Settings, ToolSettings
+
+from ....fakes.ttyd import fake_ttyd
+
+CREDENTIAL = "user:pass"
+
+
+def ttyd_binary() -> str | None:
+    """The real ttyd: SYNAPSE_TTYD_BIN, else on PATH."""
+    named = os.environ.get("SYNAPSE_TTYD_BIN")
+    if named and Path(named).is_file():
+        return named
+    return shutil.which("ttyd")
+
+
+@asynccontextmanager
+async def real_ttyd(credential: str | None = CREDENTIAL) -> AsyncIterator[str]:
+    """`ttyd -W -c user:pass bash` on a free loopback port; its /ws URL."""
+    binary = ttyd_binary()
+    assert binary is not None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        binary,
+        "-i",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-W",
+        *(["-c", credential] if credential else []),
+        "bash",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+        yield f"ws://127.0.0.1:{port}/ws"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+@asynccontextmanager
+async def stand_in() -> AsyncIterator[str]:
+    async with fake_ttyd(CREDENTIAL) as fake:
+        yield fake.url
+
+
+SERVERS: dict[str, Callable[[], AbstractAsyncContextManager[str]]] = {"stand-in": stand_in, "real": real_ttyd}
+
+
+@pytest.fixture(params=["stand-in", "real"])
+async def ttyd_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    if request.param == "real" and ttyd_binary() is None:
+        pytest.skip(
+            "no ttyd binary: set SYNAPSE_TTYD_BIN (CI sets it to ../shared/bin/ttyd) or put ttyd on PATH"
+        )
+    async with SERVERS[request.param]() as url:
+        yield url
+
+
+async def test_commands_stream_and_complete_through_ttyd(ttyd_url: str) -> None:
+    shell = Shell(TtydTerminal(ttyd_url, CREDENTIAL))
+    await shell.start()
+    try:
+        seen: list[tuple[float, str]] = []
+        outcome = await shell.run(
+            "echo hello && sleep 1 && echo done",
+            total_seconds=10,
+            idle_seconds=5,
+            on_output=lambda text: seen.append((time.monotonic(), text)),
+        )
+        assert (outcome.output, outcome.exit_status) == ("hello\ndone\n", 0)
+        assert seen[-1][0] - seen[0][0] >= 0.9, "hello came while the command ran"
+        await shell.backend.resize(100, 30)
+        size = await shell.run("stty size", total_seconds=10, idle_seconds=5)
+        assert size.output == "30 100\n"
+        failed = await shell.run("false", total_seconds=10, idle_seconds=5)
+        assert failed.exit_status == 1
+    finally:
+        await shell.close()
+
+
+async def test_a_refused_credential_is_an_authentication_failure_never_a_hang(ttyd_url: str) -> None:
+    for credential in ("user:wrong", None):
+        shell = Shell(TtydTerminal(ttyd_url, credential))
+        with pytest.raises(TerminalAuthFailed, match="terminal authentication failed"):
+            await asyncio.wait_for(shell.start(), 20)
+        await shell.close()
+
+
+async def test_a_wrong_token_after_the_right_basic_auth_is_refused_with_1008(ttyd_url: str) -> None:
+    shell = Shell(_WrongToken(ttyd_url))
+    with pytest.raises(TerminalAuthFailed, match="refused the token"):
+        await asyncio.wait_for(shell.start(), 20)
+    await shell.close()
+
+
+class _WrongToken(TtydTerminal):
+    """The right basic auth on the upgrade, a wrong `AuthToken` in the handshake."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, CREDENTIAL)
+
+    def handshake_token(self) -> str:
+        return "not-the-token"
+
+
+async def test_a_connection_dropped_mid_command_is_terminal_lost() -> None:
+    async with fake_ttyd(CREDENTIAL) as fake:
+        shell = Shell(TtydTerminal(fake.url, CREDENTIAL))
+        await shell.start()
+        asyncio.get_running_loop().call_later(0.5, fake.drop)
+        with pytest.raises(TerminalLost):
+            await shell.run("sleep 5", total_seconds=10, idle_seconds=10)
+        await shell.close()
+
+
+async def test_the_tool_on_ttyd_reports_a_refused_credential_as_its_result(tmp_path: Path) -> None:
+    async with fake_ttyd(CREDENTIAL) as fake:
+        settings = Settings(
+            data_dir=tmp_path,
+            tools=ToolSettings(terminal_backend="ttyd", ttyd_url=fake.url, ttyd_credential="user:wrong"),
+            _env_file=None,
+        )
+        tool = TerminalTool.from_settings(settings)
+        refused = await tool.run(ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}), None)
+        assert not refused.ok and (refused.error or "").startswith("terminal authentication failed")
+        right = settings.model_copy(
+            update={"tools": settings.tools.model_copy(update={"ttyd_credential": CREDENTIAL})}
+        )
+        done = await TerminalTool.from_settings(right).run(
+            ToolCallRequest(tool_id="terminal", arguments={"command": "echo via ttyd"}), None
+        )
+        assert done.ok and done.content["output"] == "via ttyd\n"
