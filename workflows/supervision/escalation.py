@@ -71,11 +71,11 @@ def count(
     )
 
 
-def escalate(state: SupervisedState, request: InteractionRequest) -> list[str]:
-    """Ask `escalate_to` too (when the request names approvers at all); audited. Who was added."""
+def escalate(state: SupervisedState, request: InteractionRequest) -> None:
+    """Ask `escalate_to` too (when the request names approvers at all: else anyone may already); audited."""
     request.escalated = True
-    added = [p for p in request.escalate_to if p not in request.approvers] if request.approvers else []
-    request.approvers.extend(added)
+    if request.approvers:
+        request.approvers.extend([p for p in request.escalate_to if p not in request.approvers])
     waited = (request.escalate_at or workflow.now()) - request.timestamp
     state.audit.append(
         AuditEntry(
@@ -87,4 +87,3 @@ def escalate(state: SupervisedState, request: InteractionRequest) -> list[str]:
             comment=f"no decision within {waited}; now also asking {', '.join(request.escalate_to)}",
         )
     )
-    return added

@@ -68,7 +68,7 @@ class SupervisionHandlers:
     @workflow.query
     def get_grants(self) -> list[Grant]:
         """Every grant made here, in force and revoked, oldest first."""
-        return list(self._supervisor.grants)
+        return list(self._supervisor.ledger.grants)
 
     @workflow.update
     def revoke_grant(self, revocation: GrantRevocation) -> Grant:

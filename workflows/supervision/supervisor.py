@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -43,6 +43,24 @@ from .chat_reply import interpret_reply
 from .ports import Policy, SupervisedState, Surface
 
 
+class AskOptions(TypedDict, total=False):
+    """How a request differs from the policy's defaults (`Supervisor.ask` / `open`)."""
+
+    approvers: list[str] | None
+    """Who may decide (a graph gate names its own); None: the policy's."""
+    timeout_seconds: int | None
+    """How long it waits; None: the policy's."""
+    chunk: TaskChunkType
+    """The chunk that announces it (default `tool_approval_request`)."""
+    metadata: dict[str, Any] | None
+    """Added to the request and its chunk (e.g. the graph task a gate holds)."""
+    approvals_required: int
+    """2: the two-person rule (default 1)."""
+    escalate_to: list[str]
+    """Asked too when nobody decided after `escalate_after_seconds` (default: half the timeout)."""
+    escalate_after_seconds: int | None
+
+
 class Supervisor:
     """Approvals and decisions of one workflow run, on its state."""
 
@@ -68,11 +86,6 @@ class Supervisor:
     def ledger(self) -> SupervisedState:
         """The supervised state (pending, decided, audit, grants)."""
         return self._state
-
-    @property
-    def grants(self) -> list[Grant]:
-        """Every grant made in this run's state."""
-        return self._state.grants
 
     # ------------------------------------------------------------ LoopHost
 
@@ -190,73 +203,36 @@ class Supervisor:
         return grant
 
     async def ask(
-        self,
-        kind: InteractionType,
-        stem: str,
-        content: dict[str, Any],
-        *,
-        approvers: list[str] | None = None,
-        timeout_seconds: int | None = None,
-        chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
-        metadata: dict[str, Any] | None = None,
-        approvals_required: int = 1,
-        escalate_to: list[str] | None = None,
-        escalate_after_seconds: int | None = None,
+        self, kind: InteractionType, stem: str, content: dict[str, Any], **options: Unpack[AskOptions]
     ) -> InteractionOutcome:
-        """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout.
-
-        `approvers` and `timeout_seconds` override the policy's for this request (a graph gate
-        names its own); `metadata` is added to the request (e.g. the graph task it gates);
-        `approvals_required` 2 is the two-person rule; `escalate_to` are asked too when nobody
-        decided after `escalate_after_seconds` (default: half the timeout).
-        """
-        request = self.open(
-            kind,
-            stem,
-            content,
-            approvers=approvers,
-            timeout_seconds=timeout_seconds,
-            chunk=chunk,
-            metadata=metadata,
-            approvals_required=approvals_required,
-            escalate_to=escalate_to,
-            escalate_after_seconds=escalate_after_seconds,
-        )
-        return await self.wait_for(request)
+        """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout."""
+        return await self.wait_for(self.open(kind, stem, content, **options))
 
     def open(
-        self,
-        kind: InteractionType,
-        stem: str,
-        content: dict[str, Any],
-        *,
-        approvers: list[str] | None = None,
-        timeout_seconds: int | None = None,
-        chunk: TaskChunkType = TaskChunkType.TOOL_APPROVAL_REQUEST,
-        metadata: dict[str, Any] | None = None,
-        approvals_required: int = 1,
-        escalate_to: list[str] | None = None,
-        escalate_after_seconds: int | None = None,
+        self, kind: InteractionType, stem: str, content: dict[str, Any], **options: Unpack[AskOptions]
     ) -> InteractionRequest:
         """Open a request (audited, published, shown) without waiting; `wait_for` waits for it."""
         state = self._state
         interaction_id = f"{self._prefix}{stem}_{state.next_interaction}"
         state.next_interaction += 1
         now = workflow.now()
-        timeout = timedelta(seconds=timeout_seconds or self._policy.timeout_seconds)
+        timeout = timedelta(seconds=options.get("timeout_seconds") or self._policy.timeout_seconds)
+        metadata = options.get("metadata") or {}
+        approvers = options.get("approvers")
+        escalate_to = options.get("escalate_to") or []
         request = InteractionRequest(
             interaction_id=interaction_id,
             interaction_type=kind,
             task_id=self._owner_id,
             content=content,
-            metadata={"channel": self._policy.channel, **(metadata or {})},
+            metadata={"channel": self._policy.channel, **metadata},
             timestamp=now,
             approvers=approvers if approvers is not None else self._policy.approvers_for(self.requester),
             requested_by=self.requester,
             expires_at=now + timeout,
-            approvals_required=approvals_required,
-            escalate_to=list(escalate_to or []),
-            escalate_at=now + escalation.escalate_at(timeout, escalate_after_seconds)
+            approvals_required=options.get("approvals_required", 1),
+            escalate_to=list(escalate_to),
+            escalate_at=now + escalation.escalate_at(timeout, options.get("escalate_after_seconds"))
             if escalate_to
             else None,
         )
@@ -264,9 +240,9 @@ class Supervisor:
         self._requests[interaction_id] = request
         self._surface.channel.approval_requested(request)
         self.publish(
-            chunk,
+            options.get("chunk", TaskChunkType.TOOL_APPROVAL_REQUEST),
             request.content,
-            metadata=approvals.announced(request, **(metadata or {})),
+            metadata=approvals.announced(request, **metadata),
         )
         self._surface.show_status("waiting_approval")
         return request

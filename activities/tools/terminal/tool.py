@@ -142,14 +142,10 @@ class TerminalTool(Tool):
             shell = Shell(self._backend())
             try:
                 await shell.start()
-            except TerminalAuthFailed as err:
+            except (TerminalAuthFailed, TerminalLost) as err:  # an auth failure says so itself
                 await shell.close()
-                return ToolResult(tool_id=TOOL_ID, ok=False, error=str(err), metadata={"command": command})
-            except TerminalLost as err:
-                await shell.close()
-                return ToolResult(
-                    tool_id=TOOL_ID, ok=False, error=f"no terminal: {err}", metadata={"command": command}
-                )
+                error = str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"
+                return ToolResult(tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command})
             self._shells[owner] = shell
         shell = self._shells[owner]
         streamer = _Streamer(owner, claim.rsplit("/", 1)[-1] if claim else None)
@@ -199,9 +195,6 @@ class TerminalTool(Tool):
             },
         )
 
-    def close(self) -> None:
-        """Nothing held across event loops (shells end with their worker's process)."""
-
     @classmethod
     def describe(cls, content: Any) -> str | None:
         """`$ exit status 0` with the output."""
@@ -241,7 +234,7 @@ class _Streamer:
         task.add_done_callback(self._tasks.discard)
 
     async def flush(self) -> None:
-        if self._timer is not None and not self._tasks:  # the last flush: nothing is scheduled after it
+        if self._timer is not None:  # only the final flush finds one: nothing is scheduled after it
             self._timer.cancel()
             self._timer = None
         if not self._pending or not activity.in_activity():
