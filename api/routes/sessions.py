@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, HTTPException, Path, Query
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from contracts import (
@@ -39,6 +39,7 @@ from ..archive import archived_items
 from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT, check_size
+from ..sse.response import sse_response
 from ..turns import turn_events, wait_for_turn
 from ..workflow_calls import NotFound
 
@@ -137,11 +138,7 @@ async def post_message(
     )
     if stream:
         assert message.message_id is not None
-        return StreamingResponse(
-            turn_events(hub, accepted.workflow_id, after, message.message_id),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return sse_response(turn_events(hub, accepted.workflow_id, after, message.message_id))
     if not wait:
         return accepted
     result = await wait_for_turn(hub, accepted, after, settings.api.sync_wait_seconds)

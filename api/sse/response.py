@@ -7,6 +7,7 @@ with `Last-Event-ID` or `?after=`, and is told why a stream ended early.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import Header, Query
@@ -36,8 +37,13 @@ def event_stream(
 ) -> StreamingResponse:
     """The workflow's chunks after `after` (or `Last-Event-ID`), then live ones, until it closes."""
     resume_after = after if after is not None else int(last_event_id) if last_event_id is not None else -1
+    return sse_response(hub.events(workflow_id, resume_after))
+
+
+def sse_response(events: AsyncIterator[str]) -> StreamingResponse:
+    """SSE text as a response that no cache or proxy holds back."""
     return StreamingResponse(
-        hub.events(workflow_id, resume_after),
+        events,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
