@@ -1,4 +1,8 @@
-"""Builds the Temporal worker: every workflow and activity on one task queue.
+"""Builds the Temporal worker: every workflow and activity on one shared task queue.
+
+Each worker also polls a task queue of its own (`<queue>@<host>-<pid>-<random>`), for the
+tools that keep state in the worker that ran them (a session's terminal): their later calls
+are sent there (see `WorkerBinding`).
 
 `python worker.py` (or `synapse worker`) runs it against the Temporal chosen the standard
 way (envconfig profile or TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY / TLS).
@@ -10,8 +14,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import os
+import socket
+import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -47,11 +55,53 @@ its date library.
 """
 
 
+class SynapseWorker:
+    """The worker on the shared task queue and its twin on this worker's own queue, run together.
+
+    Used like a temporalio `Worker`: `await run()`, `await shutdown()`, or `async with`.
+    """
+
+    def __init__(self, shared: Worker, own: Worker, worker_queue: str) -> None:
+        self.shared = shared
+        self.own = own
+        self.worker_queue = worker_queue
+        """The task queue only this worker polls."""
+
+    async def run(self) -> None:
+        """Poll both queues until shut down (one failing stops the other)."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.shared.run())
+            group.create_task(self.own.run())
+
+    async def shutdown(self) -> None:
+        """Stop polling and finish what is running."""
+        await asyncio.gather(self.own.shutdown(), self.shared.shutdown())
+
+    async def __aenter__(self) -> Self:
+        await self.shared.__aenter__()
+        await self.own.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await asyncio.gather(
+            self.own.__aexit__(kind, error, trace), self.shared.__aexit__(kind, error, trace)
+        )
+
+
+def own_queue_name(shared_queue: str) -> str:
+    """A task queue name nobody else uses, telling operators where it lives."""
+    return f"{shared_queue}@{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
 def build_worker(
     client: Client, settings: Settings, *, task_queue: str | None = None, tools: ToolActivities | None = None
-) -> Worker:
+) -> SynapseWorker:
     """A worker for all Synapse workflows and activities (the client must use the pydantic converter)."""
     tools = tools or ToolActivities(settings)
+    shared_queue = task_queue or settings.temporal.task_queue
+    tools.worker_queue = own_queue_name(shared_queue)
     activities: list[Callable[..., Any]] = [
         *AgentActivities(settings).activities(),
         *AgentDirectory(settings).activities(),
@@ -61,13 +111,15 @@ def build_worker(
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
         *ExperienceActivities(ExperienceIndex.for_data_dir(settings.data_dir)).activities(),
     ]
-    return Worker(
+    shared = Worker(
         client,
-        task_queue=task_queue or settings.temporal.task_queue,
+        task_queue=shared_queue,
         workflows=list(WORKFLOWS),
         activities=activities,
         workflow_runner=WORKFLOW_RUNNER,
     )
+    own = Worker(client, task_queue=tools.worker_queue, activities=[tools.run_tool])
+    return SynapseWorker(shared, own, tools.worker_queue)
 
 
 async def run_worker(settings: Settings) -> None:
@@ -81,7 +133,9 @@ async def run_worker(settings: Settings) -> None:
         await asyncio.to_thread(importlib.import_module, "lark_oapi")
     client = await connect_client(settings)
     worker = build_worker(client, settings, tools=tools)
-    log.info("worker polling task queue %r", settings.temporal.task_queue)
+    log.info(
+        "worker polling task queues %r and %r (its own)", settings.temporal.task_queue, worker.worker_queue
+    )
     await worker.run()
 
 

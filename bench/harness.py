@@ -28,7 +28,7 @@ from activities.tools.runner import ToolActivities
 from api.main import create_app
 from core.client import SynapseClient
 from core.settings import Settings, TemporalSettings
-from worker import build_worker
+from worker import SynapseWorker, build_worker
 from workflows.ids import session_workflow_id
 
 from . import bare
@@ -146,7 +146,7 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def _stopping(worker: Worker) -> AsyncIterator[None]:
+async def _stopping(worker: Worker | SynapseWorker) -> AsyncIterator[None]:
     """Run a worker; stop it within SHUTDOWN_WITHIN seconds."""
     task = asyncio.create_task(worker.run())
     try:

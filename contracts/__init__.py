@@ -82,7 +82,15 @@ from .streaming import (
     WatchRequest,
     WatchResult,
 )
-from .tools import ApprovalPolicy, ToolAssessment, ToolDescriptor, ToolOutput, ToolResult, ToolRun
+from .tools import (
+    ApprovalPolicy,
+    ToolAssessment,
+    ToolDescriptor,
+    ToolOutput,
+    ToolResult,
+    ToolRun,
+    WorkerBinding,
+)
 
 __all__ = [
     "ANY_TOOL",
@@ -185,5 +193,6 @@ __all__ = [
     "UniversalMessage",
     "WatchRequest",
     "WatchResult",
+    "WorkerBinding",
     "policy_for",
 ]

@@ -46,6 +46,19 @@ class ToolDescriptor(Contract):
     )
 
 
+class WorkerBinding(Contract):
+    """A tool that keeps state in the worker that ran it (a terminal's shell)."""
+
+    heartbeat_seconds: float = Field(
+        gt=0, description="A run silent this long (no heartbeat) has lost its worker."
+    )
+    wait_seconds: float = Field(
+        gt=0,
+        description="How long a later run waits for that worker to take it (schedule-to-start); "
+        "after that the worker is gone and the state with it.",
+    )
+
+
 class ToolAssessment(Contract):
     """Whether a proposed tool call needs approval, and how to show it to people."""
 
@@ -71,6 +84,11 @@ class ToolAssessment(Contract):
     )
     critical: bool = Field(
         default=False, description="The tool is marked critical: two approvers are needed."
+    )
+    worker_bound: WorkerBinding | None = Field(
+        default=None,
+        description="Set for a tool that keeps state in its worker: later runs of the same session "
+        "go to the task queue of the worker that ran the first (`worker_queue` in the result's metadata).",
     )
 
 

@@ -167,6 +167,19 @@ class ToolSettings(_Group):
         validation_alias=env("terminal_idle_seconds", "SYNAPSE_TERMINAL_IDLE_SECONDS"),
         description="A command silent this long (e.g. waiting for input) gets Ctrl-C.",
     )
+    terminal_heartbeat_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=env("terminal_heartbeat_seconds", "SYNAPSE_TERMINAL_HEARTBEAT_SECONDS"),
+        description="A running command heartbeats; silent this long, its worker is taken for gone.",
+    )
+    terminal_worker_wait_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        validation_alias=env("terminal_worker_wait_seconds", "SYNAPSE_TERMINAL_WORKER_WAIT_SECONDS"),
+        description="How long a command waits for the worker holding its session's terminal; "
+        "then that terminal is lost and the next command starts a fresh one.",
+    )
 
 
 KIB = 1024

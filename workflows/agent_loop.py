@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError, TimeoutType
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         ToolResult,
         ToolRun,
         UniversalMessage,
+        WorkerBinding,
     )
 
 from .chunk_stream import Publish
@@ -101,6 +102,11 @@ class LoopHost(Protocol):
 
     def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
         """Record the result of an approved run (it answers the approver's update)."""
+        ...
+
+    @property
+    def worker_queues(self) -> dict[str, str]:
+        """Per worker-bound tool, the task queue of the worker holding its state (`LOST`: gone)."""
         ...
 
 
@@ -376,13 +382,28 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         {"tool_name": call.tool_id, "tool_params": call.arguments, "summary": assessment.summary},
         metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
     )
-    try:
-        result = await _run_tool(
-            ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call), assessment
+    binding = assessment.worker_bound
+    queue = host.worker_queues.get(call.tool_id) if binding is not None else None
+    if queue == LOST:
+        host.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "tool_name": call.tool_id,
+                "message": f"{call.tool_id}: starting afresh, the last one was lost with its worker",
+            },
+            metadata={"interaction_id": interaction_id},
         )
+    run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call)
+    try:
+        result = await _run_tool(run, assessment, queue or None)
     except ActivityError as err:
         _raise_if_cancelled(err)
-        result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
+        if queue and binding is not None and _never_started(err):
+            result = _worker_lost(call, queue, binding)
+        else:
+            result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
+    if binding is not None:
+        _remember_worker(host, call.tool_id, result)
     host.publish(
         TaskChunkType.TOOL_USE,
         {"tool_name": call.tool_id, "result": result.model_dump(mode="json")},
@@ -393,8 +414,44 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
     messages.append(_tool_message(call, told, interaction_id))
 
 
-async def _run_tool(run: ToolRun, assessment: ToolAssessment) -> ToolResult:
+LOST = ""
+"""In `worker_queues`: the worker that held the tool's state is gone (the next run starts afresh)."""
+WORKER_BOUND_PATCH = "worker-bound-tools"
+"""Patch id: a tool keeping state in its worker runs there, with a heartbeat timeout."""
+
+
+def _never_started(err: ActivityError) -> bool:
+    """The run waited in vain for a worker to take it (its queue's worker is gone)."""
+    cause = err.cause
+    return isinstance(cause, TimeoutError) and cause.type == TimeoutType.SCHEDULE_TO_START
+
+
+def _worker_lost(call: ToolCallRequest, queue: str, binding: WorkerBinding) -> ToolResult:
+    return ToolResult(
+        tool_id=call.tool_id,
+        ok=False,
+        error=f"{call.tool_id} lost: the worker holding it did not take this call within "
+        f"{binding.wait_seconds:g} s (task queue {queue}), so it has gone; the call did not run, "
+        f"and the next call starts a fresh {call.tool_id}",
+        metadata={"worker_lost": True, "worker_queue": queue},
+    )
+
+
+def _remember_worker(host: LoopHost, tool_id: str, result: ToolResult) -> None:
+    """Where the tool's state now is: the worker that ran it, or `LOST`."""
+    bound = result.metadata.get("worker_queue")
+    if result.metadata.get("worker_lost"):
+        host.worker_queues[tool_id] = LOST
+    elif isinstance(bound, str) and bound:
+        host.worker_queues[tool_id] = bound
+
+
+async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None) -> ToolResult:
     """Run the tool: a quick one as a local activity, anything else as a regular activity.
+
+    A worker-bound tool (a terminal) heartbeats while it runs, and once a worker holds its
+    state its calls go to that worker's own `queue`: waiting longer than the binding's
+    `wait_seconds` there means the worker is gone (`_never_started`).
 
     Measured on a 2-core machine (bench/): approve → SQL applied → acknowledged took ~80 ms
     with a regular activity (an activity task dispatch plus a second workflow task) against
@@ -410,6 +467,19 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment) -> ToolResult:
             run,
             result_type=ToolResult,
             start_to_close_timeout=QUICK_TOOL_TIMEOUT,
+            retry_policy=RUN_TOOL_RETRY,
+            summary=summary,
+        )
+    elif assessment.worker_bound is not None and workflow.patched(WORKER_BOUND_PATCH):
+        binding = assessment.worker_bound
+        result = await workflow.execute_activity(
+            RUN_TOOL,
+            run,
+            result_type=ToolResult,
+            task_queue=queue,
+            schedule_to_start_timeout=timedelta(seconds=binding.wait_seconds) if queue else None,
+            start_to_close_timeout=RUN_TOOL_TIMEOUT,
+            heartbeat_timeout=timedelta(seconds=binding.heartbeat_seconds),
             retry_policy=RUN_TOOL_RETRY,
             summary=summary,
         )

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Self
 
-from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult, WorkerBinding
 from core.settings import Settings
 
 from ..artifacts.offload import generic_preview
@@ -69,6 +69,14 @@ class Tool(ABC):
         """The call's command head, which a `session_prefix` grant allows (None: no such grant).
 
         E.g. `DELETE orders` for SQL, the program for a shell command.
+        """
+        return None
+
+    def binding(self) -> WorkerBinding | None:
+        """Set when the tool keeps state in this worker between calls of one session (a shell).
+
+        The workflow then sends a session's later calls to this worker's own task queue, and
+        tells the session its state was lost when that worker is gone.
         """
         return None
 

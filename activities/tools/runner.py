@@ -61,6 +61,8 @@ class ToolActivities:
             tools: The tools to dispatch to instead of the registry's (tests).
         """
         self.tools: dict[str, Tool] = tools if tools is not None else build_tools(settings)
+        self.worker_queue: str | None = None
+        """This worker's own task queue (`worker.py` sets it): where a worker-bound tool's state is."""
         self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
 
     def prepare(self) -> None:
@@ -124,6 +126,7 @@ class ToolActivities:
             head=head,
             grants=grant_scopes(descriptor, head),
             critical=descriptor.critical,
+            worker_bound=tool.binding(),
         )
 
     @activity.defn(name="run_tool")
@@ -146,6 +149,10 @@ class ToolActivities:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
         activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
         result = await tool.run(run.call, claim_key(run))
+        if self.worker_queue is not None and tool.binding() is not None:
+            result = result.model_copy(
+                update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}
+            )
         if result.error and len(result.error) > ERROR_CHARS:
             result = result.model_copy(update={"error": preview_text(result.error, ERROR_CHARS)})
         if result.content is None or self.offloader.fits(result.content):

@@ -247,15 +247,20 @@ async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
 
 async def terminal(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """Delete denied; `!echo hello && sleep 1 && echo done` approved: its output streams in by
-    `tool_output` signals while it runs, then the result with its exit status."""
+    `tool_output` signals while it runs, then the result with its exit status; then `!cd / && pwd`
+    approved, sent to the worker's own task queue (where the session's shell is)."""
     first = await _pending_id(handle)
     await _decide(handle, first, False)
     await _idle(handle, 1)
     await handle.signal(
         SessionWorkflow.submit_message, InboundMessage(content="!echo hello && sleep 1 && echo done")
     )
-    await _decide(handle, await _next_pending(handle, first), True)
+    second = await _next_pending(handle, first)
+    await _decide(handle, second, True)
     await _idle(handle, 2)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!cd / && pwd"))
+    await _decide(handle, await _next_pending(handle, second), True)
+    await _idle(handle, 3)
 
 
 def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[SessionConfig, Scenario]]:

@@ -48,6 +48,8 @@ class GraphState(BaseModel):
     audit: list[AuditEntry] = Field(default_factory=list)
     next_interaction: int = 1
     grants: list[Grant] = Field(default_factory=list)
+    worker_queues: dict[str, str] = Field(default_factory=dict)
+    """Part of every supervised state; a graph runs no tools itself, so it stays empty."""
     next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""

@@ -69,6 +69,8 @@ class TaskRunState(BaseModel):
     grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     messages: list[UniversalMessage] = Field(default_factory=list)
+    worker_queues: dict[str, str] = Field(default_factory=dict)
+    """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
 
 
 def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:

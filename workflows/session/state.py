@@ -62,6 +62,8 @@ class SessionState(BaseModel):
     """Workflow id of the graph the current turn runs (its agent proposed a plan)."""
     relayed: list[InteractionRequest] = Field(default_factory=list)
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
+    worker_queues: dict[str, str] = Field(default_factory=dict)
+    """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
 
 
 class SessionRunInput(BaseModel):

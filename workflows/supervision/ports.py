@@ -33,6 +33,7 @@ class SupervisedState(Protocol):
     audit: list[AuditEntry]
     next_interaction: int
     grants: list[Grant]
+    worker_queues: dict[str, str]
 
 
 class Channel(Protocol):

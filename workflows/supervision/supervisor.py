@@ -94,6 +94,11 @@ class Supervisor:
         """Workflow id of the supervised run."""
         return self._owner_id
 
+    @property
+    def worker_queues(self) -> dict[str, str]:
+        """Where each worker-bound tool's state is (carried across runs with the state)."""
+        return self._state.worker_queues
+
     async def ask_approval(
         self, call: ToolCallRequest, assessment: ToolAssessment, *, edit_of: InteractionOutcome | None = None
     ) -> InteractionOutcome:

@@ -93,7 +93,8 @@ class Shell:
     ) -> CommandOutcome:
         """Run `command`; its outcome once the sentinel arrives (or after Ctrl-C and a resync).
 
-        `on_output` gets the text as it comes, line by line; `cancelled` is polled (True: Ctrl-C).
+        `on_output` gets the text as it comes, line by line; `cancelled` is polled every round,
+        output or not (True: Ctrl-C).
         """
         marker = uuid.uuid4().hex[:12]
         started = time.monotonic()
@@ -102,22 +103,23 @@ class Shell:
         stream = _Stream(f"\n{SENTINEL_MARK}{marker}:", self._max_bytes, on_output)
         last_output = started
         interrupted: str | None = None
+        poll = cancelled or (lambda: False)
         while not stream.done:
             chunk = await self.backend.read(POLL)
             now = time.monotonic()
             if chunk:
                 last_output = now
                 stream.feed(chunk)
-                continue
-            if interrupted is None:
-                if cancelled is not None and cancelled():
+            stop = poll()  # polled on every round: it is also the activity's heartbeat
+            if interrupted is None and not stream.done:
+                if stop:
                     interrupted = "cancelled"
                 elif now - started > total_seconds:
                     interrupted = "timeout"
                 elif now - last_output > idle_seconds:
                     interrupted = "inactivity"
                 if interrupted is not None:
-                    await self._interrupt(stream)
+                    await self._interrupt(stream, poll)
         self.backend.state = TerminalState.IDLE
         status, cwd = stream.sentinel_fields()
         self.cwd = cwd or self.cwd
@@ -131,7 +133,7 @@ class Shell:
             raw=stream.raw(),
         )
 
-    async def _interrupt(self, stream: _Stream) -> None:
+    async def _interrupt(self, stream: _Stream, poll: Callable[[], bool]) -> None:
         """Ctrl-C, then fresh sentinels until one answers: the interrupted line never prints its own,
         and a program's exit may discard what was typed meanwhile."""
         await self.backend.send(b"\x03")
@@ -145,6 +147,7 @@ class Shell:
             await self.backend.send(_probe(resync, "130"))
             waited = time.monotonic() + PROBE_WAIT
             while not stream.done and time.monotonic() < waited:
+                poll()
                 chunk = await self.backend.read(POLL)
                 if chunk:
                     stream.feed(chunk)

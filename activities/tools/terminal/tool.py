@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from temporalio import activity
 
-from contracts import ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult
+from contracts import ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult, WorkerBinding
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
@@ -80,6 +80,13 @@ class TerminalTool(Tool):
         self._claims = CommandClaims(settings.data_dir / "terminal.db")
         self._shells: dict[str, Shell] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def binding(self) -> WorkerBinding:
+        """A session's shell lives in this worker: its later commands come here."""
+        return WorkerBinding(
+            heartbeat_seconds=self._tools.terminal_heartbeat_seconds,
+            wait_seconds=self._tools.terminal_worker_wait_seconds,
+        )
 
     def _backend(self) -> TerminalBackend:
         if self._tools.terminal_backend == "ttyd":
@@ -155,7 +162,7 @@ class TerminalTool(Tool):
                 total_seconds=self._timeout,
                 idle_seconds=self._idle,
                 on_output=streamer.add,
-                cancelled=_activity_cancelled,
+                cancelled=streamer.tick,
             )
         except TerminalLost as err:
             self._shells.pop(owner, None)
@@ -203,10 +210,6 @@ class TerminalTool(Tool):
         return f"exit status {content.get('exit_status')}:\n{cut(str(content['output']), 1500)}"
 
 
-def _activity_cancelled() -> bool:
-    return activity.in_activity() and activity.is_cancelled()
-
-
 class _Streamer:
     """Output sent to the session while the command runs: batched, at most every `FLUSH_SECONDS`."""
 
@@ -221,11 +224,17 @@ class _Streamer:
 
     def add(self, text: str) -> None:
         self._pending.append(text)
-        if activity.in_activity():
-            activity.heartbeat({"output_chars": self._sent + sum(len(t) for t in self._pending)})
         if self._timer is None:  # at most one flush every FLUSH_SECONDS; the first one at once
             wait = max(FLUSH_SECONDS - (time.monotonic() - self._last), 0.0)
             self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
+
+    def tick(self) -> bool:
+        """Polled while the command runs: a heartbeat with the progress (the SDK throttles them;
+        without one for `heartbeat_seconds` the worker is taken for gone), and whether to cancel."""
+        if not activity.in_activity():
+            return False
+        activity.heartbeat({"output_chars": self._sent + sum(len(t) for t in self._pending)})
+        return activity.is_cancelled()
 
     def _flush_soon(self) -> None:
         self._timer = None

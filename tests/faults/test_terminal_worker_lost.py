@@ -1,0 +1,91 @@
+"""A worker killed mid-command: the session is told its terminal was lost, and the next command
+works in a fresh terminal on another worker. The killed command is never run again.
+
+Workers are real `synapse worker` processes; the person approves over the real HTTP API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import httpx
+from temporalio.client import Client
+
+from contracts import TaskChunkType
+from core.settings import Settings
+
+from ..conftest import assert_eventually
+from ..support import collect_events
+from .flows import RECOVERY_WITHIN, ask, tool_results, wait_answer, wait_pending
+from .processes import Children, start_worker
+
+TEST_BOUND = 180.0
+"""Seconds the test may take in all: two worker starts, a heartbeat timeout and a queue wait."""
+QUICK_LOSS = {"SYNAPSE_TERMINAL_HEARTBEAT_SECONDS": "2", "SYNAPSE_TERMINAL_WORKER_WAIT_SECONDS": "4"}
+"""A lost worker is noticed after a 2 s heartbeat gap; a command waits 4 s for its worker."""
+
+
+async def approve(api: httpx.AsyncClient, key: str, interaction_id: str) -> httpx.Response:
+    return await api.post(
+        f"/sessions/{key}/interactions/{interaction_id}",
+        json={"approved": True, "principal": "bob"},
+        timeout=RECOVERY_WITHIN + 30,
+    )
+
+
+async def command(api: httpx.AsyncClient, key: str, line: str) -> str:
+    """Send `!line`; the interaction id of its approval request."""
+    await ask(api, key, f"!{line}")
+    return await wait_pending(api, key)
+
+
+async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_command_works(
+    client: Client, settings: Settings, children: Children, api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    runs = work / "runs.txt"
+    env = {"SYNAPSE_TERMINAL_CWD": str(work), **QUICK_LOSS}
+    key = f"kill-term-{uuid.uuid4().hex[:8]}"
+    async with asyncio.timeout(TEST_BOUND):
+        first = await start_worker(children, client, settings, **env)
+        answer = await approve(api, key, await command(api, key, "cd sub && pwd"))
+        assert answer.status_code == 200 and answer.json()["tool_result"]["ok"], answer.text
+        held_by = answer.json()["tool_result"]["metadata"]["worker_queue"]
+        assert held_by.startswith(f"{settings.temporal.task_queue}@"), held_by
+        await wait_answer(api, key)
+
+        async def started() -> bool:
+            return runs.exists()
+
+        long_one = await command(api, key, f"echo run >> {runs} && sleep 120")
+        approval = asyncio.create_task(approve(api, key, long_one))
+        try:
+            await assert_eventually(started, bool, within=30, what="the long command running")
+            await first.kill()
+            await start_worker(children, client, settings, **env)
+            session = await wait_answer(api, key)
+            response = await approval
+            assert response.status_code in (200, 202), response.text
+        finally:
+            approval.cancel()
+        lost = tool_results(session)[-1]
+        assert lost["ok"] is False and lost["error"].startswith("terminal lost:"), lost
+        assert held_by in lost["error"] and "the next call starts a fresh terminal" in lost["error"]
+
+        answer = await approve(api, key, await command(api, key, 'echo "$PWD"'))
+        assert answer.status_code == 200, answer.text
+        result = answer.json()["tool_result"]
+        assert result["ok"] and result["content"]["output"].strip() == str(work), (
+            "a fresh terminal starts in the cwd"
+        )
+        assert result["metadata"]["fresh_terminal"] is True
+        assert result["metadata"]["worker_queue"] != held_by
+        await wait_answer(api, key)
+    assert runs.read_text() == "run\n", "the command killed with its worker never ran again"
+    notes = await collect_events(
+        api, key, lambda chunk: chunk.chunk_type == TaskChunkType.PROGRESS and "afresh" in str(chunk.content)
+    )
+    assert "the last one was lost with its worker" in str(notes[-1].content)
