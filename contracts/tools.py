@@ -123,3 +123,12 @@ class ToolOutput(Contract):
     interaction_id: str | None = Field(default=None, description="The approval the run belongs to.")
     tool_id: str = Field(description="The tool running.")
     text: str = Field(description="New output since the last one (escape sequences removed).")
+    chunk_type: Literal["thinking", "tool_use", "content", "pending", "complete", "error"] = Field(
+        default="content",
+        description="Seed 004's chunk type: the stream chunk's type (`complete` is the command's end, "
+        "not the turn's: it is not final).",
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Seed 004's metadata of that type (`terminal_type`, `raw_length`, `execution_time`, ...).",
+    )

@@ -3,12 +3,13 @@ output streamed to the session while it runs; read-only commands in the trusted 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TaskStreamChunk
 from core.settings import Settings, TemporalSettings, ToolSettings
 
 from ..support import collect_events, fields
@@ -54,14 +55,42 @@ async def test_an_approved_command_streams_its_output_and_reports_its_status(htt
     assert result["ok"] and result["content"]["output"] == "hello\ndone\n"
     assert result["metadata"]["exit_status"] == 0 and result["metadata"]["command_success"] is True
     assert result["metadata"]["execution_time"] >= 1.0
-    chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
+    chunks = await collect_events(http, key, turn_over, params={"after": offset})
     streamed = [c for c in chunks if c.chunk_type == TaskChunkType.CONTENT]
     assert "".join(str(c.content) for c in streamed) == "hello\ndone\n"
+    assert all(
+        c.metadata["terminal_type"] == "generic" and c.metadata["source_tool"] == "terminal" for c in streamed
+    )
+    assert sum(c.metadata["content_length"] for c in streamed) == len("hello\ndone\n")
     hello = next(c for c in streamed if "hello" in str(c.content))
     done = next(c for c in streamed if "done" in str(c.content))
     assert (done.timestamp - hello.timestamp).total_seconds() >= 0.8, "hello arrived while the command ran"
+    complete = next(c for c in chunks if c.chunk_type == TaskChunkType.COMPLETE)
+    assert complete.sequence_id > done.sequence_id and not complete.is_final
+    assert complete.metadata["exit_status"] == 0 and complete.metadata["command_success"] is True
+    assert complete.metadata["execution_time"] >= 1.0 and complete.metadata["terminal_type"] == "generic"
     used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
+    assert used.sequence_id > complete.sequence_id
     assert fields(used)["result"]["metadata"]["exit_status"] == 0
+
+
+def turn_over(chunk: TaskStreamChunk) -> bool:
+    """The turn's final chunk (a command's `complete` is not final)."""
+    return chunk.is_final
+
+
+async def test_a_large_output_is_kept_whole_as_an_artifact(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    interaction_id, _ = await ask(http, key, "seq 1 100000")
+    result = (await decide(http, key, interaction_id, approved=True, principal="bob")).json()["tool_result"]
+    assert result["ok"] and result["artifact"] is not None, "588,895 bytes of output do not fit in history"
+    preview = result["content"]["output"]
+    assert preview.startswith("1\n2\n3\n") and preview.endswith("99999\n100000\n")
+    assert f"artifact {result['artifact']['artifact_id']}" in preview and len(preview) < 20_000
+    whole = await http.get(f"/artifacts/{result['artifact']['artifact_id']}")
+    assert whole.status_code == 200
+    output = whole.json()["output"]
+    assert output == "".join(f"{n}\n" for n in range(1, 100_001))
 
 
 async def test_a_denied_command_never_runs(http: httpx.AsyncClient, settings: Settings) -> None:
@@ -71,7 +100,7 @@ async def test_a_denied_command_never_runs(http: httpx.AsyncClient, settings: Se
     key = new_key()
     interaction_id, offset = await ask(http, key, "rm -rf x")
     assert (await decide(http, key, interaction_id, approved=False, principal="bob")).status_code == 200
-    await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
+    await collect_events(http, key, turn_over, params={"after": offset})
     assert target.read_text() == "keep me"
 
 
@@ -94,3 +123,27 @@ async def test_a_read_only_command_in_the_trusted_folder_needs_no_approval(http:
     sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!pwd"})
     assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
     assert "work" in str(sent.json()["answer"])
+
+
+AGENT_CLI = Path(__file__).parents[1] / "fakes" / "agent_cli.py"
+
+
+async def test_an_agent_cli_streams_typed_chunks_and_takes_the_next_command_as_input(
+    http: httpx.AsyncClient,
+) -> None:
+    key = new_key()
+    started, _ = await ask(http, key, f"{sys.executable} {AGENT_CLI}")
+    result = (await decide(http, key, started, approved=True, principal="bob")).json()["tool_result"]
+    assert result["ok"] and result["content"]["waiting_for_input"] == ">"
+    question, offset = await ask(http, key, "what is here?")
+    result = (await decide(http, key, question, approved=True, principal="bob")).json()["tool_result"]
+    assert result["content"]["output"].endswith("You asked: what is here?\nThat is all I know.\n")
+    chunks = await collect_events(http, key, turn_over, params={"after": offset})
+    typed = [c for c in chunks if c.metadata.get("source_tool") == "terminal"]
+    kinds = [c.chunk_type for c in typed]
+    assert kinds == ["thinking", "tool_use", "content", "pending", "complete"], kinds
+    assert typed[1].metadata["tool_name"] == "fs_read" and typed[3].metadata["prompt_text"] == ">"
+    assert all(c.metadata["terminal_type"] == "qcli" for c in typed)
+    quit_, _ = await ask(http, key, "/quit")
+    result = (await decide(http, key, quit_, approved=True, principal="bob")).json()["tool_result"]
+    assert result["content"]["output"] == "bye\n" and result["metadata"]["exit_status"] == 0

@@ -84,13 +84,20 @@ class SupervisionHandlers:
 
     @workflow.signal(name="tool_output")
     def tool_output(self, output: ToolOutput) -> None:
-        """Output of a tool while it runs (a terminal command), shown on the stream as `content`."""
+        """Output of a tool while it runs (a terminal command), shown on the stream as its chunk type.
+
+        Metadata: seed 004's for the type, plus `interaction_id`, `source_tool` (the tool running) and
+        `streaming`; `tool_name` is the tool running too, except on `tool_use`, where it is the tool
+        an agent CLI in the terminal uses.
+        """
         self._supervisor.publish(
-            TaskChunkType.CONTENT,
+            TaskChunkType(output.chunk_type),
             output.text,
             metadata={
-                "interaction_id": output.interaction_id,
                 "tool_name": output.tool_id,
+                **output.metadata,
+                "interaction_id": output.interaction_id,
+                "source_tool": output.tool_id,
                 "streaming": True,
             },
         )

@@ -6,6 +6,10 @@ sentinel are sent as one compound command (`{ cmd\\n}; printf ...`), parsed befo
 so a program reading its input never eats the sentinel. Echo is off (`stty -echo`), so the output
 is the command's own. A command that is silent for `idle_seconds` or runs past `total_seconds` gets
 Ctrl-C; the shell is then asked for a fresh sentinel to stay in step.
+
+A program that marks its prompt with OSC 697 (an agent CLI in Amazon Q's style) is done with a
+command when it shows that prompt: it then waits in the foreground, and the next command is typed
+into it (its echo removed) until it exits and the shell prints the sentinel it still owes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 
 from .ansi import strip_ansi
 from .backend import TerminalBackend, TerminalLost, TerminalState
+from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process, prompt_of, without_prompts
 
 SENTINEL_MARK = "__SYN"
 SETUP = "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''"
@@ -43,11 +48,14 @@ class CommandOutcome:
     truncated_bytes: int = 0
     raw: bytes = b""
     """The raw bytes (escape sequences included), up to the byte limit."""
+    prompt: str | None = None
+    """Set when a program showed its OSC 697 prompt: it waits for the next command as its input."""
+    terminal_type: TerminalType = "generic"
 
     @property
     def success(self) -> bool:
-        """Whether it ran to the end with exit status 0."""
-        return self.exit_status == 0 and self.interrupted is None
+        """Whether it ran to the end with exit status 0 (or to a program's prompt)."""
+        return (self.exit_status == 0 or self.prompt is not None) and self.interrupted is None
 
 
 def _probe(marker: str, status: str = "$?") -> bytes:
@@ -63,6 +71,8 @@ class Shell:
         self.backend = backend
         self._max_bytes = max_bytes
         self.cwd: str | None = None
+        self.foreground: str | None = None
+        """The marker of the sentinel a program waiting at its prompt still owes (None: the shell waits)."""
 
     async def start(self) -> None:
         """Start the backend and wait until the shell answers (state IDLE)."""
@@ -88,19 +98,25 @@ class Shell:
         *,
         total_seconds: float,
         idle_seconds: float,
-        on_output: Callable[[str], None] | None = None,
+        on_output: Callable[[TerminalChunk], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> CommandOutcome:
         """Run `command`; its outcome once the sentinel arrives (or after Ctrl-C and a resync).
 
-        `on_output` gets the text as it comes, line by line; `cancelled` is polled every round,
+        `on_output` gets the output as it comes, line by line, as typed chunks (`chunks`);
+        `cancelled` is polled every round,
         output or not (True: Ctrl-C).
         """
-        marker = uuid.uuid4().hex[:12]
         started = time.monotonic()
         self.backend.state = TerminalState.BUSY
-        await self.backend.send(f"{{ {command}\n}}; ".encode() + _probe(marker))
-        stream = _Stream(f"\n{SENTINEL_MARK}{marker}:", self._max_bytes, on_output)
+        marker = self.foreground or uuid.uuid4().hex[:12]
+        echo = None
+        if self.foreground:  # input for the program at its prompt
+            echo = command
+            await self.backend.send(f"{command}\r".encode())
+        else:
+            await self.backend.send(f"{{ {command}\n}}; ".encode() + _probe(marker))
+        stream = _Stream(f"\n{SENTINEL_MARK}{marker}:", self._max_bytes, on_output, echo=echo)
         last_output = started
         interrupted: str | None = None
         poll = cancelled or (lambda: False)
@@ -121,6 +137,8 @@ class Shell:
                 if interrupted is not None:
                     await self._interrupt(stream, poll)
         self.backend.state = TerminalState.IDLE
+        prompt = stream.prompt if interrupted is None else None
+        self.foreground = marker if prompt is not None else None
         status, cwd = stream.sentinel_fields()
         self.cwd = cwd or self.cwd
         return CommandOutcome(
@@ -131,6 +149,8 @@ class Shell:
             interrupted=interrupted,
             truncated_bytes=stream.dropped,
             raw=stream.raw(),
+            prompt=prompt,
+            terminal_type=stream.terminal_type,
         )
 
     async def _interrupt(self, stream: _Stream, poll: Callable[[], bool]) -> None:
@@ -162,17 +182,28 @@ class Shell:
 
 
 class _Stream:
-    """A command's output until its sentinel: kept (bounded), streamed by line, sentinel held back."""
+    """A command's output until its sentinel or a program's OSC 697 prompt: kept (bounded),
+    streamed as typed chunks line by line, the sentinel held back."""
 
-    def __init__(self, sentinel: str, max_bytes: int, on_output: Callable[[str], None] | None) -> None:
+    def __init__(
+        self,
+        sentinel: str,
+        max_bytes: int,
+        on_output: Callable[[TerminalChunk], None] | None,
+        *,
+        echo: str | None = None,
+    ) -> None:
         self._sentinels = [sentinel]
         self._max = max_bytes
         self._on_output = on_output
+        self._echo = echo
         self._text = ""
         self._sent = 0
         self._raw = bytearray()
         self.dropped = 0
         self.done = False
+        self.prompt: str | None = None
+        self.terminal_type: TerminalType = "generic"
         self._fields = ""
 
     def expect(self, sentinel: str) -> None:
@@ -185,6 +216,7 @@ class _Stream:
         self._raw += chunk[: max(room, 0)]
         self.dropped += max(len(chunk) - max(room, 0), 0)
         self._text += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+        self._drop_echo()
         for sentinel in self._sentinels:
             at = self._text.find(sentinel)
             if at >= 0 and "\n" in self._text[at + len(sentinel) :]:
@@ -192,21 +224,43 @@ class _Stream:
                 self._text = self._text[:at]
                 self.done = True
                 break
+        if not self.done and OSC_697 in self._text:
+            self.terminal_type = "qcli"
+            self.prompt = prompt_of(self._text[self._sent :])
+            self.done = self.prompt is not None
         self._emit()
 
+    def _drop_echo(self) -> None:
+        """A program at its prompt echoes the line typed into it: that is not its output."""
+        if self._echo is None:
+            return
+        line = self._echo
+        visible = strip_ansi(self._text)
+        if visible.startswith(line + "\n") or visible.startswith(line + "\r"):
+            self._text = self._text.split("\n", 1)[1]
+            self._echo = None
+        elif not line.startswith(visible.rstrip("\r")):
+            self._echo = None  # the output does not begin with the echo: there is none
+
     def _emit(self) -> None:
-        """Send complete lines not sent yet (all of it once done), never part of a sentinel."""
+        """Send complete lines not sent yet (all of it once done), never part of a sentinel or of
+        a prompt still being drawn."""
         if self._on_output is None:
             return
         end = len(self._text) if self.done else self._text.rfind("\n") + 1
+        if not self.done and self.terminal_type == "qcli":  # a spinner redraws its line with \r
+            end = max(end, self._text.rfind("\r") + 1)
+        if not self.done and (prompt := self._text.find(START_PROMPT, self._sent)) >= 0:
+            end = min(end, prompt)
         if end > self._sent:
-            piece = strip_ansi(self._text[self._sent : end])
+            piece = self._text[self._sent : end]
             self._sent = end
-            if piece:
-                self._on_output(piece)
+            for typed in process(piece, self.terminal_type):
+                self._on_output(typed)
 
     def text(self) -> str:
-        return self._text
+        """The output without a program's prompts."""
+        return without_prompts(self._text) if self.terminal_type == "qcli" else self._text
 
     def raw(self) -> bytes:
         return bytes(self._raw)

@@ -18,22 +18,26 @@ from typing import Any, Self
 
 from temporalio import activity
 
-from contracts import ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult, WorkerBinding
+from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult, WorkerBinding
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
 from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost
+from .chunks import TerminalChunk, complete_chunk, error_chunk
 from .claims import CommandClaims
 from .pty_shell import PtyShell
-from .shell import Shell
+from .shell import CommandOutcome, Shell
 from .ttyd import TtydTerminal
 
 TOOL_ID = "terminal"
 TOOL_OUTPUT = "tool_output"
 """The signal that carries output to the session while a command runs."""
 FLUSH_SECONDS = 0.5
-RESULT_CHARS = 20_000
-"""Output kept in the result as text (all of it is in `raw` up to the byte limit)."""
+OUTPUT_CHARS = 1_000_000
+"""Output kept in the result (as text); a result larger than `inline_bytes` is stored as an artifact
+by the runner, and history, the stream and the agent carry its `preview`."""
+RAW_BYTES = 2_000_000
+"""Raw output (escape sequences included) a command may produce before the rest is dropped."""
 _SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?]")
 
 DESCRIPTOR = ToolDescriptor(
@@ -146,7 +150,7 @@ class TerminalTool(Tool):
     async def _run(self, owner: str, command: str, claim: str | None) -> ToolResult:
         fresh = owner not in self._shells
         if fresh:
-            shell = Shell(self._backend())
+            shell = Shell(self._backend(), max_bytes=RAW_BYTES)
             try:
                 await shell.start()
             except (TerminalAuthFailed, TerminalLost) as err:  # an auth failure says so itself
@@ -168,28 +172,35 @@ class TerminalTool(Tool):
             self._shells.pop(owner, None)
             with contextlib.suppress(Exception):
                 await shell.close()
+            error = f"terminal lost: {err}; the next command starts a fresh terminal"
+            await streamer.finish(error_chunk(error, "terminal_lost", "generic"))
             return ToolResult(
-                tool_id=TOOL_ID,
-                ok=False,
-                error=f"terminal lost: {err}; the next command starts a fresh terminal",
-                metadata={"command": command, "terminal_lost": True},
+                tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command, "terminal_lost": True}
             )
-        finally:
-            await streamer.flush()
+        result = self._result(command, outcome, fresh)
+        await streamer.finish(self._final_chunk(result, outcome))
+        return result
+
+    def _result(self, command: str, outcome: CommandOutcome, fresh: bool) -> ToolResult:
+        """The outcome for the agent: all of the output (the runner stores a large one as an artifact)."""
         text = outcome.output
         note = None
-        if len(text) > RESULT_CHARS or outcome.truncated_bytes:
-            note = f"output cut: {len(text)} characters shown as {RESULT_CHARS}; {outcome.truncated_bytes} bytes not kept"
-            text = cut(text, RESULT_CHARS)
+        if len(text) > OUTPUT_CHARS or outcome.truncated_bytes:
+            note = (
+                f"output cut: {len(text):,} characters kept as {min(len(text), OUTPUT_CHARS):,}; "
+                f"{outcome.truncated_bytes:,} raw bytes past the {RAW_BYTES:,}-byte limit not kept"
+            )
+            text = cut(text, OUTPUT_CHARS)
         interrupted = {
             "inactivity": f"no output for {self._idle:.0f} s (waiting for input?): interrupted with Ctrl-C",
             "timeout": f"still running after {self._timeout:.0f} s: interrupted with Ctrl-C",
             "cancelled": "cancelled: interrupted with Ctrl-C",
         }.get(outcome.interrupted or "")
+        waiting = {"waiting_for_input": outcome.prompt} if outcome.prompt is not None else {}
         return ToolResult(
             tool_id=TOOL_ID,
             ok=outcome.success,
-            content={"output": text, "exit_status": outcome.exit_status, "cwd": outcome.cwd},
+            content={"output": text, "exit_status": outcome.exit_status, "cwd": outcome.cwd, **waiting},
             error=interrupted or (None if outcome.success else f"exit status {outcome.exit_status}"),
             metadata={
                 "command": command,
@@ -197,10 +208,41 @@ class TerminalTool(Tool):
                 "command_success": outcome.success,
                 "execution_time": outcome.execution_time,
                 "cwd": outcome.cwd,
+                "terminal_type": outcome.terminal_type,
+                **waiting,
                 **({"fresh_terminal": True} if fresh else {}),
                 **({"truncated": note} if note else {}),
             },
         )
+
+    @staticmethod
+    def _final_chunk(result: ToolResult, outcome: CommandOutcome) -> TerminalChunk:
+        """`complete` with the exit status and time, or `error` when the command was interrupted."""
+        if outcome.interrupted is not None:
+            return error_chunk(
+                result.error or outcome.interrupted, outcome.interrupted, outcome.terminal_type
+            )
+        if outcome.prompt is not None:
+            summary = f"waiting for input at {outcome.prompt!r} after {outcome.execution_time:.1f} s"
+        else:
+            summary = f"exit status {outcome.exit_status} after {outcome.execution_time:.1f} s"
+        return complete_chunk(
+            summary,
+            execution_time=outcome.execution_time,
+            success=outcome.success,
+            exit_status=outcome.exit_status,
+            terminal_type=outcome.terminal_type,
+        )
+
+    @classmethod
+    def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:
+        """The output's beginning and end (errors are often last), naming the artifact with all of it."""
+        if not isinstance(content, dict) or not isinstance(content.get("output"), str):
+            return super().preview(content, budget, ref)
+        output: str = content["output"]
+        half = max(budget // 4, 200)
+        shown = f"{output[:half]}\n[... {len(output):,} characters in all: artifact {ref.artifact_id} ...]\n{output[-half:]}"
+        return {**content, "output": shown}
 
     @classmethod
     def describe(cls, content: Any) -> str | None:
@@ -211,19 +253,27 @@ class TerminalTool(Tool):
 
 
 class _Streamer:
-    """Output sent to the session while the command runs: batched, at most every `FLUSH_SECONDS`."""
+    """Output sent to the session while the command runs, as typed chunks (`tool_output` signals):
+    batched, at most every `FLUSH_SECONDS`; the final chunk (`complete` or `error`) last."""
 
     def __init__(self, owner: str, interaction_id: str | None) -> None:
         self._owner = owner
         self._interaction_id = interaction_id
-        self._pending: list[str] = []
+        self._pending: list[TerminalChunk] = []
         self._sent = 0
         self._last = time.monotonic() - FLUSH_SECONDS
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._sending = asyncio.Lock()
 
-    def add(self, text: str) -> None:
-        self._pending.append(text)
+    def add(self, chunk: TerminalChunk) -> None:
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last.type == chunk.type == "content":
+            last.content += chunk.content
+            for key in ("raw_length", "content_length"):
+                last.metadata[key] = last.metadata.get(key, 0) + chunk.metadata.get(key, 0)
+        elif not (last is not None and last.type == chunk.type == "thinking"):  # one per spinner
+            self._pending.append(chunk)
         if self._timer is None:  # at most one flush every FLUSH_SECONDS; the first one at once
             wait = max(FLUSH_SECONDS - (time.monotonic() - self._last), 0.0)
             self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
@@ -233,7 +283,7 @@ class _Streamer:
         without one for `heartbeat_seconds` the worker is taken for gone), and whether to cancel."""
         if not activity.in_activity():
             return False
-        activity.heartbeat({"output_chars": self._sent + sum(len(t) for t in self._pending)})
+        activity.heartbeat({"output_chars": self._sent + sum(len(c.content) for c in self._pending)})
         return activity.is_cancelled()
 
     def _flush_soon(self) -> None:
@@ -242,17 +292,32 @@ class _Streamer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def flush(self) -> None:
-        if self._timer is not None:  # only the final flush finds one: nothing is scheduled after it
+    async def finish(self, final: TerminalChunk) -> None:
+        """Send what is left, then the final chunk."""
+        if self._timer is not None:  # nothing is scheduled after the final flush
             self._timer.cancel()
             self._timer = None
-        if not self._pending or not activity.in_activity():
-            return
-        text, self._pending = "".join(self._pending), []
-        self._last = time.monotonic()
-        self._sent += len(text)
-        output = ToolOutput(interaction_id=self._interaction_id, tool_id=TOOL_ID, text=text)
-        try:
-            await activity.client().get_workflow_handle(self._owner).signal(TOOL_OUTPUT, output)
-        except Exception as err:  # the stream is a courtesy; the result carries everything
-            activity.logger.info("could not stream terminal output to %s: %s", self._owner, err)
+        self._pending.append(final)
+        await self.flush()
+
+    async def flush(self) -> None:
+        async with self._sending:  # in order, one batch at a time
+            chunks, self._pending = self._pending, []
+            self._last = time.monotonic()
+            self._sent += sum(len(c.content) for c in chunks)
+            if not activity.in_activity():
+                return
+            handle = activity.client().get_workflow_handle(self._owner)
+            for chunk in chunks:
+                output = ToolOutput(
+                    interaction_id=self._interaction_id,
+                    tool_id=TOOL_ID,
+                    text=chunk.content,
+                    chunk_type=chunk.type,
+                    metadata=chunk.metadata,
+                )
+                try:
+                    await handle.signal(TOOL_OUTPUT, output)
+                except Exception as err:  # the stream is a courtesy; the result carries everything
+                    activity.logger.info("could not stream terminal output to %s: %s", self._owner, err)
+                    return

@@ -3,6 +3,7 @@ timeout, colours stripped, output bounded, state kept between commands."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from activities.tools.terminal.ansi import strip_ansi
+from activities.tools.terminal.chunks import TerminalChunk, process
 from activities.tools.terminal.pty_shell import PtyShell
 from activities.tools.terminal.shell import Shell
 
@@ -28,7 +30,7 @@ async def test_output_arrives_while_the_command_runs_and_the_status_at_its_end(s
         "echo hello && sleep 1 && echo done",
         total_seconds=10,
         idle_seconds=5,
-        on_output=lambda text: seen.append((time.monotonic(), text)),
+        on_output=lambda chunk: seen.append((time.monotonic(), chunk.content)),
     )
     assert (outcome.output, outcome.exit_status, outcome.success) == ("hello\ndone\n", 0, True)
     assert [text for _, text in seen] == ["hello\n", "done\n"]
@@ -79,3 +81,37 @@ def test_escape_sequences_and_overwritten_lines() -> None:
     assert strip_ansi("\x1b]0;title\x07\x1b[1;32mok\x1b[0m\r\n") == "ok\n"
     assert strip_ansi("10%\r50%\r100%\n") == "100%\n"
     assert strip_ansi("\x1b]697;StartPrompt\x07$ ") == "$ "
+
+
+AGENT_CLI = Path(__file__).parents[3] / "fakes" / "agent_cli.py"
+
+
+async def test_an_agent_cli_is_done_at_its_marked_prompt_and_its_output_is_typed(shell: Shell) -> None:
+    started = await shell.run(f"{sys.executable} {AGENT_CLI}", total_seconds=20, idle_seconds=10)
+    assert (started.prompt, started.terminal_type, started.exit_status) == (">", "qcli", None)
+    assert started.success and shell.foreground is not None
+
+    seen: list[TerminalChunk] = []
+    answered = await shell.run("list my files", total_seconds=20, idle_seconds=10, on_output=seen.append)
+    assert [chunk.type for chunk in seen] == ["thinking", "tool_use", "content", "pending"]
+    thinking, tool_use, content, pending = seen
+    assert thinking.content.endswith(" Thinking...") and thinking.metadata["terminal_type"] == "qcli"
+    assert tool_use.metadata["tool_name"] == "fs_read" and tool_use.metadata["raw_length"] > 0
+    assert content.content == "You asked: list my files\nThat is all I know.\n", "echo and escapes removed"
+    assert content.metadata["content_length"] == len(content.content)
+    assert pending.metadata == {"terminal_type": "qcli", "prompt_text": ">"}
+    assert answered.output.endswith("You asked: list my files\nThat is all I know.\n")
+    assert "list my files\n" not in answered.output.split("You asked")[0], "the echo is not output"
+
+    quit_ = await shell.run("/quit", total_seconds=20, idle_seconds=10)
+    assert (quit_.output, quit_.exit_status, quit_.prompt) == ("bye\n", 0, None)
+    assert shell.foreground is None
+    back = await shell.run("echo back in bash", total_seconds=10, idle_seconds=5)
+    assert back.output == "back in bash\n" and back.terminal_type == "generic"
+
+
+def test_generic_output_is_content_with_seed_004_metadata() -> None:
+    [chunk] = process("\x1b[31mred\x1b[0m\n", "generic")
+    assert (chunk.type, chunk.content) == ("content", "red\n")
+    assert chunk.metadata == {"raw_length": 13, "content_length": 4, "terminal_type": "generic"}
+    assert process("\x1b[0m", "generic") == []

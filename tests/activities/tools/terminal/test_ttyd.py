@@ -99,7 +99,7 @@ async def test_commands_stream_and_complete_through_ttyd(ttyd_url: str) -> None:
             "echo hello && sleep 1 && echo done",
             total_seconds=10,
             idle_seconds=5,
-            on_output=lambda text: seen.append((time.monotonic(), text)),
+            on_output=lambda chunk: seen.append((time.monotonic(), chunk.content)),
         )
         assert (outcome.output, outcome.exit_status) == ("hello\ndone\n", 0)
         assert seen[-1][0] - seen[0][0] >= 0.9, "hello came while the command ran"
