@@ -79,12 +79,16 @@ class FakeTtyd:
 
 
 @asynccontextmanager
-async def fake_ttyd(credential: str | None = None) -> AsyncIterator[FakeTtyd]:
-    """The stand-in on a free loopback port (`url` is its `/ws` endpoint)."""
+async def fake_ttyd(credential: str | None = None, port: int = 0) -> AsyncIterator[FakeTtyd]:
+    """The stand-in on loopback, on `port` or a free one (`url` is its `/ws` endpoint)."""
     fake = FakeTtyd(credential)
     server: Server
     async with serve(
-        fake.handle, "127.0.0.1", 0, subprotocols=[Subprotocol("tty")], process_request=fake.process_request
+        fake.handle,
+        "127.0.0.1",
+        port,
+        subprotocols=[Subprotocol("tty")],
+        process_request=fake.process_request,
     ) as server:
         port = next(iter(server.sockets)).getsockname()[1]
         fake.url = f"ws://127.0.0.1:{port}/ws"

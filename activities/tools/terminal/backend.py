@@ -36,6 +36,13 @@ class TerminalBackend(ABC):
 
     def __init__(self) -> None:
         self._chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.ended = False
+        """The shell exited or the connection dropped (seen even while nobody reads)."""
+
+    def _end(self) -> None:
+        """No more output will come (called by the backend's reader)."""
+        self.ended = True
+        self._chunks.put_nowait(None)
 
     @abstractmethod
     async def start(self) -> None:

@@ -56,7 +56,7 @@ class PtyShell(TerminalBackend):
             data = b""
         if not data:
             asyncio.get_running_loop().remove_reader(self._master)
-            self._chunks.put_nowait(None)
+            self._end()
             return
         self._chunks.put_nowait(data)
 

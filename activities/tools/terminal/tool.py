@@ -148,6 +148,11 @@ class TerminalTool(Tool):
         return result
 
     async def _run(self, owner: str, command: str, claim: str | None) -> ToolResult:
+        gone = self._shells.get(owner)
+        reconnected = gone is not None and gone.backend.ended  # it exited or dropped while idle
+        if gone is not None and reconnected:
+            del self._shells[owner]
+            await gone.close()
         fresh = owner not in self._shells
         if fresh:
             shell = Shell(self._backend(), max_bytes=RAW_BYTES)
@@ -178,6 +183,8 @@ class TerminalTool(Tool):
                 tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command, "terminal_lost": True}
             )
         result = self._result(command, outcome, fresh)
+        if reconnected:
+            result.metadata["reconnected"] = "the terminal had gone while idle: this command ran in a new one"
         await streamer.finish(self._final_chunk(result, outcome))
         return result
 

@@ -5,7 +5,9 @@ Protocol (ttyd 1.7.7, see NOTES): path `/ws`, subprotocol `tty`; the client spea
 `2`+preferences; client `0`+input, `1`+`{"columns","rows"}`, `2` pause, `3` resume. With a
 credential (`user:pass`) the upgrade request carries HTTP basic auth and `AuthToken` is the same
 base64 string: a wrong one makes ttyd drop the connection before answering (basic auth) or close
-it with 1008 (token). Either is `TerminalAuthFailed`, never retried and never a hang.
+it with 1008 (token). Either is `TerminalAuthFailed`, never retried and never a hang. A refused
+or failed connection is tried again twice; a connection that drops between commands is replaced
+by a new one before the next command (the terminal tool reconnects: see `TerminalBackend.ended`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost, Terminal
 POLICY_VIOLATION = 1008
 """The close code ttyd answers a wrong `AuthToken` with."""
 OPEN_TIMEOUT = 10.0
+CONNECT_ATTEMPTS = 3
+CONNECT_BACKOFF = 0.5
+"""Seconds before the second attempt (doubling after): a restarting ttyd is back within them."""
 
 
 def basic_token(credential: str | None) -> str:
@@ -46,7 +51,20 @@ class TtydTerminal(TerminalBackend):
         self._refused = False
 
     async def start(self) -> None:
-        """Connect, authenticate and send the handshake; output is queued as it comes."""
+        """Connect (retrying `CONNECT_ATTEMPTS` times: ttyd may be restarting), authenticate and send
+        the handshake; output is queued as it comes."""
+        for attempt in range(1, CONNECT_ATTEMPTS + 1):
+            try:
+                await self._connect()
+                return
+            except TerminalAuthFailed:
+                raise
+            except TerminalLost:
+                if attempt == CONNECT_ATTEMPTS:
+                    raise
+                await asyncio.sleep(CONNECT_BACKOFF * attempt)
+
+    async def _connect(self) -> None:
         headers = {"Authorization": f"Basic {self._token}"} if self._token else {}
         try:
             self._ws = await websockets.connect(
@@ -88,7 +106,7 @@ class TtydTerminal(TerminalBackend):
         finally:
             if ws.close_code == POLICY_VIOLATION:
                 self._refused = True
-            self._chunks.put_nowait(None)
+            self._end()
 
     async def send(self, data: bytes) -> None:
         """Input, as a `0` frame."""

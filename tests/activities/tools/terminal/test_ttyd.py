@@ -8,7 +8,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from activities.tools.terminal.ttyd import TtydTerminal
 from contracts import ToolCallRequest
 from core.settings import Settings, ToolSettings
 
+from ....conftest import assert_eventually
 from ....fakes.ttyd import fake_ttyd
 
 CREDENTIAL = "user:pass"
@@ -164,3 +165,47 @@ async def test_the_tool_on_ttyd_reports_a_refused_credential_as_its_result(tmp_p
             ToolCallRequest(tool_id="terminal", arguments={"command": "echo via ttyd"}), None
         )
         assert done.ok and done.content["output"] == "via ttyd\n"
+
+
+async def test_a_connection_dropped_between_commands_is_replaced_before_the_next(tmp_path: Path) -> None:
+    async with fake_ttyd(CREDENTIAL) as fake:
+        settings = Settings(
+            data_dir=tmp_path,
+            tools=ToolSettings(terminal_backend="ttyd", ttyd_url=fake.url, ttyd_credential=CREDENTIAL),
+            _env_file=None,
+        )
+        tool = TerminalTool.from_settings(settings)
+        first = await tool.run(_call("cd / && export MARK=kept && echo $MARK"), None)
+        assert first.ok and first.content["output"] == "kept\n"
+        fake.drop()
+        [shell] = tool._shells.values()  # to wait (bounded) until the client has seen the drop
+        await assert_eventually(_ended(shell), bool, within=10, what="the drop seen by the client")
+        second = await tool.run(_call("echo mark=$MARK"), None)
+        assert second.ok and second.content["output"] == "mark=\n", "a new connection is a new shell"
+        assert second.metadata["fresh_terminal"] is True and "reconnected" in second.metadata
+        assert len(fake.connections) == 2
+
+
+async def test_a_ttyd_that_comes_up_while_connecting_is_reached() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    shell = Shell(TtydTerminal(f"ws://127.0.0.1:{port}/ws", CREDENTIAL))
+    starting = asyncio.create_task(shell.start())
+    await asyncio.sleep(0)  # the first attempt is refused: nothing listens yet
+    async with fake_ttyd(CREDENTIAL, port=port):
+        await asyncio.wait_for(starting, 20)
+        outcome = await shell.run("echo reached", total_seconds=10, idle_seconds=5)
+        assert outcome.output == "reached\n"
+        await shell.close()
+
+
+def _ended(shell: Shell) -> Callable[[], Awaitable[bool]]:
+    async def probe() -> bool:
+        return shell.backend.ended
+
+    return probe
+
+
+def _call(command: str) -> ToolCallRequest:
+    return ToolCallRequest(tool_id="terminal", arguments={"command": command})
