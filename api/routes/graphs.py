@@ -103,6 +103,51 @@ async def get_task(
 
 
 @router.get(
+    "/{graph_id}/tasks/{task_uuid}/events", response_class=StreamingResponse, responses=EVENTS_RESPONSES
+)
+async def task_events(
+    graph_id: GraphId,
+    task_uuid: TaskUuid,
+    client: ClientDep,
+    hub: HubDep,
+    settings: SettingsDep,
+    caller: Viewer,
+    version: Annotated[int | None, Query(ge=1, description="Which version (default: the latest).")] = None,
+    instance: Annotated[int | None, Query(ge=0, description="Which loop instance (loop tasks).")] = None,
+    after: After = None,
+    last_event_id: LastEventId = None,
+) -> StreamingResponse:
+    """One run of a task as server-sent events: its agent's thinking, tool calls and approvals, and
+    a running terminal command's output as it comes, until the run closes."""
+    task = await get_task(graph_id, task_uuid, client, settings, caller)
+    return event_stream(hub, task_run_of(task, version, instance), after, last_event_id)
+
+
+def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> str:
+    """The workflow id of the task's run `version` (latest by default), loop `instance` if given."""
+    if not task.versions:
+        raise NotFound(f"task {task.task_uuid} ({task.task_id}) has not run yet")
+    chosen = (
+        task.versions[-1]
+        if version is None
+        else next((v for v in task.versions if v.version == version), None)
+    )
+    if chosen is None:
+        known = ", ".join(str(v.version) for v in task.versions)
+        raise NotFound(f"task {task.task_id} has no version {version}; it has: {known}")
+    if instance is not None:
+        run = next((i for i in chosen.instances if i.index == instance), None)
+        if run is None:
+            raise NotFound(f"version {chosen.version} of task {task.task_id} has no loop instance {instance}")
+        workflow_id = run.workflow_id
+    else:
+        workflow_id = chosen.workflow_id
+    if workflow_id is None:
+        raise NotFound(f"version {chosen.version} of task {task.task_id} has not started a run yet")
+    return workflow_id
+
+
+@router.get(
     "/{graph_id}/diagram",
     response_class=PlainTextResponse,
     responses={200: {"content": {"text/plain": {}}, "description": "A Mermaid flowchart."}},

@@ -9,10 +9,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import GraphView, TaskChunkType, TaskStreamChunk
 from core.settings import Settings, TemporalSettings, ToolSettings
 
+from ..conftest import assert_eventually
 from ..support import collect_events, fields
+from ..workflows.graph.flows import task
 from .test_sessions import decide, is_type, new_key
 
 
@@ -147,3 +149,48 @@ async def test_an_agent_cli_streams_typed_chunks_and_takes_the_next_command_as_i
     quit_, _ = await ask(http, key, "/quit")
     result = (await decide(http, key, quit_, approved=True, principal="bob")).json()["tool_result"]
     assert result["content"]["output"] == "bye\n" and result["metadata"]["exit_status"] == 0
+
+
+async def test_a_graph_task_streams_its_command_output_on_the_task_run_events(
+    http: httpx.AsyncClient,
+) -> None:
+    blueprint = {"new_tasks": [task("build", input_data={"command": "echo hello && sleep 1 && echo done"})]}
+    created = await http.post("/graphs", json={"blueprint": blueprint})
+    assert created.status_code == 201, created.text
+    gid, task_uuid = created.json()["graph_id"], created.json()["tasks"]["build"]
+    pending = await assert_eventually(
+        lambda: graph_view(http, gid), lambda v: len(v.pending_interactions) == 1, within=30
+    )
+    request = pending.pending_interactions[0]
+    assert isinstance(request.content, dict)
+    assert request.content["tool_params"] == {"command": "echo hello && sleep 1 && echo done"}
+    run_events = f"/graphs/{gid}/tasks/{task_uuid}/events"
+    decided = await http.post(
+        f"/graphs/{gid}/interactions/{request.interaction_id}", json={"approved": True, "principal": "bob"}
+    )
+    assert (
+        decided.status_code == 200 and decided.json()["tool_result"]["content"]["output"] == "hello\ndone\n"
+    )
+    chunks = await collect_events(http, "", is_tool_result, path=run_events, within=30)
+    streamed = [c for c in chunks if c.metadata.get("source_tool") == "terminal"]
+    assert [c.chunk_type for c in streamed][-1] == TaskChunkType.COMPLETE
+    assert (
+        "".join(str(c.content) for c in streamed if c.chunk_type == TaskChunkType.CONTENT) == "hello\ndone\n"
+    )
+    assert streamed[-1].metadata["exit_status"] == 0 and streamed[-1].metadata["execution_time"] >= 1.0
+    no_version = await http.get(run_events, params={"version": 2})
+    assert no_version.status_code == 404 and "has no version 2; it has: 1" in no_version.json()["detail"]
+
+
+def is_tool_result(chunk: TaskStreamChunk) -> bool:
+    return (
+        chunk.chunk_type == TaskChunkType.TOOL_USE
+        and isinstance(chunk.content, dict)
+        and "result" in chunk.content
+    )
+
+
+async def graph_view(http: httpx.AsyncClient, graph_id: str) -> GraphView:
+    response = await http.get(f"/graphs/{graph_id}")
+    assert response.status_code == 200, response.text
+    return GraphView.model_validate(response.json())
