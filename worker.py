@@ -18,6 +18,7 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
 
@@ -39,6 +40,11 @@ from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.session import SessionWorkflow
 
 log = logging.getLogger("synapse.worker")
+
+HEARTBEAT_THROTTLE = timedelta(seconds=1)
+"""Heartbeats reach the server at most this often (the SDK's default: 80% of the heartbeat
+timeout, 8 s for a terminal command). A heartbeat's answer is how a running activity learns it
+was cancelled, so this bounds how long a cancelled command runs on before its Ctrl-C."""
 
 WORKFLOWS: Sequence[type] = (SessionWorkflow, TaskGraphWorkflow, AgentTaskWorkflow)
 
@@ -117,8 +123,14 @@ def build_worker(
         workflows=list(WORKFLOWS),
         activities=activities,
         workflow_runner=WORKFLOW_RUNNER,
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
-    own = Worker(client, task_queue=tools.worker_queue, activities=[tools.run_tool])
+    own = Worker(
+        client,
+        task_queue=tools.worker_queue,
+        activities=[tools.run_tool],
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+    )
     return SynapseWorker(shared, own, tools.worker_queue)
 
 

@@ -395,13 +395,12 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         )
     run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call)
     try:
-        result = await _run_tool(run, assessment, queue or None)
-    except ActivityError as err:
-        _raise_if_cancelled(err)
-        if queue and binding is not None and _never_started(err):
-            result = _worker_lost(call, queue, binding)
-        else:
-            result = ToolResult(tool_id=call.tool_id, ok=False, error=_error_message(err))
+        result = await _run_or_lost(run, assessment, queue)
+    except asyncio.CancelledError:
+        if interaction_id is not None and workflow.patched(CANCELLED_RUN_ANSWERED_PATCH):
+            cancelled = ToolResult(tool_id=call.tool_id, ok=False, error="cancelled while it ran")
+            host.tool_finished(interaction_id, cancelled)  # the approver is answered, not left waiting
+        raise
     if binding is not None:
         _remember_worker(host, call.tool_id, result)
     host.publish(
@@ -412,6 +411,22 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
     host.tool_finished(interaction_id, result)
     told = result.model_dump(mode="json") | ({"edited": edit} if edit else {})
     messages.append(_tool_message(call, told, interaction_id))
+
+
+CANCELLED_RUN_ANSWERED_PATCH = "cancelled-run-answers-its-approver"
+"""Patch id: a run cancelled with its turn answers the approval that started it."""
+
+
+async def _run_or_lost(run: ToolRun, assessment: ToolAssessment, queue: str | None) -> ToolResult:
+    """The tool's result; a failure, or the loss of the worker holding its state, as a result."""
+    try:
+        return await _run_tool(run, assessment, queue or None)
+    except ActivityError as err:
+        _raise_if_cancelled(err)
+        binding = assessment.worker_bound
+        if queue and binding is not None and _never_started(err):
+            return _worker_lost(run.call, queue, binding)
+        return ToolResult(tool_id=run.call.tool_id, ok=False, error=_error_message(err))
 
 
 LOST = ""

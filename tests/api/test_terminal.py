@@ -3,6 +3,7 @@ output streamed to the session while it runs; read-only commands in the trusted 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -194,3 +195,25 @@ async def graph_view(http: httpx.AsyncClient, graph_id: str) -> GraphView:
     response = await http.get(f"/graphs/{graph_id}")
     assert response.status_code == 200, response.text
     return GraphView.model_validate(response.json())
+
+
+async def test_a_cancelled_turn_interrupts_its_command_with_ctrl_c(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    interaction_id, offset = await ask(http, key, "echo started && sleep 60")
+    decision = asyncio.create_task(decide(http, key, interaction_id, approved=True, principal="bob"))
+    try:
+        await collect_events(http, key, lambda c: c.content == "started\n", params={"after": offset})
+        cancelled = await http.post(f"/sessions/{key}/turn/cancel", json={"reason": "too slow"})
+        assert cancelled.status_code == 200, cancelled.text
+        chunks = await collect_events(
+            http, key, lambda c: c.chunk_type == TaskChunkType.ERROR, params={"after": offset}
+        )
+        assert chunks[-1].metadata["error_type"] == "cancelled"
+        assert chunks[-1].metadata["source_tool"] == "terminal"
+    finally:
+        answered = await decision
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["tool_result"]["error"] == "cancelled while it ran", "the approver is answered"
+    after, _ = await ask(http, key, "echo still usable && true")
+    result = (await decide(http, key, after, approved=True, principal="bob")).json()["tool_result"]
+    assert result["ok"] and result["content"]["output"] == "still usable\n"

@@ -263,6 +263,34 @@ async def terminal(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
     await _idle(handle, 3)
 
 
+async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied; `!echo started && sleep 30` approved, and its turn cancelled while it runs: the
+    command gets Ctrl-C and the approver is answered; `!echo after && true` then runs."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, False)
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
+    second = await _next_pending(handle, first)
+    approval = await handle.start_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=second, approved=True, principal="bob"),
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+    await assert_eventually(lambda: _running_activities(handle), lambda names: "run_tool" in names)
+    await handle.execute_update(
+        SessionWorkflow.cancel_turn_checked, SessionControl(reason="too slow", principal="alice")
+    )
+    await approval.result()
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo after && true"))
+    await _decide(handle, await _next_pending(handle, second), True)
+    await _idle(handle, 2)
+
+
+async def _running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
+    described = await handle.describe()
+    return [a.activity_type.name for a in described.raw_description.pending_activities]
+
+
 def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[SessionConfig, Scenario]]:
     """Every recorded scenario; `fake` is the OpenAI-compatible stand-in the batch agent talks to,
     `hook_url` a webhook receiver."""
@@ -296,6 +324,10 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
         "session_terminal": (
             SessionConfig(session_key="history-terminal", agent=BUILTIN_AGENTS["demo"]),
             terminal,
+        ),
+        "session_terminal_cancelled": (
+            SessionConfig(session_key="history-terminal-cancelled", agent=BUILTIN_AGENTS["demo"]),
+            terminal_cancelled,
         ),
         "session_notified": (
             SessionConfig(session_key="history-notified", notify_url=hook_url or None),

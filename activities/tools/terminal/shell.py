@@ -120,22 +120,29 @@ class Shell:
         last_output = started
         interrupted: str | None = None
         poll = cancelled or (lambda: False)
-        while not stream.done:
-            chunk = await self.backend.read(POLL)
-            now = time.monotonic()
-            if chunk:
-                last_output = now
-                stream.feed(chunk)
-            stop = poll()  # polled on every round: it is also the activity's heartbeat
-            if interrupted is None and not stream.done:
-                if stop:
-                    interrupted = "cancelled"
-                elif now - started > total_seconds:
-                    interrupted = "timeout"
-                elif now - last_output > idle_seconds:
-                    interrupted = "inactivity"
-                if interrupted is not None:
-                    await self._interrupt(stream, poll)
+        try:
+            while not stream.done:
+                chunk = await self.backend.read(POLL)
+                now = time.monotonic()
+                if chunk:
+                    last_output = now
+                    stream.feed(chunk)
+                stop = poll()  # polled on every round: it is also the activity's heartbeat
+                if interrupted is None and not stream.done:
+                    if stop:
+                        interrupted = "cancelled"
+                    elif now - started > total_seconds:
+                        interrupted = "timeout"
+                    elif now - last_output > idle_seconds:
+                        interrupted = "inactivity"
+                    if interrupted is not None:
+                        await self._interrupt(stream, poll)
+        except asyncio.CancelledError:  # the task running us was cancelled: leave the shell ready
+            if not stream.done:
+                await self._interrupt(stream, lambda: False)
+            self.backend.state = TerminalState.IDLE
+            self.foreground = None
+            raise
         self.backend.state = TerminalState.IDLE
         prompt = stream.prompt if interrupted is None else None
         self.foreground = marker if prompt is not None else None

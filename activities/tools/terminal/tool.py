@@ -45,7 +45,8 @@ DESCRIPTOR = ToolDescriptor(
     description=(
         "Run one shell command (bash) in this session's terminal; the terminal keeps its working "
         "directory and environment between commands. A person approves each command unless it is "
-        "a read-only program in a trusted folder."
+        "a read-only program in a trusted folder. When a program is left waiting at its prompt "
+        "(`waiting_for_input` in the result), the next command is typed into that program."
     ),
     arguments_schema={
         "type": "object",
@@ -173,6 +174,9 @@ class TerminalTool(Tool):
                 on_output=streamer.add,
                 cancelled=streamer.tick,
             )
+        except asyncio.CancelledError:  # the activity was cancelled: the shell had Ctrl-C
+            await streamer.finish(error_chunk("cancelled: interrupted with Ctrl-C", "cancelled", "generic"))
+            raise
         except TerminalLost as err:
             self._shells.pop(owner, None)
             with contextlib.suppress(Exception):
