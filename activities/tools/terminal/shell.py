@@ -255,6 +255,8 @@ class _Stream:
         if self._on_output is None:
             return
         end = len(self._text) if self.done else self._text.rfind("\n") + 1
+        if not self.done and self._text.endswith("\n\n"):
+            end -= 1  # the last newline may be the sentinel's own: held until more comes
         if not self.done and self.terminal_type == "qcli":  # a spinner redraws its line with \r
             end = max(end, self._text.rfind("\r") + 1)
         if not self.done and (prompt := self._text.find(START_PROMPT, self._sent)) >= 0:

@@ -13,7 +13,7 @@ import pytest
 from activities.tools.terminal.ansi import strip_ansi
 from activities.tools.terminal.chunks import TerminalChunk, process
 from activities.tools.terminal.pty_shell import PtyShell
-from activities.tools.terminal.shell import Shell
+from activities.tools.terminal.shell import Shell, _Stream
 
 
 @pytest.fixture
@@ -115,3 +115,13 @@ def test_generic_output_is_content_with_seed_004_metadata() -> None:
     assert (chunk.type, chunk.content) == ("content", "red\n")
     assert chunk.metadata == {"raw_length": 13, "content_length": 4, "terminal_type": "generic"}
     assert process("\x1b[0m", "generic") == []
+
+
+def test_the_sentinels_newline_is_never_streamed_as_output() -> None:
+    """ttyd often sends a command's last line and the sentinel's leading newline in one frame."""
+    seen: list[str] = []
+    stream = _Stream("\n__SYNabc:", 10_000, lambda chunk: seen.append(chunk.content))
+    for frame in (b"hello\r\n", b"done\r\n\r\n", b"__SYNabc:0:/tmp\r\n"):
+        stream.feed(frame)
+    assert seen == ["hello\n", "done\n"] and stream.text() == "hello\ndone\n"
+    assert stream.sentinel_fields() == (0, "/tmp")
