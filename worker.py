@@ -12,6 +12,7 @@ Run more of them to scale out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -72,6 +73,7 @@ class SynapseWorker:
         self.own = own
         self.worker_queue = worker_queue
         """The task queue only this worker polls."""
+        self._running = contextlib.AsyncExitStack()
 
     async def run(self) -> None:
         """Poll both queues until shut down (one failing stops the other)."""
@@ -81,19 +83,22 @@ class SynapseWorker:
 
     async def shutdown(self) -> None:
         """Stop polling and finish what is running."""
-        await asyncio.gather(self.own.shutdown(), self.shared.shutdown())
+        try:
+            await self.own.shutdown()
+        finally:
+            await self.shared.shutdown()
 
     async def __aenter__(self) -> Self:
-        await self.shared.__aenter__()
-        await self.own.__aenter__()
+        async with contextlib.AsyncExitStack() as stack:  # one failing to start stops the other
+            await stack.enter_async_context(self.shared)
+            await stack.enter_async_context(self.own)
+            self._running = stack.pop_all()
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        await asyncio.gather(
-            self.own.__aexit__(kind, error, trace), self.shared.__aexit__(kind, error, trace)
-        )
+        await self._running.__aexit__(kind, error, trace)  # the own queue's worker stops first
 
 
 def own_queue_name(shared_queue: str) -> str:

@@ -424,31 +424,48 @@ async def _run_or_lost(run: ToolRun, assessment: ToolAssessment, queue: str | No
     except ActivityError as err:
         _raise_if_cancelled(err)
         binding = assessment.worker_bound
-        if queue and binding is not None and _never_started(err):
-            return _worker_lost(run.call, queue, binding)
+        if binding is not None and (lost := _lost_how(err, queue)) is not None:
+            return _worker_lost(run.call, queue, binding, lost)
         return ToolResult(tool_id=run.call.tool_id, ok=False, error=_error_message(err))
 
 
+WORKER_BOUND_RETRY = RetryPolicy(maximum_attempts=1)
+"""A worker-bound run is never retried: another worker would start it again on another host, and
+its own worker, once gone, is gone for good."""
 LOST = ""
 """In `worker_queues`: the worker that held the tool's state is gone (the next run starts afresh)."""
 WORKER_BOUND_PATCH = "worker-bound-tools"
 """Patch id: a tool keeping state in its worker runs there, with a heartbeat timeout."""
 
 
-def _never_started(err: ActivityError) -> bool:
-    """The run waited in vain for a worker to take it (its queue's worker is gone)."""
+def _lost_how(err: ActivityError, queue: str | None) -> str | None:
+    """How a worker-bound run lost its worker: `never_started` (nobody took it from the worker's
+    queue), `stopped` (its worker stopped heartbeating mid-run), or None (another failure)."""
     cause = err.cause
-    return isinstance(cause, TimeoutError) and cause.type == TimeoutType.SCHEDULE_TO_START
+    if not isinstance(cause, TimeoutError):
+        return None
+    if cause.type == TimeoutType.SCHEDULE_TO_START and queue:
+        return "never_started"
+    return "stopped" if cause.type == TimeoutType.HEARTBEAT else None
 
 
-def _worker_lost(call: ToolCallRequest, queue: str, binding: WorkerBinding) -> ToolResult:
+def _worker_lost(call: ToolCallRequest, queue: str | None, binding: WorkerBinding, how: str) -> ToolResult:
+    tool = call.tool_id
+    if how == "never_started":
+        what = (
+            f"the worker holding it did not take this call within {binding.wait_seconds:g} s "
+            f"(task queue {queue}), so it has gone; the call did not run"
+        )
+    else:
+        what = (
+            f"the worker running this call stopped answering for {binding.heartbeat_seconds:g} s"
+            f"{f' (task queue {queue})' if queue else ''}; the call may have been cut short and is not run again"
+        )
     return ToolResult(
-        tool_id=call.tool_id,
+        tool_id=tool,
         ok=False,
-        error=f"{call.tool_id} lost: the worker holding it did not take this call within "
-        f"{binding.wait_seconds:g} s (task queue {queue}), so it has gone; the call did not run, "
-        f"and the next call starts a fresh {call.tool_id}",
-        metadata={"worker_lost": True, "worker_queue": queue},
+        error=f"{tool} lost: {what}, and the next call starts a fresh {tool}",
+        metadata={"worker_lost": True, "worker_queue": queue, "lost": how},
     )
 
 
@@ -495,7 +512,7 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None)
             schedule_to_start_timeout=timedelta(seconds=binding.wait_seconds) if queue else None,
             start_to_close_timeout=RUN_TOOL_TIMEOUT,
             heartbeat_timeout=timedelta(seconds=binding.heartbeat_seconds),
-            retry_policy=RUN_TOOL_RETRY,
+            retry_policy=WORKER_BOUND_RETRY,
             summary=summary,
         )
     else:

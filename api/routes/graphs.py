@@ -140,6 +140,10 @@ def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> s
         if run is None:
             raise NotFound(f"version {chosen.version} of task {task.task_id} has no loop instance {instance}")
         workflow_id = run.workflow_id
+    elif chosen.instances:
+        raise NotFound(
+            f"task {task.task_id} is a loop: name one of its {len(chosen.instances)} runs with `instance`"
+        )
     else:
         workflow_id = chosen.workflow_id
     if workflow_id is None:

@@ -1,5 +1,6 @@
-"""A worker killed mid-command: the session is told its terminal was lost, and the next command
-works in a fresh terminal on another worker. The killed command is never run again.
+"""A worker killed mid-command, and one killed while idle: each time the session is told its
+terminal was lost, and the next command works in a fresh terminal on another worker. Neither the
+killed command nor the one sent to the gone worker is ever run again.
 
 Workers are real `synapse worker` processes; the person approves over the real HTTP API.
 """
@@ -21,8 +22,8 @@ from ..support import collect_events
 from .flows import RECOVERY_WITHIN, ask, tool_results, wait_answer, wait_pending
 from .processes import Children, start_worker
 
-TEST_BOUND = 180.0
-"""Seconds the test may take in all: two worker starts, a heartbeat timeout and a queue wait."""
+TEST_BOUND = 240.0
+"""Seconds the test may take in all: three worker starts, a heartbeat timeout and a queue wait."""
 QUICK_LOSS = {"SYNAPSE_TERMINAL_HEARTBEAT_SECONDS": "2", "SYNAPSE_TERMINAL_WORKER_WAIT_SECONDS": "4"}
 """A lost worker is noticed after a 2 s heartbeat gap; a command waits 4 s for its worker."""
 
@@ -65,7 +66,7 @@ async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_comma
         try:
             await assert_eventually(started, bool, within=30, what="the long command running")
             await first.kill()
-            await start_worker(children, client, settings, **env)
+            second = await start_worker(children, client, settings, **env)
             session = await wait_answer(api, key)
             response = await approval
             assert response.status_code in (200, 202), response.text
@@ -73,7 +74,8 @@ async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_comma
             approval.cancel()
         lost = tool_results(session)[-1]
         assert lost["ok"] is False and lost["error"].startswith("terminal lost:"), lost
-        assert held_by in lost["error"] and "the next call starts a fresh terminal" in lost["error"]
+        assert held_by in lost["error"] and "may have been cut short and is not run again" in lost["error"]
+        assert "the next call starts a fresh terminal" in lost["error"]
 
         answer = await approve(api, key, await command(api, key, 'echo "$PWD"'))
         assert answer.status_code == 200, answer.text
@@ -84,7 +86,19 @@ async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_comma
         assert result["metadata"]["fresh_terminal"] is True
         assert result["metadata"]["worker_queue"] != held_by
         await wait_answer(api, key)
-    assert runs.read_text() == "run\n", "the command killed with its worker never ran again"
+
+        await second.kill()  # gone while idle: the next command waits for it in vain, and never runs
+        await start_worker(children, client, settings, **env)
+        answer = await approve(api, key, await command(api, key, f"echo idle >> {runs}"))
+        assert answer.status_code == 200, answer.text
+        error = answer.json()["tool_result"]["error"]
+        assert error.startswith("terminal lost:") and "the call did not run" in error, error
+        answer = await approve(api, key, await command(api, key, 'echo "$PWD"'))
+        assert answer.status_code == 200 and answer.json()["tool_result"]["ok"], answer.text
+        await wait_answer(api, key)
+    assert runs.read_text() == "run\n", (
+        "neither the killed command nor the one its worker never took ran again"
+    )
     notes = await collect_events(
         api, key, lambda chunk: chunk.chunk_type == TaskChunkType.PROGRESS and "afresh" in str(chunk.content)
     )

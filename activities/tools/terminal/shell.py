@@ -104,8 +104,7 @@ class Shell:
         """Run `command`; its outcome once the sentinel arrives (or after Ctrl-C and a resync).
 
         `on_output` gets the output as it comes, line by line, as typed chunks (`chunks`);
-        `cancelled` is polled every round,
-        output or not (True: Ctrl-C).
+        `cancelled` is polled every round, output or not (True: Ctrl-C).
         """
         started = time.monotonic()
         self.backend.state = TerminalState.BUSY
@@ -116,7 +115,14 @@ class Shell:
             await self.backend.send(f"{command}\r".encode())
         else:
             await self.backend.send(f"{{ {command}\n}}; ".encode() + _probe(marker))
-        stream = _Stream(f"\n{SENTINEL_MARK}{marker}:", self._max_bytes, on_output, echo=echo)
+        stream = _Stream(
+            f"\n{SENTINEL_MARK}{marker}:",
+            self._max_bytes,
+            on_output,
+            echo=echo,
+            terminal_type="qcli" if self.foreground else "generic",
+        )
+        in_program = self.foreground is not None
         last_output = started
         interrupted: str | None = None
         poll = cancelled or (lambda: False)
@@ -127,7 +133,7 @@ class Shell:
                 if chunk:
                     last_output = now
                     stream.feed(chunk)
-                stop = poll()  # polled on every round: it is also the activity's heartbeat
+                stop = poll()  # polled on every round, output or not
                 if interrupted is None and not stream.done:
                     if stop:
                         interrupted = "cancelled"
@@ -136,15 +142,15 @@ class Shell:
                     elif now - last_output > idle_seconds:
                         interrupted = "inactivity"
                     if interrupted is not None:
-                        await self._interrupt(stream, poll)
+                        await self._interrupt(stream, poll, in_program)
         except asyncio.CancelledError:  # the task running us was cancelled: leave the shell ready
             if not stream.done:
-                await self._interrupt(stream, lambda: False)
+                await self._interrupt(stream, lambda: False, in_program)
             self.backend.state = TerminalState.IDLE
-            self.foreground = None
+            self.foreground = marker if stream.prompt is not None else None
             raise
         self.backend.state = TerminalState.IDLE
-        prompt = stream.prompt if interrupted is None else None
+        prompt = stream.prompt  # a program at its prompt (after a Ctrl-C too) still owes the sentinel
         self.foreground = marker if prompt is not None else None
         status, cwd = stream.sentinel_fields()
         self.cwd = cwd or self.cwd
@@ -160,11 +166,22 @@ class Shell:
             terminal_type=stream.terminal_type,
         )
 
-    async def _interrupt(self, stream: _Stream, poll: Callable[[], bool]) -> None:
+    async def _interrupt(self, stream: _Stream, poll: Callable[[], bool], in_program: bool) -> None:
         """Ctrl-C, then fresh sentinels until one answers: the interrupted line never prints its own,
-        and a program's exit may discard what was typed meanwhile."""
+        and a program's exit may discard what was typed meanwhile.
+
+        Input for a program at its prompt is never followed by shell probes (they would be typed
+        into the program): after Ctrl-C it must show its prompt again or exit (its sentinel).
+        """
         await self.backend.send(b"\x03")
         deadline = time.monotonic() + INTERRUPT_GRACE
+        while in_program and not stream.done:
+            if time.monotonic() > deadline:
+                raise TerminalLost("the program did not come back to its prompt after Ctrl-C")
+            poll()
+            chunk = await self.backend.read(POLL)
+            if chunk:
+                stream.feed(chunk)
         while not stream.done:
             if time.monotonic() > deadline:
                 raise TerminalLost("the shell did not answer after Ctrl-C")
@@ -199,6 +216,7 @@ class _Stream:
         on_output: Callable[[TerminalChunk], None] | None,
         *,
         echo: str | None = None,
+        terminal_type: TerminalType = "generic",
     ) -> None:
         self._sentinels = [sentinel]
         self._max = max_bytes
@@ -210,8 +228,11 @@ class _Stream:
         self.dropped = 0
         self.done = False
         self.prompt: str | None = None
-        self.terminal_type: TerminalType = "generic"
+        self.terminal_type: TerminalType = terminal_type
         self._fields = ""
+        self._scanned = 0
+        """Where the last search for an end (sentinel, prompt) stopped: each chunk is searched once."""
+        self.cut_chars = 0
 
     def expect(self, sentinel: str) -> None:
         """Also accept another sentinel (after an interrupt); the first found ends the stream."""
@@ -224,18 +245,34 @@ class _Stream:
         self.dropped += max(len(chunk) - max(room, 0), 0)
         self._text += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
         self._drop_echo()
+        start = max(self._scanned - 200, 0)  # a sentinel or marker may straddle two chunks
         for sentinel in self._sentinels:
-            at = self._text.find(sentinel)
+            at = self._text.find(sentinel, start)
             if at >= 0 and "\n" in self._text[at + len(sentinel) :]:
                 self._fields = self._text[at + len(sentinel) :].split("\n", 1)[0]
                 self._text = self._text[:at]
                 self.done = True
                 break
-        if not self.done and OSC_697 in self._text:
+        if not self.done and OSC_697 in self._text[start:]:
             self.terminal_type = "qcli"
+        if not self.done and self.terminal_type == "qcli":
             self.prompt = prompt_of(self._text[self._sent :])
             self.done = self.prompt is not None
+        self._scanned = len(self._text)
         self._emit()
+        self._bound()
+
+    def _bound(self) -> None:
+        """Keep the text bounded: past twice the limit, what was already streamed beyond the limit
+        goes (the result keeps the beginning and the end, and says how much was cut)."""
+        if self._sent <= 2 * self._max:
+            return
+        note = f"\n[... output cut here: more than {self._max:,} characters ...]\n"
+        cut = self._sent - self._max
+        self.cut_chars += cut
+        self._text = self._text[: self._max] + note + self._text[self._sent :]
+        self._sent = self._max + len(note)
+        self._scanned = max(self._scanned - cut + len(note), 0)
 
     def _drop_echo(self) -> None:
         """A program at its prompt echoes the line typed into it: that is not its output."""

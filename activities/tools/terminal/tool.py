@@ -142,8 +142,12 @@ class TerminalTool(Tool):
         if claim is not None and (earlier := await asyncio.to_thread(self._claims.take, claim, command)):
             return earlier
         owner = (activity.info().workflow_id if activity.in_activity() else None) or "local"
-        async with self._locks.setdefault(owner, asyncio.Lock()):
-            result = await self._run(owner, command, claim)
+        beating = asyncio.create_task(_heartbeat_while_running())
+        try:
+            async with self._locks.setdefault(owner, asyncio.Lock()):
+                result = await self._run(owner, command, claim)
+        finally:
+            beating.cancel()
         if claim is not None:
             await asyncio.to_thread(self._claims.complete, claim, result)
         return result
@@ -165,6 +169,14 @@ class TerminalTool(Tool):
                 return ToolResult(tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command})
             self._shells[owner] = shell
         shell = self._shells[owner]
+        if shell.foreground is not None and claim is None:
+            return ToolResult(
+                tool_id=TOOL_ID,
+                ok=False,
+                error="a program is waiting for input at its prompt: what is typed into it needs a "
+                "person's approval, even a command that is free in the shell",
+                metadata={"command": command, "waiting_for_input": True},
+            )
         streamer = _Streamer(owner, claim.rsplit("/", 1)[-1] if claim else None)
         try:
             outcome = await shell.run(
@@ -263,6 +275,14 @@ class TerminalTool(Tool):
         return f"exit status {content.get('exit_status')}:\n{cut(str(content['output']), 1500)}"
 
 
+async def _heartbeat_while_running() -> None:
+    """Heartbeats for the whole run (starting a terminal, waiting for the session's previous
+    command): only a worker that is gone stops them."""
+    while activity.in_activity():
+        activity.heartbeat()
+        await asyncio.sleep(1.0)
+
+
 class _Streamer:
     """Output sent to the session while the command runs, as typed chunks (`tool_output` signals):
     batched, at most every `FLUSH_SECONDS`; the final chunk (`complete` or `error`) last."""
@@ -276,6 +296,8 @@ class _Streamer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._sending = asyncio.Lock()
+        self._last_type: str | None = None
+        """The type of the last chunk sent."""
 
     def add(self, chunk: TerminalChunk) -> None:
         last = self._pending[-1] if self._pending else None
@@ -283,19 +305,18 @@ class _Streamer:
             last.content += chunk.content
             for key in ("raw_length", "content_length"):
                 last.metadata[key] = last.metadata.get(key, 0) + chunk.metadata.get(key, 0)
-        elif not (last is not None and last.type == chunk.type == "thinking"):  # one per spinner
+        elif chunk.type == "thinking" and (last.type if last else self._last_type) == "thinking":
+            return  # one chunk per spinner, not one per frame
+        else:
             self._pending.append(chunk)
         if self._timer is None:  # at most one flush every FLUSH_SECONDS; the first one at once
             wait = max(FLUSH_SECONDS - (time.monotonic() - self._last), 0.0)
             self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
 
     def tick(self) -> bool:
-        """Polled while the command runs: a heartbeat with the progress (the SDK throttles them;
-        without one for `heartbeat_seconds` the worker is taken for gone), and whether to cancel."""
-        if not activity.in_activity():
-            return False
-        activity.heartbeat({"output_chars": self._sent + sum(len(c.content) for c in self._pending)})
-        return activity.is_cancelled()
+        """Polled while the command runs: whether the activity was cancelled (heartbeats, sent by
+        `_heartbeat_while_running`, bring the cancel)."""
+        return activity.in_activity() and activity.is_cancelled()
 
     def _flush_soon(self) -> None:
         self._timer = None
@@ -314,6 +335,7 @@ class _Streamer:
     async def flush(self) -> None:
         async with self._sending:  # in order, one batch at a time
             chunks, self._pending = self._pending, []
+            self._last_type = chunks[-1].type if chunks else self._last_type
             self._last = time.monotonic()
             self._sent += sum(len(c.content) for c in chunks)
             if not activity.in_activity():
