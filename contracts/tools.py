@@ -85,6 +85,10 @@ class ToolAssessment(Contract):
     critical: bool = Field(
         default=False, description="The tool is marked critical: two approvers are needed."
     )
+    context: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What people need to judge the call, shown with it (the terminal: `cwd`, where it runs).",
+    )
     worker_bound: WorkerBinding | None = Field(
         default=None,
         description="Set for a tool that keeps state in its worker: later runs of the same session "

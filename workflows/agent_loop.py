@@ -332,6 +332,23 @@ async def _ask_user(host: LoopHost, call: ToolCallRequest, messages: list[Univer
     messages.append(_tool_message(call, denial, outcome.interaction_id))
 
 
+def _with_context(
+    host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
+) -> ToolAssessment:
+    """The assessment with its `context` brought up to date: a worker-bound tool whose state is
+    still held (a terminal's shell) is where its last result left it (its `cwd`)."""
+    if not assessment.context or assessment.worker_bound is None or not host.worker_queues.get(call.tool_id):
+        return assessment
+    for message in reversed(messages):
+        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
+            metadata = message.content.get("metadata")
+            if isinstance(metadata, dict) and (
+                known := {k: metadata[k] for k in assessment.context if metadata.get(k)}
+            ):
+                return assessment.model_copy(update={"context": {**assessment.context, **known}})
+    return assessment
+
+
 async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
     """Assess one call, get it approved when needed, run it, and append its result or denial.
 
@@ -342,7 +359,7 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
     if call.tool_id == ASK_USER and workflow.patched(ASK_USER_PATCH):
         await _ask_user(host, call, messages)
         return
-    assessment = await _assess(call)
+    assessment = _with_context(host, call, await _assess(call), messages)
     if not assessment.known:
         _refuse_unknown(host, call, assessment, messages)
         return
@@ -357,7 +374,7 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
-            again = await _assess(call)
+            again = _with_context(host, call, await _assess(call), messages)
             if not again.known:
                 _refuse_unknown(host, call, again, messages)
                 return
@@ -379,7 +396,12 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
             return
     host.publish(
         TaskChunkType.TOOL_CALL_REQUEST,
-        {"tool_name": call.tool_id, "tool_params": call.arguments, "summary": assessment.summary},
+        {
+            "tool_name": call.tool_id,
+            "tool_params": call.arguments,
+            "summary": assessment.summary,
+            **({"context": assessment.context} if assessment.context else {}),
+        },
         metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
     )
     binding = assessment.worker_bound

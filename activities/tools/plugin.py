@@ -72,6 +72,14 @@ class Tool(ABC):
         """
         return None
 
+    def context(self, call: ToolCallRequest) -> dict[str, Any]:
+        """Facts people need to judge the call, shown with it on approval requests and cards.
+
+        For a worker-bound tool, a key its last result's metadata also has (e.g. `cwd`) is taken
+        from that result by the workflow: it knows where the session's state went since.
+        """
+        return {}
+
     def binding(self) -> WorkerBinding | None:
         """Set when the tool keeps state in this worker between calls of one session (a shell).
 

@@ -127,6 +127,7 @@ class ToolActivities:
             grants=grant_scopes(descriptor, head),
             critical=descriptor.critical,
             worker_bound=tool.binding(),
+            context=tool.context(call),
         )
 
     @activity.defn(name="run_tool")

@@ -112,6 +112,8 @@ async def test_state_is_kept_between_commands_and_a_failure_has_its_status(http:
     first, _ = await ask(http, key, "mkdir sub && cd sub && export GREETING=hi")
     assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
     second, _ = await ask(http, key, "echo $GREETING from $(basename $PWD); ls /nonexistent")
+    pending = (await http.get(f"/sessions/{key}")).json()["pending_interactions"][0]
+    assert pending["content"]["context"]["cwd"].endswith("/work/sub"), "the request says where it runs"
     result = (await decide(http, key, second, approved=True, principal="bob")).json()["tool_result"]
     assert result["content"]["output"].startswith("hi from sub\n")
     assert (

@@ -119,6 +119,7 @@ class Supervisor:
             "reason": assessment.reason,
             "head": assessment.head,
             "grants": list(assessment.grants) if decision.allow_grants else [],
+            **({"context": assessment.context} if assessment.context else {}),
         }
         if edit_of is not None:
             content["edit_of"] = edit_of.interaction_id

@@ -163,6 +163,10 @@ def _tool_elements(request: InteractionRequest) -> list[dict[str, Any]]:
         )
     elif content.get("summary"):
         elements.append(_markdown(escape(_cut(str(content["summary"]), _MAX_LINE_CHARS))))
+    context = content.get("context")
+    if isinstance(context, dict) and context.get("cwd"):
+        folder = _cut(str(context["cwd"]), _MAX_LINE_CHARS).replace("`", "'")
+        elements.append(_markdown(f"**Runs in:** `{folder}`"))
     if content.get("reason"):
         elements.append(
             _markdown(f"**Why it needs approval:** {escape(_cut(str(content['reason']), _MAX_LINE_CHARS))}")

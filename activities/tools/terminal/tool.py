@@ -86,6 +86,10 @@ class TerminalTool(Tool):
         self._shells: dict[str, Shell] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
+    def context(self, call: ToolCallRequest) -> dict[str, Any]:
+        """`cwd`: where a fresh terminal starts (the workflow knows where the session's one is now)."""
+        return {"cwd": str(self._cwd)}
+
     def binding(self) -> WorkerBinding:
         """A session's shell lives in this worker: its later commands come here."""
         return WorkerBinding(

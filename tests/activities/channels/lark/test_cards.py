@@ -90,6 +90,16 @@ def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:
     assert markdown(card).count("```") == 2, "only the fence itself"
 
 
+def test_a_terminal_command_card_shows_the_command_and_where_it_runs() -> None:
+    card = approval_card(
+        request(tool_name="terminal", tool_params={"command": "rm -rf build"}, context={"cwd": "/srv/app`x"}),
+        "k",
+    )
+
+    assert "rm -rf build" in markdown(card)
+    assert "**Runs in:** `/srv/app'x`" in markdown(card), "a backtick cannot end the code span early"
+
+
 def test_long_sql_is_cut_to_keep_the_card_small() -> None:
     card = approval_card(request(tool_params={"sql": "SELECT 1;\n" * 2000}), "k")
 
