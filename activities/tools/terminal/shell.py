@@ -289,8 +289,8 @@ class _Stream:
     def _emit(self) -> None:
         """Send complete lines not sent yet (all of it once done), never part of a sentinel or of
         a prompt still being drawn."""
-        if self._on_output is None:
-            return
+        if self._on_output is None or (self._echo is not None and not self.done):
+            return  # nothing goes out while the echo of the input may still be coming
         end = len(self._text) if self.done else self._text.rfind("\n") + 1
         if not self.done and self._text.endswith("\n\n"):
             end -= 1  # the last newline may be the sentinel's own: held until more comes

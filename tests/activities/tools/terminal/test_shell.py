@@ -127,3 +127,14 @@ def test_the_sentinels_newline_is_never_streamed_as_output() -> None:
         stream.feed(frame)
     assert seen == ["hello\n", "done\n"] and stream.text() == "hello\ndone\n"
     assert stream.sentinel_fields() == (0, "/tmp")
+
+
+def test_the_echo_of_input_typed_into_a_program_is_never_streamed() -> None:
+    """An agent CLI's line editor echoes the input, split across reads as it likes."""
+    seen: list[str] = []
+    stream = _Stream(
+        "\n__SYNabc:", 10_000, lambda chunk: seen.append(chunk.content), echo="hi there", terminal_type="qcli"
+    )
+    for frame in (b"hi th", b"ere\r", b"\nHello!\r\n", b"\x1b]697;StartPrompt\x07> \x1b]697;EndPrompt\x07"):
+        stream.feed(frame)
+    assert seen == ["Hello!\n", ">"] and stream.prompt == ">" and stream.text() == "Hello!\n"
