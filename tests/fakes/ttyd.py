@@ -1,6 +1,7 @@
 """A ttyd stand-in on loopback that speaks ttyd 1.7.7's protocol in front of a real PTY (bash):
 subprotocol `tty`, basic auth on the upgrade (refused: the TCP connection is dropped without an
-HTTP answer), the JSON handshake with `AuthToken` (wrong: close 1008), `0`/`1`/`2` frames. It can
+HTTP answer), the JSON handshake with `AuthToken` (wrong: close 1008), `0`/`1`/`2` frames out and
+`0`/`1`/`2`/`3` in (unlike ttyd 1.7.7 it honours pause and resume). It can
 drop every connection mid-command, as a crashed ttyd or a broken network would."""
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class FakeTtyd:
     url: str = ""
     sizes: list[tuple[int, int]] = field(default_factory=list)
     connections: list[ServerConnection] = field(default_factory=list)
+    flow: list[str] = field(default_factory=list)
+    """`pause` / `resume` as the client asked (the stand-in honours them: output waits)."""
+    _flowing: asyncio.Event = field(default_factory=asyncio.Event)
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         if (
@@ -56,6 +60,9 @@ class FakeTtyd:
                 data = message if isinstance(message, bytes) else message.encode()
                 if data[:1] == b"0":
                     await shell.send(data[1:])
+                elif data[:1] in (b"2", b"3"):
+                    self.flow.append("pause" if data[:1] == b"2" else "resume")
+                    (self._flowing.clear if data[:1] == b"2" else self._flowing.set)()
                 elif data[:1] == b"1":
                     size = json.loads(data[1:])
                     self.sizes.append((size["columns"], size["rows"]))
@@ -65,8 +72,10 @@ class FakeTtyd:
             await shell.close()
 
     async def _pump(self, shell: PtyShell, ws: ServerConnection) -> None:
+        self._flowing.set()
         with contextlib.suppress(TerminalLost):
             while True:
+                await self._flowing.wait()
                 chunk = await shell.read(1.0)
                 if chunk:
                     await ws.send(b"0" + chunk)

@@ -27,6 +27,11 @@ from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost, Terminal
 POLICY_VIOLATION = 1008
 """The close code ttyd answers a wrong `AuthToken` with."""
 OPEN_TIMEOUT = 10.0
+PAUSE_AT = 64 * 1024
+"""Output bytes queued and not read yet that make us send `2` (pause); `3` (resume) follows at
+`RESUME_AT`. ttyd 1.7.7 takes both as no-ops (see NOTES); a server that honours them is spared
+a reader that fell behind."""
+RESUME_AT = 8 * 1024
 CONNECT_ATTEMPTS = 3
 CONNECT_BACKOFF = 0.5
 """Seconds before the second attempt (doubling after): a restarting ttyd is back within them."""
@@ -47,6 +52,10 @@ class TtydTerminal(TerminalBackend):
         self._token = basic_token(credential)
         self._size = (columns, rows)
         self._ws: ClientConnection | None = None
+        self.paused = False
+        """A `2` (pause) was sent and no `3` (resume) yet."""
+        self._backlog = 0
+        """Output bytes queued and not read yet."""
         self._reader: asyncio.Task[None] | None = None
         self._refused = False
 
@@ -101,12 +110,30 @@ class TtydTerminal(TerminalBackend):
                 data = message if isinstance(message, bytes) else message.encode()
                 if data[:1] == b"0":
                     self._chunks.put_nowait(data[1:])
+                    self._backlog += len(data) - 1
+                    if not self.paused and self._backlog >= PAUSE_AT:
+                        await self._flow(b"2")
         except ConnectionClosed:
             pass
         finally:
             if ws.close_code == POLICY_VIOLATION:
                 self._refused = True
             self._end()
+
+    async def read(self, within: float) -> bytes | None:
+        """Output, as the base class reads it; a paused flow resumes once the backlog is read."""
+        chunk = await super().read(within)
+        self._backlog -= len(chunk or b"")
+        if self.paused and self._backlog <= RESUME_AT:
+            await self._flow(b"3")
+        return chunk
+
+    async def _flow(self, frame: bytes) -> None:
+        """`2` pause / `3` resume: ask ttyd to hold its output while we have a backlog."""
+        self.paused = frame == b"2"
+        if self._ws is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await self._ws.send(frame)
 
     async def send(self, data: bytes) -> None:
         """Input, as a `0` frame."""

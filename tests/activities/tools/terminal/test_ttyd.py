@@ -209,3 +209,27 @@ def _ended(shell: Shell) -> Callable[[], Awaitable[bool]]:
 
 def _call(command: str) -> ToolCallRequest:
     return ToolCallRequest(tool_id="terminal", arguments={"command": command})
+
+
+async def test_a_reader_that_falls_behind_pauses_the_output_and_loses_nothing(ttyd_url: str) -> None:
+    shell = Shell(TtydTerminal(ttyd_url, CREDENTIAL))
+    await shell.start()
+    backend = shell.backend
+    assert isinstance(backend, TtydTerminal)
+    await backend.send(b"seq 1 60000; printf '\\137\\137END\\n'\n")
+    await assert_eventually(_paused(backend), bool, within=20, what="pause sent while nobody reads")
+    output = bytearray()
+    while b"__END" not in output:
+        chunk = await asyncio.wait_for(backend.read(5), 10)
+        output += chunk or b""
+    lines = output.decode().replace("\r\n", "\n").split("__END")[0].split()
+    assert lines == [str(n) for n in range(1, 60_001)], "every line, in order, after pause and resume"
+    assert not backend.paused, "resumed once the backlog was read"
+    await shell.close()
+
+
+def _paused(backend: TtydTerminal) -> Callable[[], Awaitable[bool]]:
+    async def probe() -> bool:
+        return backend.paused
+
+    return probe
