@@ -87,8 +87,9 @@ class TerminalTool(Tool):
         self._locks: dict[str, asyncio.Lock] = {}
 
     def context(self, call: ToolCallRequest) -> dict[str, Any]:
-        """`cwd`: where a fresh terminal starts (the workflow knows where the session's one is now)."""
-        return {"cwd": str(self._cwd)}
+        """`cwd`: where a fresh terminal starts (the workflow knows where the session's one is now);
+        None for a ttyd terminal until its first command says."""
+        return {"cwd": None if self._tools.terminal_backend == "ttyd" else str(self._cwd)}
 
     def binding(self) -> WorkerBinding:
         """A session's shell lives in this worker: its later commands come here."""

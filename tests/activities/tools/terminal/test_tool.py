@@ -29,3 +29,13 @@ async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path:
     assert approved.ok and approved.content["output"] == "bye\n"
     back = await tool.run(_call("ls"), None)
     assert back.ok, "back in the shell, ls is free again"
+
+
+def test_where_a_command_runs_is_said_only_when_known(tmp_path: Path) -> None:
+    pty = TerminalTool.from_settings(
+        Settings(data_dir=tmp_path, tools=ToolSettings(terminal_cwd=tmp_path), _env_file=None)
+    )
+    assert pty.context(_call("ls")) == {"cwd": str(tmp_path.resolve())}
+    ttyd = ToolSettings(terminal_backend="ttyd", terminal_cwd=tmp_path)
+    remote = TerminalTool.from_settings(Settings(data_dir=tmp_path, tools=ttyd, _env_file=None))
+    assert remote.context(_call("ls")) == {"cwd": None}, "a ttyd terminal's folder is known after a command"
