@@ -38,6 +38,12 @@ class TerminalChunk:
     content: str
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    def extend(self, text: str, raw_length: int) -> None:
+        """More `content`: the text appended, `raw_length` and `content_length` counted."""
+        self.content += text
+        self.metadata["raw_length"] += raw_length
+        self.metadata["content_length"] = len(self.content)
+
 
 def without_prompts(raw: str) -> str:
     """`raw` without its OSC 697 marked prompts."""
@@ -62,19 +68,16 @@ def process(raw: str, terminal_type: TerminalType) -> list[TerminalChunk]:
         text = strip_ansi(line.rstrip("\r\n")) + ("\n" if line.endswith("\n") else "")
         if not text.strip():
             if chunks and chunks[-1].type == "content" and text:
-                _merge(chunks[-1], text, len(line))
+                chunks[-1].extend(text, len(line))
             continue
         if _THINKING.match(text):
-            if chunks and chunks[-1].type == "thinking":  # another frame of the same spinner
-                chunks[-1].metadata["raw_length"] += len(line)
-                continue
             meta = {"raw_length": len(line), "terminal_type": terminal_type}
             chunks.append(TerminalChunk("thinking", text.strip(), meta))
         elif tool := _TOOL_USE.search(text):
             meta = {"tool_name": tool.group(1), "raw_length": len(line), "terminal_type": terminal_type}
             chunks.append(TerminalChunk("tool_use", text.strip(), meta))
         elif chunks and chunks[-1].type == "content":
-            _merge(chunks[-1], text, len(line))
+            chunks[-1].extend(text, len(line))
         else:
             chunks.append(content_chunk(text, len(line), terminal_type))
     if prompt:
@@ -92,12 +95,6 @@ def content_chunk(text: str, raw_length: int, terminal_type: TerminalType) -> Te
     """Text for people: `raw_length`, `content_length`, `terminal_type`."""
     meta = {"raw_length": raw_length, "content_length": len(text), "terminal_type": terminal_type}
     return TerminalChunk("content", text, meta)
-
-
-def _merge(chunk: TerminalChunk, text: str, raw_length: int) -> None:
-    chunk.content += text
-    chunk.metadata["raw_length"] += raw_length
-    chunk.metadata["content_length"] = len(chunk.content)
 
 
 def complete_chunk(

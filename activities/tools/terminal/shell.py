@@ -175,13 +175,10 @@ class Shell:
         """
         await self.backend.send(b"\x03")
         deadline = time.monotonic() + INTERRUPT_GRACE
-        while in_program and not stream.done:
-            if time.monotonic() > deadline:
+        if in_program:
+            await self._feed_until(stream, poll, deadline)
+            if not stream.done:
                 raise TerminalLost("the program did not come back to its prompt after Ctrl-C")
-            poll()
-            chunk = await self.backend.read(POLL)
-            if chunk:
-                stream.feed(chunk)
         while not stream.done:
             if time.monotonic() > deadline:
                 raise TerminalLost("the shell did not answer after Ctrl-C")
@@ -189,12 +186,15 @@ class Shell:
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
             await self.backend.send(_probe(resync, "130"))
-            waited = time.monotonic() + PROBE_WAIT
-            while not stream.done and time.monotonic() < waited:
-                poll()
-                chunk = await self.backend.read(POLL)
-                if chunk:
-                    stream.feed(chunk)
+            await self._feed_until(stream, poll, time.monotonic() + PROBE_WAIT)
+
+    async def _feed_until(self, stream: _Stream, poll: Callable[[], bool], until: float) -> None:
+        """Output into `stream` until it is done or the monotonic time `until` has passed."""
+        while not stream.done and time.monotonic() < until:
+            poll()
+            chunk = await self.backend.read(POLL)
+            if chunk:
+                stream.feed(chunk)
 
     def _parse_sentinel(self, buffer: str, marker: str) -> None:
         tail = buffer.split(f"{SENTINEL_MARK}{marker}:", 1)[1].split("\n", 1)[0].strip()

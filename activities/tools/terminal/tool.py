@@ -307,11 +307,9 @@ class _Streamer:
     def add(self, chunk: TerminalChunk) -> None:
         last = self._pending[-1] if self._pending else None
         if last is not None and last.type == chunk.type == "content":
-            last.content += chunk.content
-            for key in ("raw_length", "content_length"):
-                last.metadata[key] = last.metadata.get(key, 0) + chunk.metadata.get(key, 0)
+            last.extend(chunk.content, chunk.metadata["raw_length"])
         elif chunk.type == "thinking" and (last.type if last else self._last_type) == "thinking":
-            return  # one chunk per spinner, not one per frame
+            return  # one chunk per spinner, not one per frame (the shell reports every frame)
         else:
             self._pending.append(chunk)
         if self._timer is None:  # at most one flush every FLUSH_SECONDS; the first one at once
