@@ -155,6 +155,22 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
     }
 
 
+def audit_outcome(
+    audit: list[AuditEntry], kind: str, outcome: InteractionOutcome, comment: str | None
+) -> None:
+    """Audit what a decision did (`approved`, `granted`, `edited`, ...): by whom, where, when."""
+    audit.append(
+        AuditEntry(
+            kind=kind,
+            at=outcome.decided_at,
+            principal=outcome.decided_by,
+            channel=outcome.channel,
+            interaction_id=outcome.interaction_id,
+            comment=comment,
+        )
+    )
+
+
 def open_request(ledger: Ledger, request: InteractionRequest) -> None:
     """Record a new pending interaction and its `requested` audit entry."""
     ledger.pending.append(request)
@@ -195,16 +211,7 @@ def decide(
     )
     ledger.decided[interaction_id] = outcome
     kinds = ("answered", "declined") if question else ("approved", "denied")
-    ledger.audit.append(
-        AuditEntry(
-            kind=kinds[0] if approved else kinds[1],
-            at=outcome.decided_at,
-            principal=principal,
-            channel=channel,
-            interaction_id=interaction_id,
-            comment=comment,
-        )
-    )
+    audit_outcome(ledger.audit, kinds[0] if approved else kinds[1], outcome, comment)
     return outcome
 
 

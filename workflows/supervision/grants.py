@@ -27,6 +27,8 @@ with workflow.unsafe.imports_passed_through():
         ToolCallRequest,
     )
 
+from .approvals import audit_outcome
+
 
 class GrantLedger(Protocol):
     """The part of a state model grants live in."""
@@ -65,15 +67,8 @@ def record(
         interaction_id=outcome.interaction_id,
     )
     ledger.grants.append(grant)
-    ledger.audit.append(
-        AuditEntry(
-            kind="granted",
-            at=outcome.decided_at,
-            principal=outcome.decided_by,
-            channel=outcome.channel,
-            interaction_id=outcome.interaction_id,
-            comment=f"{grant.grant_id}: {describe(grant)} for the rest of the session",
-        )
+    audit_outcome(
+        ledger.audit, "granted", outcome, f"{grant.grant_id}: {describe(grant)} for the rest of the session"
     )
     return grant
 

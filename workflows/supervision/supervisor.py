@@ -438,16 +438,12 @@ class Supervisor:
         data = response.response_data or {}
         if request is not None and response.approved and "arguments" in data:
             content = request.content if isinstance(request.content, dict) else {}
-            self._state.audit.append(
-                AuditEntry(
-                    kind="edited",
-                    at=outcome.decided_at,
-                    principal=outcome.decided_by,
-                    channel=outcome.channel,
-                    interaction_id=outcome.interaction_id,
-                    comment=f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
-                    f"runs {json.dumps(data['arguments'], sort_keys=True, default=str)}",
-                )
+            approvals.audit_outcome(
+                self._state.audit,
+                "edited",
+                outcome,
+                f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
+                f"runs {json.dumps(data['arguments'], sort_keys=True, default=str)}",
             )
         if request is not None and response.approved and "grant" in data:
             grant = grants.record(self._state, request, outcome, str(data["grant"]))
