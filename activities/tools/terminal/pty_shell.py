@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import os
 import pty
+import signal
 import struct
 import termios
 from pathlib import Path
@@ -14,6 +15,16 @@ from pathlib import Path
 from .backend import TerminalBackend, TerminalLost, TerminalState
 
 READ_BYTES = 65536
+DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE)
+"""Reset in the shell before it starts: a worker started in the background of a script (`worker &`,
+a CI runner) ignores SIGINT and SIGQUIT, and an ignored signal stays ignored across exec, so
+Ctrl-C would no longer stop a command (bash hands its children what it inherited)."""
+
+
+def _default_signals() -> None:
+    """In the child, before exec: every signal a terminal sends is handled the default way."""
+    for number in DEFAULT_SIGNALS:
+        signal.signal(number, signal.SIG_DFL)
 
 
 class PtyShell(TerminalBackend):
@@ -44,6 +55,7 @@ class PtyShell(TerminalBackend):
             cwd=self._cwd,
             env=env,
             start_new_session=True,
+            preexec_fn=_default_signals,  # async-signal-safe: sigaction only, no locks
         )
         os.close(slave)
         os.set_blocking(master, False)

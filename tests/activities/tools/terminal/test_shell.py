@@ -3,6 +3,7 @@ timeout, colours stripped, output bounded, state kept between commands."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -67,6 +68,28 @@ async def test_a_long_command_is_cancelled_with_ctrl_c(shell: Shell) -> None:
     assert time.monotonic() - started < 10
     timed = await shell.run("sleep 30", total_seconds=1, idle_seconds=60)
     assert timed.interrupted == "timeout"
+
+
+async def test_ctrl_c_stops_a_command_when_the_worker_ignores_it(tmp_path: Path) -> None:
+    """A worker started in the background of a script (`synapse worker &`, a CI runner) ignores
+    SIGINT and SIGQUIT; its terminals must not inherit that, or Ctrl-C stops nothing."""
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT)}
+    try:
+        terminal = Shell(PtyShell(tmp_path))
+        await terminal.start()
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    try:
+        started = time.monotonic()
+        outcome = await terminal.run(
+            "sleep 30", total_seconds=60, idle_seconds=60, cancelled=lambda: time.monotonic() - started > 0.5
+        )
+        assert outcome.interrupted == "cancelled" and time.monotonic() - started < 10
+        after = await terminal.run("echo still here", total_seconds=10, idle_seconds=5)
+        assert after.output == "still here\n"
+    finally:
+        await terminal.close()
 
 
 async def test_large_output_is_bounded_and_the_rest_counted(shell: Shell) -> None:
