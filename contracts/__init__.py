@@ -61,6 +61,7 @@ from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
+from .sandbox import SandboxProfile
 from .session import (
     AuditTrail,
     CreateSessionRequest,
@@ -84,6 +85,7 @@ from .streaming import (
 )
 from .tools import (
     ApprovalPolicy,
+    AssessRequest,
     ToolAssessment,
     ToolDescriptor,
     ToolOutput,
@@ -113,6 +115,7 @@ __all__ = [
     "ArtifactInfo",
     "ArtifactMode",
     "ArtifactRef",
+    "AssessRequest",
     "AuditEntry",
     "AuditTrail",
     "BlueprintChange",
@@ -171,6 +174,7 @@ __all__ = [
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",
+    "SandboxProfile",
     "SessionConfig",
     "SessionControl",
     "TaskChunkType",

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .base import Contract
 from .policy import DecisionPolicy
+from .sandbox import SandboxProfile
 
 Framework = Literal["adk", "langgraph", "demo"]
 
@@ -63,6 +64,11 @@ class AgentSpec(Contract):
     )
     context: AgentContextConfig = Field(
         default_factory=AgentContextConfig, description="Which context the agent is given."
+    )
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox its approved terminal commands run in (`workspace-write`, `read-only`, "
+        "`full`); a session's choice wins; None: the worker's SYNAPSE_TERMINAL_SANDBOX.",
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from .base import Contract
+from .sandbox import SandboxProfile
 
 ASK_USER = "ask_user"
 """The built-in tool every agent may call to ask the person a question (a USER_INPUT interaction)."""
@@ -40,6 +41,9 @@ class Grant(Contract):
     channel: str = Field(description="Where it was granted: http, lark, ...")
     granted_at: datetime = Field(description="When (workflow time, UTC).")
     interaction_id: str = Field(description="The approval that made it.")
+    sandbox: SandboxProfile | None = Field(
+        default=None, description="The sandbox chosen with that approval: the calls it allows run there too."
+    )
     uses: int = Field(default=0, description="Calls it has allowed since.")
     revoked_by: str | None = Field(default=None, description="Who revoked it (None: in force).")
     revoked_at: datetime | None = Field(default=None, description="When it was revoked.")

@@ -10,6 +10,7 @@ from .agents import AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
 from .base import Contract
 from .policy import DecisionPolicy
+from .sandbox import SandboxProfile
 from .streaming import AuditEntry, InteractionRequest
 
 SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
@@ -60,6 +61,12 @@ class SessionConfig(Contract):
         pattern=NOTIFY_URL_PATTERN,
         description="Webhook told of every interaction opened, decided, escalated or timed out (signed).",
     )
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox approved terminal commands run in: `workspace-write`, `read-only` or "
+        "`full`; over the agent's choice and the worker's SYNAPSE_TERMINAL_SANDBOX. An approver may "
+        "still choose another for one call (`response_data.sandbox`).",
+    )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
@@ -92,6 +99,12 @@ class CreateSessionRequest(Contract):
         pattern=NOTIFY_URL_PATTERN,
         description="An http(s) URL told of every interaction opened, decided, escalated or timed out, "
         "signed with SYNAPSE_WEBHOOK_SECRET (see `Notification`).",
+    )
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox approved terminal commands run in: `workspace-write`, `read-only` or "
+        "`full`; over the agent's choice and the worker's SYNAPSE_TERMINAL_SANDBOX. An approver may "
+        "still choose another for one call (`response_data.sandbox`).",
     )
 
 

@@ -9,6 +9,7 @@ from pydantic import Field
 from .agent import ToolCallRequest
 from .artifacts import ArtifactRef
 from .base import Contract
+from .sandbox import SandboxProfile
 
 ApprovalPolicy = Literal["never", "always", "destructive"]
 
@@ -94,6 +95,23 @@ class ToolAssessment(Contract):
         description="Set for a tool that keeps state in its worker: later runs of the same session "
         "go to the task queue of the worker that ran the first (`worker_queue` in the result's metadata).",
     )
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox an approved run uses unless the session, its agent or the approver "
+        "chooses another; None: the tool cannot run this call in a sandbox.",
+    )
+
+
+class AssessRequest(Contract):
+    """Input of the `assess_tool_call` activity: the call, and what the workflow knows of its tool's state."""
+
+    call: ToolCallRequest = Field(description="The agent's proposed call.")
+    state: dict[str, Any] = Field(
+        default_factory=dict,
+        description="For a tool that keeps state in its worker: the metadata of its last result in "
+        "this session while that worker still holds it (the terminal: `cwd`, the folder it is really "
+        "in); empty otherwise.",
+    )
 
 
 class ToolRun(Contract):
@@ -104,6 +122,11 @@ class ToolRun(Contract):
         default=None, description="Approval this run was authorised by; makes the run idempotent."
     )
     call: ToolCallRequest = Field(description="The call to run.")
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox an approved run uses (the approver's, session's or agent's choice); "
+        "None: the worker's default. A run without approval ignores it: it has a stricter sandbox.",
+    )
 
 
 class ToolResult(Contract):

@@ -19,6 +19,8 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.sources import EnvSettingsSource
 
+from contracts import SandboxProfile
+
 
 def env(name: str, *more: str) -> AliasChoices:
     """The variables a field is read from (the first set wins); its own name works in code."""
@@ -153,7 +155,32 @@ class ToolSettings(_Group):
     terminal_trusted: str = Field(
         default="",
         validation_alias=env("terminal_trusted", "SYNAPSE_TERMINAL_TRUSTED"),
-        description="Folders (comma-separated) where the allowlist applies (default: the terminal's cwd).",
+        description="Folders (comma-separated) an allowlisted program may read without approval, in "
+        "a read-only sandbox that shows nothing else (default: the terminal's cwd).",
+    )
+    terminal_sandbox: SandboxProfile = Field(
+        default=SandboxProfile.WORKSPACE_WRITE,
+        validation_alias=env("terminal_sandbox", "SYNAPSE_TERMINAL_SANDBOX"),
+        description="Sandbox of approved commands on PTY terminals unless the session, its agent or "
+        "the approver chooses another: `workspace-write` (writes only under SYNAPSE_TERMINAL_WORKSPACE "
+        "and a /tmp of its own, network allowed), `read-only`, or `full` (no sandbox).",
+    )
+    terminal_workspace: Path | None = Field(
+        default=None,
+        validation_alias=env("terminal_workspace", "SYNAPSE_TERMINAL_WORKSPACE"),
+        description="The folder `workspace-write` commands may write to (default: the terminal's cwd).",
+    )
+    terminal_env: str = Field(
+        default="",
+        validation_alias=env("terminal_env", "SYNAPSE_TERMINAL_ENV"),
+        description="Names of the worker's environment variables a terminal is given (comma-separated), "
+        "besides PATH, HOME, USER, LANG, LC_*, TZ and TMPDIR: the worker's secrets stay out of it.",
+    )
+    terminal_bwrap: str = Field(
+        default="bwrap",
+        validation_alias=env("terminal_bwrap", "SYNAPSE_TERMINAL_BWRAP"),
+        description="The bubblewrap program sandboxes are made with (Debian package `bubblewrap`); "
+        "without it, every command needs approval and approved ones need the `full` profile.",
     )
     terminal_timeout_seconds: float = Field(
         default=240.0,

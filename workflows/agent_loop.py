@@ -29,12 +29,14 @@ with workflow.unsafe.imports_passed_through():
         AgentSpec,
         AgentStepInput,
         ArtifactRef,
+        AssessRequest,
         ErrorType,
         FailureDetails,
         FinalAnswer,
         InteractionOutcome,
         PlanBlueprint,
         Principal,
+        SandboxProfile,
         TaskChunkType,
         ToolAssessment,
         ToolCallBatch,
@@ -46,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from .chunk_stream import Publish
+from .supervision import sandbox
 
 AGENT_STEP = "agent_step"
 ASSESS_TOOL_CALL = "assess_tool_call"
@@ -107,6 +110,11 @@ class LoopHost(Protocol):
     @property
     def worker_queues(self) -> dict[str, str]:
         """Per worker-bound tool, the task queue of the worker holding its state (`LOST`: gone)."""
+        ...
+
+    @property
+    def sandbox(self) -> SandboxProfile | None:
+        """The sandbox the session or its agent chose for approved calls (None: the tool's default)."""
         ...
 
 
@@ -284,10 +292,11 @@ async def run_agent_loop(
     return LoopOutcome("max_turns")
 
 
-async def _assess(call: ToolCallRequest) -> ToolAssessment:
+async def _assess(call: ToolCallRequest, state: dict[str, Any] | None) -> ToolAssessment:
+    """Assess the call; with `state` (the `terminal-sandbox` patch), knowing where its tool's state is."""
     assessment: ToolAssessment = await workflow.execute_local_activity(
         ASSESS_TOOL_CALL,
-        call,
+        call if state is None else AssessRequest(call=call, state=state),
         result_type=ToolAssessment,
         start_to_close_timeout=ASSESS_TIMEOUT,
         retry_policy=ASSESS_RETRY,
@@ -332,6 +341,20 @@ async def _ask_user(host: LoopHost, call: ToolCallRequest, messages: list[Univer
     messages.append(_tool_message(call, denial, outcome.interaction_id))
 
 
+def _tool_state(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> dict[str, Any]:
+    """What the tool's results in this conversation say of its state (the newest value of each key),
+    while the worker holding that state still does; empty for every other tool."""
+    if not host.worker_queues.get(call.tool_id):
+        return {}
+    state: dict[str, Any] = {}
+    for message in reversed(messages):
+        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
+            metadata = message.content.get("metadata")
+            if isinstance(metadata, dict):
+                state = {**metadata, **state}
+    return state
+
+
 def _with_context(
     host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
 ) -> ToolAssessment:
@@ -359,13 +382,17 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
     if call.tool_id == ASK_USER and workflow.patched(ASK_USER_PATCH):
         await _ask_user(host, call, messages)
         return
-    assessment = _with_context(host, call, await _assess(call), messages)
+    sandboxed = workflow.patched(sandbox.SANDBOX_PATCH)
+    state = _tool_state(host, call, messages) if sandboxed else None
+    assessment = _with_context(host, call, await _assess(call, state), messages)
     if not assessment.known:
         _refuse_unknown(host, call, assessment, messages)
         return
     interaction_id: str | None = None
     edit: dict[str, Any] | None = None
     if assessment.needs_approval:
+        if sandboxed:
+            assessment = sandbox.proposed(assessment, host.sandbox)
         outcome = await host.ask_approval(call, assessment)
         if not outcome.approved:
             messages.append(_tool_message(call, _denial(outcome), outcome.interaction_id))
@@ -374,7 +401,9 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
-            again = _with_context(host, call, await _assess(call), messages)
+            again = _with_context(host, call, await _assess(call, state), messages)
+            if sandboxed:
+                again = sandbox.proposed(again, host.sandbox)
             if not again.known:
                 _refuse_unknown(host, call, again, messages)
                 return
@@ -390,6 +419,8 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
                     )
                     return
             assessment = again
+        if sandboxed:
+            assessment = sandbox.decided(assessment, outcome)
         interaction_id = outcome.interaction_id
         if not await host.checkpoint():
             host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
@@ -415,7 +446,8 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
             },
             metadata={"interaction_id": interaction_id},
         )
-    run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call)
+    chosen = assessment.sandbox if sandboxed and interaction_id is not None else None
+    run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call, sandbox=chosen)
     try:
         result = await _run_or_lost(run, assessment, queue)
     except asyncio.CancelledError:

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Self
 
-from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult, WorkerBinding
+from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult, WorkerBinding
 from core.settings import Settings
 
 from ..artifacts.offload import generic_preview
@@ -58,9 +58,11 @@ class Tool(ABC):
         """Release what the tool holds (connections, processes)."""
         return None  # nothing, unless the tool holds something
 
-    def assess(self, call: ToolCallRequest) -> tuple[bool, str]:
+    def assess(self, call: ToolCallRequest, state: dict[str, Any]) -> tuple[bool, str]:
         """For the `destructive` policy: whether this call needs approval, and why.
 
+        `state`: for a worker-bound tool, the metadata of its last result in the session while its
+        worker still holds it (the terminal: the `cwd` it is really in); empty otherwise.
         The default fails safe: a tool that cannot classify its calls always asks.
         """
         return True, f"{self.descriptor.name} cannot tell whether this call is destructive"
@@ -72,13 +74,18 @@ class Tool(ABC):
         """
         return None
 
-    def context(self, call: ToolCallRequest) -> dict[str, Any]:
+    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
         """Facts people need to judge the call, shown with it on approval requests and cards.
 
-        For a worker-bound tool, a key its last result's metadata also has (e.g. `cwd`) is taken
-        from that result by the workflow: it knows where the session's state went since.
+        `state` as for `assess`. For a worker-bound tool, a key its last result's metadata also has
+        (e.g. `cwd`) is taken from that result by the workflow: it knows where the session's state went.
         """
         return {}
+
+    def sandbox(self) -> SandboxProfile | None:
+        """The sandbox an approved call runs in unless the session, its agent or the approver
+        chooses another (`ToolRun.sandbox`); None: the tool cannot sandbox its calls."""
+        return None
 
     def binding(self) -> WorkerBinding | None:
         """Set when the tool keeps state in this worker between calls of one session (a shell).
@@ -93,13 +100,17 @@ class Tool(ABC):
         return generic_summary(call)
 
     @abstractmethod
-    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
+    async def run(
+        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
+    ) -> ToolResult:
         """Run the call; bad arguments and tool errors are `ok=False` results, never raised.
 
         Args:
             call: The call to run.
             claim: The exactly-once key of an approved run (None when no approval was needed):
                 a tool with side effects must apply a call with the same key at most once.
+            sandbox: For a tool with a `sandbox()`: the one this approved run uses (None: the
+                tool's default). Ignored by tools that cannot sandbox.
 
         Raises:
             Exception: Only for infrastructure failures worth a retry by Temporal.

@@ -12,7 +12,15 @@ from typing import Any
 
 from temporalio import activity
 
-from contracts import GrantScope, ToolAssessment, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from contracts import (
+    AssessRequest,
+    GrantScope,
+    ToolAssessment,
+    ToolCallRequest,
+    ToolDescriptor,
+    ToolResult,
+    ToolRun,
+)
 from core.artifacts import ArtifactStore, preview_text
 from core.settings import Settings
 
@@ -83,7 +91,7 @@ class ToolActivities:
         return f"no tool named {tool_id!r}; known tools: {', '.join(sorted(self.tools)) or 'none'}"
 
     @activity.defn(name="assess_tool_call")
-    async def assess_tool_call(self, call: ToolCallRequest) -> ToolAssessment:
+    async def assess_tool_call(self, request: AssessRequest | ToolCallRequest) -> ToolAssessment:
         """Decide whether a proposed tool call needs a person's approval, and summarise it.
 
         Policy `never` → no approval, `always` → approval, `destructive` → the tool decides
@@ -91,11 +99,15 @@ class ToolActivities:
         An unknown tool is `known=False` and needs no approval (the workflow refuses it).
 
         Args:
-            call: The agent's proposed call.
+            request: The agent's proposed call and what the workflow knows of its tool's state
+                (a bare `ToolCallRequest` from workflows older than the `terminal-sandbox` patch).
 
         Returns:
             The assessment, with a one-line `summary` for approval cards and the Web UI.
         """
+        if isinstance(request, ToolCallRequest):
+            request = AssessRequest(call=request)
+        call, state = request.call, request.state
         tool = self.tools.get(call.tool_id)
         summary = summarize_call(call, tool)
         if tool is None:
@@ -112,7 +124,7 @@ class ToolActivities:
         elif descriptor.approval == "always":
             needs_approval, reason = True, f"{descriptor.name} always needs approval"
         else:
-            needs_approval, reason = tool.assess(call)
+            needs_approval, reason = tool.assess(call, state)
         head = tool.head(call)
         activity.logger.info("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
         return ToolAssessment(
@@ -127,7 +139,8 @@ class ToolActivities:
             grants=grant_scopes(descriptor, head),
             critical=descriptor.critical,
             worker_bound=tool.binding(),
-            context=tool.context(call),
+            context=tool.context(call, state),
+            sandbox=tool.sandbox(),
         )
 
     @activity.defn(name="run_tool")
@@ -149,7 +162,7 @@ class ToolActivities:
         if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
         activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
-        result = await tool.run(run.call, claim_key(run))
+        result = await tool.run(run.call, claim_key(run), run.sandbox)
         if self.worker_queue is not None and tool.binding() is not None:
             result = result.model_copy(
                 update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}

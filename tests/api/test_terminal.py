@@ -10,9 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from contracts import GraphView, TaskChunkType, TaskStreamChunk
+from contracts import GraphView, SandboxProfile, TaskChunkType, TaskStreamChunk
 from core.settings import Settings, TemporalSettings, ToolSettings
 
+from ..activities.tools.terminal.sandboxing import needs_bwrap
 from ..conftest import assert_eventually
 from ..support import collect_events, fields
 from ..workflows.graph.flows import task
@@ -21,13 +22,14 @@ from .test_sessions import decide, is_type, new_key
 
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
-    """The test's settings; the terminal starts (and is trusted) in its own folder."""
+    """The test's settings; the terminal starts (and is trusted) in its own folder. Approved commands
+    run without a sandbox here (`full`): the sandboxes have their own tests, which need bwrap."""
     work = tmp_path / "work"
     work.mkdir()
     return Settings(
         data_dir=tmp_path,
         temporal=TemporalSettings(task_queue=task_queue),
-        tools=ToolSettings(terminal_cwd=work),
+        tools=ToolSettings(terminal_cwd=work, terminal_sandbox=SandboxProfile.FULL),
         _env_file=None,
     )
 
@@ -123,6 +125,7 @@ async def test_state_is_kept_between_commands_and_a_failure_has_its_status(http:
     )
 
 
+@needs_bwrap
 async def test_a_read_only_command_in_the_trusted_folder_needs_no_approval(http: httpx.AsyncClient) -> None:
     key = new_key()
     sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!pwd"})

@@ -121,6 +121,7 @@ class AgentTaskWorkflow(SupervisionHandlers):
             approvers=input.approvers,
             channel=input.channel,
             layers=(input.agent.policies,) if input.agent else (),
+            sandbox=input.agent.sandbox if input.agent else None,
         )
         self._supervisor = Supervisor(
             workflow.info().workflow_id,

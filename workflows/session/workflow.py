@@ -102,6 +102,7 @@ class SessionWorkflow(SupervisionHandlers):
             channel=self._config.channel,
             question_timeout_seconds=self._config.question_timeout_seconds,
             layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
+            sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
         )
         self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
         self._interventions = Interventions(

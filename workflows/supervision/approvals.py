@@ -99,8 +99,9 @@ def _invalid(message: str) -> ApplicationError:
 
 
 def check_response_data(request: InteractionRequest, response: InteractionResponse) -> None:
-    """`response_data` must fit the request: `text` answers a question; `arguments` and `grant`
-    go with approving a tool call (the grant one the tool allows). Raises `InvalidResponse` (422)."""
+    """`response_data` must fit the request: `text` answers a question; `arguments`, `grant` and
+    `sandbox` go with approving a tool call (a grant and a sandbox the request offers). Raises
+    `InvalidResponse` (422)."""
     data = response.response_data or {}
     where = f"interaction {request.interaction_id!r}"
     if request.interaction_type == InteractionType.USER_INPUT:
@@ -116,10 +117,10 @@ def check_response_data(request: InteractionRequest, response: InteractionRespon
         return
     if request.interaction_type != InteractionType.TOOL_APPROVAL:
         return
-    unknown = sorted(set(data) - {"arguments", "grant"})
+    unknown = sorted(set(data) - {"arguments", "grant", "sandbox"})
     if unknown:
         raise _invalid(
-            f"{where} is a tool approval: response_data takes `arguments` and `grant`, not {unknown}"
+            f"{where} is a tool approval: response_data takes `arguments`, `grant` and `sandbox`, not {unknown}"
         )
     if data and not response.approved:
         raise _invalid(
@@ -140,6 +141,14 @@ def check_response_data(request: InteractionRequest, response: InteractionRespon
             )
         if "arguments" in data:
             raise _invalid("grant the call as proposed, or edit its arguments; not both in one decision")
+    if "sandbox" in data:
+        content = request.content if isinstance(request.content, dict) else {}
+        possible = [str(profile) for profile in content.get("sandboxes", [])]
+        if data["sandbox"] not in possible:
+            raise _invalid(
+                f"response_data.sandbox {data['sandbox']!r} is not possible for {content.get('summary') or where}; "
+                f"possible: {', '.join(possible) or 'none (its tool does not run in a sandbox here)'}"
+            )
 
 
 def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from .approvals import audit_outcome
+from .sandbox import granted
 
 
 class GrantLedger(Protocol):
@@ -65,6 +66,7 @@ def record(
         channel=outcome.channel,
         granted_at=outcome.decided_at,
         interaction_id=outcome.interaction_id,
+        sandbox=granted(content, outcome.response_data),
     )
     ledger.grants.append(grant)
     audit_outcome(
@@ -75,9 +77,10 @@ def record(
 
 def describe(grant: Grant) -> str:
     """`sql DELETE orders (any statement)` or `sql: DELETE FROM orders WHERE id = 2 (exactly)`."""
+    where = f", in sandbox {grant.sandbox}" if grant.sandbox else ""
     if grant.scope == GrantScope.SESSION_PREFIX:
-        return f"{grant.tool_id} {grant.head} (any such call)"
-    return f"{grant.summary} (exactly this call)"
+        return f"{grant.tool_id} {grant.head} (any such call{where})"
+    return f"{grant.summary} (exactly this call{where})"
 
 
 def check_revocation(ledger: GrantLedger, revocation: GrantRevocation) -> Grant:

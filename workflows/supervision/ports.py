@@ -15,7 +15,14 @@ from typing import Protocol
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, DecisionPolicy, Grant, InteractionOutcome, InteractionRequest
+    from contracts import (
+        AuditEntry,
+        DecisionPolicy,
+        Grant,
+        InteractionOutcome,
+        InteractionRequest,
+        SandboxProfile,
+    )
 
 from ..chunk_stream import Publish
 
@@ -85,6 +92,8 @@ class Policy:
     """Decision policies by tool, most specific first (the session's, then its agent's)."""
     approve_by_requester: bool = False
     channel: str = "http"
+    sandbox: SandboxProfile | None = None
+    """The sandbox approved calls run in, chosen by the session or its agent (None: the tool's default)."""
 
     def approvers_for(self, requester: str | None) -> list[str]:
         """The approvers of a request made by `requester` (empty: anyone)."""

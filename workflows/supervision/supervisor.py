@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         InteractionResponse,
         InteractionType,
         Principal,
+        SandboxProfile,
         TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
@@ -38,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
         policy_for,
     )
 
-from . import approvals, escalation, grants
+from . import approvals, escalation, grants, sandbox
 from .chat_reply import interpret_reply
 from .ports import Policy, SupervisedState, Surface
 
@@ -95,6 +96,11 @@ class Supervisor:
         return self._owner_id
 
     @property
+    def sandbox(self) -> SandboxProfile | None:
+        """The sandbox the session or its agent chose for approved calls (None: the tool's default)."""
+        return self._policy.sandbox
+
+    @property
     def worker_queues(self) -> dict[str, str]:
         """Where each worker-bound tool's state is (carried across runs with the state)."""
         return self._state.worker_queues
@@ -120,6 +126,7 @@ class Supervisor:
             "head": assessment.head,
             "grants": list(assessment.grants) if decision.allow_grants else [],
             **({"context": assessment.context} if assessment.context else {}),
+            **({"sandboxes": offered} if (offered := sandbox.offered(assessment)) else {}),
         }
         if edit_of is not None:
             content["edit_of"] = edit_of.interaction_id
@@ -171,6 +178,7 @@ class Supervisor:
             decided_at=workflow.now(),
             comment=comment,
             grant_id=grant.grant_id,
+            response_data={"sandbox": str(grant.sandbox)} if grant.sandbox else None,
         )
         state.decided[interaction_id] = outcome
         state.audit.append(

@@ -167,11 +167,25 @@ def _tool_elements(request: InteractionRequest) -> list[dict[str, Any]]:
     if isinstance(context, dict) and context.get("cwd"):
         folder = _cut(str(context["cwd"]), _MAX_LINE_CHARS).replace("`", "'")
         elements.append(_markdown(f"**Runs in:** `{folder}`"))
+    if isinstance(context, dict) and context.get("sandbox"):
+        elements.append(_markdown(_sandbox_line(context)))
     if content.get("reason"):
         elements.append(
             _markdown(f"**Why it needs approval:** {escape(_cut(str(content['reason']), _MAX_LINE_CHARS))}")
         )
     return elements
+
+
+def _sandbox_line(context: dict[str, Any]) -> str:
+    """`**Sandbox:** `workspace-write``, with why it cannot run on this worker when it cannot."""
+    profile, _, note = str(context["sandbox"]).partition(": ")
+    name = _cut(profile, 40).replace("`", "'")
+    line = f"**Sandbox:** `{name}`"
+    if note:
+        line += f" — {escape(_cut(note, _MAX_LINE_CHARS))}"
+    if context.get("sandbox_unavailable"):
+        line += f" — unavailable here: {escape(_cut(str(context['sandbox_unavailable']), _MAX_LINE_CHARS))}"
+    return line
 
 
 def _markdown(content: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Self
 
-from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult
 from core.settings import Settings
 
 from ..plugin import Tool, one_line
@@ -71,7 +71,7 @@ class SqlTool(Tool):
         """Release the engine's connections."""
         self.database.close()
 
-    def assess(self, call: ToolCallRequest) -> tuple[bool, str]:
+    def assess(self, call: ToolCallRequest, state: dict[str, Any]) -> tuple[bool, str]:
         """Anything not provably read-only needs approval (sqlglot, in the database's dialect)."""
         sql = sql_argument(call.arguments)
         if sql is None:
@@ -94,7 +94,9 @@ class SqlTool(Tool):
         sql = call.arguments.get("sql")
         return one_line(f"sql: {sql}") if isinstance(sql, str) else super().summarize(call)
 
-    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
+    async def run(
+        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
+    ) -> ToolResult:
         """Run the statement (in a thread); a destructive one is applied once per `claim`."""
         sql = sql_argument(call.arguments)
         if sql is None:

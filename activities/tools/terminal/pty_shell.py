@@ -10,6 +10,7 @@ import pty
 import signal
 import struct
 import termios
+from collections.abc import Iterable
 from pathlib import Path
 
 from .backend import TerminalBackend, TerminalLost, TerminalState
@@ -21,6 +22,17 @@ a CI runner) ignores SIGINT and SIGQUIT, and an ignored signal stays ignored acr
 Ctrl-C would no longer stop a command (bash hands its children what it inherited)."""
 
 
+PASSED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+"""What a terminal is given of the worker's environment (with every LC_*): never its secrets."""
+
+
+def terminal_environment(extra: Iterable[str] = ()) -> dict[str, str]:
+    """The environment a terminal starts with: `PASSED_ENV`, `LC_*` and the `extra` names, when set."""
+    names = {*PASSED_ENV, *extra}
+    kept = {k: v for k, v in os.environ.items() if k in names or k.startswith("LC_")}
+    return {**kept, "TERM": "xterm-256color", "PS1": "", "PS2": "", "HISTFILE": "/dev/null"}
+
+
 def _default_signals() -> None:
     """In the child, before exec: every signal a terminal sends is handled the default way."""
     for number in DEFAULT_SIGNALS:
@@ -30,10 +42,13 @@ def _default_signals() -> None:
 class PtyShell(TerminalBackend):
     """`bash --noprofile --norc` on a PTY, in `cwd`."""
 
-    def __init__(self, cwd: Path | None = None, columns: int = 200, rows: int = 50) -> None:
-        """Configure; `start` spawns it."""
+    def __init__(
+        self, cwd: Path | None = None, columns: int = 200, rows: int = 50, env: dict[str, str] | None = None
+    ) -> None:
+        """Configure; `start` spawns it with `env` (default: `terminal_environment()`)."""
         super().__init__()
         self._cwd = cwd
+        self._env = env if env is not None else terminal_environment()
         self._size = (columns, rows)
         self._process: asyncio.subprocess.Process | None = None
         self._master = -1
@@ -43,7 +58,6 @@ class PtyShell(TerminalBackend):
         master, slave = pty.openpty()
         self._master = master
         self._set_size(*self._size)
-        env = {**os.environ, "TERM": "xterm-256color", "PS1": "", "PS2": "", "HISTFILE": "/dev/null"}
         self._process = await asyncio.create_subprocess_exec(
             "bash",
             "--noprofile",
@@ -53,7 +67,7 @@ class PtyShell(TerminalBackend):
             stdout=slave,
             stderr=slave,
             cwd=self._cwd,
-            env=env,
+            env=self._env,
             start_new_session=True,
             preexec_fn=_default_signals,  # async-signal-safe: sigaction only, no locks
         )

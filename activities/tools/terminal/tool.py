@@ -1,52 +1,62 @@
 """The `terminal` plugin: one shell per session (kept by this worker), one command per call.
 
-Approval is always needed, except for an allowlisted read-only program (no pipes, redirects or
-`;`) inside a trusted folder. Output is sent to the session while the command runs (the
-`tool_output` signal, batched) and comes back whole in the result with `exit_status`,
-`command_success` and `execution_time`; an approved command runs at most once (`claims`).
+A command runs without approval only when the free rules let it (`free`: an allowlisted program,
+no shell syntax, in and about the trusted folders) *and* it runs inside the read-only sandbox
+(`sandbox`); without bwrap, or on a ttyd terminal, every command asks. An approved command runs
+under its sandbox profile (`workspace-write` by default, `read-only`, or `full`), and what it
+leaves of `cd` and `export` is carried back into the session's shell (`carry`). Output is sent to
+the session while the command runs (`streamer`) and comes back whole in the result with
+`exit_status`, `command_success`, `execution_time` and `sandbox`; an approved command runs at most
+once (`claims`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
-import shlex
-import time
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from temporalio import activity
 
-from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolOutput, ToolResult, WorkerBinding
+from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult, WorkerBinding
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
+from . import carry
 from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost
-from .chunks import TerminalChunk, complete_chunk, error_chunk
+from .chunks import error_chunk
 from .claims import CommandClaims
-from .pty_shell import PtyShell
+from .free import FreeRules, words_of
+from .pty_shell import PtyShell, terminal_environment
+from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal
+from .sandbox import Sandbox, Scratch
 from .shell import CommandOutcome, Shell
+from .streamer import Streamer, heartbeat_while_running
 from .ttyd import TtydTerminal
 
-TOOL_ID = "terminal"
-TOOL_OUTPUT = "tool_output"
-"""The signal that carries output to the session while a command runs."""
-FLUSH_SECONDS = 0.5
-OUTPUT_CHARS = 1_000_000
-"""Output kept in the result (as text); a result larger than `inline_bytes` is stored as an artifact
-by the runner, and history, the stream and the agent carry its `preview`."""
-RAW_BYTES = 2_000_000
-"""Raw output (escape sequences included) a command may produce before the rest is dropped."""
-_SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?]")
+logger = logging.getLogger(__name__)
+
+FREE_SANDBOX = "trusted-read-only"
+"""The sandbox of a command that runs without approval, as results and requests name it."""
+NO_SANDBOX = "none"
+"""What results and requests say of a ttyd terminal's commands: Synapse does not sandbox them."""
+TTYD_UNSANDBOXED = "a ttyd terminal runs elsewhere and Synapse does not sandbox it"
+APPLY_SECONDS = 10.0
+"""Time for the shell to take what a sandboxed command carried out (a `cd` and some exports)."""
 
 DESCRIPTOR = ToolDescriptor(
     name=TOOL_ID,
     description=(
         "Run one shell command (bash) in this session's terminal; the terminal keeps its working "
         "directory and environment between commands. A person approves each command unless it is "
-        "a read-only program in a trusted folder. When a program is left waiting at its prompt "
-        "(`waiting_for_input` in the result), the next command is typed into that program."
+        "a read-only program reading the trusted folders (it then runs in a read-only sandbox). "
+        "When a program is left waiting at its prompt (`waiting_for_input` in the result), the "
+        "next command is typed into that program."
     ),
     arguments_schema={
         "type": "object",
@@ -66,30 +76,123 @@ def command_of(arguments: dict[str, Any]) -> str | None:
     return command.strip() if isinstance(command, str) and command.strip() else None
 
 
+@dataclass
+class _Terminal:
+    """A session's shell and its private files (outside every sandbox)."""
+
+    shell: Shell
+    scratch: Scratch
+
+    async def close(self) -> None:
+        await self.shell.close()
+        shutil.rmtree(self.scratch.folder, ignore_errors=True)
+
+
 class TerminalTool(Tool):
-    """Shells on PTYs of this worker, one per session."""
+    """Shells on PTYs of this worker (or a ttyd), one per session."""
 
     DESCRIPTOR = DESCRIPTOR
 
     def __init__(self, settings: Settings) -> None:
-        """Configure from `settings.tools` (nothing starts until a command runs)."""
+        """Configure from `settings.tools` (nothing starts until `prepare` or a command)."""
         super().__init__()
         tools = settings.tools
         self._tools = tools
+        self._ttyd = tools.terminal_backend == "ttyd"
         self._cwd = (tools.terminal_cwd or Path.cwd()).resolve()
-        self._allow = {name.strip() for name in tools.terminal_allow.split(",") if name.strip()}
-        trusted = [Path(p.strip()).resolve() for p in tools.terminal_trusted.split(",") if p.strip()]
-        self._trusted = trusted or [self._cwd]
-        self._timeout = tools.terminal_timeout_seconds
-        self._idle = tools.terminal_idle_seconds
+        trusted = [Path(p.strip()) for p in tools.terminal_trusted.split(",") if p.strip()]
+        self._free = FreeRules(
+            (name.strip() for name in tools.terminal_allow.split(",") if name.strip()), trusted or [self._cwd]
+        )
+        self._workspace = (tools.terminal_workspace or self._cwd).resolve()
+        self._hidden = (settings.data_dir.resolve(), Path(".env").resolve())
+        """The worker's own data and settings file: no sandbox shows them."""
+        self._scratch_root = settings.data_dir / "terminal"
+        self._env = terminal_environment(
+            name.strip() for name in tools.terminal_env.split(",") if name.strip()
+        )
+        self._limits = Limits(tools.terminal_timeout_seconds, tools.terminal_idle_seconds)
         self._claims = CommandClaims(settings.data_dir / "terminal.db")
-        self._shells: dict[str, Shell] = {}
+        self._terminals: dict[str, _Terminal] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._found: tuple[Sandbox | None, str] | None = None
 
-    def context(self, call: ToolCallRequest) -> dict[str, Any]:
-        """`cwd`: where a fresh terminal starts (the workflow knows where the session's one is now);
-        None for a ttyd terminal until its first command says."""
-        return {"cwd": None if self._tools.terminal_backend == "ttyd" else str(self._cwd)}
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        """The tool as configured."""
+        return cls(settings)
+
+    def prepare(self) -> None:
+        """Look for bwrap once, and say in the log what that means."""
+        sandbox, why = self._sandbox()
+        if sandbox is not None:
+            logger.info("terminal sandbox: %s; free commands read %s", sandbox.bwrap, self._free.trusted)
+        elif not self._ttyd:
+            logger.warning(
+                "terminal sandbox unavailable: %s. Every terminal command needs approval, and approved "
+                "commands run only with the `full` profile (no sandbox).",
+                why,
+            )
+
+    def _sandbox(self) -> tuple[Sandbox | None, str]:
+        """The sandbox of this worker's PTY terminals, or why there is none (looked for once)."""
+        if self._ttyd:
+            return None, TTYD_UNSANDBOXED
+        if self._found is None:
+            self._found = Sandbox.find(
+                self._tools.terminal_bwrap, self._free.trusted, self._workspace, self._hidden
+            )
+        return self._found
+
+    def sandbox(self) -> SandboxProfile | None:
+        """Approved commands on PTY terminals run in `SYNAPSE_TERMINAL_SANDBOX` unless chosen otherwise."""
+        return None if self._ttyd else self._tools.terminal_sandbox
+
+    def _where(self, state: dict[str, Any]) -> Path:
+        """The folder the session's terminal is really in (its last result), else where one starts."""
+        cwd = state.get("cwd")
+        return Path(cwd) if isinstance(cwd, str) and cwd else self._cwd
+
+    def _asks(self, command: str | None, cwd: Path) -> str | None:
+        """Why `command` needs approval in `cwd`; None: it may run free, in the read-only sandbox."""
+        if command is None:
+            return "no command given"
+        why = self._free.why_not(command, cwd)
+        if why is not None:
+            return why
+        if self._ttyd:
+            return f"{TTYD_UNSANDBOXED}: every command there needs approval"
+        sandbox, unavailable = self._sandbox()
+        return (
+            None if sandbox is not None else f"no sandbox on this worker ({unavailable}): every command asks"
+        )
+
+    def assess(self, call: ToolCallRequest, state: dict[str, Any]) -> tuple[bool, str]:
+        """Free: an allowlisted program reading the trusted folders, and a sandbox to run it in; else ask."""
+        why = self._asks(command_of(call.arguments), self._where(state))
+        if why is not None:
+            return True, why
+        return (
+            False,
+            f"`{self.head(call)}` is read-only: it runs without approval in a read-only sandbox of the trusted folders",
+        )
+
+    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
+        """`cwd`: where the command runs (None for a ttyd terminal until a command says);
+        `sandbox`: what it may reach (the workflow puts the profile chosen for an approved call)."""
+        if self._ttyd:
+            cwd = state.get("cwd")
+            return {
+                "cwd": cwd if isinstance(cwd, str) else None,
+                "sandbox": f"{NO_SANDBOX}: {TTYD_UNSANDBOXED}",
+            }
+        where = self._where(state)
+        if self._asks(command_of(call.arguments), where) is None:
+            return {"cwd": str(where), "sandbox": FREE_SANDBOX}
+        context: dict[str, Any] = {"cwd": str(where), "sandbox": str(self._tools.terminal_sandbox)}
+        if self._sandbox()[0] is None:
+            context["sandbox_unavailable"] = f"{self._sandbox()[1]}: only the `full` profile can run"
+        return context
 
     def binding(self) -> WorkerBinding:
         """A session's shell lives in this worker: its later commands come here."""
@@ -98,169 +201,154 @@ class TerminalTool(Tool):
             wait_seconds=self._tools.terminal_worker_wait_seconds,
         )
 
-    def _backend(self) -> TerminalBackend:
-        if self._tools.terminal_backend == "ttyd":
-            return TtydTerminal(self._tools.ttyd_url, self._tools.ttyd_credential)
-        return PtyShell(self._cwd)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Self:
-        """The tool as configured."""
-        return cls(settings)
-
     def head(self, call: ToolCallRequest) -> str | None:
         """The program: `ls`, `git`, ... (a `session_prefix` grant allows that program)."""
         command = command_of(call.arguments)
-        if command is None:
-            return None
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            return None
+        words = words_of(command) if command else None
         return words[0] if words else None
-
-    def assess(self, call: ToolCallRequest) -> tuple[bool, str]:
-        """Free: an allowlisted program, no shell syntax, inside a trusted folder; else ask."""
-        command = command_of(call.arguments)
-        if command is None:
-            return True, "no command given"
-        program = self.head(call)
-        if program not in self._allow:
-            return True, f"`{program}` is not on the read-only allowlist"
-        if _SHELL_SYNTAX.search(command):
-            return True, "the command uses shell syntax (pipes, redirects, substitutions, globs)"
-        cwd = self._cwd  # the folder the session's terminal is in is only known to its worker
-        if not any(cwd == folder or folder in cwd.parents for folder in self._trusted):
-            return True, f"{cwd} is not a trusted folder"
-        return False, f"`{program}` is read-only and runs in a trusted folder"
 
     def summarize(self, call: ToolCallRequest) -> str:
         """`terminal: ls -la`."""
         command = command_of(call.arguments)
         return one_line(f"terminal: {command}") if command else super().summarize(call)
 
-    async def run(self, call: ToolCallRequest, claim: str | None) -> ToolResult:
-        """Run the command in the session's terminal (started on first use)."""
+    async def run(
+        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
+    ) -> ToolResult:
+        """Run the command in the session's terminal (started on first use): without a claim only
+        in the free sandbox, with one under `sandbox` (default `SYNAPSE_TERMINAL_SANDBOX`)."""
         command = command_of(call.arguments)
         if command is None:
-            return ToolResult(tool_id=TOOL_ID, ok=False, error="terminal needs `command`: a non-empty string")
+            return refusal("", "terminal needs `command`: a non-empty string")
         if claim is not None and (earlier := await asyncio.to_thread(self._claims.take, claim, command)):
             return earlier
         owner = (activity.info().workflow_id if activity.in_activity() else None) or "local"
-        beating = asyncio.create_task(_heartbeat_while_running())
+        beating = asyncio.create_task(heartbeat_while_running())
         try:
             async with self._locks.setdefault(owner, asyncio.Lock()):
-                result = await self._run(owner, command, claim)
+                result = await self._run(owner, command, claim, sandbox or self._tools.terminal_sandbox)
         finally:
             beating.cancel()
         if claim is not None:
             await asyncio.to_thread(self._claims.complete, claim, result)
         return result
 
-    async def _run(self, owner: str, command: str, claim: str | None) -> ToolResult:
-        gone = self._shells.get(owner)
-        reconnected = gone is not None and gone.backend.ended  # it exited or dropped while idle
-        if gone is not None and reconnected:
-            del self._shells[owner]
+    def _backend(self) -> TerminalBackend:
+        if self._ttyd:
+            return TtydTerminal(self._tools.ttyd_url, self._tools.ttyd_credential)
+        return PtyShell(self._cwd, env=self._env)
+
+    async def _terminal(self, owner: str) -> tuple[_Terminal | str, dict[str, Any]]:
+        """The session's terminal (a new one when it has none, or its last one went while idle),
+        with what the result should say about it; or why none could start."""
+        gone = self._terminals.get(owner)
+        if gone is not None and gone.shell.backend.ended:  # it exited or dropped while idle
+            del self._terminals[owner]
             await gone.close()
-        fresh = owner not in self._shells
-        if fresh:
-            shell = Shell(self._backend(), max_bytes=RAW_BYTES)
-            try:
-                await shell.start()
-            except (TerminalAuthFailed, TerminalLost) as err:  # an auth failure says so itself
-                await shell.close()
-                error = str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"
-                return ToolResult(tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command})
-            self._shells[owner] = shell
-        shell = self._shells[owner]
-        if shell.foreground is not None and claim is None:
-            return ToolResult(
-                tool_id=TOOL_ID,
-                ok=False,
-                error="a program is waiting for input at its prompt: what is typed into it needs a "
-                "person's approval, even a command that is free in the shell",
-                metadata={"command": command, "waiting_for_input": True},
+            notes: dict[str, Any] = {
+                "reconnected": "the terminal had gone while idle: this command ran in a new one"
+            }
+        else:
+            notes = {}
+        if owner in self._terminals:
+            return self._terminals[owner], notes
+        shell = Shell(self._backend(), max_bytes=RAW_BYTES)
+        try:
+            await shell.start()
+        except (TerminalAuthFailed, TerminalLost) as err:  # an auth failure says so itself
+            await shell.close()
+            return (str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"), notes
+        self._scratch_root.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix="scratch-", dir=self._scratch_root))
+        self._terminals[owner] = terminal = _Terminal(shell, Scratch(folder))
+        return terminal, {**notes, "fresh_terminal": True}
+
+    def _launch(
+        self, terminal: _Terminal, command: str, claim: str | None, profile: SandboxProfile
+    ) -> tuple[str, str] | ToolResult:
+        """What to type for the command and the sandbox it gets; or why it does not run."""
+        shell = terminal.shell
+        if shell.foreground is not None:
+            if claim is None:
+                return refusal(
+                    command,
+                    "a program is waiting for input at its prompt: what is typed into it needs a "
+                    "person's approval, even a command that is free in the shell",
+                    waiting_for_input=True,
+                )
+            return command, "program"  # typed into the program, which runs where it was started
+        if claim is None:  # the free rules again, where the terminal really is: only then, sandboxed
+            why = self._asks(command, Path(shell.cwd) if shell.cwd else self._cwd)
+            sandbox = self._sandbox()[0]
+            words = words_of(command)
+            if why is not None or sandbox is None or not words:
+                return refusal(command, f"not run: it needs a person's approval ({why})", needs_approval=True)
+            return sandbox.free_line(words, terminal.scratch), FREE_SANDBOX
+        if self._ttyd:
+            return command, NO_SANDBOX
+        if profile == SandboxProfile.FULL:
+            return command, str(profile)
+        sandbox, unavailable = self._sandbox()
+        if sandbox is None:
+            return refusal(
+                command,
+                f"not run: the {profile} sandbox cannot start on this worker ({unavailable}); "
+                "approve it with sandbox `full` to run it without one",
+                sandbox=str(profile),
+                sandbox_failed=True,
             )
-        streamer = _Streamer(owner, claim.rsplit("/", 1)[-1] if claim else None)
+        return sandbox.approved_line(profile, command, terminal.scratch), str(profile)
+
+    async def _run(self, owner: str, command: str, claim: str | None, profile: SandboxProfile) -> ToolResult:
+        terminal, notes = await self._terminal(owner)
+        if isinstance(terminal, str):
+            return refusal(command, terminal)
+        launch = self._launch(terminal, command, claim, profile)
+        if isinstance(launch, ToolResult):
+            return launch
+        line, sandbox = launch
+        shell = terminal.shell
+        streamer = Streamer(TOOL_ID, owner, claim.rsplit("/", 1)[-1] if claim else None)
         try:
             outcome = await shell.run(
-                command,
-                total_seconds=self._timeout,
-                idle_seconds=self._idle,
+                line,
+                total_seconds=self._limits.total_seconds,
+                idle_seconds=self._limits.idle_seconds,
                 on_output=streamer.add,
                 cancelled=streamer.tick,
             )
+            if outcome.interrupted is None and outcome.prompt is None:
+                await self._take_back(terminal, outcome)
         except asyncio.CancelledError:  # the activity was cancelled: the shell had Ctrl-C
             await streamer.finish(error_chunk("cancelled: interrupted with Ctrl-C", "cancelled", "generic"))
             raise
         except TerminalLost as err:
-            self._shells.pop(owner, None)
+            self._terminals.pop(owner, None)
             with contextlib.suppress(Exception):
-                await shell.close()
+                await terminal.close()
             error = f"terminal lost: {err}; the next command starts a fresh terminal"
             await streamer.finish(error_chunk(error, "terminal_lost", "generic"))
-            return ToolResult(
-                tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command, "terminal_lost": True}
-            )
-        result = self._result(command, outcome, fresh)
-        if reconnected:
-            result.metadata["reconnected"] = "the terminal had gone while idle: this command ran in a new one"
-        await streamer.finish(self._final_chunk(result, outcome))
+            return refusal(command, error, terminal_lost=True)
+        result = command_result(command, outcome, self._limits, sandbox, **notes)
+        if sandbox not in (NO_SANDBOX, "program", str(SandboxProfile.FULL)) and outcome.prompt is None:
+            if outcome.interrupted is None and not terminal.scratch.started():
+                _sandbox_failed(result, outcome)
+        await streamer.finish(final_chunk(result, outcome))
         return result
 
-    def _result(self, command: str, outcome: CommandOutcome, fresh: bool) -> ToolResult:
-        """The outcome for the agent: all of the output (the runner stores a large one as an artifact)."""
-        text = outcome.output
-        note = None
-        if len(text) > OUTPUT_CHARS or outcome.truncated_bytes:
-            note = (
-                f"output cut: {len(text):,} characters kept as {min(len(text), OUTPUT_CHARS):,}; "
-                f"{outcome.truncated_bytes:,} raw bytes past the {RAW_BYTES:,}-byte limit not kept"
-            )
-            text = cut(text, OUTPUT_CHARS)
-        interrupted = {
-            "inactivity": f"no output for {self._idle:.0f} s (waiting for input?): interrupted with Ctrl-C",
-            "timeout": f"still running after {self._timeout:.0f} s: interrupted with Ctrl-C",
-            "cancelled": "cancelled: interrupted with Ctrl-C",
-        }.get(outcome.interrupted or "")
-        waiting = {"waiting_for_input": outcome.prompt} if outcome.prompt is not None else {}
-        return ToolResult(
-            tool_id=TOOL_ID,
-            ok=outcome.success,
-            content={"output": text, "exit_status": outcome.exit_status, "cwd": outcome.cwd, **waiting},
-            error=interrupted or (None if outcome.success else f"exit status {outcome.exit_status}"),
-            metadata={
-                "command": command,
-                "exit_status": outcome.exit_status,
-                "command_success": outcome.success,
-                "execution_time": outcome.execution_time,
-                "cwd": outcome.cwd,
-                "terminal_type": outcome.terminal_type,
-                **waiting,
-                **({"fresh_terminal": True} if fresh else {}),
-                **({"truncated": note} if note else {}),
-            },
-        )
-
-    @staticmethod
-    def _final_chunk(result: ToolResult, outcome: CommandOutcome) -> TerminalChunk:
-        """`complete` with the exit status and time, or `error` when the command was interrupted."""
-        if outcome.interrupted is not None:
-            return error_chunk(
-                result.error or outcome.interrupted, outcome.interrupted, outcome.terminal_type
-            )
-        if outcome.prompt is not None:
-            summary = f"waiting for input at {outcome.prompt!r} after {outcome.execution_time:.1f} s"
-        else:
-            summary = f"exit status {outcome.exit_status} after {outcome.execution_time:.1f} s"
-        return complete_chunk(
-            summary,
-            execution_time=outcome.execution_time,
-            success=outcome.success,
-            exit_status=outcome.exit_status,
-            terminal_type=outcome.terminal_type,
-        )
+    async def _take_back(self, terminal: _Terminal, outcome: CommandOutcome) -> None:
+        """Carry into the shell the folder and exports a sandboxed command ended with (if any)."""
+        try:
+            data = terminal.scratch.state.read_bytes()
+        except FileNotFoundError:
+            return
+        terminal.scratch.state.write_bytes(b"")
+        line = carry.read(data).line()
+        if line is None:
+            return
+        limit = APPLY_SECONDS
+        applied = await terminal.shell.run(line, total_seconds=limit, idle_seconds=limit)
+        outcome.cwd = applied.cwd
 
     @classmethod
     def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:
@@ -280,80 +368,10 @@ class TerminalTool(Tool):
         return f"exit status {content.get('exit_status')}:\n{cut(str(content['output']), 1500)}"
 
 
-async def _heartbeat_while_running() -> None:
-    """Heartbeats for the whole run (starting a terminal, waiting for the session's previous
-    command): only a worker that is gone stops them."""
-    while activity.in_activity():
-        activity.heartbeat()
-        await asyncio.sleep(1.0)
-
-
-class _Streamer:
-    """Output sent to the session while the command runs, as typed chunks (`tool_output` signals):
-    batched, at most every `FLUSH_SECONDS`; the final chunk (`complete` or `error`) last."""
-
-    def __init__(self, owner: str, interaction_id: str | None) -> None:
-        self._owner = owner
-        self._interaction_id = interaction_id
-        self._pending: list[TerminalChunk] = []
-        self._sent = 0
-        self._last = time.monotonic() - FLUSH_SECONDS
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._sending = asyncio.Lock()
-        self._last_type: str | None = None
-        """The type of the last chunk sent."""
-
-    def add(self, chunk: TerminalChunk) -> None:
-        last = self._pending[-1] if self._pending else None
-        if last is not None and last.type == chunk.type == "content":
-            last.extend(chunk.content, chunk.metadata["raw_length"])
-        elif chunk.type == "thinking" and (last.type if last else self._last_type) == "thinking":
-            return  # one chunk per spinner, not one per frame (the shell reports every frame)
-        else:
-            self._pending.append(chunk)
-        if self._timer is None:  # at most one flush every FLUSH_SECONDS; the first one at once
-            wait = max(FLUSH_SECONDS - (time.monotonic() - self._last), 0.0)
-            self._timer = asyncio.get_running_loop().call_later(wait, self._flush_soon)
-
-    def tick(self) -> bool:
-        """Polled while the command runs: whether the activity was cancelled (heartbeats, sent by
-        `_heartbeat_while_running`, bring the cancel)."""
-        return activity.in_activity() and activity.is_cancelled()
-
-    def _flush_soon(self) -> None:
-        self._timer = None
-        task = asyncio.ensure_future(self.flush())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def finish(self, final: TerminalChunk) -> None:
-        """Send what is left, then the final chunk."""
-        if self._timer is not None:  # nothing is scheduled after the final flush
-            self._timer.cancel()
-            self._timer = None
-        self._pending.append(final)
-        await self.flush()
-
-    async def flush(self) -> None:
-        async with self._sending:  # in order, one batch at a time
-            chunks, self._pending = self._pending, []
-            self._last_type = chunks[-1].type if chunks else self._last_type
-            self._last = time.monotonic()
-            self._sent += sum(len(c.content) for c in chunks)
-            if not activity.in_activity():
-                return
-            handle = activity.client().get_workflow_handle(self._owner)
-            for chunk in chunks:
-                output = ToolOutput(
-                    interaction_id=self._interaction_id,
-                    tool_id=TOOL_ID,
-                    text=chunk.content,
-                    chunk_type=chunk.type,
-                    metadata=chunk.metadata,
-                )
-                try:
-                    await handle.signal(TOOL_OUTPUT, output)
-                except Exception as err:  # the stream is a courtesy; the result carries everything
-                    activity.logger.info("could not stream terminal output to %s: %s", self._owner, err)
-                    return
+def _sandbox_failed(result: ToolResult, outcome: CommandOutcome) -> None:
+    """The sandbox did not run the command (bwrap refused, a folder is missing): say so plainly."""
+    said = [line for line in outcome.output.splitlines() if line.startswith("bwrap: ")]
+    reason = said[-1] if said else f"bwrap ended with exit status {outcome.exit_status}"
+    result.ok = False
+    result.error = f"the sandbox did not run the command: {reason}"
+    result.metadata.update(sandbox_failed=True, command_success=False)

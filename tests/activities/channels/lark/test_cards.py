@@ -90,14 +90,45 @@ def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:
     assert markdown(card).count("```") == 2, "only the fence itself"
 
 
-def test_a_terminal_command_card_shows_the_command_and_where_it_runs() -> None:
+def test_a_terminal_command_card_shows_the_command_where_it_runs_and_its_sandbox() -> None:
     card = approval_card(
-        request(tool_name="terminal", tool_params={"command": "rm -rf build"}, context={"cwd": "/srv/app`x"}),
+        request(
+            tool_name="terminal",
+            tool_params={"command": "rm -rf build"},
+            context={"cwd": "/srv/app`x", "sandbox": "workspace-write"},
+        ),
         "k",
     )
 
     assert "rm -rf build" in markdown(card)
     assert "**Runs in:** `/srv/app'x`" in markdown(card), "a backtick cannot end the code span early"
+    assert "**Sandbox:** `workspace-write`" in markdown(card)
+
+
+def test_a_card_says_when_a_command_is_not_sandboxed_and_why() -> None:
+    remote = approval_card(
+        request(
+            tool_name="terminal",
+            tool_params={"command": "make"},
+            context={
+                "cwd": None,
+                "sandbox": "none: a ttyd terminal runs elsewhere and Synapse does not sandbox it",
+            },
+        ),
+        "k",
+    )
+    assert "**Sandbox:** `none` — a ttyd terminal runs elsewhere and Synapse does not sandbox it" in markdown(
+        remote
+    )
+    missing = approval_card(
+        request(
+            tool_name="terminal",
+            tool_params={"command": "make"},
+            context={"cwd": "/srv", "sandbox": "workspace-write", "sandbox_unavailable": "no bwrap"},
+        ),
+        "k",
+    )
+    assert "**Sandbox:** `workspace-write` — unavailable here: no bwrap" in markdown(missing)
 
 
 def test_long_sql_is_cut_to_keep_the_card_small() -> None:

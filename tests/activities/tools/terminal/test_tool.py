@@ -2,40 +2,81 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
+import pytest
+
 from activities.tools.terminal.tool import TerminalTool
-from contracts import ToolCallRequest
+from contracts import SandboxProfile
 from core.settings import Settings, ToolSettings
+
+from .sandboxing import call, needs_bwrap
 
 AGENT_CLI = Path(__file__).parents[3] / "fakes" / "agent_cli.py"
 
 
-def _call(command: str) -> ToolCallRequest:
-    return ToolCallRequest(tool_id="terminal", arguments={"command": command})
+def _tool(tmp_path: Path, **tools: object) -> TerminalTool:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    settings = ToolSettings.model_validate({"terminal_cwd": work, **tools})
+    tool = TerminalTool.from_settings(Settings(data_dir=tmp_path, tools=settings, _env_file=None))
+    tool.prepare()
+    return tool
 
 
+@needs_bwrap
 async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, tools=ToolSettings(terminal_cwd=tmp_path), _env_file=None)
-    tool = TerminalTool.from_settings(settings)
-    free, _ = tool.assess(_call("ls"))
+    tool = _tool(tmp_path)
+    free, _ = tool.assess(call("ls"), {})
     assert free is False, "ls in the trusted folder is free in the shell"
-    started = await tool.run(_call(f"{sys.executable} {AGENT_CLI}"), "session:t/run/tool_1")
+    started = await tool.run(call(f"{sys.executable} {AGENT_CLI}"), "session:t/run/tool_1", None)
     assert started.ok and started.content["waiting_for_input"] == ">"
-    refused = await tool.run(_call("ls"), None)
+    refused = await tool.run(call("ls"), None, None)
     assert not refused.ok and "needs a person's approval" in (refused.error or "")
-    approved = await tool.run(_call("/quit"), "session:t/run/tool_2")
+    approved = await tool.run(call("/quit"), "session:t/run/tool_2", None)
     assert approved.ok and approved.content["output"] == "bye\n"
-    back = await tool.run(_call("ls"), None)
-    assert back.ok, "back in the shell, ls is free again"
+    back = await tool.run(call("ls"), None, None)
+    assert back.ok and back.metadata["sandbox"] == "trusted-read-only", "back in the shell, ls is free again"
 
 
-def test_where_a_command_runs_is_said_only_when_known(tmp_path: Path) -> None:
-    pty = TerminalTool.from_settings(
-        Settings(data_dir=tmp_path, tools=ToolSettings(terminal_cwd=tmp_path), _env_file=None)
-    )
-    assert pty.context(_call("ls")) == {"cwd": str(tmp_path.resolve())}
-    ttyd = ToolSettings(terminal_backend="ttyd", terminal_cwd=tmp_path)
-    remote = TerminalTool.from_settings(Settings(data_dir=tmp_path, tools=ttyd, _env_file=None))
-    assert remote.context(_call("ls")) == {"cwd": None}, "a ttyd terminal's folder is known after a command"
+def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path) -> None:
+    pty = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+    where = str((tmp_path / "work").resolve())
+    context = pty.context(call("rm x"), {})
+    assert context["cwd"] == where and context["sandbox"] == "workspace-write"
+    assert "'no-such-bwrap' was not found" in context["sandbox_unavailable"]
+    assert pty.context(call("rm x"), {"cwd": "/srv"})["cwd"] == "/srv", "where the terminal really is"
+    ttyd = _tool(tmp_path, terminal_backend="ttyd")
+    remote = ttyd.context(call("ls"), {})
+    assert remote["cwd"] is None, "a ttyd terminal's folder is known after a command"
+    assert remote["sandbox"].startswith("none: a ttyd terminal runs elsewhere")
+    assert ttyd.sandbox() is None and pty.sandbox() == "workspace-write"
+
+
+def test_without_bwrap_nothing_is_free_and_the_log_says_why_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+        needs_approval, why = tool.assess(call("ls"), {})
+        tool.assess(call("cat README.md"), {})
+    assert needs_approval and "no sandbox on this worker" in why and "no-such-bwrap" in why
+    said = [r.message for r in caplog.records if "terminal sandbox unavailable" in r.message]
+    assert len(said) == 1 and "Every terminal command needs approval" in said[0]
+
+
+async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_runs_bare(
+    tmp_path: Path,
+) -> None:
+    tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+    marker = tmp_path / "work" / "ran.txt"
+    refused = await tool.run(call(f"touch {marker}"), "session:t/run/tool_1", None)
+    assert not refused.ok and not marker.exists()
+    assert "the workspace-write sandbox cannot start on this worker" in (refused.error or "")
+    assert "sandbox `full`" in (refused.error or "")
+    free = await tool.run(call("ls"), None, None)
+    assert not free.ok and "needs a person's approval" in (free.error or ""), "and nothing runs free"
+    full = await tool.run(call(f"touch {marker}"), "session:t/run/tool_2", SandboxProfile.FULL)
+    assert full.ok and marker.exists() and full.metadata["sandbox"] == "full"

@@ -156,13 +156,15 @@ async def test_the_tool_on_ttyd_reports_a_refused_credential_as_its_result(tmp_p
             _env_file=None,
         )
         tool = TerminalTool.from_settings(settings)
-        refused = await tool.run(ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}), None)
+        refused = await tool.run(
+            ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}), "t/run/tool_1", None
+        )
         assert not refused.ok and (refused.error or "").startswith("terminal authentication failed")
         right = settings.model_copy(
             update={"tools": settings.tools.model_copy(update={"ttyd_credential": CREDENTIAL})}
         )
         done = await TerminalTool.from_settings(right).run(
-            ToolCallRequest(tool_id="terminal", arguments={"command": "echo via ttyd"}), None
+            ToolCallRequest(tool_id="terminal", arguments={"command": "echo via ttyd"}), "t/run/tool_2", None
         )
         assert done.ok and done.content["output"] == "via ttyd\n"
 
@@ -175,12 +177,14 @@ async def test_a_connection_dropped_between_commands_is_replaced_before_the_next
             _env_file=None,
         )
         tool = TerminalTool.from_settings(settings)
-        first = await tool.run(_call("cd / && export MARK=kept && echo $MARK"), None)
+        first = await tool.run(_call("cd / && export MARK=kept && echo $MARK"), "t/run/tool_1", None)
         assert first.ok and first.content["output"] == "kept\n"
         fake.drop()
-        [shell] = tool._shells.values()  # to wait (bounded) until the client has seen the drop
+        [shell] = [
+            terminal.shell for terminal in tool._terminals.values()
+        ]  # to wait (bounded) until the client has seen the drop
         await assert_eventually(_ended(shell), bool, within=10, what="the drop seen by the client")
-        second = await tool.run(_call("echo mark=$MARK"), None)
+        second = await tool.run(_call("echo mark=$MARK"), "t/run/tool_2", None)
         assert second.ok and second.content["output"] == "mark=\n", "a new connection is a new shell"
         assert second.metadata["fresh_terminal"] is True and "reconnected" in second.metadata
         assert len(fake.connections) == 2

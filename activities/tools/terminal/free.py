@@ -1,0 +1,69 @@
+"""Which terminal commands may run without approval: the first filter before the sandbox.
+
+A command is free only when its program is on the read-only allowlist, it uses no shell syntax,
+the terminal is in a trusted folder, and every path it names lies in a trusted folder once
+resolved against the folder the terminal is really in (symlinks followed). Even then it runs
+only inside the read-only sandbox (`sandbox.Sandbox.free_line`): these rules decide what is worth
+asking about; the sandbox is what makes a free command harmless.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?\[\]!#]")
+"""Pipes, redirects, substitutions, globs, history, comments: a free command is one program and its words."""
+
+
+def words_of(command: str) -> list[str] | None:
+    """The command's words as the shell would split them (None: unbalanced quotes)."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return None
+
+
+def _paths_named(words: list[str]) -> list[str]:
+    """The words that name a file: anything with a `/` or starting with `~`, `.` or `..`,
+    and the value of a `--option=value`."""
+    named = []
+    for word in words:
+        value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
+        if "/" in value or value.startswith("~") or value in {".", ".."}:
+            named.append(value)
+    return named
+
+
+class FreeRules:
+    """The allowlist and the trusted folders."""
+
+    def __init__(self, allow: Iterable[str], trusted: Iterable[Path]) -> None:
+        """`allow`: program names; `trusted`: folders (resolved here)."""
+        self.allow = frozenset(allow)
+        self.trusted = tuple(Path(folder).resolve() for folder in trusted)
+
+    def _trusted(self, path: Path) -> bool:
+        return any(path == folder or folder in path.parents for folder in self.trusted)
+
+    def why_not(self, command: str, cwd: Path) -> str | None:
+        """Why `command`, run in `cwd`, needs approval; None when it may run free (sandboxed)."""
+        words = words_of(command)
+        if not words:
+            return "the command cannot be split into words (unbalanced quotes)"
+        program = words[0]
+        if program not in self.allow:
+            return f"`{program}` is not on the read-only allowlist"
+        if SHELL_SYNTAX.search(command):
+            return "the command uses shell syntax (pipes, redirects, substitutions, globs, variables)"
+        where = cwd.resolve()
+        if not self._trusted(where):
+            return f"the terminal is in {where}, outside the trusted folders"
+        for named in _paths_named(words[1:]):
+            path = (where / os.path.expanduser(named)).resolve()
+            if not self._trusted(path):
+                return f"`{named}` is {path}, outside the trusted folders"
+        return None

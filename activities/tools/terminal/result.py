@@ -1,0 +1,92 @@
+"""What a command's outcome tells the agent (the tool result) and the stream (the final chunk)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contracts import ToolResult
+
+from ..plugin import cut
+from .chunks import TerminalChunk, complete_chunk, error_chunk
+from .shell import CommandOutcome
+
+TOOL_ID = "terminal"
+OUTPUT_CHARS = 1_000_000
+"""Output kept in the result (as text); a result larger than `inline_bytes` is stored as an artifact
+by the runner, and history, the stream and the agent carry its `preview`."""
+RAW_BYTES = 2_000_000
+"""Raw output (escape sequences included) a command may produce before the rest is dropped."""
+
+
+def refusal(command: str, error: str, **metadata: Any) -> ToolResult:
+    """A command that did not run, and why."""
+    return ToolResult(tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command, **metadata})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The time limits a command ran under (named in the result when one stopped it)."""
+
+    total_seconds: float
+    idle_seconds: float
+
+
+def command_result(
+    command: str, outcome: CommandOutcome, limits: Limits, sandbox: str, **metadata: Any
+) -> ToolResult:
+    """The outcome for the agent: all of the output (the runner stores a large one as an artifact)."""
+    text = outcome.output
+    note = None
+    if len(text) > OUTPUT_CHARS or outcome.truncated_bytes:
+        note = (
+            f"output cut: {len(text):,} characters kept as {min(len(text), OUTPUT_CHARS):,}; "
+            f"{outcome.truncated_bytes:,} raw bytes past the {RAW_BYTES:,}-byte limit not kept"
+        )
+        text = cut(text, OUTPUT_CHARS)
+    interrupted = {
+        "inactivity": f"no output for {limits.idle_seconds:.0f} s (waiting for input?): interrupted with Ctrl-C",
+        "timeout": f"still running after {limits.total_seconds:.0f} s: interrupted with Ctrl-C",
+        "cancelled": "cancelled: interrupted with Ctrl-C",
+    }.get(outcome.interrupted or "")
+    waiting = {"waiting_for_input": outcome.prompt} if outcome.prompt is not None else {}
+    return ToolResult(
+        tool_id=TOOL_ID,
+        ok=outcome.success,
+        content={"output": text, "exit_status": outcome.exit_status, "cwd": outcome.cwd, **waiting},
+        error=interrupted or (None if outcome.success else f"exit status {outcome.exit_status}"),
+        metadata={
+            "command": command,
+            "exit_status": outcome.exit_status,
+            "command_success": outcome.success,
+            "execution_time": outcome.execution_time,
+            "cwd": outcome.cwd,
+            "terminal_type": outcome.terminal_type,
+            "sandbox": sandbox,
+            **waiting,
+            **({"truncated": note} if note else {}),
+            **metadata,
+        },
+    )
+
+
+def final_chunk(result: ToolResult, outcome: CommandOutcome) -> TerminalChunk:
+    """`complete` with the exit status, time and sandbox, or `error` when the command was interrupted
+    (or its sandbox did not start)."""
+    if outcome.interrupted is not None:
+        return error_chunk(result.error or outcome.interrupted, outcome.interrupted, outcome.terminal_type)
+    if result.metadata.get("sandbox_failed"):
+        return error_chunk(result.error or "the sandbox did not start", "sandbox", outcome.terminal_type)
+    if outcome.prompt is not None:
+        summary = f"waiting for input at {outcome.prompt!r} after {outcome.execution_time:.1f} s"
+    else:
+        summary = f"exit status {outcome.exit_status} after {outcome.execution_time:.1f} s"
+    chunk = complete_chunk(
+        summary,
+        execution_time=outcome.execution_time,
+        success=outcome.success,
+        exit_status=outcome.exit_status,
+        terminal_type=outcome.terminal_type,
+    )
+    chunk.metadata["sandbox"] = result.metadata.get("sandbox")
+    return chunk

@@ -1,0 +1,337 @@
+"""Would-be escapes from the terminal's free commands: each is either asked for, or runs harmlessly.
+
+Harmless means: every file of the trusted folder, of the folder outside it and of the worker's data
+dir is as it was; the secret planted outside the trusted folder, in the worker's data dir and in
+the worker's environment is not in the answer; the clock was not set; no connection reached a
+server of this machine. A real bwrap on a real PTY runs every command (skipped, with the reason,
+where bubblewrap is missing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contracts import SandboxProfile
+
+from .sandboxing import SECRET, Bench, bench, needs_bwrap
+
+pytestmark = needs_bwrap
+
+ASK, RUN = "asks", "runs harmlessly"
+NOW = int(time.time())
+
+ESCAPES: list[tuple[str, str, str]] = [
+    # --- write flags of allowlisted programs
+    ("find . -name victim.txt -delete", RUN, "find deletes with no shell syntax"),
+    ("find . -delete", RUN, "find deletes everything"),
+    ("find . -fprint victim.txt", RUN, "find truncates a file it prints to"),
+    ("find . -fprint0 new.bin", RUN, "find creates a file it prints to"),
+    ("find . -fls victim.txt", RUN, "find writes a listing over a file"),
+    ("find . -fprintf victim.txt %p", RUN, "find writes formatted output over a file"),
+    ("find . -newer README.md -delete", RUN, "find deletes what is newer"),
+    ("find . -execdir rm victim.txt +", RUN, "find runs a program (malformed: refused by find)"),
+    ("find . -exec rm -f victim.txt ;", ASK, "find runs a program (needs ;)"),
+    ("find . -ok rm victim.txt ;", ASK, "find runs a program after asking"),
+    ("echo gone > victim.txt", ASK, "a redirect writes"),
+    ("cat README.md >> victim.txt", ASK, "a redirect appends"),
+    ("touch pwned.txt", ASK, "touch is not read-only"),
+    ("rm victim.txt", ASK, "rm is not read-only"),
+    ("du --files0-from=victim.txt", RUN, "du reads names from a file"),
+    # --- paths outside the trusted folder: absolute, relative, ~, symlinks, /proc
+    ("cat /etc/passwd", ASK, "an absolute path outside"),
+    ("grep -r root /etc/shadow", ASK, "password hashes"),
+    ("cat ../outside/secret.txt", ASK, "a relative path out"),
+    ("grep -r synapse-canary ..", ASK, "a search of the parent"),
+    ("cat link_to_secret", RUN, "a symlink to a secret (not named as a path)"),
+    ("cat link_to_outside/secret.txt", ASK, "a path through a symlink out"),
+    ("ls link_to_outside", RUN, "a symlinked folder outside"),
+    ("ls link_to_data", RUN, "a symlink to the worker's data dir"),
+    ("stat -L link_to_secret", RUN, "stat follows a symlink out"),
+    ("du -L link_to_data", RUN, "du follows a symlink out"),
+    ("find -L . -name secret.txt", RUN, "find follows symlinks"),
+    ("grep -R synapse-canary .", RUN, "grep follows symlinks"),
+    ("cat ~/.bashrc", ASK, "a file in home"),
+    ("ls ~", ASK, "home"),
+    ("ls -la /", ASK, "the root folder"),
+    ("find / -name shadow", ASK, "a search of everything"),
+    ("stat /root", ASK, "root's home"),
+    ("wc -c /etc/shadow", ASK, "a secret's size"),
+    ("tail --follow=name ../outside/secret.txt", ASK, "an option's value naming a path out"),
+    ("grep -f ../outside/secret.txt README.md", ASK, "patterns read from a secret"),
+    ("grep -f../outside/secret.txt README.md", RUN, "the same with the path glued to the flag"),
+    ("cat ../data/worker-secret.txt", ASK, "the worker's data dir"),
+    # --- the worker's environment
+    ("cat /proc/self/environ", ASK, "the environment of the command itself"),
+    ("cat /proc/1/environ", ASK, "the environment of pid 1"),
+    (f"cat /proc/{os.getpid()}/environ", ASK, "the environment of the worker"),
+    ("grep -a synapse /proc/self/environ", ASK, "a search of the environment"),
+    ("echo $SYNAPSE_CANARY", ASK, "a variable of the worker"),
+    # --- time and system changes
+    (f"date -s @{NOW}", RUN, "setting the clock (to now: harmless even if it worked)"),
+    (f"date --set=@{NOW}", RUN, "setting the clock, long option"),
+    ("uname -a", RUN, "reading the system's name"),
+    ("whoami", RUN, "who the command runs as"),
+    ("df", RUN, "the file systems (the sandbox's own)"),
+    # --- network
+    ("cat /dev/tcp/127.0.0.1/{port}", ASK, "bash's network path"),
+    ("grep -r . /sys/class/net", ASK, "network interfaces"),
+    # --- long output, long run
+    ("cat big.txt", RUN, "3 MB of output is bounded"),
+    ("tail -f README.md", RUN, "a command that never ends is stopped"),
+]
+
+
+@pytest.fixture
+async def escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bench]:
+    at = bench(tmp_path, monkeypatch, terminal_idle_seconds=3)
+    (at.work / "big.txt").write_text("y" * 80 + "\n" * 1 + ("z" * 99 + "\n") * 30_000)
+    yield at
+    await at.close()
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[tuple[int, list[str]]]:
+    """A TCP server on loopback that records every connection it gets."""
+    reached: list[str] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        reached.append(str(writer.get_extra_info("peername")))
+        writer.close()
+
+    server = await asyncio.start_server(record, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    yield port, reached
+    server.close()
+    await server.wait_closed()
+
+
+def test_the_table_covers_every_kind_of_escape() -> None:
+    assert len(ESCAPES) >= 40
+    assert {expected for _, expected, _ in ESCAPES} == {ASK, RUN}
+
+
+@pytest.mark.parametrize(("command", "expected", "why"), ESCAPES, ids=[row[0] for row in ESCAPES])
+async def test_a_would_be_escape_is_asked_for_or_harmless(
+    escapes: Bench, listener: tuple[int, list[str]], command: str, expected: str, why: str
+) -> None:
+    port, reached = listener
+    command = command.replace("{port}", str(port))
+    before, clock = escapes.untouched(), time.time()
+    result = await escapes.free(command)
+    assert (ASK if result is None else RUN) == expected, f"{command!r} ({why})"
+    assert escapes.untouched() == before, f"{command!r} changed a file ({why})"
+    assert abs(time.time() - clock) < 60, "the clock moved"
+    assert reached == [], "a server of this machine was reached"
+    if result is None:
+        return
+    said = json.dumps(result.content) + (result.error or "")
+    assert SECRET not in said.replace(command, ""), f"{command!r} revealed the secret ({why})"
+    assert result.metadata["sandbox"] == "trusted-read-only"
+
+
+async def test_what_the_free_sandbox_refuses_it_says(escapes: Bench) -> None:
+    """The write flags run and fail on a read-only file system; the clock cannot be set; output
+    is bounded; a command that never ends is stopped."""
+    deleted = await escapes.free("find . -name victim.txt -delete")
+    assert deleted is not None and "Read-only file system" in deleted.content["output"]
+    clock = await escapes.free(f"date -s @{NOW}")
+    assert clock is not None and "Operation not permitted" in clock.content["output"]
+    big = await escapes.free("cat big.txt")
+    assert big is not None and big.ok and "truncated" in big.metadata
+    endless = await escapes.free("tail -f README.md")
+    assert endless is not None and endless.content["exit_status"] == 130 and "Ctrl-C" in (endless.error or "")
+    dangling = await escapes.free("cat link_to_secret")
+    assert dangling is not None and "No such file" in dangling.content["output"]
+
+
+REFUSED = [
+    "write",
+    "delete",
+    "secret",
+    "symlinked secret",
+    "signal the worker",
+    "connect",
+    "set the clock",
+    "set the hostname",
+    "remount writable",
+    "type into the terminal",
+    "home",
+]
+
+
+async def test_even_a_program_no_one_should_allow_is_contained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listener: tuple[int, list[str]]
+) -> None:
+    """An allowlist with python3 on it (a mistake) still cannot write, read secrets, reach the
+    network, set the clock, remount, type into the session's shell or see the worker."""
+    port, reached = listener
+    at = bench(tmp_path, monkeypatch, allow="python3,ls")
+    try:
+        shutil.copy(Path(__file__).with_name("escape.py"), at.work / "escape.py")
+        before = at.untouched()
+        asked = await at.free(f"python3 escape.py {port} {os.getpid()} {at.outside / 'secret.txt'}")
+        assert asked is None, "an absolute path outside is still asked for"
+        result = await at.free(f"python3 escape.py {port} {os.getpid()} link_to_outside_secret")
+        assert result is not None and result.ok, result
+        report = json.loads(result.content["output"])
+        assert [name for name in REFUSED if report[name][0]] == [], report
+        assert SECRET not in result.content["output"]
+        assert "SYNAPSE_CANARY" not in report["environment"][1] and "PATH" in report["environment"][1]
+        assert "SYNAPSE_CANARY" not in str(report["pid 1 environment"][1])
+        assert len(report["processes"][1]) <= 3, f"only the sandbox's own processes: {report['processes']}"
+        assert not {"passwd", "shadow", "hostname"} & set(report["etc"][1])
+        after = await at.approved("true", SandboxProfile.FULL, "t/run/tool_1")  # anything typed would run now
+        assert after.ok and at.untouched() == before
+        assert not (at.work / "injected-by-tiocsti").exists()
+        assert reached == []
+    finally:
+        await at.close()
+
+
+async def test_the_worker_data_dir_inside_the_trusted_folder_stays_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make up` keeps its data (.synapse) and settings (.env) in the folder it trusts by default."""
+    at = bench(tmp_path, monkeypatch, data_in_work=True)
+    try:
+        assert at.data == at.work / ".synapse"
+        listing = await at.free("ls -la .synapse")
+        assert listing is not None and "worker-secret.txt" not in listing.content["output"]
+        for command in ("cat .env", "grep -r synapse-canary .", "cat .synapse/worker-secret.txt"):
+            result = await at.free(command)
+            assert result is not None and SECRET not in result.content["output"], command
+        approved = await at.approved("cat .env; ls -A .synapse", SandboxProfile.READ_ONLY, "t/run/tool_1")
+        assert approved.content["output"] == "cat: .env: Permission denied\n", approved.content
+    finally:
+        await at.close()
+
+
+PROGRAMS = [
+    "ls",
+    "pwd",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "echo",
+    "date",
+    "whoami",
+    "uname",
+    "grep",
+    "find",
+    "stat",
+    "du",
+    "df",
+]
+WORDS = {
+    "find": [
+        "-delete",
+        "-fprint",
+        "-fprint0",
+        "-fls",
+        "-fprintf",
+        "-L",
+        "-name",
+        "-newer",
+        "-execdir",
+        "-exec",
+        "+",
+        "-type",
+        "f",
+    ],
+    "date": ["-s", "--set", f"@{NOW}", "-f", "--file"],
+    "grep": ["-r", "-R", "-f", "-a", "-l", "--include", "--exclude-from", "x", "synapse-canary"],
+    "tail": ["-n", "5", "-c", "+1", "--pid", "1"],
+    "head": ["-c", "100", "-n", "-1"],
+    "du": ["-L", "-a", "--files0-from", "-s"],
+    "stat": ["-L", "-f", "-c", "%n"],
+    "cat": ["-A", "-n", "-v"],
+    "ls": ["-la", "-R", "-L", "--color=always", "-d"],
+    "wc": ["--files0-from", "-c", "-l"],
+}
+INSIDE = [
+    "README.md",
+    "victim.txt",
+    "sub",
+    ".",
+    "link_to_secret",
+    "link_to_outside",
+    "link_to_data",
+    "new.txt",
+]
+"""Names in the trusted folder (some of them symlinks out): commands naming them run free."""
+PATHS = [
+    "README.md",
+    "victim.txt",
+    "sub",
+    "sub/deep.txt",
+    ".",
+    "..",
+    "/",
+    "~",
+    "~/.bashrc",
+    "link_to_secret",
+    "link_to_outside",
+    "link_to_outside/secret.txt",
+    "link_to_data",
+    "../outside/secret.txt",
+    "../data/worker-secret.txt",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "/etc/shadow",
+    "/etc/passwd",
+    "new.txt",
+    "/dev/tcp/127.0.0.1/9",
+    "-",
+]
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> str:
+    """An allowlisted program with up to four words: its own risky flags, paths in and out of the
+    trusted folder, and a few arbitrary words."""
+    program = draw(st.sampled_from(PROGRAMS))
+    word = st.one_of(
+        st.sampled_from(WORDS.get(program, []) or INSIDE),
+        st.sampled_from(INSIDE),
+        st.sampled_from(PATHS),
+        st.from_regex(r"[a-z0-9._=@%+-]{1,8}", fullmatch=True),
+    )
+    words = draw(st.lists(word, min_size=1, max_size=4))
+    return " ".join([program, *words])
+
+
+@pytest.fixture(scope="module")
+async def shared_bench(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Bench]:
+    """One terminal for every generated command, as one session would have."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        at = bench(tmp_path_factory.mktemp("property"), monkeypatch, terminal_idle_seconds=3)
+        yield at
+        await at.close()
+
+
+@settings(
+    max_examples=200,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(command=commands())
+async def test_no_generated_command_changes_a_file_or_reads_the_secret_without_approval(
+    shared_bench: Bench, command: str
+) -> None:
+    before = shared_bench.untouched()
+    result = await shared_bench.free(command)
+    assert shared_bench.untouched() == before, f"{command!r} changed a file"
+    if result is not None:
+        assert SECRET not in json.dumps(result.content).replace(command, ""), f"{command!r} read the secret"

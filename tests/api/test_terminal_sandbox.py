@@ -1,0 +1,173 @@
+"""Sandboxes over HTTP: what an approval request says a command may reach, the profile chosen by the
+session, its agent or the approver, a grant that keeps it, and a free command in its read-only sandbox.
+
+Every test runs commands in real bubblewrap sandboxes (skipped, with the reason, where there is none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from api.main import create_app
+from contracts import TaskChunkType
+from core.settings import Settings, TemporalSettings, ToolSettings
+from worker import build_worker
+
+from ..activities.tools.terminal.sandboxing import needs_bwrap
+from ..support import collect_events, fields, serve
+from .test_sessions import decide, is_type, new_key
+from .test_terminal import ask, turn_over
+
+pytestmark = needs_bwrap
+
+PROFILES = ["workspace-write", "read-only", "full"]
+
+
+@pytest.fixture
+def settings(tmp_path: Path, task_queue: str) -> Settings:
+    """The terminal starts in (and trusts, and may write) `work`; `outside` is beside it."""
+    for folder in ("work", "outside", "data"):
+        (tmp_path / folder).mkdir()
+    return Settings(
+        data_dir=tmp_path / "data",
+        temporal=TemporalSettings(task_queue=task_queue),
+        tools=ToolSettings(terminal_cwd=tmp_path / "work"),
+        _env_file=None,
+    )
+
+
+async def pending(http: httpx.AsyncClient, key: str) -> dict[str, Any]:
+    """The session's pending request."""
+    session = (await http.get(f"/sessions/{key}")).json()
+    [request] = session["pending_interactions"]
+    return dict(request)
+
+
+async def test_the_request_shows_the_sandbox_and_the_approver_may_choose_another(
+    http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    command = "touch made.txt; touch ../outside/escaped.txt"
+    key = new_key()
+    first, _ = await ask(http, key, command)
+    request = await pending(http, key)
+    assert request["content"]["context"] == {"cwd": str(work), "sandbox": "workspace-write"}
+    assert request["content"]["sandboxes"] == PROFILES
+    result = (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]
+    assert (work / "made.txt").exists() and not (outside / "escaped.txt").exists()
+    assert result["ok"] is False and result["metadata"]["sandbox"] == "workspace-write"
+
+    second, offset = await ask(http, key, command)
+    chosen = await decide(
+        http, key, second, approved=True, principal="bob", response_data={"sandbox": "full"}
+    )
+    result = chosen.json()["tool_result"]
+    assert result["ok"] and (outside / "escaped.txt").exists(), "the approver chose no sandbox"
+    assert result["metadata"]["sandbox"] == "full"
+    chunks = await collect_events(http, key, turn_over, params={"after": offset})
+    [started] = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST]
+    assert fields(started)["context"]["sandbox"] == "full", "the stream says where it ran"
+    [complete] = [
+        c
+        for c in chunks
+        if c.chunk_type == TaskChunkType.COMPLETE and c.metadata.get("source_tool") == "terminal"
+    ]
+    assert complete.metadata["sandbox"] == "full"
+    audit = (await http.get(f"/sessions/{key}/audit")).json()
+    assert any(e["kind"] == "approved" and e["interaction_id"] == second for e in audit["entries"])
+
+
+async def test_a_sessions_choice_is_its_default_and_a_bad_choice_is_refused_naming_it(
+    http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    refused = await http.post("/sessions", json={"session_key": new_key(), "sandbox": "none"})
+    assert refused.status_code == 422 and "sandbox" in refused.text
+    key = new_key()
+    created = await http.post("/sessions", json={"session_key": key, "sandbox": "read-only"})
+    assert created.status_code == 201, created.text
+    interaction_id, _ = await ask(http, key, "touch made.txt")
+    assert (await pending(http, key))["content"]["context"]["sandbox"] == "read-only"
+    bad = await decide(
+        http, key, interaction_id, approved=True, principal="bob", response_data={"sandbox": "root"}
+    )
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == (
+        "response_data.sandbox 'root' is not possible for terminal: touch made.txt; "
+        "possible: workspace-write, read-only, full"
+    )
+    result = (await decide(http, key, interaction_id, approved=True, principal="bob")).json()["tool_result"]
+    assert result["ok"] is False and "Read-only file system" in result["content"]["output"]
+    assert not (tmp_path / "work" / "made.txt").exists()
+
+
+async def test_cd_and_exports_come_back_out_of_the_sandbox(http: httpx.AsyncClient, tmp_path: Path) -> None:
+    key = new_key()
+    first, _ = await ask(http, key, "mkdir sub && cd sub && export GREETING=hi PROMPT_COMMAND='touch pwned'")
+    assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
+    second, _ = await ask(http, key, "echo $GREETING from $(basename $PWD) ${PROMPT_COMMAND:-unset}")
+    assert (await pending(http, key))["content"]["context"]["cwd"] == str(tmp_path / "work" / "sub")
+    result = (await decide(http, key, second, approved=True, principal="bob")).json()["tool_result"]
+    assert result["content"]["output"] == "hi from sub unset\n", (
+        "a variable that steers the shell stays inside"
+    )
+    assert not (tmp_path / "work" / "sub" / "pwned").exists()
+
+
+async def test_a_grant_keeps_the_sandbox_it_was_given_with(http: httpx.AsyncClient, tmp_path: Path) -> None:
+    key = new_key()
+    first, _ = await ask(http, key, "touch ../outside/a.txt")
+    granted = await decide(
+        http,
+        key,
+        first,
+        approved=True,
+        principal="bob",
+        response_data={"grant": "session_prefix", "sandbox": "full"},
+    )
+    assert granted.status_code == 200 and (tmp_path / "outside" / "a.txt").exists()
+    grants = (await http.get(f"/sessions/{key}/grants")).json()["grants"]
+    assert [(g["head"], g["sandbox"]) for g in grants] == [("touch", "full")]
+    sent = await http.post(
+        f"/sessions/{key}/messages?wait=true",
+        json={"content": "!touch ../outside/b.txt", "principal": "alice"},
+    )
+    assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
+    assert (tmp_path / "outside" / "b.txt").exists(), "allowed by the grant, in its sandbox"
+
+
+async def test_a_free_command_says_it_ran_in_the_read_only_sandbox(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!ls -a"})
+    assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
+    chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_USE))
+    [request] = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST]
+    assert request.metadata["requires_approval"] is False
+    assert fields(request)["context"]["sandbox"] == "trusted-read-only"
+    assert fields(chunks[-1])["result"]["metadata"]["sandbox"] == "trusted-read-only"
+
+
+@pytest.fixture
+async def agent_http(client: Client, settings: Settings, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """API and worker with a declared demo agent whose approved commands run read-only."""
+    agents = tmp_path / "agents.toml"
+    agents.write_text('[agents.careful]\nframework = "demo"\ntools = ["terminal"]\nsandbox = "read-only"\n')
+    declared = settings.model_copy(update={"agents_file": agents})
+    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+        yield http
+
+
+async def test_an_agents_choice_applies_unless_the_session_chooses(agent_http: httpx.AsyncClient) -> None:
+    for body, expected in (({}, "read-only"), ({"sandbox": "full"}, "full")):
+        key = new_key()
+        created = await agent_http.post(
+            "/sessions", json={"session_key": key, "agent_id": "Agent:careful", **body}
+        )
+        assert created.status_code == 201, created.text
+        await ask(agent_http, key, "touch made.txt")
+        assert (await pending(agent_http, key))["content"]["context"]["sandbox"] == expected
