@@ -2,5 +2,7 @@
 
 `python -m bench` (or `make bench`) starts one dev server, runs every benchmark with Synapse and
 bare samples alternating after a warm-up, and prints one table of medians, p99 and ratios.
-Nothing here runs in `make test`, and nothing here asserts on timings.
+`terminal` compares no Temporal path: a free terminal command in its bubblewrap sandbox against the
+same command typed into the same shell without one. Nothing here runs in `make test`, and nothing
+here asserts on timings.
 """

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NoReturn
 
-from . import approval, graph, many, stream, turn
+from . import approval, graph, many, stream, terminal, turn
 from .harness import Harness
 from .report import RunInfo, load_average, render
 from .stats import Result, Row, progress
@@ -29,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]
     ),
     "many": lambda h, a: many.run(h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup),
     "graph": lambda h, a: graph.run(h, tasks=a.graph_tasks, samples=1 if a.quick else 3),
+    "terminal": lambda h, a: terminal.run(h, samples=a.samples, warmup=a.warmup),
 }
 
 

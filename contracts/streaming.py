@@ -102,7 +102,9 @@ class InteractionResponse(Contract):
         default=None,
         description="What the person supplied besides yes/no: `text` (the answer to a USER_INPUT "
         "question), `arguments` (approve a tool call with these arguments instead), `grant` "
-        "(`session` | `session_prefix`: also allow later matching calls for the rest of the session).",
+        "(`session` | `session_prefix`: also allow later matching calls for the rest of the session), "
+        "`sandbox` (`workspace-write` | `read-only` | `full`: where an approved terminal command runs; "
+        "the request's `content.sandboxes` lists what it offers).",
     )
     user_message: str | None = Field(
         default=None, description="Comment; on a denial it is passed to the agent."
@@ -140,7 +142,8 @@ class InteractionOutcome(Contract):
     tool_result: Any = Field(default=None, description="The tool's result when it ran after approval.")
     response_data: dict[str, Any] | None = Field(
         default=None,
-        description="What the person supplied with the decision (answer text, edited arguments).",
+        description="What the person supplied with the decision (answer text, edited arguments, "
+        "sandbox); for a call allowed by a grant, the grant's sandbox.",
     )
     grant_id: str | None = Field(
         default=None,

@@ -342,17 +342,16 @@ async def _ask_user(host: LoopHost, call: ToolCallRequest, messages: list[Univer
 
 
 def _tool_state(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> dict[str, Any]:
-    """What the tool's results in this conversation say of its state (the newest value of each key),
+    """The metadata of the tool's newest result in this conversation (where it left its state),
     while the worker holding that state still does; empty for every other tool."""
     if not host.worker_queues.get(call.tool_id):
         return {}
-    state: dict[str, Any] = {}
     for message in reversed(messages):
         if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
             metadata = message.content.get("metadata")
             if isinstance(metadata, dict):
-                state = {**metadata, **state}
-    return state
+                return metadata
+    return {}
 
 
 def _with_context(

@@ -82,9 +82,10 @@ class Tool(ABC):
         """
         return {}
 
-    def sandbox(self) -> SandboxProfile | None:
+    def sandbox(self, call: ToolCallRequest, state: dict[str, Any]) -> SandboxProfile | None:
         """The sandbox an approved call runs in unless the session, its agent or the approver
-        chooses another (`ToolRun.sandbox`); None: the tool cannot sandbox its calls."""
+        chooses another (`ToolRun.sandbox`); None: the tool cannot sandbox this call. `state` as for
+        `assess`."""
         return None
 
     def binding(self) -> WorkerBinding | None:

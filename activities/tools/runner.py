@@ -140,7 +140,7 @@ class ToolActivities:
             critical=descriptor.critical,
             worker_bound=tool.binding(),
             context=tool.context(call, state),
-            sandbox=tool.sandbox(),
+            sandbox=tool.sandbox(call, state),
         )
 
     @activity.defn(name="run_tool")

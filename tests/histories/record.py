@@ -34,6 +34,7 @@ from contracts import (
     InteractionResponse,
     LiveSession,
     PlanBlueprint,
+    SandboxProfile,
     SessionConfig,
     SessionControl,
     WatchRequest,
@@ -286,6 +287,28 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
     await _idle(handle, 2)
 
 
+async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied; `!ls` runs free in the read-only sandbox of the trusted folder; `!cd /tmp && pwd`
+    asks (in the session's `read-only` sandbox) and is approved with `sandbox: full`; `!pwd` then asks
+    (the terminal is in /tmp, outside the trusted folder) and is approved with a `session_prefix`
+    grant; the next `!pwd` runs by that grant, in the same sandbox."""
+    first = await _pending_id(handle)
+    await _decide(handle, first, False)
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!ls"))
+    await _idle(handle, 2)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!cd /tmp && pwd"))
+    second = await _next_pending(handle, first)
+    await _decide(handle, second, True, sandbox="full")
+    await _idle(handle, 3)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!pwd"))
+    third = await _next_pending(handle, second)
+    await _decide(handle, third, True, grant="session_prefix")
+    await _idle(handle, 4)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!pwd"))
+    await _idle(handle, 5)
+
+
 async def _running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
     described = await handle.describe()
     return [a.activity_type.name for a in described.raw_description.pending_activities]
@@ -328,6 +351,14 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
         "session_terminal_cancelled": (
             SessionConfig(session_key="history-terminal-cancelled", agent=BUILTIN_AGENTS["demo"]),
             terminal_cancelled,
+        ),
+        "session_sandboxed": (
+            SessionConfig(
+                session_key="history-sandboxed",
+                agent=BUILTIN_AGENTS["demo"],
+                sandbox=SandboxProfile.READ_ONLY,
+            ),
+            sandboxed,
         ),
         "session_notified": (
             SessionConfig(session_key="history-notified", notify_url=hook_url or None),

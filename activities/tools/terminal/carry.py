@@ -1,13 +1,15 @@
 """What an approved sandboxed command leaves behind for the session's shell: its folder and exports.
 
-The command runs in a bash of its own inside the sandbox, which writes (`sandbox.INNER`) the
+The command runs in a bash of its own inside the sandbox, which writes (`sandbox.RUN_COMMAND`) the
 exports it started with, an empty entry, then the folder and the exports it ended with, all
-NUL-separated. Here that is read and turned into one line for the session's shell (`cd`, `export`,
-`unset`), every value quoted: nothing the sandbox wrote is ever run by the shell outside it.
+NUL-separated. Here that is read and turned into a script for the session's shell (`cd`, `export`,
+`unset`) that it reads with `source`, every value quoted: nothing the sandbox wrote is ever run by
+the shell outside it, and none of it is typed (a control character would act on the line editor).
 
-Variables that steer the shell or the dynamic linker (PROMPT_COMMAND, PS1, BASH_ENV, IFS, LD_*,
-...) are not carried: a sandboxed command must not be able to make the shell outside it run
-something. Shell functions, aliases and unexported variables stay inside, like anything else the
+Variables that steer the shell, its line editor or what later commands run (PROMPT_COMMAND, PS1,
+MAILPATH, histchars, BASH_ENV, IFS, PATH, LD_*, ...) are not carried: a sandboxed command must not
+be able to make the shell outside it, or a later command approved without a sandbox, run something
+else. Shell functions, aliases and unexported variables stay inside, like anything else the
 sandbox held.
 """
 
@@ -19,10 +21,13 @@ from dataclasses import dataclass, field
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEPT_IN = re.compile(
-    r"BASH.*|PS[0-4]|PROMPT_COMMAND|ENV|SHELLOPTS|IFS|CDPATH|GLOBIGNORE|EXECIGNORE|FIGNORE|HIST.*"
-    r"|TMOUT|INPUTRC|POSIXLY_CORRECT|LD_.*|COMP_.*|READLINE_.*|PWD|OLDPWD|SHLVL|_|TERM"
+    r"BASH.*|PS[0-4]|PROMPT_COMMAND|PROMPT_DIRTRIM|ENV|SHELLOPTS|IFS|CDPATH|GLOBIGNORE|EXECIGNORE"
+    r"|FIGNORE|FCEDIT|HIST.*|histchars|auto_resume|MAIL|MAILCHECK|MAILPATH|TMOUT|IGNOREEOF|INPUTRC"
+    r"|TIMEFORMAT|POSIXLY_CORRECT|COMP_.*|COMPREPLY|READLINE_.*|EMACS|INSIDE_EMACS|LINES|COLUMNS"
+    r"|TERM|TERMINFO|LANG|LANGUAGE|LC_.*|PATH|LD_.*|PWD|OLDPWD|SHLVL|HOME|SHELL|TMPDIR|_"
 )
-"""Names never carried out of a sandbox (they steer the shell, the linker, or are the shell's own)."""
+"""Names never carried out of a sandbox: they steer the shell, its line editor, its locale, the
+linker or where programs are found, or they are the shell's own."""
 
 
 @dataclass
@@ -33,22 +38,26 @@ class Carried:
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
 
-    def line(self) -> str | None:
-        """One line of shell that applies them (None: nothing to apply)."""
-        parts = []
+    def script(self) -> str | None:
+        """Shell that applies them, for `source` (None: nothing to apply)."""
+        lines = []
         if self.cwd:
-            parts.append(f"builtin cd -- {shlex.quote(self.cwd)} 2>/dev/null")
+            lines.append(f"builtin cd -- {shlex.quote(self.cwd)} 2>/dev/null")
         if self.exports:
-            parts.append("export -- " + " ".join(shlex.quote(f"{k}={v}") for k, v in self.exports.items()))
+            lines.append("export -- " + " ".join(shlex.quote(f"{k}={v}") for k, v in self.exports.items()))
         if self.unsets:
-            parts.append("unset -v -- " + " ".join(self.unsets))
-        return "; ".join(parts) or None
+            lines.append("unset -v -- " + " ".join(self.unsets))
+        return "".join(f"{line}\n" for line in lines) or None
 
 
 def _entries(data: bytes) -> dict[str, str]:
+    """`NAME=value` entries whose name may be carried (a value that is not UTF-8 is not)."""
     found: dict[str, str] = {}
     for entry in data.split(b"\0"):
-        name, sep, value = entry.decode("utf-8", "surrogateescape").partition("=")
+        try:
+            name, sep, value = entry.decode("utf-8").partition("=")
+        except UnicodeDecodeError:
+            continue
         if sep and NAME.fullmatch(name) and not KEPT_IN.fullmatch(name):
             found[name] = value
     return found
@@ -56,13 +65,16 @@ def _entries(data: bytes) -> dict[str, str]:
 
 def read(data: bytes) -> Carried:
     """The changes in a state file: nothing unless the command ran to its end and wrote it all."""
-    before, sep, after = data.partition(b"\0\0")
+    if data.startswith(b"\0"):  # it started with no exports at all
+        before, sep, after = b"", b"\0", data[1:]
+    else:  # entries are never empty: the first empty one ends them
+        before, sep, after = data.partition(b"\0\0")
     if not sep or not after:  # killed before its exit trap: the shell stays as it was
         return Carried()
     cwd, _, exports = after.partition(b"\0")
     old, new = _entries(before + b"\0"), _entries(exports)
     return Carried(
-        cwd=cwd.decode("utf-8", "surrogateescape") or None,
+        cwd=cwd.decode("utf-8", "replace") or None,
         exports={name: value for name, value in new.items() if old.get(name) != value},
         unsets=sorted(name for name in old if name not in new),
     )

@@ -11,20 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from .command import CONTROL, words_of
+
 SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?\[\]!#]")
 """Pipes, redirects, substitutions, globs, history, comments: a free command is one program and its words."""
-
-
-def words_of(command: str) -> list[str] | None:
-    """The command's words as the shell would split them (None: unbalanced quotes)."""
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return None
 
 
 def _paths_named(words: list[str]) -> list[str]:
@@ -51,6 +44,8 @@ class FreeRules:
 
     def why_not(self, command: str, cwd: Path) -> str | None:
         """Why `command`, run in `cwd`, needs approval; None when it may run free (sandboxed)."""
+        if CONTROL.search(command):
+            return "the command contains a control character"
         words = words_of(command)
         if not words:
             return "the command cannot be split into words (unbalanced quotes)"

@@ -58,19 +58,25 @@ class PtyShell(TerminalBackend):
         master, slave = pty.openpty()
         self._master = master
         self._set_size(*self._size)
-        self._process = await asyncio.create_subprocess_exec(
-            "bash",
-            "--noprofile",
-            "--norc",
-            "-i",
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=self._cwd,
-            env=self._env,
-            start_new_session=True,
-            preexec_fn=_default_signals,  # async-signal-safe: sigaction only, no locks
-        )
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                "bash",
+                "--noprofile",
+                "--norc",
+                "-i",
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                cwd=self._cwd,
+                env=self._env,
+                start_new_session=True,
+                preexec_fn=_default_signals,  # async-signal-safe: sigaction only, no locks
+            )
+        except OSError as err:  # no bash, or the folder it should start in is gone
+            for fd in (master, slave):
+                os.close(fd)
+            self._master = -1
+            raise TerminalLost(f"could not start bash in {self._cwd}: {err.strerror}") from err
         os.close(slave)
         os.set_blocking(master, False)
         asyncio.get_running_loop().add_reader(master, self._readable)

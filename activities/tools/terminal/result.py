@@ -20,7 +20,8 @@ RAW_BYTES = 2_000_000
 
 
 def refusal(command: str, error: str, **metadata: Any) -> ToolResult:
-    """A command that did not run, and why."""
+    """A command that did not run, and why (with the terminal's `cwd` and `waiting_for_input` when
+    there is one: the workflow learns from every result where the terminal is)."""
     return ToolResult(tool_id=TOOL_ID, ok=False, error=error, metadata={"command": command, **metadata})
 
 
@@ -63,7 +64,7 @@ def command_result(
             "cwd": outcome.cwd,
             "terminal_type": outcome.terminal_type,
             "sandbox": sandbox,
-            **waiting,
+            "waiting_for_input": outcome.prompt,
             **({"truncated": note} if note else {}),
             **metadata,
         },

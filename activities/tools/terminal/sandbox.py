@@ -1,20 +1,27 @@
 """Bubblewrap sandboxes for terminal commands: what a command may see, write and reach.
 
-Two kinds of command line, typed into the session's shell like any command:
+Two kinds of command, each started by one line typed into the session's shell:
 - `free_line`: a command that runs without approval. It sees the system directories programs need
   and the trusted folders, all read-only, and nothing else: no home, no `/etc` beyond the dynamic
   linker's files, no other process, no network, no environment but PATH, LANG and TERM, no input.
 - `approved_line`: an approved command under a `SandboxProfile`. `read-only` and `workspace-write`
-  show the whole file system read-only except the worker's own data (hidden); `workspace-write`
-  may write the workspace and reach the network. The shell's exported environment goes in; the
-  folder and exports it leaves come back through `carry`, so a session's `cd` and `export` persist.
+  show the whole file system read-only except the worker's own files (covered) and `/run` (its
+  sockets); `workspace-write` may write the workspace and reach the network. The shell's exported
+  environment goes in; the folder and exports it leaves come back through `carry`, so a session's
+  `cd` and `export` persist.
 
-Both start bwrap by its absolute path with an empty environment (`exec -c`), so nothing the session's
-shell holds (PATH, LD_PRELOAD) reaches bwrap itself, which runs outside the sandbox. Capabilities
-are dropped: as root, bwrap otherwise keeps them inside, enough to remount a read-only folder
-writable. `--new-session` leaves no controlling terminal inside, so a sandboxed program cannot type
-into the session's shell (TIOCSTI). A new PID namespace hides every other process (and its
-`/proc/<pid>/environ`) and ends the command's background processes with it.
+Nothing the agent wrote is ever typed: the command's words (or its text) and bwrap's arguments are
+written to the terminal's scratch folder and read by bwrap (`--args`) and by a fixed script inside
+the sandbox, so no character of them can act on the shell's line editor or the terminal. bwrap is
+started by its absolute path with an empty environment (`exec -c`), so nothing the session's shell
+holds (PATH, LD_PRELOAD) reaches bwrap, which runs outside the sandbox. Capabilities are dropped (as
+root, bwrap otherwise keeps them inside, enough to remount a read-only folder writable).
+`--new-session` leaves no controlling terminal inside (nothing can be typed into the session's shell
+with TIOCSTI). A new PID namespace hides every other process and ends the command's background
+processes with it. Under `workspace-write` the folders between the workspace and a covered file are
+mounted on themselves, so no command can rename them to uncover it, and a covered file that does
+not exist yet is made an empty read-only placeholder, so no command can create it (the worker's
+`.env` would be read at its next start).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -44,37 +52,58 @@ SYSTEM_FILES = (
 """What of `/etc` a program needs to start and print (the linker's cache, Debian's alternatives)."""
 FREE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "xterm-256color"}
 """The whole environment of a command that runs without approval."""
-STATUS_FD, ENV_FD, STATE_FD = 7, 8, 9
-"""File descriptors of bwrap's JSON status, the shell's exports (in) and the carried state (out)."""
+SOCKETS = ("/run", "/var/run")
+"""Where the host's services listen (a Docker or D-Bus socket): empty in every approved sandbox."""
 TMP = Path("/tmp")
 COMMON = ("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session")
 PROBE_TIMEOUT = 10.0
+BASH = ("/bin/bash", "--noprofile", "--norc", "-c")
+WORDS_FD, ARGS_FD, STATUS_FD, ENV_FD, STATE_FD = 5, 6, 7, 8, 9
+"""File descriptors of the command (its words, or its text), bwrap's arguments, bwrap's JSON status,
+the shell's exports (in) and the carried state (out)."""
 
-INNER = (
+RUN_WORDS = (
+    f"exec {ARGS_FD}<&- {STATUS_FD}>&-; mapfile -d '' -t __synapse_words <&{WORDS_FD}; "
+    f'exec {WORDS_FD}<&-; exec -- "${{__synapse_words[@]}}"'
+)
+"""Inside a free sandbox: run the words, NUL-separated on fd 5, as one program and its arguments."""
+RUN_COMMAND = (
+    f"exec {ARGS_FD}<&- {STATUS_FD}>&-\n"
     f"source /dev/fd/{ENV_FD}; exec {ENV_FD}<&-\n"
-    "__synapse_env() { local n IFS=$' \\t\\n'; "
-    'for n in $(compgen -e); do printf \'%s=%s\\0\' "$n" "${!n}"; done; }\n'
+    f"IFS= read -r -d '' __synapse_command <&{WORDS_FD}; exec {WORDS_FD}<&-\n"
+    "__synapse_env() { local __synapse_n IFS=$' \\t\\n'; for __synapse_n in $(compgen -e); do "
+    'printf \'%s=%s\\0\' "$__synapse_n" "${!__synapse_n}"; done; }\n'
     f"{{ __synapse_env; printf '\\0'; }} >&{STATE_FD}\n"
     f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$PWD"; __synapse_env; }} >&{STATE_FD}; exit $__synapse_s\' EXIT\n'
-    'eval "$1"\n'
+    'eval "$__synapse_command"\n'
 )
-"""The script of an approved command's inner bash: take the shell's exports, write them (before),
-run the command, and on exit write the folder and exports it leaves (after), NUL-separated."""
-
-
-def _join(words: Iterable[str | Path]) -> str:
-    return " ".join(shlex.quote(str(word)) for word in words)
+"""Inside an approved sandbox: take the shell's exports, write them (before), run the command text
+from fd 5, and on exit write the folder and exports it leaves (after), NUL-separated."""
 
 
 def _within(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == folder or folder in path.parents for folder in folders)
 
 
+def _quoted(path: Path) -> str:
+    return shlex.quote(str(path))
+
+
 @dataclass(frozen=True)
 class Scratch:
-    """A terminal's private files outside every sandbox: bwrap's status and the carried state."""
+    """A terminal's private files: in the worker's data dir, which no sandbox shows."""
 
     folder: Path
+
+    @property
+    def args(self) -> Path:
+        """bwrap's arguments for the next command, NUL-separated (`--args`)."""
+        return self.folder / "args"
+
+    @property
+    def words(self) -> Path:
+        """The next command: its words NUL-separated (free), or its text (approved)."""
+        return self.folder / "words"
 
     @property
     def status(self) -> Path:
@@ -85,6 +114,11 @@ class Scratch:
     def state(self) -> Path:
         """What an approved sandboxed command leaves: exports before, then folder and exports after."""
         return self.folder / "state"
+
+    @property
+    def apply(self) -> Path:
+        """The lines that carry that into the session's shell (`carry`), read by `source`."""
+        return self.folder / "apply"
 
     def started(self) -> bool:
         """Whether the last sandboxed command got past the sandbox's set-up and ran to its end."""
@@ -104,14 +138,21 @@ class Sandbox:
     """Folders free commands may read."""
     workspace: Path
     """The folder `workspace-write` commands may write."""
-    hidden: tuple[Path, ...] = ()
-    """The worker's own files and folders (data dir, `.env`) that no sandbox shows."""
+    hidden_dirs: tuple[Path, ...] = ()
+    """The worker's own folders (its data dir) that no sandbox shows."""
+    hidden_files: tuple[Path, ...] = ()
+    """The worker's own files (`.env`, the agents file) that no sandbox shows or lets be created."""
 
     @classmethod
     def find(
-        cls, program: str, trusted: Iterable[Path], workspace: Path, hidden: Iterable[Path] = ()
+        cls,
+        program: str,
+        trusted: Iterable[Path],
+        workspace: Path,
+        hidden_dirs: Iterable[Path] = (),
+        hidden_files: Iterable[Path] = (),
     ) -> tuple[Sandbox | None, str]:
-        """The sandbox when `program` (bwrap) is there and can start one; else None and why not."""
+        """The sandbox when `program` (bwrap) is there, safe to trust, and can start one; else None and why."""
         found = shutil.which(program)
         if found is None:
             return None, f"{program!r} was not found (install the Debian package bubblewrap)"
@@ -119,21 +160,32 @@ class Sandbox:
             bwrap=str(Path(found).resolve()),
             trusted=tuple(Path(folder).resolve() for folder in trusted),
             workspace=workspace.resolve(),
-            hidden=tuple(Path(path).resolve() for path in hidden),
+            hidden_dirs=tuple(Path(path).resolve() for path in hidden_dirs),
+            hidden_files=tuple(Path(path).resolve() for path in hidden_files),
         )
-        why = sandbox.probe()
+        why = sandbox.untrusted() or sandbox.probe()
         return (None, why) if why else (sandbox, "")
+
+    def untrusted(self) -> str | None:
+        """Why the bwrap program cannot be trusted to make sandboxes (None: it can): a program a
+        sandboxed command could replace would run every later free command without one."""
+        info = os.stat(self.bwrap)
+        if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return f"{self.bwrap} must be owned by root and writable by root alone"
+        if _within(Path(self.bwrap), [*self.trusted, self.workspace]):
+            return f"{self.bwrap} lies in a folder sandboxed commands may read or write"
+        return None
 
     def probe(self) -> str | None:
         """Start one sandbox of each kind around `true`; None when both work, else why not."""
         checks = {
-            "free": [*self._free_mounts(), "--", "/bin/true"],
-            "workspace-write": [*self._approved_mounts(SandboxProfile.WORKSPACE_WRITE), "--", "/bin/true"],
+            "free": self._free_arguments(),
+            "workspace-write": self._approved_arguments(SandboxProfile.WORKSPACE_WRITE),
         }
         for kind, arguments in checks.items():
             try:
                 done = subprocess.run(
-                    [self.bwrap, *COMMON, *arguments],
+                    [self.bwrap, *arguments, "--", "/bin/true"],
                     capture_output=True,
                     text=True,
                     timeout=PROBE_TIMEOUT,
@@ -147,23 +199,25 @@ class Sandbox:
                 return f"{self.bwrap} could not start a {kind} sandbox: {said}"
         return None
 
-    def free_line(self, argv: list[str], scratch: Scratch) -> str:
-        """The line that runs `argv` (an allowlisted program and its words) without approval."""
-        setenv = [word for name, value in FREE_ENV.items() for word in ("--setenv", name, value)]
-        bwrap = _join([self.bwrap, *COMMON, *self._free_mounts(), "--clearenv", *setenv])
-        return (
-            f'( exec -c {bwrap} --json-status-fd {STATUS_FD} --chdir "$PWD" -- {_join(argv)} ) '
-            f"</dev/null {STATUS_FD}>{shlex.quote(str(scratch.status))}"
-        )
+    def free_line(self, words: list[str], scratch: Scratch) -> str:
+        """The line that runs `words` (an allowlisted program and its arguments) without approval."""
+        scratch.words.write_bytes(b"".join(word.encode() + b"\0" for word in words))
+        return self._line(self._free_arguments(), RUN_WORDS, scratch, "</dev/null")
 
     def approved_line(self, profile: SandboxProfile, command: str, scratch: Scratch) -> str:
         """The line that runs an approved `command` (any shell syntax) under `profile`."""
-        bwrap = _join([self.bwrap, *COMMON, *self._approved_mounts(profile)])
-        inner = _join(["/bin/bash", "--noprofile", "--norc", "-c", INNER, "synapse", command])
+        scratch.words.write_text(command)
+        extra = f"{ENV_FD}< <(export -p) {STATE_FD}>{_quoted(scratch.state)}"
+        return self._line(self._approved_arguments(profile), RUN_COMMAND, scratch, extra)
+
+    def _line(self, arguments: list[str], script: str, scratch: Scratch, extra: str) -> str:
+        """bwrap with `arguments` (through a file) around bash running `script` (a constant)."""
+        scratch.args.write_bytes(b"".join(word.encode() + b"\0" for word in arguments))
+        inner = " ".join(shlex.quote(word) for word in (*BASH, script, "synapse"))
         return (
-            f'( exec -c {bwrap} --json-status-fd {STATUS_FD} --chdir "$PWD" -- {inner} ) '
-            f"{STATUS_FD}>{shlex.quote(str(scratch.status))} {ENV_FD}< <(export -p) "
-            f"{STATE_FD}>{shlex.quote(str(scratch.state))}"
+            f'( exec -c {shlex.quote(self.bwrap)} --args {ARGS_FD} --chdir "$PWD" -- {inner} ) '
+            f"{WORDS_FD}<{_quoted(scratch.words)} {ARGS_FD}<{_quoted(scratch.args)} "
+            f"{STATUS_FD}>{_quoted(scratch.status)} {extra}"
         )
 
     def _system(self) -> list[str]:
@@ -178,30 +232,60 @@ class Sandbox:
             mounts += ["--ro-bind-try", name, name]
         return mounts
 
-    def _covers(self, shown: Iterable[Path]) -> list[tuple[Path, list[str]]]:
-        """Mounts that cover the worker's own files (an empty folder, an empty file) where a sandbox
-        showing `shown` would show them."""
-        shown = list(shown)
+    def _covers(self, shown: list[Path], writable: Path | None) -> list[tuple[Path, list[str]]]:
+        """Mounts that cover the worker's own files where a sandbox shows them (an empty folder, an
+        empty file); where `writable` may be written, a missing one too, as an empty placeholder."""
         covers: list[tuple[Path, list[str]]] = []
-        for path in self.hidden:
-            if not (_within(path, shown) or any(_within(folder, [path]) for folder in shown)):
-                continue
-            if path.is_dir():  # read-only once everything is mounted (a folder shown inside it, too)
+        seen = [*shown, *([writable] if writable else [])]
+
+        def relevant(path: Path, exists: bool) -> bool:
+            if exists:
+                return _within(path, seen) or any(_within(folder, [path]) for folder in shown)
+            return writable is not None and _within(path, [writable]) and path != writable
+
+        for path in self.hidden_dirs:
+            if relevant(path, path.is_dir()):
                 covers.append((path, ["--tmpfs", str(path)]))
-            elif path.exists():
+        for path in self.hidden_files:
+            if relevant(path, path.exists()):
                 covers.append((path, ["--ro-bind", "/dev/null", str(path)]))
         return covers
 
-    def _free_mounts(self) -> list[str]:
-        binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
-        layered = _layered(binds, self._covers(self.trusted))
-        return [*self._system(), *layered, "--proc", "/proc", "--dev", "/dev"]
+    def _anchors(self, writable: Path) -> list[tuple[Path, list[str]]]:
+        """The folders between `writable` and a covered path, mounted on themselves: a mount point
+        cannot be renamed, so no command can move a cover away from the path it covers."""
+        anchors: dict[Path, list[str]] = {}
+        for path in (*self.hidden_dirs, *self.hidden_files):
+            if _within(path, [writable]) and path != writable:
+                for folder in path.parents:
+                    if folder == writable:
+                        break
+                    anchors[folder] = ["--bind-try", str(folder), str(folder)]
+        return list(anchors.items())
 
-    def _approved_mounts(self, profile: SandboxProfile) -> list[str]:
-        """All of `/` read-only but the worker's own files, a /tmp of its own, the trusted folders and
-        the workspace shown again where a cover hid them, and the workspace writable under
-        `workspace-write`."""
-        writable = profile == SandboxProfile.WORKSPACE_WRITE
+    def _free_arguments(self) -> list[str]:
+        binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
+        layered = _layered(binds, self._covers(list(self.trusted), None))
+        setenv = [word for name, value in FREE_ENV.items() for word in ("--setenv", name, value)]
+        return [
+            *COMMON,
+            *self._system(),
+            *layered,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--clearenv",
+            *setenv,
+            "--json-status-fd",
+            str(STATUS_FD),
+        ]
+
+    def _approved_arguments(self, profile: SandboxProfile) -> list[str]:
+        """All of `/` read-only but the worker's own files and the host's sockets, a /tmp of its
+        own, the trusted folders and the workspace shown again where a cover hid them, and the
+        workspace writable (with the folders that keep covers in place) under `workspace-write`."""
+        writable = self.workspace if profile == SandboxProfile.WORKSPACE_WRITE else None
         binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
         binds.append(
             (
@@ -209,16 +293,36 @@ class Sandbox:
                 ["--bind" if writable else "--ro-bind", str(self.workspace), str(self.workspace)],
             )
         )
-        covers = [(TMP, ["--tmpfs", str(TMP)]), *self._covers([Path("/")])]
-        network = ["--share-net"] if writable else []
-        return ["--ro-bind", "/", "/", *_layered(binds, covers), *network, "--proc", "/proc", "--dev", "/dev"]
+        if writable is not None:
+            binds += self._anchors(writable)
+        sockets = [Path(path) for path in SOCKETS if Path(path).is_dir() and not Path(path).is_symlink()]
+        covers = [
+            (TMP, ["--tmpfs", str(TMP)]),
+            *((path, ["--tmpfs", str(path)]) for path in sockets),
+            *self._covers([Path("/")], writable),
+        ]
+        network = ["--share-net"] if writable is not None else []
+        return [
+            *COMMON,
+            "--ro-bind",
+            "/",
+            "/",
+            *_layered(binds, covers),
+            *network,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--json-status-fd",
+            str(STATUS_FD),
+        ]
 
 
 def _layered(binds: list[tuple[Path, list[str]]], covers: list[tuple[Path, list[str]]]) -> list[str]:
     """Mounts in an order where each lands on what it should: outer paths first, so a folder shown
     inside a covered one (the workspace under /tmp) is mounted over the cover, and a cover inside a
     shown folder (the data dir in the workspace) over the folder; a cover wins over a bind of the
-    same path."""
+    same path. Covering folders become read-only once everything is mounted."""
     ordered = sorted(
         [(len(path.parts), 0, path, words) for path, words in binds]
         + [(len(path.parts), 1, path, words) for path, words in covers],

@@ -25,7 +25,11 @@ from .backend import TerminalBackend, TerminalLost, TerminalState
 from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process, prompt_of, without_prompts
 
 SENTINEL_MARK = "__SYN"
-SETUP = "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''"
+SETUP = (
+    "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
+    "set +H; unset MAIL MAILPATH MAILCHECK"
+)
+"""Echo off, no prompts; no history expansion and no mail checks (both expand text as they go)."""
 READY_TIMEOUT = 15.0
 INTERRUPT_GRACE = 10.0
 PROBE_PAUSE = 0.2
@@ -73,6 +77,8 @@ class Shell:
         self.cwd: str | None = None
         self.foreground: str | None = None
         """The marker of the sentinel a program waiting at its prompt still owes (None: the shell waits)."""
+        self.waiting: str | None = None
+        """The prompt that program waits at."""
 
     async def start(self) -> None:
         """Start the backend and wait until the shell answers (state IDLE)."""
@@ -100,11 +106,15 @@ class Shell:
         idle_seconds: float,
         on_output: Callable[[TerminalChunk], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
+        prompts: bool = True,
     ) -> CommandOutcome:
         """Run `command`; its outcome once the sentinel arrives (or after Ctrl-C and a resync).
 
         `on_output` gets the output as it comes, line by line, as typed chunks (`chunks`);
-        `cancelled` is polled every round, output or not (True: Ctrl-C).
+        `cancelled` is polled every round, output or not (True: Ctrl-C). `prompts`: a program's
+        OSC 697 prompt ends the command and takes the next one as its input (False: the command
+        runs to its sentinel, whatever it prints: a sandboxed one could otherwise print a prompt
+        and have the next command typed into the shell itself).
         """
         started = time.monotonic()
         self.backend.state = TerminalState.BUSY
@@ -121,6 +131,7 @@ class Shell:
             on_output,
             echo=echo,
             terminal_type="qcli" if self.foreground else "generic",
+            prompts=prompts,
         )
         in_program = self.foreground is not None
         last_output = started
@@ -148,10 +159,12 @@ class Shell:
                 await self._interrupt(stream, lambda: False, in_program)
             self.backend.state = TerminalState.IDLE
             self.foreground = marker if stream.prompt is not None else None
+            self.waiting = stream.prompt
             raise
         self.backend.state = TerminalState.IDLE
         prompt = stream.prompt  # a program at its prompt (after a Ctrl-C too) still owes the sentinel
         self.foreground = marker if prompt is not None else None
+        self.waiting = prompt
         status, cwd = stream.sentinel_fields()
         self.cwd = cwd or self.cwd
         return CommandOutcome(
@@ -217,8 +230,10 @@ class _Stream:
         *,
         echo: str | None = None,
         terminal_type: TerminalType = "generic",
+        prompts: bool = True,
     ) -> None:
         self._sentinels = [sentinel]
+        self._prompts = prompts
         self._max = max_bytes
         self._on_output = on_output
         self._echo = echo
@@ -253,7 +268,7 @@ class _Stream:
                 self._text = self._text[:at]
                 self.done = True
                 break
-        if not self.done and OSC_697 in self._text[start:]:
+        if not self.done and self._prompts and OSC_697 in self._text[start:]:
             self.terminal_type = "qcli"
         if not self.done and self.terminal_type == "qcli":
             self.prompt = prompt_of(self._text[self._sent :])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -31,7 +32,8 @@ from . import carry
 from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost
 from .chunks import error_chunk
 from .claims import CommandClaims
-from .free import FreeRules, words_of
+from .command import command_of, unusable, words_of
+from .free import FreeRules
 from .pty_shell import PtyShell, terminal_environment
 from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal
 from .sandbox import Sandbox, Scratch
@@ -46,6 +48,11 @@ FREE_SANDBOX = "trusted-read-only"
 NO_SANDBOX = "none"
 """What results and requests say of a ttyd terminal's commands: Synapse does not sandbox them."""
 TTYD_UNSANDBOXED = "a ttyd terminal runs elsewhere and Synapse does not sandbox it"
+PROGRAM = "program"
+"""Input typed into a program waiting at its prompt (only one started with `full`, or on ttyd)."""
+PROGRAM_INPUT = "typed into the program waiting at its prompt, which runs without a sandbox"
+UNSANDBOXED = (NO_SANDBOX, PROGRAM, str(SandboxProfile.FULL))
+"""Where a command runs as typed: it may leave a program at its prompt (OSC 697)."""
 APPLY_SECONDS = 10.0
 """Time for the shell to take what a sandboxed command carried out (a `cd` and some exports)."""
 
@@ -70,18 +77,16 @@ DESCRIPTOR = ToolDescriptor(
 )
 
 
-def command_of(arguments: dict[str, Any]) -> str | None:
-    """The `command` argument when it is a non-empty string."""
-    command = arguments.get("command")
-    return command.strip() if isinstance(command, str) and command.strip() else None
-
-
 @dataclass
 class _Terminal:
     """A session's shell and its private files (outside every sandbox)."""
 
     shell: Shell
     scratch: Scratch
+
+    def state(self) -> dict[str, Any]:
+        """What every result says of the terminal: where it is, and what waits for input there."""
+        return {"cwd": self.shell.cwd, "waiting_for_input": self.shell.waiting}
 
     async def close(self) -> None:
         await self.shell.close()
@@ -105,8 +110,13 @@ class TerminalTool(Tool):
             (name.strip() for name in tools.terminal_allow.split(",") if name.strip()), trusted or [self._cwd]
         )
         self._workspace = (tools.terminal_workspace or self._cwd).resolve()
-        self._hidden = (settings.data_dir.resolve(), Path(".env").resolve())
-        """The worker's own data and settings file: no sandbox shows them."""
+        self._hidden_dirs = (settings.data_dir.resolve(), (Path.home() / ".synapse").resolve())
+        """The worker's own data, and the settings in its home: no sandbox shows them."""
+        self._hidden_files = (
+            Path(".env").resolve(),
+            (settings.agents_file or Path("synapse.toml")).resolve(),
+        )
+        """The settings the worker reads at its next start: no sandbox shows or creates them."""
         self._scratch_root = settings.data_dir / "terminal"
         self._env = terminal_environment(
             name.strip() for name in tools.terminal_env.split(",") if name.strip()
@@ -140,23 +150,26 @@ class TerminalTool(Tool):
             return None, TTYD_UNSANDBOXED
         if self._found is None:
             self._found = Sandbox.find(
-                self._tools.terminal_bwrap, self._free.trusted, self._workspace, self._hidden
+                self._tools.terminal_bwrap,
+                self._free.trusted,
+                self._workspace,
+                self._hidden_dirs,
+                self._hidden_files,
             )
         return self._found
 
-    def sandbox(self) -> SandboxProfile | None:
-        """Approved commands on PTY terminals run in `SYNAPSE_TERMINAL_SANDBOX` unless chosen otherwise."""
-        return None if self._ttyd else self._tools.terminal_sandbox
+    def sandbox(self, call: ToolCallRequest, state: dict[str, Any]) -> SandboxProfile | None:
+        """Approved commands on PTY terminals run in `SYNAPSE_TERMINAL_SANDBOX` unless chosen
+        otherwise; None on ttyd, and for input typed into a program waiting at its prompt."""
+        return None if self._ttyd or state.get("waiting_for_input") else self._tools.terminal_sandbox
 
     def _where(self, state: dict[str, Any]) -> Path:
         """The folder the session's terminal is really in (its last result), else where one starts."""
         cwd = state.get("cwd")
         return Path(cwd) if isinstance(cwd, str) and cwd else self._cwd
 
-    def _asks(self, command: str | None, cwd: Path) -> str | None:
+    def _asks(self, command: str, cwd: Path) -> str | None:
         """Why `command` needs approval in `cwd`; None: it may run free, in the read-only sandbox."""
-        if command is None:
-            return "no command given"
         why = self._free.why_not(command, cwd)
         if why is not None:
             return why
@@ -168,8 +181,13 @@ class TerminalTool(Tool):
         )
 
     def assess(self, call: ToolCallRequest, state: dict[str, Any]) -> tuple[bool, str]:
-        """Free: an allowlisted program reading the trusted folders, and a sandbox to run it in; else ask."""
-        why = self._asks(command_of(call.arguments), self._where(state))
+        """Free: an allowlisted program reading the trusted folders, and a sandbox to run it in; else
+        ask. A command that cannot run at all (none given, control characters) is refused unasked."""
+        if (broken := unusable(call.arguments)) is not None:
+            return False, f"it is refused without running: {broken}"
+        if state.get("waiting_for_input"):
+            return True, f"it is {PROGRAM_INPUT}"
+        why = self._asks(command_of(call.arguments) or "", self._where(state))
         if why is not None:
             return True, why
         return (
@@ -186,10 +204,12 @@ class TerminalTool(Tool):
                 "cwd": cwd if isinstance(cwd, str) else None,
                 "sandbox": f"{NO_SANDBOX}: {TTYD_UNSANDBOXED}",
             }
-        where = self._where(state)
-        if self._asks(command_of(call.arguments), where) is None:
-            return {"cwd": str(where), "sandbox": FREE_SANDBOX}
-        context: dict[str, Any] = {"cwd": str(where), "sandbox": str(self._tools.terminal_sandbox)}
+        where = str(self._where(state))
+        if state.get("waiting_for_input"):
+            return {"cwd": where, "sandbox": f"{SandboxProfile.FULL}: {PROGRAM_INPUT}"}
+        if not self.assess(call, state)[0]:
+            return {"cwd": where, "sandbox": FREE_SANDBOX}
+        context: dict[str, Any] = {"cwd": where, "sandbox": str(self._tools.terminal_sandbox)}
         if self._sandbox()[0] is None:
             context["sandbox_unavailable"] = f"{self._sandbox()[1]}: only the `full` profile can run"
         return context
@@ -216,17 +236,18 @@ class TerminalTool(Tool):
         self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
     ) -> ToolResult:
         """Run the command in the session's terminal (started on first use): without a claim only
-        in the free sandbox, with one under `sandbox` (default `SYNAPSE_TERMINAL_SANDBOX`)."""
-        command = command_of(call.arguments)
-        if command is None:
-            return refusal("", "terminal needs `command`: a non-empty string")
+        in the free sandbox; with one under `sandbox` (None: `SYNAPSE_TERMINAL_SANDBOX`, or typed
+        into the program waiting at its prompt)."""
+        command = command_of(call.arguments) or ""
+        if (broken := unusable(call.arguments)) is not None:
+            return refusal(command, broken)
         if claim is not None and (earlier := await asyncio.to_thread(self._claims.take, claim, command)):
             return earlier
         owner = (activity.info().workflow_id if activity.in_activity() else None) or "local"
         beating = asyncio.create_task(heartbeat_while_running())
         try:
             async with self._locks.setdefault(owner, asyncio.Lock()):
-                result = await self._run(owner, command, claim, sandbox or self._tools.terminal_sandbox)
+                result = await self._run(owner, command, claim, sandbox)
         finally:
             beating.cancel()
         if claim is not None:
@@ -242,14 +263,11 @@ class TerminalTool(Tool):
         """The session's terminal (a new one when it has none, or its last one went while idle),
         with what the result should say about it; or why none could start."""
         gone = self._terminals.get(owner)
+        notes: dict[str, Any] = {}
         if gone is not None and gone.shell.backend.ended:  # it exited or dropped while idle
             del self._terminals[owner]
             await gone.close()
-            notes: dict[str, Any] = {
-                "reconnected": "the terminal had gone while idle: this command ran in a new one"
-            }
-        else:
-            notes = {}
+            notes["reconnected"] = "the terminal had gone while idle: this command ran in a new one"
         if owner in self._terminals:
             return self._terminals[owner], notes
         shell = Shell(self._backend(), max_bytes=RAW_BYTES)
@@ -264,49 +282,63 @@ class TerminalTool(Tool):
         return terminal, {**notes, "fresh_terminal": True}
 
     def _launch(
-        self, terminal: _Terminal, command: str, claim: str | None, profile: SandboxProfile
+        self, terminal: _Terminal, command: str, claim: str | None, sandbox: SandboxProfile | None
     ) -> tuple[str, str] | ToolResult:
-        """What to type for the command and the sandbox it gets; or why it does not run."""
+        """What to type for the command and where it runs; or why it does not run."""
         shell = terminal.shell
+        said = terminal.state()
         if shell.foreground is not None:
             if claim is None:
                 return refusal(
                     command,
                     "a program is waiting for input at its prompt: what is typed into it needs a "
                     "person's approval, even a command that is free in the shell",
-                    waiting_for_input=True,
+                    **said,
                 )
-            return command, "program"  # typed into the program, which runs where it was started
+            if sandbox not in (None, SandboxProfile.FULL):
+                return refusal(
+                    command,
+                    f"not run: it was approved for the {sandbox} sandbox, but it would be {PROGRAM_INPUT}; "
+                    "ask again",
+                    **said,
+                )
+            return command, PROGRAM
         if claim is None:  # the free rules again, where the terminal really is: only then, sandboxed
             why = self._asks(command, Path(shell.cwd) if shell.cwd else self._cwd)
-            sandbox = self._sandbox()[0]
+            free = self._sandbox()[0]
             words = words_of(command)
-            if why is not None or sandbox is None or not words:
-                return refusal(command, f"not run: it needs a person's approval ({why})", needs_approval=True)
-            return sandbox.free_line(words, terminal.scratch), FREE_SANDBOX
+            if why is not None or free is None or not words:
+                return refusal(
+                    command, f"not run: it needs a person's approval ({why})", needs_approval=True, **said
+                )
+            return free.free_line(words, terminal.scratch), FREE_SANDBOX
         if self._ttyd:
             return command, NO_SANDBOX
+        profile = sandbox or self._tools.terminal_sandbox
         if profile == SandboxProfile.FULL:
             return command, str(profile)
-        sandbox, unavailable = self._sandbox()
-        if sandbox is None:
+        approved, unavailable = self._sandbox()
+        if approved is None:
             return refusal(
                 command,
                 f"not run: the {profile} sandbox cannot start on this worker ({unavailable}); "
                 "approve it with sandbox `full` to run it without one",
                 sandbox=str(profile),
                 sandbox_failed=True,
+                **said,
             )
-        return sandbox.approved_line(profile, command, terminal.scratch), str(profile)
+        return approved.approved_line(profile, command, terminal.scratch), str(profile)
 
-    async def _run(self, owner: str, command: str, claim: str | None, profile: SandboxProfile) -> ToolResult:
+    async def _run(
+        self, owner: str, command: str, claim: str | None, sandbox: SandboxProfile | None
+    ) -> ToolResult:
         terminal, notes = await self._terminal(owner)
         if isinstance(terminal, str):
             return refusal(command, terminal)
-        launch = self._launch(terminal, command, claim, profile)
+        launch = self._launch(terminal, command, claim, sandbox)
         if isinstance(launch, ToolResult):
             return launch
-        line, sandbox = launch
+        line, where = launch
         shell = terminal.shell
         streamer = Streamer(TOOL_ID, owner, claim.rsplit("/", 1)[-1] if claim else None)
         try:
@@ -316,6 +348,7 @@ class TerminalTool(Tool):
                 idle_seconds=self._limits.idle_seconds,
                 on_output=streamer.add,
                 cancelled=streamer.tick,
+                prompts=where in UNSANDBOXED,
             )
             if outcome.interrupted is None and outcome.prompt is None:
                 await self._take_back(terminal, outcome)
@@ -329,25 +362,29 @@ class TerminalTool(Tool):
             error = f"terminal lost: {err}; the next command starts a fresh terminal"
             await streamer.finish(error_chunk(error, "terminal_lost", "generic"))
             return refusal(command, error, terminal_lost=True)
-        result = command_result(command, outcome, self._limits, sandbox, **notes)
-        if sandbox not in (NO_SANDBOX, "program", str(SandboxProfile.FULL)) and outcome.prompt is None:
-            if outcome.interrupted is None and not terminal.scratch.started():
-                _sandbox_failed(result, outcome)
+        result = command_result(
+            command, outcome, self._limits, where, waiting_for_input=shell.waiting, **notes
+        )
+        if where not in UNSANDBOXED and outcome.interrupted is None and not terminal.scratch.started():
+            _sandbox_failed(result, outcome)
         await streamer.finish(final_chunk(result, outcome))
         return result
 
     async def _take_back(self, terminal: _Terminal, outcome: CommandOutcome) -> None:
-        """Carry into the shell the folder and exports a sandboxed command ended with (if any)."""
+        """Carry into the shell the folder and exports a sandboxed command ended with (if any): a
+        script the shell reads with `source`, so nothing the sandbox wrote is typed."""
+        scratch = terminal.scratch
         try:
-            data = terminal.scratch.state.read_bytes()
+            data = scratch.state.read_bytes()
         except FileNotFoundError:
             return
-        terminal.scratch.state.write_bytes(b"")
-        line = carry.read(data).line()
-        if line is None:
+        scratch.state.write_bytes(b"")
+        script = carry.read(data).script()
+        if script is None:
             return
-        limit = APPLY_SECONDS
-        applied = await terminal.shell.run(line, total_seconds=limit, idle_seconds=limit)
+        scratch.apply.write_text(script)
+        source = f"builtin source -- {shlex.quote(str(scratch.apply))}"
+        applied = await terminal.shell.run(source, total_seconds=APPLY_SECONDS, idle_seconds=APPLY_SECONDS)
         outcome.cwd = applied.cwd
 
     @classmethod

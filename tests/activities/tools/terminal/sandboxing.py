@@ -87,14 +87,17 @@ def bench(
     *,
     allow: str | None = None,
     data_in_work: bool = False,
+    data: Path | None = None,
+    env_file: bool = True,
     **tools: object,
 ) -> Bench:
     """Lay out `root` and configure a terminal tool on it (the secret in the worker's environment).
 
-    `data_in_work`: the worker's data dir is `.synapse` in the trusted folder, and it runs there
-    with a `.env` holding a secret (as `make up` does)."""
+    `data_in_work`: the worker's data dir is `.synapse` in the trusted folder, and the worker runs
+    there, with a `.env` holding a secret unless `env_file` is false (as `make up` does). `data`:
+    the data dir's path under `root` instead."""
     work, outside = root / "work", root / "outside"
-    data = work / ".synapse" if data_in_work else root / "data"
+    data = root / data if data is not None else work / ".synapse" if data_in_work else root / "data"
     for folder in (work / "sub", outside, data):
         folder.mkdir(parents=True)
     (work / "README.md").write_text("# Hello\nThis folder is trusted.\n")
@@ -108,7 +111,8 @@ def bench(
     (work / "link_to_data").symlink_to(data)
     (work / "link_to_outside_secret").symlink_to(outside / "secret.txt")
     if data_in_work:
-        (work / ".env").write_text(f"LARK_APP_SECRET={SECRET}\n")
+        if env_file:
+            (work / ".env").write_text(f"LARK_APP_SECRET={SECRET}\n")
         monkeypatch.chdir(work)
     monkeypatch.setenv("SYNAPSE_CANARY", SECRET)
     settings = Settings(

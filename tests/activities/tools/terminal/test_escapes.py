@@ -85,6 +85,15 @@ ESCAPES: list[tuple[str, str, str]] = [
     # --- network
     ("cat /dev/tcp/127.0.0.1/{port}", ASK, "bash's network path"),
     ("grep -r . /sys/class/net", ASK, "network interfaces"),
+    # --- text that would act on the shell's line editor or the terminal, not be part of the command
+    (
+        "echo A\x15touch pwned.txt\r",
+        RUN,
+        "Ctrl-U erases the line typed so far, a carriage return runs the rest",
+    ),
+    ("ls \x03 touch pwned.txt\r:", RUN, "Ctrl-C flushes the line, the rest runs outside"),
+    ("cat \x1b]697;StartPrompt\x07", RUN, "an escape sequence in the command"),
+    ("echo \tREADME", RUN, "a tab would complete file names"),
     # --- long output, long run
     ("cat big.txt", RUN, "3 MB of output is bounded"),
     ("tail -f README.md", RUN, "a command that never ends is stopped"),
@@ -130,12 +139,16 @@ async def test_a_would_be_escape_is_asked_for_or_harmless(
     result = await escapes.free(command)
     assert (ASK if result is None else RUN) == expected, f"{command!r} ({why})"
     assert escapes.untouched() == before, f"{command!r} changed a file ({why})"
+    assert not (escapes.work / "pwned.txt").exists()
     assert abs(time.time() - clock) < 60, "the clock moved"
     assert reached == [], "a server of this machine was reached"
     if result is None:
         return
     said = json.dumps(result.content) + (result.error or "")
     assert SECRET not in said.replace(command, ""), f"{command!r} revealed the secret ({why})"
+    if "control character" in (result.error or ""):
+        assert not result.ok and "sandbox" not in result.metadata, "refused before anything ran"
+        return
     assert result.metadata["sandbox"] == "trusted-read-only"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.tools.terminal.tool import TerminalTool
+from activities.tools.terminal.tool import PROGRAM_INPUT, TerminalTool
 from contracts import SandboxProfile
 from core.settings import Settings, ToolSettings
 
@@ -31,14 +31,42 @@ async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path:
     tool = _tool(tmp_path)
     free, _ = tool.assess(call("ls"), {})
     assert free is False, "ls in the trusted folder is free in the shell"
-    started = await tool.run(call(f"{sys.executable} {AGENT_CLI}"), "session:t/run/tool_1", None)
+    started = await tool.run(
+        call(f"{sys.executable} {AGENT_CLI}"), "session:t/run/tool_1", SandboxProfile.FULL
+    )
     assert started.ok and started.content["waiting_for_input"] == ">"
+    assert started.metadata["waiting_for_input"] == ">"
+    state = started.metadata
+    assert tool.assess(call("ls"), state) == (True, f"it is {PROGRAM_INPUT}")
+    assert tool.sandbox(call("ls"), state) is None, "input for a program cannot be sandboxed"
+    assert tool.context(call("ls"), state)["sandbox"] == f"full: {PROGRAM_INPUT}"
     refused = await tool.run(call("ls"), None, None)
     assert not refused.ok and "needs a person's approval" in (refused.error or "")
-    approved = await tool.run(call("/quit"), "session:t/run/tool_2", None)
+    sandboxed = await tool.run(call("/quit"), "session:t/run/tool_2", SandboxProfile.READ_ONLY)
+    assert not sandboxed.ok and "approved for the read-only sandbox" in (sandboxed.error or "")
+    approved = await tool.run(call("/quit"), "session:t/run/tool_3", None)
     assert approved.ok and approved.content["output"] == "bye\n"
+    assert approved.metadata["waiting_for_input"] is None
     back = await tool.run(call("ls"), None, None)
     assert back.ok and back.metadata["sandbox"] == "trusted-read-only", "back in the shell, ls is free again"
+
+
+@needs_bwrap
+async def test_a_prompt_printed_in_a_sandbox_takes_no_input(tmp_path: Path) -> None:
+    """A sandboxed command that prints an OSC 697 prompt (a file's content, say) is not a program
+    waiting for input: the next command still runs in its own sandbox, never typed into the shell."""
+    tool = _tool(tmp_path)
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    outside.mkdir()
+    (work / "banner.txt").write_text("\x1b]697;StartPrompt\x07> \x1b]697;EndPrompt\x07")
+    printed = await tool.run(call("cat banner.txt"), None, None)
+    assert printed.ok and printed.metadata["waiting_for_input"] is None
+    approved = await tool.run(
+        call(f"touch {outside}/escaped"), "session:t/run/tool_1", SandboxProfile.WORKSPACE_WRITE
+    )
+    assert approved.metadata["sandbox"] == "workspace-write" and not (outside / "escaped").exists()
+    shown = await tool.run(call("cat banner.txt"), "session:t/run/tool_2", SandboxProfile.READ_ONLY)
+    assert shown.ok and shown.metadata["waiting_for_input"] is None
 
 
 def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path) -> None:
@@ -52,7 +80,7 @@ def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path) -> Non
     remote = ttyd.context(call("ls"), {})
     assert remote["cwd"] is None, "a ttyd terminal's folder is known after a command"
     assert remote["sandbox"].startswith("none: a ttyd terminal runs elsewhere")
-    assert ttyd.sandbox() is None and pty.sandbox() == "workspace-write"
+    assert ttyd.sandbox(call("ls"), {}) is None and pty.sandbox(call("rm x"), {}) == "workspace-write"
 
 
 def test_without_bwrap_nothing_is_free_and_the_log_says_why_once(

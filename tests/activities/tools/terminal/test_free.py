@@ -1,0 +1,69 @@
+"""The free rules, alone: which commands are worth running without approval, and why the others ask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from activities.tools.terminal.free import FreeRules
+
+ALLOW = ["ls", "cat", "grep", "find", "date"]
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> FreeRules:
+    (tmp_path / "trusted" / "sub").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "trusted" / "out").symlink_to(tmp_path / "outside")
+    return FreeRules(ALLOW, [tmp_path / "trusted"])
+
+
+@pytest.mark.parametrize(
+    ("command", "cwd", "why"),
+    [
+        ("ls -la", "trusted", None),
+        ("cat sub/notes.txt", "trusted", None),
+        ("grep -n 'a b' notes.txt", "trusted", None),
+        ("ls ../trusted/sub", "trusted/sub", None),
+        ("find . -name x -delete", "trusted", None),  # harmless only because of the sandbox
+        ("ls --color=always .", "trusted/sub", None),
+        ("rm -rf sub", "trusted", "`rm` is not on the read-only allowlist"),
+        ("/bin/ls", "trusted", "`/bin/ls` is not on the read-only allowlist"),
+        ("./ls", "trusted", "`./ls` is not on the read-only allowlist"),
+        ("X=1 ls", "trusted", "`X=1` is not on the read-only allowlist"),
+        ("ls | cat", "trusted", "the command uses shell syntax"),
+        ("ls > out", "trusted", "the command uses shell syntax"),
+        ("ls *.txt", "trusted", "the command uses shell syntax"),
+        ("ls [ab]", "trusted", "the command uses shell syntax"),
+        ("cat $HOME/x", "trusted", "the command uses shell syntax"),
+        ("ls # a comment", "trusted", "the command uses shell syntax"),
+        ("cat 'unbalanced", "trusted", "the command cannot be split into words"),
+        ("", "trusted", "the command cannot be split into words"),
+        ("ls", "outside", "the terminal is in {root}/outside, outside the trusted folders"),
+        ("ls", ".", "the terminal is in {root}, outside the trusted folders"),
+        ("cat /etc/passwd", "trusted", "`/etc/passwd` is /etc/passwd, outside the trusted folders"),
+        ("cat ../outside/x", "trusted", "`../outside/x` is {root}/outside/x, outside the trusted folders"),
+        ("ls ..", "trusted", "`..` is {root}, outside the trusted folders"),
+        ("ls out/", "trusted", "`out/` is {root}/outside, outside the trusted folders"),
+        ("cat ~/.ssh/id_rsa", "trusted", "`~/.ssh/id_rsa` is"),
+        ("grep --file=../outside/p x", "trusted", "`../outside/p` is {root}/outside/p, outside"),
+        ("ls sub/../..", "trusted", "`sub/../..` is {root}, outside the trusted folders"),
+    ],
+)
+def test_why_a_command_asks(
+    rules: FreeRules, tmp_path: Path, command: str, cwd: str, why: str | None
+) -> None:
+    said = rules.why_not(command, tmp_path / cwd)
+    if why is None:
+        assert said is None, said
+    else:
+        assert said is not None and said.startswith(why.format(root=tmp_path)), said
+
+
+def test_the_trusted_folder_of_a_symlinked_path_is_where_it_really_is(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    rules = FreeRules(ALLOW, [tmp_path / "alias"])
+    assert rules.why_not("ls", tmp_path / "real") is None, "the trusted folder is resolved too"
+    assert rules.why_not("ls", tmp_path / "alias") is None

@@ -1,0 +1,225 @@
+"""Approved commands under each sandbox profile, on a real PTY in real bubblewrap sandboxes."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import uuid
+from asyncio.subprocess import PIPE
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from activities.tools.terminal.sandbox import Sandbox
+from contracts import SandboxProfile
+
+from ....conftest import assert_eventually
+from .sandboxing import Bench, bench, needs_bwrap
+
+pytestmark = needs_bwrap
+
+
+@pytest.fixture
+async def at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bench]:
+    terminal = bench(tmp_path, monkeypatch)
+    yield terminal
+    await terminal.close()
+
+
+@pytest.mark.parametrize(
+    ("profile", "inside", "outside"),
+    [
+        (SandboxProfile.WORKSPACE_WRITE, True, False),
+        (SandboxProfile.READ_ONLY, False, False),
+        (SandboxProfile.FULL, True, True),
+    ],
+)
+async def test_where_an_approved_command_may_write(
+    at: Bench, profile: SandboxProfile, inside: bool, outside: bool
+) -> None:
+    result = await at.approved("touch made.txt; touch ../outside/made.txt; true", profile, "t/run/tool_1")
+    assert result.ok and result.metadata["sandbox"] == str(profile)
+    assert (at.work / "made.txt").exists() == inside
+    assert (at.outside / "made.txt").exists() == outside
+    if not outside:
+        assert "touch: cannot touch '../outside/made.txt'" in result.content["output"]
+
+
+@pytest.fixture
+async def listener() -> AsyncIterator[tuple[int, list[str]]]:
+    reached: list[str] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        reached.append("connected")
+        writer.close()
+
+    server = await asyncio.start_server(record, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1], reached
+    server.close()
+    await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("profile", "reaches"), [(SandboxProfile.WORKSPACE_WRITE, True), (SandboxProfile.READ_ONLY, False)]
+)
+async def test_only_workspace_write_reaches_the_network(
+    at: Bench, listener: tuple[int, list[str]], profile: SandboxProfile, reaches: bool
+) -> None:
+    port, reached = listener
+    result = await at.approved(
+        f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", profile, "t/run/tool_1"
+    )
+    assert result.ok == reaches, result.content
+    await assert_eventually(lambda: asyncio.sleep(0, reached), lambda r: bool(r) == reaches, within=5)
+
+
+async def test_a_sandbox_has_a_tmp_of_its_own_gone_with_the_command(at: Bench) -> None:
+    name = f"/tmp/synapse-test-{uuid.uuid4().hex}"
+    wrote = await at.approved(f"echo mine > {name} && cat {name}", SandboxProfile.READ_ONLY, "t/run/tool_1")
+    assert wrote.ok and wrote.content["output"] == "mine\n"
+    assert not await asyncio.to_thread(Path(name).exists), "the host's /tmp is untouched"
+    later = await at.approved(f"cat {name}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_2")
+    assert not later.ok and "No such file" in later.content["output"]
+
+
+async def test_background_processes_end_with_their_sandboxed_command(at: Bench) -> None:
+    marker = f"{uuid.uuid4().int % 1000}.{uuid.uuid4().int % 1000}"
+    result = await at.approved(
+        f"sleep 3{marker} & echo started", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1"
+    )
+    assert result.ok and result.content["output"] == "started\n"
+
+    async def running() -> bool:
+        found = await asyncio.create_subprocess_exec("pgrep", "-f", f"sleep 3{marker}", stdout=PIPE)
+        await found.communicate()
+        return found.returncode == 0
+
+    await assert_eventually(running, lambda alive: not alive, within=10, what="the background sleep gone")
+
+
+async def test_the_terminal_keeps_its_folder_and_environment_across_sandboxes(at: Bench) -> None:
+    moved = await at.approved("cd sub && export STAGE=two", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    assert moved.ok and moved.content["cwd"] == str(at.work / "sub")
+    listed = await at.free("ls")
+    assert listed is not None and listed.content["output"] == "deep.txt\n", "a free command runs where it is"
+    said = await at.approved("echo $STAGE in $(basename $PWD)", SandboxProfile.FULL, "t/run/tool_2")
+    assert said.content["output"] == "two in sub\n"
+    back = await at.approved("cd .. && unset STAGE", SandboxProfile.READ_ONLY, "t/run/tool_3")
+    assert back.content["cwd"] == str(at.work)
+    gone = await at.approved("echo ${STAGE:-unset}", SandboxProfile.FULL, "t/run/tool_4")
+    assert gone.content["output"] == "unset\n"
+
+
+async def test_a_sandbox_that_cannot_start_is_a_clear_error_and_runs_nothing(at: Bench) -> None:
+    marker = at.outside / "ran.txt"
+    started = await at.free("ls")
+    assert started is not None and started.ok
+    shutil.rmtree(at.work)  # the workspace the sandbox mounts is gone
+    result = await at.approved(f"touch {marker}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    assert not result.ok and result.metadata["sandbox_failed"] is True
+    assert (result.error or "").startswith("the sandbox did not run the command: bwrap: "), result.error
+    assert not marker.exists()
+    fresh = await at.free("ls")
+    assert fresh is not None and not fresh.ok, "nothing runs free there either"
+
+
+async def test_a_terminal_that_cannot_start_says_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = bench(tmp_path, monkeypatch)
+    shutil.rmtree(at.work)
+    result = await at.approved("true", SandboxProfile.FULL, "t/run/tool_1")
+    assert (
+        not result.ok
+        and result.error == f"no terminal: could not start bash in {at.work}: No such file or directory"
+    )
+
+
+async def test_control_characters_in_an_approved_command_are_refused(at: Bench) -> None:
+    """Ctrl-C would flush the shell's input and the rest would run without a sandbox."""
+    result = await at.approved(
+        f"ls \x03 touch {at.outside}/escaped\r:", SandboxProfile.READ_ONLY, "t/run/tool_1"
+    )
+    assert not result.ok and "control character U+0003 at position 3" in (result.error or "")
+    assert not (at.outside / "escaped").exists()
+
+
+async def test_what_a_sandbox_carries_out_never_makes_the_shell_run_anything(at: Bench) -> None:
+    """Mail checks, history expansion, PATH and control characters in a carried value: the shell
+    outside runs none of it (each was a way out of the sandbox once)."""
+    mail = f"$PWD/mbox?\\$(touch {at.outside}/by-mail)"
+    setup = (
+        f'echo x >> mbox; export MAILCHECK=0 MAILPATH="{mail}" histchars=@ PATH="$PWD/bin:$PATH" '
+        f"X=$'A\\x15touch {at.outside}/by-carry\\r' KEPT=yes"
+    )
+    carried = await at.approved(setup, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    assert carried.ok, carried
+    for step, command in enumerate(["sleep 1; echo y >> mbox", "true"], start=2):  # a newer mtime
+        assert (await at.approved(command, SandboxProfile.WORKSPACE_WRITE, f"t/run/tool_{step}")).ok
+        await at.free("ls")
+    expanded = await at.free("echo @-1:1 @-1:0")
+    assert expanded is not None and expanded.content["output"] == "@-1:1 @-1:0\n", "no history expansion"
+    seen = await at.approved('printf "%s|%q|%s" "$KEPT" "$X" "$PATH"', SandboxProfile.FULL, "t/run/tool_9")
+    kept, value, path = seen.content["output"].split("|", 2)
+    assert kept == "yes" and value == "$'A\\025touch " + str(at.outside) + "/by-carry\\r'", (
+        "a value stays data"
+    )
+    assert str(at.work / "bin") not in path, "PATH stays inside the sandbox"
+    assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
+
+
+async def test_the_hosts_sockets_are_out_of_reach(at: Bench) -> None:
+    """A service listening on a socket in /run (Docker's, D-Bus) trusts root: no sandbox reaches it."""
+    path = Path("/run") / f"synapse-test-{uuid.uuid4().hex[:8]}.sock"
+    reached: list[str] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        reached.append("connected")
+        writer.close()
+
+    server = await asyncio.start_unix_server(record, str(path))
+    try:
+        connect = f"{sys.executable} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
+        for step, profile in enumerate([SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE], start=1):
+            result = await at.approved(connect, profile, f"t/run/tool_{step}")
+            assert not result.ok and "No such file" in result.content["output"], result.content
+        assert reached == []
+    finally:
+        server.close()
+        await server.wait_closed()
+        path.unlink(missing_ok=True)
+
+
+async def test_the_workers_settings_cannot_be_created_or_moved_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.env` and `synapse.toml` are read at the worker's next start: a workspace-write command may
+    not create them (an empty read-only placeholder takes their place), nor move the data dir."""
+    at = bench(tmp_path, monkeypatch, data_in_work=True, env_file=False, data=Path("work/var/synapse"))
+    try:
+        write = "echo SYNAPSE_TERMINAL_TRUSTED=/ >> .env; echo '[agents.x]' > synapse.toml; mv var var.moved"
+        result = await at.approved(write, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+        assert not result.ok
+        assert "Device or resource busy" in result.content["output"], result.content
+        assert (at.work / ".env").read_text() == "" and (at.work / "synapse.toml").read_text() == ""
+        assert (at.data / "worker-secret.txt").read_text().startswith("synapse-canary")
+        assert not (at.work / "var.moved").exists()
+    finally:
+        await at.close()
+
+
+def test_a_bwrap_a_command_could_replace_is_not_trusted(tmp_path: Path) -> None:
+    installed = shutil.which("bwrap")
+    assert installed is not None
+    inside = tmp_path / "work"
+    inside.mkdir()
+    shutil.copy(installed, inside / "bwrap")
+    sandbox, why = Sandbox.find(str(inside / "bwrap"), [inside], inside)
+    assert sandbox is None and "lies in a folder sandboxed commands may read or write" in why
+    loose = tmp_path / "loose-bwrap"
+    shutil.copy(installed, loose)
+    loose.chmod(0o775)
+    sandbox, why = Sandbox.find(str(loose), [inside], inside)
+    assert sandbox is None and "must be owned by root and writable by root alone" in why
