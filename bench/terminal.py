@@ -47,7 +47,9 @@ def _prepare(root: Path, bwrap: str) -> tuple[Path, Scratch, Sandbox | None, str
     for name, text in FILES.items():
         (work / name).write_text(text)
     sandbox, why = Sandbox.find(bwrap, [work], work, [data], [Path(".env")])  # as the tool makes it
-    return work.resolve(), Scratch(data.resolve() / "scratch"), sandbox, why
+    scratch = Scratch(data.resolve() / "scratch")
+    scratch.prepare()
+    return work.resolve(), scratch, sandbox, why
 
 
 def _tool(work: Path, data: Path, bwrap: str) -> TerminalTool:

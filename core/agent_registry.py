@@ -1,7 +1,9 @@
 """Declared agents and groups: `Agent:<name>` / `Group:<name>` resolved to an AgentSpec.
 
 Declarations come from a TOML file: `SYNAPSE_AGENTS_FILE`, else `./synapse.toml`, else
-`~/.synapse/agents.toml` (the first that exists), on top of the builtin offline agents:
+`~/.synapse/agents.toml` (the first that exists and is not empty: an empty one declares nothing, and
+the terminal's sandbox leaves an empty read-only `./synapse.toml` where none was, so that no
+sandboxed command can create one), on top of the builtin offline agents:
 
 ```toml
 [agents.analyst]
@@ -97,7 +99,7 @@ def agents_file(settings: Settings) -> Path | None:
     if settings.agents_file is not None:
         return settings.agents_file
     for candidate in (Path("synapse.toml"), Path.home() / ".synapse" / "agents.toml"):
-        if candidate.is_file():
+        if candidate.is_file() and candidate.stat().st_size > 0:
             return candidate
     return None
 

@@ -78,3 +78,19 @@ def test_an_unknown_assignee_names_the_declared_ones(tmp_path: Path) -> None:
 def test_invalid_declarations_name_the_file_and_field(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(RegistryError, match=message):
         load_registry(registry_from(tmp_path, text))
+
+
+def test_an_empty_synapse_toml_declares_nothing_and_the_home_file_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal's sandbox leaves an empty `./synapse.toml` where none was: it must not hide the
+    declarations in `~/.synapse/agents.toml`."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".synapse").mkdir(parents=True)
+    project.mkdir()
+    (home / ".synapse" / "agents.toml").write_text(DECLARATIONS)
+    (project / "synapse.toml").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    registry = load_registry(Settings(data_dir=tmp_path / "data", _env_file=None))
+    assert registry.resolve("Agent:writer").framework == "adk"

@@ -132,23 +132,22 @@ def check_response_data(request: InteractionRequest, response: InteractionRespon
             f"got {type(data['arguments']).__name__}"
         )
     if "grant" in data:
-        content = request.content if isinstance(request.content, dict) else {}
-        possible = [str(scope) for scope in content.get("grants", [])]
-        if data["grant"] not in possible:
-            raise _invalid(
-                f"response_data.grant {data['grant']!r} is not possible for {content.get('summary') or where}; "
-                f"possible: {', '.join(possible) or 'none (its tool or policy allows no grants)'}"
-            )
+        _offered(request, data, "grant", "grants", "none (its tool or policy allows no grants)")
         if "arguments" in data:
             raise _invalid("grant the call as proposed, or edit its arguments; not both in one decision")
     if "sandbox" in data:
-        content = request.content if isinstance(request.content, dict) else {}
-        possible = [str(profile) for profile in content.get("sandboxes", [])]
-        if data["sandbox"] not in possible:
-            raise _invalid(
-                f"response_data.sandbox {data['sandbox']!r} is not possible for {content.get('summary') or where}; "
-                f"possible: {', '.join(possible) or 'none (its tool does not run in a sandbox here)'}"
-            )
+        _offered(request, data, "sandbox", "sandboxes", "none (its tool does not run in a sandbox here)")
+
+
+def _offered(request: InteractionRequest, data: dict[str, Any], key: str, offers: str, none: str) -> None:
+    """`response_data[key]` must be one of what the request offers (`content[offers]`)."""
+    content = request.content if isinstance(request.content, dict) else {}
+    possible = [str(choice) for choice in content.get(offers, [])]
+    if data[key] not in possible:
+        where = content.get("summary") or f"interaction {request.interaction_id!r}"
+        raise _invalid(
+            f"response_data.{key} {data[key]!r} is not possible for {where}; possible: {', '.join(possible) or none}"
+        )
 
 
 def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:

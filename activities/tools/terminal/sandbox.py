@@ -26,14 +26,17 @@ not exist yet is made an empty read-only placeholder, so no command can create i
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import shlex
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from contracts import SandboxProfile
 
@@ -81,6 +84,14 @@ RUN_COMMAND = (
 from fd 5, and on exit write the folder and exports it leaves (after), NUL-separated."""
 
 
+def _name(lookup: Callable[[int], Any], number: int) -> str:
+    """The name of a user or group id (the id itself when it has none)."""
+    try:
+        return str(lookup(number)[0])
+    except KeyError:
+        return str(number)
+
+
 def _within(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == folder or folder in path.parents for folder in folders)
 
@@ -114,6 +125,23 @@ class Scratch:
     def state(self) -> Path:
         """What an approved sandboxed command leaves: exports before, then folder and exports after."""
         return self.folder / "state"
+
+    @property
+    def passwd(self) -> Path:
+        """The worker's own user alone, as `/etc/passwd` of a free sandbox (`ls -l`, `whoami`)."""
+        return self.folder / "passwd"
+
+    @property
+    def group(self) -> Path:
+        """The worker's own group alone, as `/etc/group` of a free sandbox."""
+        return self.folder / "group"
+
+    def prepare(self) -> None:
+        """Write who the worker is, and nobody else, for the free sandbox to show."""
+        uid, gid = os.getuid(), os.getgid()
+        user, group = _name(pwd.getpwuid, uid), _name(grp.getgrgid, gid)
+        self.passwd.write_text(f"{user}:x:{uid}:{gid}:{user}:/nonexistent:/usr/sbin/nologin\n")
+        self.group.write_text(f"{group}:x:{gid}:\n")
 
     @property
     def apply(self) -> Path:
@@ -177,10 +205,11 @@ class Sandbox:
         return None
 
     def probe(self) -> str | None:
-        """Start one sandbox of each kind around `true`; None when both work, else why not."""
+        """Start a free and a read-only sandbox around `true`; None when both work, else why not.
+        (A workspace-write one would leave its placeholders: they wait for the first such command.)"""
         checks = {
-            "free": self._free_arguments(),
-            "workspace-write": self._approved_arguments(SandboxProfile.WORKSPACE_WRITE),
+            "free": self._free_arguments(None),
+            "read-only": self._approved_arguments(SandboxProfile.READ_ONLY),
         }
         for kind, arguments in checks.items():
             try:
@@ -202,7 +231,7 @@ class Sandbox:
     def free_line(self, words: list[str], scratch: Scratch) -> str:
         """The line that runs `words` (an allowlisted program and its arguments) without approval."""
         scratch.words.write_bytes(b"".join(word.encode() + b"\0" for word in words))
-        return self._line(self._free_arguments(), RUN_WORDS, scratch, "</dev/null")
+        return self._line(self._free_arguments(scratch), RUN_WORDS, scratch, "</dev/null")
 
     def approved_line(self, profile: SandboxProfile, command: str, scratch: Scratch) -> str:
         """The line that runs an approved `command` (any shell syntax) under `profile`."""
@@ -263,13 +292,19 @@ class Sandbox:
                     anchors[folder] = ["--bind-try", str(folder), str(folder)]
         return list(anchors.items())
 
-    def _free_arguments(self) -> list[str]:
+    def _free_arguments(self, scratch: Scratch | None) -> list[str]:
+        identity = (
+            ["--ro-bind", str(scratch.passwd), "/etc/passwd", "--ro-bind", str(scratch.group), "/etc/group"]
+            if scratch is not None
+            else []
+        )
         binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
         layered = _layered(binds, self._covers(list(self.trusted), None))
         setenv = [word for name, value in FREE_ENV.items() for word in ("--setenv", name, value)]
         return [
             *COMMON,
             *self._system(),
+            *identity,
             *layered,
             "--proc",
             "/proc",

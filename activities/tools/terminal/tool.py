@@ -277,8 +277,9 @@ class TerminalTool(Tool):
             await shell.close()
             return (str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"), notes
         self._scratch_root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix="scratch-", dir=self._scratch_root))
-        self._terminals[owner] = terminal = _Terminal(shell, Scratch(folder))
+        scratch = Scratch(Path(tempfile.mkdtemp(prefix="scratch-", dir=self._scratch_root)))
+        scratch.prepare()
+        self._terminals[owner] = terminal = _Terminal(shell, scratch)
         return terminal, {**notes, "fresh_terminal": True}
 
     def _launch(

@@ -66,6 +66,7 @@ def main() -> None:
     attempt(report, "type into the terminal", inject)
     attempt(report, "home", lambda: os.listdir(os.path.expanduser("~")))
     attempt(report, "etc", lambda: sorted(os.listdir("/etc")))
+    attempt(report, "users", lambda: Path("/etc/passwd").read_text().splitlines())
     print(json.dumps(report))  # noqa: T201 (its report is its output)
 
 

@@ -17,7 +17,7 @@ from core.settings import Settings, ToolSettings
 _, _WHY = Sandbox.find("bwrap", [Path.cwd()], Path.cwd())
 needs_bwrap = pytest.mark.skipif(
     bool(_WHY),
-    reason=f"the terminal sandbox cannot run here: {_WHY} (.ci/run installs the Debian package bubblewrap)",
+    reason=f"the terminal sandbox cannot run here: {_WHY}; .ci/run installs it",
 )
 """Marks a test that needs a working bubblewrap; it is skipped, with the reason, where there is none."""
 

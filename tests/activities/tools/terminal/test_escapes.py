@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 import shutil
 import time
 from collections.abc import AsyncIterator
@@ -202,7 +203,9 @@ async def test_even_a_program_no_one_should_allow_is_contained(
         assert "SYNAPSE_CANARY" not in report["environment"][1] and "PATH" in report["environment"][1]
         assert "SYNAPSE_CANARY" not in str(report["pid 1 environment"][1])
         assert len(report["processes"][1]) <= 3, f"only the sandbox's own processes: {report['processes']}"
-        assert not {"passwd", "shadow", "hostname"} & set(report["etc"][1])
+        assert not {"shadow", "gshadow", "hostname", "hosts"} & set(report["etc"][1])
+        me = pwd.getpwuid(os.getuid()).pw_name
+        assert [line.split(":")[0] for line in report["users"][1]] == [me], "the worker's own user alone"
         after = await at.approved("true", SandboxProfile.FULL, "t/run/tool_1")  # anything typed would run now
         assert after.ok and at.untouched() == before
         assert not (at.work / "injected-by-tiocsti").exists()

@@ -28,6 +28,17 @@ async def at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[B
     await terminal.close()
 
 
+@pytest.mark.parametrize("command", ["ls", "cat README.md", "grep -n x notes.txt", "ls -la sub"])
+async def test_benign_commands_still_run_free_and_print_what_they_would_anywhere(
+    at: Bench, command: str
+) -> None:
+    result = await at.free(command)
+    assert result is not None, f"{command!r} runs without approval"
+    assert result.metadata["sandbox"] == "trusted-read-only" and result.metadata["exit_status"] == 0
+    bare = await at.approved(command, SandboxProfile.FULL, "t/run/tool_1")
+    assert result.ok and result.content["output"] == bare.content["output"] != ""
+
+
 @pytest.mark.parametrize(
     ("profile", "inside", "outside"),
     [
