@@ -371,6 +371,18 @@ def _with_context(
     return assessment
 
 
+def _contextual(
+    host: LoopHost,
+    call: ToolCallRequest,
+    assessment: ToolAssessment,
+    messages: list[UniversalMessage],
+    state: dict[str, Any] | None,
+) -> ToolAssessment:
+    """The assessment with its context as people should see it: a tool given its `state` (the
+    `terminal-sandbox` patch) said it itself; before, the last result's metadata filled it in."""
+    return assessment if state is not None else _with_context(host, call, assessment, messages)
+
+
 async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
     """Assess one call, get it approved when needed, run it, and append its result or denial.
 
@@ -383,7 +395,7 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         return
     sandboxed = workflow.patched(sandbox.SANDBOX_PATCH)
     state = _tool_state(host, call, messages) if sandboxed else None
-    assessment = _with_context(host, call, await _assess(call, state), messages)
+    assessment = _contextual(host, call, await _assess(call, state), messages, state)
     if not assessment.known:
         _refuse_unknown(host, call, assessment, messages)
         return
@@ -400,7 +412,7 @@ async def _gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Un
         if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
-            again = _with_context(host, call, await _assess(call, state), messages)
+            again = _contextual(host, call, await _assess(call, state), messages, state)
             if sandboxed:
                 again = sandbox.proposed(again, host.sandbox)
             if not again.known:

@@ -6,6 +6,7 @@ Every test runs commands in real bubblewrap sandboxes (skipped, with the reason,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -106,17 +107,68 @@ async def test_a_sessions_choice_is_its_default_and_a_bad_choice_is_refused_nami
     assert not (tmp_path / "work" / "made.txt").exists()
 
 
-async def test_cd_and_exports_come_back_out_of_the_sandbox(http: httpx.AsyncClient, tmp_path: Path) -> None:
+async def test_cd_comes_back_out_of_the_sandbox_and_exports_stay_in_sandboxes(
+    http: httpx.AsyncClient, tmp_path: Path
+) -> None:
     key = new_key()
     first, _ = await ask(http, key, "mkdir sub && cd sub && export GREETING=hi PROMPT_COMMAND='touch pwned'")
     assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
-    second, _ = await ask(http, key, "echo $GREETING from $(basename $PWD) ${PROMPT_COMMAND:-unset}")
+    second, _ = await ask(http, key, "echo $GREETING from $(basename $PWD)")
     assert (await pending(http, key))["content"]["context"]["cwd"] == str(tmp_path / "work" / "sub")
     result = (await decide(http, key, second, approved=True, principal="bob")).json()["tool_result"]
-    assert result["content"]["output"] == "hi from sub unset\n", (
-        "a variable that steers the shell stays inside"
+    assert result["content"]["output"] == "hi from sub\n", "a later sandboxed command starts with the exports"
+    third, _ = await ask(http, key, "echo ${GREETING:-unset} ${PROMPT_COMMAND:-unset}")
+    full = await decide(http, key, third, approved=True, principal="bob", response_data={"sandbox": "full"})
+    assert full.json()["tool_result"]["content"]["output"] == "unset unset\n", (
+        "the terminal's own shell: none"
     )
-    assert not (tmp_path / "work" / "sub" / "pwned").exists()
+    assert not list((tmp_path / "work").rglob("pwned"))
+
+
+AGENT_CLI = Path(__file__).parents[1] / "fakes" / "agent_cli.py"
+
+
+async def test_a_grant_for_sandboxed_calls_never_types_into_a_program(http: httpx.AsyncClient) -> None:
+    """Input for a program at its prompt runs in that program, without a sandbox: a grant made for
+    sandboxed calls does not allow it, and its request says where it goes."""
+    key = new_key()
+    first, _ = await ask(http, key, "printf granted")
+    granted = await decide(
+        http, key, first, approved=True, principal="bob", response_data={"grant": "session_prefix"}
+    )
+    assert granted.status_code == 200 and granted.json()["tool_result"]["ok"]
+    started, _ = await ask(http, key, f"{sys.executable} {AGENT_CLI}")
+    run = await decide(http, key, started, approved=True, principal="bob", response_data={"sandbox": "full"})
+    assert run.json()["tool_result"]["content"]["waiting_for_input"] == ">"
+    typed, _ = await ask(http, key, "printf typed-into-the-program")
+    request = await pending(http, key)
+    assert request["interaction_id"] == typed, "asked for, not allowed by the grant"
+    assert request["content"]["context"]["sandbox"].startswith(
+        "full: typed into the program waiting at its prompt"
+    )
+    assert "sandboxes" not in request["content"], "no sandbox to choose for it"
+    refused = await decide(
+        http, key, typed, approved=True, principal="bob", response_data={"sandbox": "read-only"}
+    )
+    assert refused.status_code == 422 and "not possible" in refused.json()["detail"]
+
+
+async def test_a_call_two_people_approve_runs_as_proposed(http: httpx.AsyncClient, tmp_path: Path) -> None:
+    key = new_key()
+    policies = {"terminal": {"approvals_required": 2}}
+    created = await http.post("/sessions", json={"session_key": key, "policies": policies})
+    assert created.status_code == 201, created.text
+    interaction_id, _ = await ask(http, key, "touch ../outside/two.txt")
+    for principal, data in (("bob", {"sandbox": "read-only"}), ("carol", {"sandbox": "full"})):
+        refused = await decide(
+            http, key, interaction_id, approved=True, principal=principal, response_data=data
+        )
+        assert refused.status_code == 422, refused.text
+        assert "needs 2 approvers, who approve the same call: it runs as proposed" in refused.json()["detail"]
+    assert (await decide(http, key, interaction_id, approved=True, principal="bob")).status_code == 202
+    done = await decide(http, key, interaction_id, approved=True, principal="carol")
+    assert done.status_code == 200 and done.json()["tool_result"]["metadata"]["sandbox"] == "workspace-write"
+    assert not (tmp_path / "outside" / "two.txt").exists()
 
 
 async def test_a_grant_keeps_the_sandbox_it_was_given_with(http: httpx.AsyncClient, tmp_path: Path) -> None:
@@ -143,10 +195,15 @@ async def test_a_grant_keeps_the_sandbox_it_was_given_with(http: httpx.AsyncClie
 
 async def test_a_free_command_says_it_ran_in_the_read_only_sandbox(http: httpx.AsyncClient) -> None:
     key = new_key()
+    first, _ = await ask(http, key, "mkdir -p sub")  # an approved one first: each says its own sandbox
+    assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
     sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!ls -a"})
     assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
-    chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_USE))
-    [request] = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST]
+    chunks = await collect_events(
+        http, key, lambda c: is_type(TaskChunkType.TOOL_USE)(c) and "ls -a" in str(c.content)
+    )
+    request = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST][-1]
+    assert fields(request)["tool_params"] == {"command": "ls -a"}
     assert request.metadata["requires_approval"] is False
     assert fields(request)["context"]["sandbox"] == "trusted-read-only"
     assert fields(chunks[-1])["result"]["metadata"]["sandbox"] == "trusted-read-only"

@@ -126,6 +126,11 @@ def check_response_data(request: InteractionRequest, response: InteractionRespon
         raise _invalid(
             f"response_data.{next(iter(data))} only goes with approved=true (a denial runs nothing)"
         )
+    if data and request.approvals_required > 1:
+        raise _invalid(
+            f"{where} needs {request.approvals_required} approvers, who approve the same call: it runs "
+            f"as proposed, so response_data.{next(iter(data))} is not possible (approve it as it is, or deny it)"
+        )
     if "arguments" in data and not isinstance(data["arguments"], dict):
         raise _invalid(
             f"response_data.arguments must be an object of the tool's arguments, "

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         InteractionOutcome,
         InteractionRequest,
         Principal,
+        SandboxProfile,
         ToolAssessment,
         ToolCallRequest,
     )
@@ -39,9 +40,12 @@ class GrantLedger(Protocol):
 
 
 def matching(ledger: GrantLedger, call: ToolCallRequest, assessment: ToolAssessment) -> Grant | None:
-    """The grant in force that allows this call, if any (the oldest)."""
+    """The grant in force that allows this call, if any (the oldest). A grant given for calls that
+    run in a sandbox never allows one that cannot (input typed into a program at its prompt)."""
     for grant in ledger.grants:
         if grant.revoked_at is not None or grant.tool_id != call.tool_id:
+            continue
+        if grant.sandbox not in (None, SandboxProfile.FULL) and assessment.sandbox is None:
             continue
         if grant.scope == GrantScope.SESSION and grant.arguments == call.arguments:
             return grant

@@ -73,6 +73,15 @@ class TerminalBackend(ABC):
         """Why there is no more output."""
         return TerminalLost("the terminal has gone")
 
+    def remember_settings(self) -> None:
+        """Note the terminal's settings as they are now, the shell waiting for a line (a terminal
+        Synapse does not sandbox keeps none)."""
+        return None  # a terminal elsewhere (ttyd) runs nothing sandboxed: nothing to guard against
+
+    def restore_settings(self) -> None:
+        """Put the terminal's settings back as noted, before a line is typed into the shell."""
+        return None  # see remember_settings
+
     @abstractmethod
     async def resize(self, columns: int, rows: int) -> None:
         """Tell the shell its window size."""

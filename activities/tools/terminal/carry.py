@@ -1,16 +1,13 @@
-"""What an approved sandboxed command leaves behind for the session's shell: its folder and exports.
+"""What an approved sandboxed command leaves behind: the folder it ended in, and its exports.
 
 The command runs in a bash of its own inside the sandbox, which writes (`sandbox.RUN_COMMAND`) the
-exports it started with, an empty entry, then the folder and the exports it ended with, all
-NUL-separated. Here that is read and turned into a script for the session's shell (`cd`, `export`,
-`unset`) that it reads with `source`, every value quoted: nothing the sandbox wrote is ever run by
-the shell outside it, and none of it is typed (a control character would act on the line editor).
-
-Variables that steer the shell, its line editor or what later commands run (PROMPT_COMMAND, PS1,
-MAILPATH, histchars, BASH_ENV, IFS, PATH, LD_*, ...) are not carried: a sandboxed command must not
-be able to make the shell outside it, or a later command approved without a sandbox, run something
-else. Shell functions, aliases and unexported variables stay inside, like anything else the
-sandbox held.
+exports it started with, an empty entry, then the folder (physical) and the exports it ended with,
+all NUL-separated. Here that is read:
+- the folder becomes a `cd` of the session's shell (a script it reads with `source`: never typed);
+- the exports become the terminal's `Overlay`, which later *sandboxed* commands start with. They
+  never reach the session's shell, so a sandboxed command cannot change what the shell, or a later
+  command approved without a sandbox, runs (PROMPT_COMMAND, PATH, LD_PRELOAD, GIT_CONFIG_*, ...).
+Shell functions, aliases and unexported variables stay inside, like anything else the sandbox held.
 """
 
 from __future__ import annotations
@@ -21,33 +18,42 @@ from dataclasses import dataclass, field
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEPT_IN = re.compile(
-    r"BASH.*|PS[0-4]|PROMPT_COMMAND|PROMPT_DIRTRIM|ENV|SHELLOPTS|IFS|CDPATH|GLOBIGNORE|EXECIGNORE"
-    r"|FIGNORE|FCEDIT|HIST.*|histchars|auto_resume|MAIL|MAILCHECK|MAILPATH|TMOUT|IGNOREEOF|INPUTRC"
-    r"|TIMEFORMAT|POSIXLY_CORRECT|COMP_.*|COMPREPLY|READLINE_.*|EMACS|INSIDE_EMACS|LINES|COLUMNS"
-    r"|TERM|TERMINFO|LANG|LANGUAGE|LC_.*|PATH|LD_.*|PWD|OLDPWD|SHLVL|HOME|SHELL|TMPDIR|_"
+    r"BASH.*|SHELLOPTS|IFS|PS[0-4]|PPID|UID|EUID|PWD|OLDPWD|SHLVL|_|__synapse.*|TERM|LINES|COLUMNS"
 )
-"""Names never carried out of a sandbox: they steer the shell, its line editor, its locale, the
-linker or where programs are found, or they are the shell's own."""
+"""Names never carried: a bash's own (read-only, or set by every bash), and Synapse's."""
 
 
 @dataclass
 class Carried:
-    """The changes to apply to the session's shell."""
+    """What a sandboxed command changed."""
 
     cwd: str | None = None
     exports: dict[str, str] = field(default_factory=dict)
     unsets: list[str] = field(default_factory=list)
 
-    def script(self) -> str | None:
-        """Shell that applies them, for `source` (None: nothing to apply)."""
-        lines = []
-        if self.cwd:
-            lines.append(f"builtin cd -- {shlex.quote(self.cwd)} 2>/dev/null")
-        if self.exports:
-            lines.append("export -- " + " ".join(shlex.quote(f"{k}={v}") for k, v in self.exports.items()))
-        if self.unsets:
-            lines.append("unset -v -- " + " ".join(self.unsets))
-        return "".join(f"{line}\n" for line in lines) or None
+    def cd(self) -> str | None:
+        """Shell that moves the session's shell to the folder, for `source` (None: nowhere to go)."""
+        return f"builtin cd -P -- {shlex.quote(self.cwd)} 2>/dev/null\n" if self.cwd else None
+
+
+@dataclass
+class Overlay:
+    """The exports sandboxed commands made, which later sandboxed commands of the terminal start with."""
+
+    changes: dict[str, str | None] = field(default_factory=dict)
+    """Name → value, or None where a sandboxed command unset it."""
+
+    def take(self, carried: Carried) -> None:
+        """Add what a command changed."""
+        self.changes.update(carried.exports)
+        self.changes.update(dict.fromkeys(carried.unsets))
+
+    def script(self) -> str:
+        """Shell that sets them, read with `source` inside the next sandbox (values quoted)."""
+        return "".join(
+            f"unset -v -- {name}\n" if value is None else f"export -- {shlex.quote(f'{name}={value}')}\n"
+            for name, value in self.changes.items()
+        )
 
 
 def _entries(data: bytes) -> dict[str, str]:
@@ -72,9 +78,10 @@ def read(data: bytes) -> Carried:
     if not sep or not after:  # killed before its exit trap: the shell stays as it was
         return Carried()
     cwd, _, exports = after.partition(b"\0")
+    folder = cwd.decode("utf-8", "replace")
     old, new = _entries(before + b"\0"), _entries(exports)
     return Carried(
-        cwd=cwd.decode("utf-8", "replace") or None,
+        cwd=folder if folder.startswith("/") and "\n" not in folder else None,
         exports={name: value for name, value in new.items() if old.get(name) != value},
         unsets=sorted(name for name in old if name not in new),
     )

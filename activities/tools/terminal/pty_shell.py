@@ -12,6 +12,7 @@ import struct
 import termios
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .backend import TerminalBackend, TerminalLost, TerminalState
 
@@ -52,6 +53,7 @@ class PtyShell(TerminalBackend):
         self._size = (columns, rows)
         self._process: asyncio.subprocess.Process | None = None
         self._master = -1
+        self._settings: list[Any] | None = None
 
     async def start(self) -> None:
         """Spawn bash on a new PTY; its output is queued as it comes."""
@@ -109,6 +111,16 @@ class PtyShell(TerminalBackend):
 
     def _gone(self) -> RuntimeError:
         return TerminalLost("the shell has exited")
+
+    def remember_settings(self) -> None:
+        """Note the PTY's settings (on Linux the master's termios calls reach the shell's side)."""
+        self._settings = termios.tcgetattr(self._master)
+
+    def restore_settings(self) -> None:
+        """Put them back: a sandboxed command holds the PTY while it runs and may change them
+        (`stty intr T` makes the next line typed be cut at its first `T`), not what is typed next."""
+        if self._settings is not None and self._master >= 0:
+            termios.tcsetattr(self._master, termios.TCSANOW, self._settings)
 
     def _set_size(self, columns: int, rows: int) -> None:
         fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))

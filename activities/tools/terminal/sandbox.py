@@ -61,9 +61,23 @@ TMP = Path("/tmp")
 COMMON = ("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session")
 PROBE_TIMEOUT = 10.0
 BASH = ("/bin/bash", "--noprofile", "--norc", "-c")
-WORDS_FD, ARGS_FD, STATUS_FD, ENV_FD, STATE_FD = 5, 6, 7, 8, 9
-"""File descriptors of the command (its words, or its text), bwrap's arguments, bwrap's JSON status,
-the shell's exports (in) and the carried state (out)."""
+OVERLAY_FD, WORDS_FD, ARGS_FD, STATUS_FD, ENV_FD, STATE_FD = 4, 5, 6, 7, 8, 9
+"""File descriptors of the exports earlier sandboxed commands made (in), the command (its words, or
+its text), bwrap's arguments, bwrap's JSON status, the shell's exports (in) and the carried state (out)."""
+SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+"""The system's secrets: covered in every approved sandbox (a free one shows none of /etc)."""
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".config/temporalio",
+)
+"""Folders in the worker's home holding its credentials (its Temporal profile among them): covered."""
+HOME_SECRET_FILES = (".netrc", ".pgpass", ".git-credentials")
 
 RUN_WORDS = (
     f"exec {ARGS_FD}<&- {STATUS_FD}>&-; mapfile -d '' -t __synapse_words <&{WORDS_FD}; "
@@ -71,17 +85,18 @@ RUN_WORDS = (
 )
 """Inside a free sandbox: run the words, NUL-separated on fd 5, as one program and its arguments."""
 RUN_COMMAND = (
-    f"exec {ARGS_FD}<&- {STATUS_FD}>&-\n"
-    f"source /dev/fd/{ENV_FD}; exec {ENV_FD}<&-\n"
+    f"exec {ARGS_FD}<&- {STATUS_FD}>&-; set -P\n"
+    f"source /dev/fd/{ENV_FD}; source /dev/fd/{OVERLAY_FD}; exec {ENV_FD}<&- {OVERLAY_FD}<&-\n"
     f"IFS= read -r -d '' __synapse_command <&{WORDS_FD}; exec {WORDS_FD}<&-\n"
     "__synapse_env() { local __synapse_n IFS=$' \\t\\n'; for __synapse_n in $(compgen -e); do "
     'printf \'%s=%s\\0\' "$__synapse_n" "${!__synapse_n}"; done; }\n'
     f"{{ __synapse_env; printf '\\0'; }} >&{STATE_FD}\n"
-    f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$PWD"; __synapse_env; }} >&{STATE_FD}; exit $__synapse_s\' EXIT\n'
+    f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$(pwd -P)"; __synapse_env; }} >&{STATE_FD}; exit $__synapse_s\' EXIT\n'
     'eval "$__synapse_command"\n'
 )
-"""Inside an approved sandbox: take the shell's exports, write them (before), run the command text
-from fd 5, and on exit write the folder and exports it leaves (after), NUL-separated."""
+"""Inside an approved sandbox: take the shell's exports and those of earlier sandboxed commands,
+write them (before), run the command text from fd 5, and on exit write the folder (physical) and
+the exports it leaves (after), NUL-separated."""
 
 
 def _name(lookup: Callable[[int], Any], number: int) -> str:
@@ -120,6 +135,11 @@ class Scratch:
     def status(self) -> Path:
         """bwrap's JSON status (`--json-status-fd`): an `exit-code` once the command ran."""
         return self.folder / "status.json"
+
+    @property
+    def overlay(self) -> Path:
+        """The exports earlier sandboxed commands made, sourced inside the next one (`carry.Overlay`)."""
+        return self.folder / "overlay"
 
     @property
     def state(self) -> Path:
@@ -170,6 +190,9 @@ class Sandbox:
     """The worker's own folders (its data dir) that no sandbox shows."""
     hidden_files: tuple[Path, ...] = ()
     """The worker's own files (`.env`, the agents file) that no sandbox shows or lets be created."""
+    protected: tuple[Path, ...] = ()
+    """Synapse's own installation (its code, its virtualenv): read-only even inside the workspace,
+    or a workspace-write command could change what the worker runs at its next start."""
 
     @classmethod
     def find(
@@ -179,6 +202,7 @@ class Sandbox:
         workspace: Path,
         hidden_dirs: Iterable[Path] = (),
         hidden_files: Iterable[Path] = (),
+        protected: Iterable[Path] = (),
     ) -> tuple[Sandbox | None, str]:
         """The sandbox when `program` (bwrap) is there, safe to trust, and can start one; else None and why."""
         found = shutil.which(program)
@@ -190,6 +214,7 @@ class Sandbox:
             workspace=workspace.resolve(),
             hidden_dirs=tuple(Path(path).resolve() for path in hidden_dirs),
             hidden_files=tuple(Path(path).resolve() for path in hidden_files),
+            protected=tuple(Path(path).resolve() for path in protected),
         )
         why = sandbox.untrusted() or sandbox.probe()
         return (None, why) if why else (sandbox, "")
@@ -233,14 +258,24 @@ class Sandbox:
         scratch.words.write_bytes(b"".join(word.encode() + b"\0" for word in words))
         return self._line(self._free_arguments(scratch), RUN_WORDS, scratch, "</dev/null")
 
-    def approved_line(self, profile: SandboxProfile, command: str, scratch: Scratch) -> str:
-        """The line that runs an approved `command` (any shell syntax) under `profile`."""
+    @property
+    def writable(self) -> bool:
+        """Whether `workspace-write` commands may write the workspace: not when it lies in Synapse's
+        own installation (`make up` in its checkout: point the terminal at a project of its own)."""
+        return not _within(self.workspace, self.protected)
+
+    def approved_line(self, profile: SandboxProfile, command: str, scratch: Scratch, overlay: str) -> str:
+        """The line that runs an approved `command` (any shell syntax) under `profile`, starting
+        with the exports of earlier sandboxed commands (`overlay`, a script)."""
         scratch.words.write_text(command)
-        extra = f"{ENV_FD}< <(export -p) {STATE_FD}>{_quoted(scratch.state)}"
+        scratch.overlay.write_text(overlay)
+        extra = f"{OVERLAY_FD}<{_quoted(scratch.overlay)} {ENV_FD}< <(export -p) {STATE_FD}>{_quoted(scratch.state)}"
         return self._line(self._approved_arguments(profile), RUN_COMMAND, scratch, extra)
 
     def _line(self, arguments: list[str], script: str, scratch: Scratch, extra: str) -> str:
         """bwrap with `arguments` (through a file) around bash running `script` (a constant)."""
+        if not scratch.folder.is_absolute():  # the shell would look for it from wherever it is
+            raise ValueError(f"a terminal's scratch folder must be an absolute path, not {scratch.folder}")
         scratch.args.write_bytes(b"".join(word.encode() + b"\0" for word in arguments))
         inner = " ".join(shlex.quote(word) for word in (*BASH, script, "synapse"))
         return (
@@ -320,7 +355,7 @@ class Sandbox:
         """All of `/` read-only but the worker's own files and the host's sockets, a /tmp of its
         own, the trusted folders and the workspace shown again where a cover hid them, and the
         workspace writable (with the folders that keep covers in place) under `workspace-write`."""
-        writable = self.workspace if profile == SandboxProfile.WORKSPACE_WRITE else None
+        writable = self.workspace if profile == SandboxProfile.WORKSPACE_WRITE and self.writable else None
         binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
         binds.append(
             (
@@ -330,6 +365,11 @@ class Sandbox:
         )
         if writable is not None:
             binds += self._anchors(writable)
+            binds += [
+                (path, ["--ro-bind", str(path), str(path)])
+                for path in self.protected
+                if _within(path, [writable])
+            ]
         sockets = [Path(path) for path in SOCKETS if Path(path).is_dir() and not Path(path).is_symlink()]
         covers = [
             (TMP, ["--tmpfs", str(TMP)]),

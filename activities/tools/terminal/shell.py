@@ -27,9 +27,10 @@ from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process,
 SENTINEL_MARK = "__SYN"
 SETUP = (
     "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
-    "set +H; unset MAIL MAILPATH MAILCHECK"
+    "set +H -P; unset MAIL MAILPATH MAILCHECK; __synapse_nl=$'\\n'"
 )
-"""Echo off, no prompts; no history expansion and no mail checks (both expand text as they go)."""
+"""Echo off, no prompts; no history expansion and no mail checks (both expand text as they go);
+folders as they physically are (`cd` into a symlink shows where it leads)."""
 READY_TIMEOUT = 15.0
 INTERRUPT_GRACE = 10.0
 PROBE_PAUSE = 0.2
@@ -63,8 +64,9 @@ class CommandOutcome:
 
 
 def _probe(marker: str, status: str = "$?") -> bytes:
-    # \137 is "_": the typed text never contains the marker, only the printed one does.
-    return f"printf '\\n\\137\\137SYN{marker}:%s:%s\\n' {status} \"$PWD\"\n".encode()
+    # \137 is "_": the typed text never contains the marker, only the printed one does. A newline in
+    # the folder's name is shown as `?`: the sentinel's line holds one folder, never a made-up second.
+    return f"printf '\\n\\137\\137SYN{marker}:%s:%s\\n' {status} \"${{PWD//$__synapse_nl/?}}\"\n".encode()
 
 
 class Shell:
@@ -96,6 +98,7 @@ class Shell:
             if chunk:
                 buffer += chunk.decode("utf-8", "replace")
         self._parse_sentinel(buffer, marker)
+        self.backend.remember_settings()
         self.backend.state = TerminalState.IDLE
 
     async def run(
@@ -120,10 +123,11 @@ class Shell:
         self.backend.state = TerminalState.BUSY
         marker = self.foreground or uuid.uuid4().hex[:12]
         echo = None
-        if self.foreground:  # input for the program at its prompt
+        if self.foreground:  # input for the program at its prompt, in the program's own settings
             echo = command
             await self.backend.send(f"{command}\r".encode())
         else:
+            self.backend.restore_settings()
             await self.backend.send(f"{{ {command}\n}}; ".encode() + _probe(marker))
         stream = _Stream(
             f"\n{SENTINEL_MARK}{marker}:",
@@ -186,6 +190,8 @@ class Shell:
         Input for a program at its prompt is never followed by shell probes (they would be typed
         into the program): after Ctrl-C it must show its prompt again or exit (its sentinel).
         """
+        if not in_program:
+            self.backend.restore_settings()  # Ctrl-C must interrupt, whatever a command set
         await self.backend.send(b"\x03")
         deadline = time.monotonic() + INTERRUPT_GRACE
         if in_program:
@@ -198,6 +204,7 @@ class Shell:
             await asyncio.sleep(PROBE_PAUSE)
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
+            self.backend.restore_settings()
             await self.backend.send(_probe(resync, "130"))
             await self._feed_until(stream, poll, time.monotonic() + PROBE_WAIT)
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shlex
 import shutil
+import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -36,12 +38,17 @@ from .command import command_of, unusable, words_of
 from .free import FreeRules
 from .pty_shell import PtyShell, terminal_environment
 from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal
-from .sandbox import Sandbox, Scratch
+from .sandbox import HOME_SECRET_FILES, HOME_SECRETS, SECRET_FILES, Sandbox, Scratch
 from .shell import CommandOutcome, Shell
 from .streamer import Streamer, heartbeat_while_running
 from .ttyd import TtydTerminal
 
 logger = logging.getLogger(__name__)
+
+SOURCE_ROOT = Path(__file__).resolve().parents[3]
+"""Where Synapse's own packages are (a checkout, or site-packages): read-only in every sandbox."""
+TEMPORAL_FILES = ("TEMPORAL_CONFIG_FILE", "TEMPORAL_TLS_CLIENT_KEY_PATH")
+"""Variables naming the worker's Temporal profile and client key: covered in every sandbox."""
 
 FREE_SANDBOX = "trusted-read-only"
 """The sandbox of a command that runs without approval, as results and requests name it."""
@@ -83,6 +90,8 @@ class _Terminal:
 
     shell: Shell
     scratch: Scratch
+    overlay: carry.Overlay = field(default_factory=carry.Overlay)
+    """The exports its sandboxed commands made: later sandboxed commands start with them."""
 
     def state(self) -> dict[str, Any]:
         """What every result says of the terminal: where it is, and what waits for input there."""
@@ -110,14 +119,19 @@ class TerminalTool(Tool):
             (name.strip() for name in tools.terminal_allow.split(",") if name.strip()), trusted or [self._cwd]
         )
         self._workspace = (tools.terminal_workspace or self._cwd).resolve()
-        self._hidden_dirs = (settings.data_dir.resolve(), (Path.home() / ".synapse").resolve())
-        """The worker's own data, and the settings in its home: no sandbox shows them."""
+        home = Path.home()
+        self._hidden_dirs = (settings.data_dir, *(home / name for name in (".synapse", *HOME_SECRETS)))
+        """The worker's own data, its settings and credentials in its home: no sandbox shows them."""
         self._hidden_files = (
-            Path(".env").resolve(),
-            (settings.agents_file or Path("synapse.toml")).resolve(),
+            Path(".env"),
+            settings.agents_file or Path("synapse.toml"),
+            *map(Path, SECRET_FILES),
+            *(home / name for name in HOME_SECRET_FILES),
+            *(Path(os.environ[name]) for name in TEMPORAL_FILES if os.environ.get(name)),
         )
-        """The settings the worker reads at its next start: no sandbox shows or creates them."""
-        self._scratch_root = settings.data_dir / "terminal"
+        """The settings the worker reads at its next start, and the system's and its Temporal
+        client's secrets: no sandbox shows them, nor lets the settings be created."""
+        self._scratch_root = settings.data_dir.resolve() / "terminal"
         self._env = terminal_environment(
             name.strip() for name in tools.terminal_env.split(",") if name.strip()
         )
@@ -137,6 +151,13 @@ class TerminalTool(Tool):
         sandbox, why = self._sandbox()
         if sandbox is not None:
             logger.info("terminal sandbox: %s; free commands read %s", sandbox.bwrap, self._free.trusted)
+            if not sandbox.writable:
+                logger.warning(
+                    "the terminal's workspace %s lies in Synapse's own installation: workspace-write "
+                    "commands cannot write there (they could change what the worker runs next); set "
+                    "SYNAPSE_TERMINAL_CWD or SYNAPSE_TERMINAL_WORKSPACE to a project of its own",
+                    self._workspace,
+                )
         elif not self._ttyd:
             logger.warning(
                 "terminal sandbox unavailable: %s. Every terminal command needs approval, and approved "
@@ -155,6 +176,7 @@ class TerminalTool(Tool):
                 self._workspace,
                 self._hidden_dirs,
                 self._hidden_files,
+                protected=(Path(sys.prefix), SOURCE_ROOT),
             )
         return self._found
 
@@ -328,7 +350,9 @@ class TerminalTool(Tool):
                 sandbox_failed=True,
                 **said,
             )
-        return approved.approved_line(profile, command, terminal.scratch), str(profile)
+        return approved.approved_line(profile, command, terminal.scratch, terminal.overlay.script()), str(
+            profile
+        )
 
     async def _run(
         self, owner: str, command: str, claim: str | None, sandbox: SandboxProfile | None
@@ -372,15 +396,18 @@ class TerminalTool(Tool):
         return result
 
     async def _take_back(self, terminal: _Terminal, outcome: CommandOutcome) -> None:
-        """Carry into the shell the folder and exports a sandboxed command ended with (if any): a
-        script the shell reads with `source`, so nothing the sandbox wrote is typed."""
+        """Keep what a sandboxed command ended with (if anything): its exports for later sandboxed
+        commands, and its folder for the shell, by a script the shell reads with `source` (nothing
+        the sandbox wrote is typed)."""
         scratch = terminal.scratch
         try:
             data = scratch.state.read_bytes()
         except FileNotFoundError:
             return
         scratch.state.write_bytes(b"")
-        script = carry.read(data).script()
+        carried = carry.read(data)
+        terminal.overlay.take(carried)
+        script = carried.cd()
         if script is None:
             return
         scratch.apply.write_text(script)

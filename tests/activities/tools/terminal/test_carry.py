@@ -8,7 +8,7 @@ import tempfile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from activities.tools.terminal.carry import KEPT_IN, NAME, Carried, read
+from activities.tools.terminal.carry import KEPT_IN, NAME, Carried, Overlay, read
 
 
 def state(before: dict[str, str], cwd: str, after: dict[str, str]) -> bytes:
@@ -20,35 +20,41 @@ def _entries(env: dict[str, str]) -> bytes:
     return b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items())
 
 
-def test_changes_are_carried_and_what_steers_the_shell_is_not() -> None:
+def test_the_folder_goes_to_the_shell_and_the_exports_to_later_sandboxes() -> None:
     carried = read(
         state(
-            {"PATH": "/usr/bin", "GONE": "1", "KEPT": "same", "PWD": "/a"},
+            {"PATH": "/usr/bin", "GONE": "1", "KEPT": "same", "PWD": "/a", "SHLVL": "1"},
             "/srv/app",
             {
                 "PATH": "/usr/bin:/opt",
                 "KEPT": "same",
                 "NEW": "it's $(x)",
-                "PROMPT_COMMAND": "evil",
-                "LD_PRELOAD": "/x.so",
                 "PWD": "/b",
+                "__synapse_command": "x",
             },
         )
     )
-    assert carried == Carried(cwd="/srv/app", exports={"NEW": "it's $(x)"}, unsets=["GONE"])
-    assert carried.script() == (
-        "builtin cd -- /srv/app 2>/dev/null\nexport -- 'NEW=it'\"'\"'s $(x)'\nunset -v -- GONE\n"
+    assert carried == Carried(
+        cwd="/srv/app", exports={"PATH": "/usr/bin:/opt", "NEW": "it's $(x)"}, unsets=["GONE"]
     )
+    assert carried.cd() == "builtin cd -P -- /srv/app 2>/dev/null\n", "the only thing the shell outside reads"
+    overlay = Overlay()
+    overlay.take(carried)
+    overlay.take(Carried(exports={"GONE": "back"}, unsets=["NEW"]))
+    assert overlay.script() == "export -- PATH=/usr/bin:/opt\nunset -v -- NEW\nexport -- GONE=back\n"
     control = read(state({"A": "1"}, "/x\x15y", {"A": "a\x15touch pwned\r"}))
-    assert control.script() == "builtin cd -- '/x\x15y' 2>/dev/null\nexport -- 'A=a\x15touch pwned\r'\n", (
-        "control characters stay data: the script is read by `source`, never typed"
-    )
+    assert control.cd() == "builtin cd -P -- '/x\x15y' 2>/dev/null\n", "read by `source`, never typed"
+
+
+def test_a_folder_that_is_not_one_absolute_line_is_not_gone_to() -> None:
+    assert read(state({"A": "1"}, "x\n/srv/work", {"A": "1"})).cd() is None
+    assert read(state({"A": "1"}, "relative/dir", {"A": "1"})).cd() is None
 
 
 def test_a_command_killed_before_its_end_carries_nothing() -> None:
     assert read(b"") == Carried() and read(b"A=1\0B=2\0") == Carried()
     assert read(b"A=1\0\0") == Carried(), "the separator written, the end never"
-    assert Carried().script() is None
+    assert Carried().cd() is None and Overlay().script() == ""
 
 
 names = st.one_of(
@@ -63,20 +69,25 @@ envs = st.dictionaries(names, values, max_size=6)
 
 @settings(max_examples=150, deadline=None)
 @given(before=envs, after=envs, cwd=st.sampled_from(["", "/", "/usr", "/no such folder"]))
-def test_a_real_bash_ends_with_exactly_the_carried_exports_and_runs_nothing(
+def test_the_next_sandbox_starts_with_exactly_the_carried_exports_and_runs_nothing(
     before: dict[str, str], after: dict[str, str], cwd: str
 ) -> None:
-    """Against a reference model: the shell's variables become `after` for every name that may be
-    carried, stay as they were for the others; a value is data, never code."""
+    """Against a reference model: the next sandbox's variables become `after` for every name that may
+    be carried, stay as they were for the others; a value is data, never code."""
     carried = read(state(before, cwd, after))
     changed = {*carried.exports, *carried.unsets}
     assert not {name for name in changed if KEPT_IN.fullmatch(name) or not NAME.fullmatch(name)}
-    script = carried.script() or ""
+    overlay = Overlay()
+    overlay.take(carried)
+    script = overlay.script()
     start = {k: v for k, v in before.items() if NAME.fullmatch(k)}
     may = {k for k in {*before, *after} if NAME.fullmatch(k) and not KEPT_IN.fullmatch(k)}
     expected = {k: v for k, v in start.items() if k not in may} | {k: v for k, v in after.items() if k in may}
-    probe = 'for __probe in $(compgen -e); do printf "%s=%s\\0" "$__probe" "${!__probe}"; done'
-    with tempfile.NamedTemporaryFile("w", suffix=".sh") as apply:  # read by `source`, as the tool does
+    probe = (  # as the sandbox's own: its IFS, whatever the variables set
+        "__p() { local __probe IFS=$' \\t\\n'; for __probe in $(compgen -e); do "
+        'printf "%s=%s\\0" "$__probe" "${!__probe}"; done; }; __p'
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".sh") as apply:  # read by `source`, as the sandbox does
         apply.write(script)
         apply.flush()
         done = subprocess.run(
@@ -96,5 +107,5 @@ def test_a_real_bash_ends_with_exactly_the_carried_exports_and_runs_nothing(
 
 
 def _ours(env: dict[str, str]) -> dict[str, str]:
-    """The variables a sandboxed command may change (the shell's own are the shell's business)."""
+    """The variables a sandboxed command may carry (a bash's own are its business)."""
     return {k: v for k, v in env.items() if not KEPT_IN.fullmatch(k)}

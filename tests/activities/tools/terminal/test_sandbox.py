@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import uuid
@@ -13,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from activities.tools.terminal.sandbox import Sandbox
+from activities.tools.terminal.tool import SOURCE_ROOT, TerminalTool
 from contracts import SandboxProfile
+from core.settings import Settings, ToolSettings
 
 from ....conftest import assert_eventually
-from .sandboxing import Bench, bench, needs_bwrap
+from .sandboxing import SECRET, Bench, bench, needs_bwrap
 
 pytestmark = needs_bwrap
 
@@ -110,17 +113,34 @@ async def test_background_processes_end_with_their_sandboxed_command(at: Bench) 
     await assert_eventually(running, lambda alive: not alive, within=10, what="the background sleep gone")
 
 
-async def test_the_terminal_keeps_its_folder_and_environment_across_sandboxes(at: Bench) -> None:
+async def test_the_folder_comes_back_to_the_terminal_and_exports_stay_in_its_sandboxes(at: Bench) -> None:
     moved = await at.approved("cd sub && export STAGE=two", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
     assert moved.ok and moved.content["cwd"] == str(at.work / "sub")
     listed = await at.free("ls")
     assert listed is not None and listed.content["output"] == "deep.txt\n", "a free command runs where it is"
-    said = await at.approved("echo $STAGE in $(basename $PWD)", SandboxProfile.FULL, "t/run/tool_2")
-    assert said.content["output"] == "two in sub\n"
-    back = await at.approved("cd .. && unset STAGE", SandboxProfile.READ_ONLY, "t/run/tool_3")
+    inside = await at.approved("echo $STAGE in $(basename $PWD)", SandboxProfile.READ_ONLY, "t/run/tool_2")
+    assert inside.content["output"] == "two in sub\n", "later sandboxed commands start with its exports"
+    outside = await at.approved(
+        "echo ${STAGE:-unset} in $(basename $PWD)", SandboxProfile.FULL, "t/run/tool_3"
+    )
+    assert outside.content["output"] == "unset in sub\n", "the terminal's own environment is untouched"
+    back = await at.approved("cd .. && unset STAGE", SandboxProfile.READ_ONLY, "t/run/tool_4")
     assert back.content["cwd"] == str(at.work)
-    gone = await at.approved("echo ${STAGE:-unset}", SandboxProfile.FULL, "t/run/tool_4")
+    gone = await at.approved("echo ${STAGE:-unset}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_5")
     assert gone.content["output"] == "unset\n"
+
+
+async def test_the_folder_shown_is_where_the_terminal_really_is(at: Bench) -> None:
+    linked = await at.approved("ln -s /etc build && cd build", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    assert linked.content["cwd"] == "/etc", "a symlinked folder is shown as where it leads"
+    back = await at.approved(f"cd {at.work}", SandboxProfile.FULL, "t/run/tool_2")
+    assert back.content["cwd"] == str(at.work)
+    odd = await at.approved(
+        "mkdir -p $'x\\n/srv' && cd $'x\\n/srv'", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_3"
+    )
+    assert odd.content["cwd"] == str(at.work), "a folder whose name holds a newline is not gone to"
+    shown = await at.approved("cd $'x\\n/srv'", SandboxProfile.FULL, "t/run/tool_4")
+    assert shown.content["cwd"] == f"{at.work}/x?/srv", "its newline shown as `?`, never as a second line"
 
 
 async def test_a_sandbox_that_cannot_start_is_a_clear_error_and_runs_nothing(at: Bench) -> None:
@@ -158,12 +178,12 @@ async def test_control_characters_in_an_approved_command_are_refused(at: Bench) 
 
 
 async def test_what_a_sandbox_carries_out_never_makes_the_shell_run_anything(at: Bench) -> None:
-    """Mail checks, history expansion, PATH and control characters in a carried value: the shell
-    outside runs none of it (each was a way out of the sandbox once)."""
+    """Mail checks, history expansion, PATH, PROMPT_COMMAND and control characters in an exported
+    value: the terminal's shell runs none of it (each was a way out of the sandbox once)."""
     mail = f"$PWD/mbox?\\$(touch {at.outside}/by-mail)"
     setup = (
         f'echo x >> mbox; export MAILCHECK=0 MAILPATH="{mail}" histchars=@ PATH="$PWD/bin:$PATH" '
-        f"X=$'A\\x15touch {at.outside}/by-carry\\r' KEPT=yes"
+        f"PROMPT_COMMAND='touch {at.outside}/by-prompt' X=$'A\\x15touch {at.outside}/by-carry\\r' KEPT=yes"
     )
     carried = await at.approved(setup, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
     assert carried.ok, carried
@@ -172,12 +192,31 @@ async def test_what_a_sandbox_carries_out_never_makes_the_shell_run_anything(at:
         await at.free("ls")
     expanded = await at.free("echo @-1:1 @-1:0")
     assert expanded is not None and expanded.content["output"] == "@-1:1 @-1:0\n", "no history expansion"
-    seen = await at.approved('printf "%s|%q|%s" "$KEPT" "$X" "$PATH"', SandboxProfile.FULL, "t/run/tool_9")
-    kept, value, path = seen.content["output"].split("|", 2)
-    assert kept == "yes" and value == "$'A\\025touch " + str(at.outside) + "/by-carry\\r'", (
-        "a value stays data"
+    inside = await at.approved('printf "%s|%q" "$KEPT" "$X"', SandboxProfile.READ_ONLY, "t/run/tool_8")
+    assert inside.content["output"] == "yes|$'A\\025touch " + str(at.outside) + "/by-carry\\r'", (
+        "a value is data"
     )
-    assert str(at.work / "bin") not in path, "PATH stays inside the sandbox"
+    shell = await at.approved(
+        'printf "%s|%s|%s" "${KEPT:-}" "${MAILPATH:-}" "$PATH"', SandboxProfile.FULL, "t/run/tool_9"
+    )
+    kept, mailpath, path = shell.content["output"].split("|", 2)
+    assert (kept, mailpath) == ("", "") and str(at.work / "bin") not in path, "none of it reached the shell"
+    assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
+
+
+async def test_a_sandboxed_command_cannot_change_how_the_next_line_is_read(at: Bench) -> None:
+    """It holds the terminal while it runs: `stty intr T` would cut the next line typed into the
+    shell at its first `T` (the rest then runs outside every sandbox). The settings come back first."""
+    setup = f"stty intr T; export __synapse_command='touch {at.outside}/by-stty'"
+    assert (await at.approved(setup, SandboxProfile.READ_ONLY, "t/run/tool_1")).ok
+    listed = await at.approved("ls -d sub", SandboxProfile.READ_ONLY, "t/run/tool_2")
+    assert listed.ok and listed.content["output"] == "sub\n"
+    cut = "stty intr -; echo written > made-by-workspace-write"
+    assert (await at.approved(cut, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_3")).ok
+    again = await at.free("ls -d sub")
+    assert again is not None and again.ok and again.content["output"] == "sub\n"
+    interrupted = await at.approved("stty intr T; sleep 30", SandboxProfile.READ_ONLY, "t/run/tool_4")
+    assert interrupted.metadata["exit_status"] == 130, "Ctrl-C still interrupts"
     assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
 
 
@@ -234,3 +273,81 @@ def test_a_bwrap_a_command_could_replace_is_not_trusted(tmp_path: Path) -> None:
     loose.chmod(0o775)
     sandbox, why = Sandbox.find(str(loose), [inside], inside)
     assert sandbox is None and "must be owned by root and writable by root alone" in why
+
+
+async def test_a_relative_data_dir_cannot_be_shadowed_from_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's data dir is `.synapse` by default: the lines typed for a sandbox must name its
+    scratch folder absolutely, or a command could `cd` into a copy of it it made, holding bwrap
+    arguments and words of its own."""
+    monkeypatch.chdir(tmp_path)
+    at = bench(tmp_path, monkeypatch, data=Path("data"))
+    relative = TerminalTool.from_settings(
+        Settings(data_dir=Path("data"), tools=at.tool._tools, _env_file=None)
+    )
+    relative.prepare()
+    shadow = Bench(relative, at.root, at.work, at.outside, at.data)
+    try:
+        plant = (
+            "S=$(readlink /proc/self/fd/9); X=${S%/state}; X=${X##*/}; D=sub/data/terminal/$X; mkdir -p $D; "
+            "printf '%s\\0' --bind / / --dev /dev > $D/args; "
+            f"printf '%s\\0' /bin/sh -c 'touch {at.outside}/by-relative-path' > $D/words; cd sub"
+        )
+        assert (await shadow.approved(plant, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")).ok
+        listed = await shadow.free("ls -d data")
+        assert listed is not None and listed.ok and listed.content["output"] == "data\n"
+        assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
+    finally:
+        await shadow.close()
+        await at.close()
+
+
+async def test_the_workers_secrets_are_covered_in_approved_sandboxes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".config" / "temporalio").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(SECRET)
+    (home / ".config" / "temporalio" / "temporal.toml").write_text(f'api_key = "{SECRET}"')
+    (home / ".netrc").write_text(f"machine x password {SECRET}")
+    monkeypatch.setenv("HOME", str(home))
+    at = bench(tmp_path, monkeypatch)
+    try:
+        reads = f"cat {home}/.ssh/id_ed25519 {home}/.config/temporalio/temporal.toml {home}/.netrc; head -c 40 /etc/shadow"
+        for step, profile in enumerate([SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE], start=1):
+            result = await at.approved(reads, profile, f"t/run/tool_{step}")
+            output = result.content["output"]
+            assert SECRET not in output and "root:" not in output, output
+        plain = await at.approved(f"ls {home}", SandboxProfile.READ_ONLY, "t/run/tool_3")
+        assert plain.ok, "the rest of the home is still there to read"
+    finally:
+        await at.close()
+
+
+async def test_synapses_own_installation_stays_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`make up` in Synapse's checkout makes it the terminal's workspace: a workspace-write command
+    there could change the worker's code or virtualenv, which run at its next start."""
+    probe = SOURCE_ROOT / f"sandbox-probe-{uuid.uuid4().hex[:8]}"
+    settings = Settings(
+        data_dir=tmp_path / "data", tools=ToolSettings(terminal_cwd=SOURCE_ROOT), _env_file=None
+    )
+    tool = TerminalTool.from_settings(settings)
+    with caplog.at_level(logging.WARNING):
+        tool.prepare()
+    assert any("lies in Synapse's own installation" in r.message for r in caplog.records)
+    at = Bench(tool, tmp_path, SOURCE_ROOT, tmp_path, tmp_path / "data")
+    try:
+        wrote = await at.approved(
+            f"touch {probe}; touch {sys.prefix}/probe; echo >> worker.py",
+            SandboxProfile.WORKSPACE_WRITE,
+            "t/run/tool_1",
+        )
+        assert not wrote.ok and wrote.content["output"].count("Read-only file system") == 3, wrote.content
+        assert not probe.exists() and not (Path(sys.prefix) / "probe").exists()
+    finally:
+        await at.close()
+        probe.unlink(missing_ok=True)
