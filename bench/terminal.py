@@ -18,7 +18,8 @@ from pathlib import Path
 
 from activities.tools.terminal.command import words_of
 from activities.tools.terminal.pty_shell import PtyShell
-from activities.tools.terminal.sandbox import Sandbox, Scratch
+from activities.tools.terminal.sandbox import Sandbox
+from activities.tools.terminal.scratch import Scratch
 from activities.tools.terminal.shell import CommandOutcome, Shell
 from activities.tools.terminal.tool import FREE_SANDBOX, TerminalTool
 from contracts import ToolCallRequest

@@ -13,14 +13,9 @@ once (`claims`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import shlex
-import shutil
 import sys
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -30,17 +25,17 @@ from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescript
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
-from . import carry
-from .backend import TerminalAuthFailed, TerminalBackend, TerminalLost
+from .backend import TerminalBackend, TerminalLost
 from .chunks import error_chunk
 from .claims import CommandClaims
 from .command import command_of, unusable, words_of
 from .free import FreeRules
 from .pty_shell import PtyShell, terminal_environment
 from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal
-from .sandbox import HOME_SECRET_FILES, HOME_SECRETS, SECRET_FILES, Sandbox, Scratch
-from .shell import CommandOutcome, Shell
+from .sandbox import HOME_SECRET_FILES, HOME_SECRETS, SECRET_FILES, Sandbox
+from .shell import CommandOutcome
 from .streamer import Streamer, heartbeat_while_running
+from .terminals import Terminal, Terminals
 from .ttyd import TtydTerminal
 
 logger = logging.getLogger(__name__)
@@ -60,8 +55,6 @@ PROGRAM = "program"
 PROGRAM_INPUT = "typed into the program waiting at its prompt, which runs without a sandbox"
 UNSANDBOXED = (NO_SANDBOX, PROGRAM, str(SandboxProfile.FULL))
 """Where a command runs as typed: it may leave a program at its prompt (OSC 697)."""
-APPLY_SECONDS = 10.0
-"""Time for the shell to take what a sandboxed command carried out (a `cd` and some exports)."""
 
 DESCRIPTOR = ToolDescriptor(
     name=TOOL_ID,
@@ -82,24 +75,6 @@ DESCRIPTOR = ToolDescriptor(
     capabilities=["streamable"],
     approval="destructive",
 )
-
-
-@dataclass
-class _Terminal:
-    """A session's shell and its private files (outside every sandbox)."""
-
-    shell: Shell
-    scratch: Scratch
-    overlay: carry.Overlay = field(default_factory=carry.Overlay)
-    """The exports its sandboxed commands made: later sandboxed commands start with them."""
-
-    def state(self) -> dict[str, Any]:
-        """What every result says of the terminal: where it is, and what waits for input there."""
-        return {"cwd": self.shell.cwd, "waiting_for_input": self.shell.waiting}
-
-    async def close(self) -> None:
-        await self.shell.close()
-        shutil.rmtree(self.scratch.folder, ignore_errors=True)
 
 
 class TerminalTool(Tool):
@@ -131,13 +106,12 @@ class TerminalTool(Tool):
         )
         """The settings the worker reads at its next start, and the system's and its Temporal
         client's secrets: no sandbox shows them, nor lets the settings be created."""
-        self._scratch_root = settings.data_dir.resolve() / "terminal"
         self._env = terminal_environment(
             name.strip() for name in tools.terminal_env.split(",") if name.strip()
         )
         self._limits = Limits(tools.terminal_timeout_seconds, tools.terminal_idle_seconds)
         self._claims = CommandClaims(settings.data_dir / "terminal.db")
-        self._terminals: dict[str, _Terminal] = {}
+        self._terminals = Terminals(self._backend, settings.data_dir.resolve() / "terminal", RAW_BYTES)
         self._locks: dict[str, asyncio.Lock] = {}
         self._found: tuple[Sandbox | None, str] | None = None
 
@@ -281,31 +255,8 @@ class TerminalTool(Tool):
             return TtydTerminal(self._tools.ttyd_url, self._tools.ttyd_credential)
         return PtyShell(self._cwd, env=self._env)
 
-    async def _terminal(self, owner: str) -> tuple[_Terminal | str, dict[str, Any]]:
-        """The session's terminal (a new one when it has none, or its last one went while idle),
-        with what the result should say about it; or why none could start."""
-        gone = self._terminals.get(owner)
-        notes: dict[str, Any] = {}
-        if gone is not None and gone.shell.backend.ended:  # it exited or dropped while idle
-            del self._terminals[owner]
-            await gone.close()
-            notes["reconnected"] = "the terminal had gone while idle: this command ran in a new one"
-        if owner in self._terminals:
-            return self._terminals[owner], notes
-        shell = Shell(self._backend(), max_bytes=RAW_BYTES)
-        try:
-            await shell.start()
-        except (TerminalAuthFailed, TerminalLost) as err:  # an auth failure says so itself
-            await shell.close()
-            return (str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"), notes
-        self._scratch_root.mkdir(parents=True, exist_ok=True)
-        scratch = Scratch(Path(tempfile.mkdtemp(prefix="scratch-", dir=self._scratch_root)))
-        scratch.prepare()
-        self._terminals[owner] = terminal = _Terminal(shell, scratch)
-        return terminal, {**notes, "fresh_terminal": True}
-
     def _launch(
-        self, terminal: _Terminal, command: str, claim: str | None, sandbox: SandboxProfile | None
+        self, terminal: Terminal, command: str, claim: str | None, sandbox: SandboxProfile | None
     ) -> tuple[str, str] | ToolResult:
         """What to type for the command and where it runs; or why it does not run."""
         shell = terminal.shell
@@ -357,7 +308,7 @@ class TerminalTool(Tool):
     async def _run(
         self, owner: str, command: str, claim: str | None, sandbox: SandboxProfile | None
     ) -> ToolResult:
-        terminal, notes = await self._terminal(owner)
+        terminal, notes = await self._terminals.get(owner)
         if isinstance(terminal, str):
             return refusal(command, terminal)
         launch = self._launch(terminal, command, claim, sandbox)
@@ -376,44 +327,20 @@ class TerminalTool(Tool):
                 prompts=where in UNSANDBOXED,
             )
             if outcome.interrupted is None and outcome.prompt is None:
-                await self._take_back(terminal, outcome)
+                await terminal.take_back(outcome)
         except asyncio.CancelledError:  # the activity was cancelled: the shell had Ctrl-C
             await streamer.finish(error_chunk("cancelled: interrupted with Ctrl-C", "cancelled", "generic"))
             raise
         except TerminalLost as err:
-            self._terminals.pop(owner, None)
-            with contextlib.suppress(Exception):
-                await terminal.close()
+            await self._terminals.drop(owner)
             error = f"terminal lost: {err}; the next command starts a fresh terminal"
             await streamer.finish(error_chunk(error, "terminal_lost", "generic"))
             return refusal(command, error, terminal_lost=True)
-        result = command_result(
-            command, outcome, self._limits, where, waiting_for_input=shell.waiting, **notes
-        )
+        result = command_result(command, outcome, self._limits, where, **notes)
         if where not in UNSANDBOXED and outcome.interrupted is None and not terminal.scratch.started():
             _sandbox_failed(result, outcome)
         await streamer.finish(final_chunk(result, outcome))
         return result
-
-    async def _take_back(self, terminal: _Terminal, outcome: CommandOutcome) -> None:
-        """Keep what a sandboxed command ended with (if anything): its exports for later sandboxed
-        commands, and its folder for the shell, by a script the shell reads with `source` (nothing
-        the sandbox wrote is typed)."""
-        scratch = terminal.scratch
-        try:
-            data = scratch.state.read_bytes()
-        except FileNotFoundError:
-            return
-        scratch.state.write_bytes(b"")
-        carried = carry.read(data)
-        terminal.overlay.take(carried)
-        script = carried.cd()
-        if script is None:
-            return
-        scratch.apply.write_text(script)
-        source = f"builtin source -- {shlex.quote(str(scratch.apply))}"
-        applied = await terminal.shell.run(source, total_seconds=APPLY_SECONDS, idle_seconds=APPLY_SECONDS)
-        outcome.cwd = applied.cwd
 
     @classmethod
     def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:

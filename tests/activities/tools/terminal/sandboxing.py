@@ -77,8 +77,7 @@ class Bench:
         return {**snapshot(self.work, self.outside, skip=self.data), str(planted): planted.read_text()}
 
     async def close(self) -> None:
-        for terminal in list(self.tool._terminals.values()):
-            await terminal.close()
+        await self.tool._terminals.close()
 
 
 def bench(

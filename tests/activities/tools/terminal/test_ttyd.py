@@ -181,7 +181,7 @@ async def test_a_connection_dropped_between_commands_is_replaced_before_the_next
         assert first.ok and first.content["output"] == "kept\n"
         fake.drop()
         [shell] = [
-            terminal.shell for terminal in tool._terminals.values()
+            terminal.shell for terminal in tool._terminals
         ]  # to wait (bounded) until the client has seen the drop
         await assert_eventually(_ended(shell), bool, within=10, what="the drop seen by the client")
         second = await tool.run(_call("echo mark=$MARK"), "t/run/tool_2", None)
