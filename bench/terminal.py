@@ -123,8 +123,10 @@ async def run(harness: Harness, *, samples: int, warmup: int, bwrap: str = "bwra
 
     try:
         await shell.start()
-        for command in COMMANDS:  # the sandbox shows the same files: the same output
-            _, bare = await typed(command, False)
+        for command in COMMANDS:  # the sandbox shows the same files: the same output (as a pipe's)
+            bare = _checked(
+                command, "bare", await shell.run(f"{command} | cat", total_seconds=30, idle_seconds=30)
+            )
             _, inside = await typed(command, True)
             if inside.output != bare.output:
                 raise RuntimeError(

@@ -12,7 +12,8 @@ class SandboxProfile(StrEnum):
     folders read-only, nothing else of the file system, no network (see the terminal tool)."""
 
     WORKSPACE_WRITE = "workspace-write"
-    """Writes only under the workspace folder and a /tmp of its own; reads the rest; network allowed."""
+    """Writes only under the workspace folder and a /tmp of its own; reads the rest; the network only
+    where the operator shares the host's (`SYNAPSE_TERMINAL_NETWORK=host`)."""
     READ_ONLY = "read-only"
     """Writes nothing (a /tmp of its own, gone with the command); reads the rest; no network."""
     FULL = "full"

@@ -163,7 +163,15 @@ class ToolSettings(_Group):
         validation_alias=env("terminal_sandbox", "SYNAPSE_TERMINAL_SANDBOX"),
         description="Sandbox of approved commands on PTY terminals unless the session, its agent or "
         "the approver chooses another: `workspace-write` (writes only under SYNAPSE_TERMINAL_WORKSPACE "
-        "and a /tmp of its own, network allowed), `read-only`, or `full` (no sandbox).",
+        "and a /tmp of its own; the network with SYNAPSE_TERMINAL_NETWORK=host), `read-only`, or `full` "
+        "(no sandbox).",
+    )
+    terminal_network: Literal["none", "host"] = Field(
+        default="none",
+        validation_alias=env("terminal_network", "SYNAPSE_TERMINAL_NETWORK"),
+        description="`host`: `workspace-write` commands share the host's network, and so reach every "
+        "service listening on it (Synapse's API and Temporal among them: set it only where those ask "
+        "for credentials a sandbox does not have); `none`: no sandbox has a network.",
     )
     terminal_workspace: Path | None = Field(
         default=None,

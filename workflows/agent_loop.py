@@ -117,6 +117,11 @@ class LoopHost(Protocol):
         """The sandbox the session or its agent chose for approved calls (None: the tool's default)."""
         ...
 
+    @property
+    def tool_states(self) -> dict[str, dict[str, Any]]:
+        """Per worker-bound tool, the metadata of its last result (where it left its state)."""
+        ...
+
 
 @dataclass
 class LoopOutcome:
@@ -342,10 +347,13 @@ async def _ask_user(host: LoopHost, call: ToolCallRequest, messages: list[Univer
 
 
 def _tool_state(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> dict[str, Any]:
-    """The metadata of the tool's newest result in this conversation (where it left its state),
-    while the worker holding that state still does; empty for every other tool."""
+    """The metadata of the tool's last result (where it left its state), while the worker holding
+    that state still does; empty for every other tool. Kept in the state (older messages are let
+    go); a session from before that looks in its conversation."""
     if not host.worker_queues.get(call.tool_id):
         return {}
+    if call.tool_id in host.tool_states:
+        return host.tool_states[call.tool_id]
     for message in reversed(messages):
         if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
             metadata = message.content.get("metadata")
@@ -539,8 +547,10 @@ def _remember_worker(host: LoopHost, tool_id: str, result: ToolResult) -> None:
     bound = result.metadata.get("worker_queue")
     if result.metadata.get("worker_lost"):
         host.worker_queues[tool_id] = LOST
+        host.tool_states.pop(tool_id, None)
     elif isinstance(bound, str) and bound:
         host.worker_queues[tool_id] = bound
+        host.tool_states[tool_id] = dict(result.metadata)
 
 
 async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None) -> ToolResult:

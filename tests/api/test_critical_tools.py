@@ -37,3 +37,16 @@ async def test_a_critical_tool_needs_two_approvers(
     second = await decide(http, key, interaction_id, approved=True, principal="carol")
     assert second.status_code == 200 and second.json()["approvals"] == ["bob", "carol"]
     assert count_orders("status = 'cancelled'") == 0
+
+
+async def test_one_person_under_two_spellings_counts_once(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    """A Lark open_id with or without its `lark:` prefix is one person: not two approvers."""
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    assert (await decide(http, key, interaction_id, approved=True, principal="ou_alice")).status_code == 202
+    again = await decide(http, key, interaction_id, approved=True, principal="lark:ou_alice")
+    assert again.status_code == 409 and "already approved" in again.json()["detail"]
+    assert count_orders("status = 'cancelled'") == 3, "nothing ran"

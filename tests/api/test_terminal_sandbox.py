@@ -228,3 +228,32 @@ async def test_an_agents_choice_applies_unless_the_session_chooses(agent_http: h
         assert created.status_code == 201, created.text
         await ask(agent_http, key, "touch made.txt")
         assert (await pending(agent_http, key))["content"]["context"]["sandbox"] == expected
+
+
+async def test_a_prefix_grant_covers_a_program_not_a_line_that_starts_with_it(
+    http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    key = new_key()
+    first, _ = await ask(http, key, "printf granted")
+    granted = await decide(
+        http, key, first, approved=True, principal="bob", response_data={"grant": "session_prefix"}
+    )
+    assert granted.status_code == 200
+    chained, _ = await ask(http, key, "printf granted; touch ../outside/by-grant")
+    request = await pending(http, key)
+    assert request["interaction_id"] == chained, "asked for: more than `printf`"
+    assert request["content"]["grants"] == ["session"], "no prefix to grant for a line with shell syntax"
+    assert not (tmp_path / "outside" / "by-grant").exists()
+
+
+async def test_the_request_shows_where_the_terminal_is_after_old_messages_are_let_go(
+    http: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    key = new_key()
+    first, _ = await ask(http, key, "mkdir -p deep && cd deep")
+    assert (await decide(http, key, first, approved=True, principal="bob")).json()["tool_result"]["ok"]
+    for _ in range(6):  # 360 KB of conversation: the oldest messages, the result among them, go
+        sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "x" * 60_000})
+        assert sent.status_code == 200, sent.text
+    await ask(http, key, "touch where-am-i")
+    assert (await pending(http, key))["content"]["context"]["cwd"] == str(tmp_path / "work" / "deep")

@@ -7,6 +7,7 @@ continue-as-new input of graphs already running.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
@@ -50,6 +51,8 @@ class GraphState(BaseModel):
     grants: list[Grant] = Field(default_factory=list)
     worker_queues: dict[str, str] = Field(default_factory=dict)
     """Part of every supervised state; a graph runs no tools itself, so it stays empty."""
+    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """The same."""
     next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""

@@ -71,6 +71,9 @@ class TaskRunState(BaseModel):
     messages: list[UniversalMessage] = Field(default_factory=list)
     worker_queues: dict[str, str] = Field(default_factory=dict)
     """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
+    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per worker-bound tool, the metadata of its last result: where it left its state (the
+    terminal's `cwd`, a program `waiting_for_input`), for the next call's assessment."""
 
 
 def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:

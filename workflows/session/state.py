@@ -7,6 +7,7 @@ breaks the continue-as-new input of runs already in flight.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
@@ -64,6 +65,9 @@ class SessionState(BaseModel):
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
     worker_queues: dict[str, str] = Field(default_factory=dict)
     """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
+    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per worker-bound tool, the metadata of its last result: where it left its state (the
+    terminal's `cwd`, a program `waiting_for_input`), for the next call's assessment."""
 
 
 class SessionRunInput(BaseModel):

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-from .escalation import check_second_approver
+from .escalation import check_second_approver, person
 
 
 class Ledger(Protocol):
@@ -46,14 +46,9 @@ def find_pending(ledger: Ledger, interaction_id: str) -> InteractionRequest | No
     return next((r for r in ledger.pending if r.interaction_id == interaction_id), None)
 
 
-def _person(principal: str) -> str:
-    """A Lark open_id with or without its `lark:` prefix is the same person."""
-    return principal.removeprefix("lark:")
-
-
 def may_decide(request: InteractionRequest, principal: str) -> bool:
     """Whether `principal` is allowed to answer `request` (empty approvers: anyone)."""
-    return not request.approvers or _person(principal) in {_person(p) for p in request.approvers}
+    return not request.approvers or person(principal) in {person(p) for p in request.approvers}
 
 
 def check_response(ledger: Ledger, response: InteractionResponse) -> InteractionRequest:

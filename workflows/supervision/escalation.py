@@ -25,9 +25,19 @@ def escalate_at(timeout: timedelta, after_seconds: int | None) -> timedelta:
     return timedelta(seconds=after_seconds) if after_seconds else timeout / 2
 
 
+def person(principal: str) -> str:
+    """Who a principal is: a Lark open_id with or without its `lark:` prefix is the same person."""
+    return principal.removeprefix("lark:")
+
+
+def already_approved(request: InteractionRequest, principal: str) -> bool:
+    """Whether this person's approval was already counted (under either spelling of their id)."""
+    return person(principal) in {person(p) for p in request.approved_by}
+
+
 def check_second_approver(request: InteractionRequest, principal: str) -> None:
     """Validator: the same person cannot count twice toward the two-person rule (409)."""
-    if principal in request.approved_by:
+    if already_approved(request, principal):
         raise ApplicationError(
             f"{principal!r} already approved interaction {request.interaction_id!r} "
             f"({len(request.approved_by)}/{request.approvals_required}); the next approval must come "

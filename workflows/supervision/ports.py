@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from temporalio import workflow
 
@@ -41,6 +41,7 @@ class SupervisedState(Protocol):
     next_interaction: int
     grants: list[Grant]
     worker_queues: dict[str, str]
+    tool_states: dict[str, dict[str, Any]]
 
 
 class Channel(Protocol):

@@ -101,6 +101,11 @@ class Supervisor:
         return self._policy.sandbox
 
     @property
+    def tool_states(self) -> dict[str, dict[str, Any]]:
+        """What each worker-bound tool's last result said of its state (carried across runs)."""
+        return self._state.tool_states
+
+    @property
     def worker_queues(self) -> dict[str, str]:
         """Where each worker-bound tool's state is (carried across runs with the state)."""
         return self._state.worker_queues
@@ -391,7 +396,7 @@ class Supervisor:
             )
             return
         reply = interpret_reply(message.content)
-        if reply == "approve" and message.sender_id in request.approved_by:
+        if reply == "approve" and escalation.already_approved(request, message.sender_id):
             reason = (
                 f"{message.sender_id} already approved {request.interaction_id}; another approver is needed"
             )

@@ -73,6 +73,10 @@ class TerminalBackend(ABC):
         """Why there is no more output."""
         return TerminalLost("the terminal has gone")
 
+    def shell_in_foreground(self) -> bool | None:
+        """Whether the shell itself holds the terminal (no program runs); None when unknown."""
+        return None
+
     def remember_settings(self) -> None:
         """Note the terminal's settings as they are now, the shell waiting for a line (a terminal
         Synapse does not sandbox keeps none)."""

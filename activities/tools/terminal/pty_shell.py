@@ -17,6 +17,8 @@ from typing import Any
 from .backend import TerminalBackend, TerminalLost, TerminalState
 
 READ_BYTES = 65536
+COLUMNS, ROWS = 200, 50
+"""The window size of a terminal (a sandbox's own terminal gets the same)."""
 DEFAULT_SIGNALS = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE)
 """Reset in the shell before it starts: a worker started in the background of a script (`worker &`,
 a CI runner) ignores SIGINT and SIGQUIT, and an ignored signal stays ignored across exec, so
@@ -44,7 +46,11 @@ class PtyShell(TerminalBackend):
     """`bash --noprofile --norc` on a PTY, in `cwd`."""
 
     def __init__(
-        self, cwd: Path | None = None, columns: int = 200, rows: int = 50, env: dict[str, str] | None = None
+        self,
+        cwd: Path | None = None,
+        columns: int = COLUMNS,
+        rows: int = ROWS,
+        env: dict[str, str] | None = None,
     ) -> None:
         """Configure; `start` spawns it with `env` (default: `terminal_environment()`)."""
         super().__init__()
@@ -111,6 +117,15 @@ class PtyShell(TerminalBackend):
 
     def _gone(self) -> RuntimeError:
         return TerminalLost("the shell has exited")
+
+    def shell_in_foreground(self) -> bool | None:
+        """Whether bash's own process group is the PTY's foreground (no program runs)."""
+        if self._process is None or self._master < 0:
+            return None
+        try:
+            return os.tcgetpgrp(self._master) == self._process.pid
+        except OSError:
+            return None
 
     def remember_settings(self) -> None:
         """Note the PTY's settings (on Linux the master's termios calls reach the shell's side)."""

@@ -3,25 +3,27 @@
 Two kinds of command, each started by one line typed into the session's shell:
 - `free_line`: a command that runs without approval. It sees the system directories programs need
   and the trusted folders, all read-only, and nothing else: no home, no `/etc` beyond the dynamic
-  linker's files, no other process, no network, no environment but PATH, LANG and TERM, no input.
+  linker's files (and a passwd naming the worker alone), no other process, no network, no
+  environment but PATH, LANG, TERM and SHELL, no input.
 - `approved_line`: an approved command under a `SandboxProfile`. `read-only` and `workspace-write`
-  show the whole file system read-only except the worker's own files (covered) and `/run` (its
-  sockets); `workspace-write` may write the workspace and reach the network. The shell's exported
-  environment goes in; the folder and exports it leaves come back through `carry`, so a session's
-  `cd` and `export` persist.
+  show the whole file system read-only except the worker's home and own files (covered) and `/run`
+  (the host's sockets); `workspace-write` may write the workspace, and reach the network only when
+  the operator shares the host's (its loopback holds Synapse's own API and Temporal). The shell's
+  exported environment goes in; the folder and exports it leaves come back through `carry`.
 
 Nothing the agent wrote is ever typed: the command's words (or its text) and bwrap's arguments are
 written to the terminal's scratch folder and read by bwrap (`--args`) and by a fixed script inside
-the sandbox, so no character of them can act on the shell's line editor or the terminal. bwrap is
-started by its absolute path with an empty environment (`exec -c`), so nothing the session's shell
-holds (PATH, LD_PRELOAD) reaches bwrap, which runs outside the sandbox. Capabilities are dropped (as
-root, bwrap otherwise keeps them inside, enough to remount a read-only folder writable).
-`--new-session` leaves no controlling terminal inside (nothing can be typed into the session's shell
-with TIOCSTI). A new PID namespace hides every other process and ends the command's background
-processes with it. Under `workspace-write` the folders between the workspace and a covered file are
-mounted on themselves, so no command can rename them to uncover it, and a covered file that does
-not exist yet is made an empty read-only placeholder, so no command can create it (the worker's
-`.env` would be read at its next start).
+the sandbox, so no character of them can act on the shell's line editor or the terminal. A
+sandboxed command holds no part of the session's terminal either: no input, a terminal of its own
+(util-linux `script`), its output relayed by `cat` outside (`RELAY`). bwrap is started by its
+absolute path with an empty environment (`exec -c`), so nothing the session's shell holds (PATH,
+LD_PRELOAD) reaches bwrap, which runs outside the sandbox. Capabilities are dropped (as root, bwrap
+otherwise keeps them inside, enough to remount a read-only folder writable). `--new-session` leaves
+no controlling terminal inside. A new PID namespace hides every other process and ends the
+command's background processes with it. Under `workspace-write` the folders between the workspace
+and a covered file or Synapse's own installation are mounted on themselves, so no command can rename
+them away, and a covered file that does not exist yet is made an empty read-only placeholder, so no
+command can create it (the worker's `.env` would be read at its next start).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 
 from contracts import SandboxProfile
 
+from .pty_shell import COLUMNS, ROWS
 from .scratch import Scratch
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -59,7 +62,12 @@ SOCKETS = ("/run", "/var/run")
 TMP = Path("/tmp")
 COMMON = ("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session")
 PROBE_TIMEOUT = 10.0
-BASH = ("/bin/bash", "--noprofile", "--norc", "-c")
+BASH = "/bin/bash"
+CAT = "/bin/cat"
+RELAY = f"2>&1 | {CAT}; __synapse_status ${{PIPESTATUS[0]}}"
+"""A sandboxed command holds no descriptor of the session's terminal: it reads nothing, and what it
+prints reaches the terminal through a pipe and `cat`, outside (its status is the command's). With
+the terminal, it could change its line discipline, swallow Ctrl-C and fake the shell's answer."""
 OVERLAY_FD, WORDS_FD, ARGS_FD, STATUS_FD, ENV_FD, STATE_FD = 4, 5, 6, 7, 8, 9
 """File descriptors of the exports earlier sandboxed commands made (in), the command (its words, or
 its text), bwrap's arguments, bwrap's JSON status, the shell's exports (in) and the carried state (out)."""
@@ -78,6 +86,8 @@ HOME_SECRETS = (
 """Folders in the worker's home holding its credentials (its Temporal profile among them): covered."""
 HOME_SECRET_FILES = (".netrc", ".pgpass", ".git-credentials")
 
+SIZE = f"stty cols {COLUMNS} rows {ROWS} 2>/dev/null\n"
+"""A sandbox's own terminal is as wide as the session's (programs lay out their output by it)."""
 RUN_WORDS = (
     f"exec {ARGS_FD}<&- {STATUS_FD}>&-; mapfile -d '' -t __synapse_words <&{WORDS_FD}; "
     f'exec {WORDS_FD}<&-; exec -- "${{__synapse_words[@]}}"'
@@ -123,6 +133,14 @@ class Sandbox:
     protected: tuple[Path, ...] = ()
     """Synapse's own installation (its code, its virtualenv): read-only even inside the workspace,
     or a workspace-write command could change what the worker runs at its next start."""
+    home: Path | None = None
+    """The worker's home: covered in approved sandboxes (it holds its credentials, whatever tools
+    wrote them), but for the folders shown again (trusted, workspace, installation)."""
+    host_network: bool = False
+    """`workspace-write` shares the host's network (and with it every service on the host's
+    loopback: Synapse's API and Temporal among them); else no sandbox has a network."""
+    script: str | None = None
+    """util-linux `script`, which gives a sandboxed command a terminal of its own."""
 
     @classmethod
     def find(
@@ -133,6 +151,8 @@ class Sandbox:
         hidden_dirs: Iterable[Path] = (),
         hidden_files: Iterable[Path] = (),
         protected: Iterable[Path] = (),
+        home: Path | None = None,
+        host_network: bool = False,
     ) -> tuple[Sandbox | None, str]:
         """The sandbox when `program` (bwrap) is there, safe to trust, and can start one; else None and why."""
         found = shutil.which(program)
@@ -145,6 +165,9 @@ class Sandbox:
             hidden_dirs=tuple(Path(path).resolve() for path in hidden_dirs),
             hidden_files=tuple(Path(path).resolve() for path in hidden_files),
             protected=tuple(Path(path).resolve() for path in protected),
+            home=home.resolve() if home is not None else None,
+            host_network=host_network,
+            script=shutil.which("script", path="/usr/bin:/bin"),
         )
         why = sandbox.untrusted() or sandbox.probe()
         return (None, why) if why else (sandbox, "")
@@ -186,7 +209,7 @@ class Sandbox:
     def free_line(self, words: list[str], scratch: Scratch) -> str:
         """The line that runs `words` (an allowlisted program and its arguments) without approval."""
         scratch.words.write_bytes(b"".join(word.encode() + b"\0" for word in words))
-        return self._line(self._free_arguments(scratch), RUN_WORDS, scratch, "</dev/null")
+        return self._line(self._free_arguments(scratch), RUN_WORDS, scratch, "", own_terminal=False)
 
     @property
     def writable(self) -> bool:
@@ -200,18 +223,29 @@ class Sandbox:
         scratch.words.write_text(command)
         scratch.overlay.write_text(overlay)
         extra = f"{OVERLAY_FD}<{_quoted(scratch.overlay)} {ENV_FD}< <(export -p) {STATE_FD}>{_quoted(scratch.state)}"
-        return self._line(self._approved_arguments(profile), RUN_COMMAND, scratch, extra)
+        return self._line(self._approved_arguments(profile), RUN_COMMAND, scratch, extra, own_terminal=True)
 
-    def _line(self, arguments: list[str], script: str, scratch: Scratch, extra: str) -> str:
-        """bwrap with `arguments` (through a file) around bash running `script` (a constant)."""
+    def _line(
+        self, arguments: list[str], script: str, scratch: Scratch, extra: str, own_terminal: bool
+    ) -> str:
+        """bwrap with `arguments` (through a file) around bash running `script` (a constant), its
+        output relayed (`RELAY`). `own_terminal`: on a terminal of the sandbox's own (util-linux
+        `script`, when there is one), so programs still see a terminal (colours, lines as they
+        come), for about 20 ms more; else their output is a pipe."""
         if not scratch.folder.is_absolute():  # the shell would look for it from wherever it is
             raise ValueError(f"a terminal's scratch folder must be an absolute path, not {scratch.folder}")
-        scratch.args.write_bytes(b"".join(word.encode() + b"\0" for word in arguments))
-        inner = " ".join(shlex.quote(word) for word in (*BASH, script, "synapse"))
+        scratch.args.write_bytes(
+            b"".join(word.encode() + b"\0" for word in [*arguments, "--setenv", "SHELL", BASH])
+        )
+        if own_terminal and self.script is not None:
+            runner = [self.script, "--quiet", "--return", "--flush", "--command", SIZE + script, "/dev/null"]
+        else:
+            runner = [BASH, "--noprofile", "--norc", "-c", script, "synapse"]
+        inner = " ".join(shlex.quote(word) for word in runner)
         return (
-            f'( exec -c {shlex.quote(self.bwrap)} --args {ARGS_FD} --chdir "$PWD" -- {inner} ) '
+            f'( exec -c {shlex.quote(self.bwrap)} --args {ARGS_FD} --chdir "$PWD" -- {inner} ) </dev/null '
             f"{WORDS_FD}<{_quoted(scratch.words)} {ARGS_FD}<{_quoted(scratch.args)} "
-            f"{STATUS_FD}>{_quoted(scratch.status)} {extra}"
+            f"{STATUS_FD}>{_quoted(scratch.status)} {extra} {RELAY}"
         )
 
     def _system(self) -> list[str]:
@@ -246,10 +280,10 @@ class Sandbox:
         return covers
 
     def _anchors(self, writable: Path) -> list[tuple[Path, list[str]]]:
-        """The folders between `writable` and a covered path, mounted on themselves: a mount point
-        cannot be renamed, so no command can move a cover away from the path it covers."""
+        """The folders between `writable` and a covered or protected path, mounted on themselves: a
+        mount point cannot be renamed, so no command can move a cover or the installation away."""
         anchors: dict[Path, list[str]] = {}
-        for path in (*self.hidden_dirs, *self.hidden_files):
+        for path in (*self.hidden_dirs, *self.hidden_files, *self.protected):
             if _within(path, [writable]) and path != writable:
                 for folder in path.parents:
                     if folder == writable:
@@ -293,20 +327,20 @@ class Sandbox:
                 ["--bind" if writable else "--ro-bind", str(self.workspace), str(self.workspace)],
             )
         )
+        binds += [(path, ["--ro-bind", str(path), str(path)]) for path in self.protected if path.exists()]
         if writable is not None:
             binds += self._anchors(writable)
-            binds += [
-                (path, ["--ro-bind", str(path), str(path)])
-                for path in self.protected
-                if _within(path, [writable])
-            ]
         sockets = [Path(path) for path in SOCKETS if Path(path).is_dir() and not Path(path).is_symlink()]
+        home = (
+            [(self.home, ["--tmpfs", str(self.home)])] if self.home is not None and self.home.is_dir() else []
+        )
         covers = [
             (TMP, ["--tmpfs", str(TMP)]),
+            *home,
             *((path, ["--tmpfs", str(path)]) for path in sockets),
             *self._covers([Path("/")], writable),
         ]
-        network = ["--share-net"] if writable is not None else []
+        network = ["--share-net"] if writable is not None and self.host_network else []
         return [
             *COMMON,
             "--ro-bind",

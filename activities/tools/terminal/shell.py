@@ -27,7 +27,7 @@ from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process,
 SENTINEL_MARK = "__SYN"
 SETUP = (
     "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
-    "set +H -P; unset MAIL MAILPATH MAILCHECK; __synapse_nl=$'\\n'"
+    "set +H -P; unset MAIL MAILPATH MAILCHECK; __synapse_nl=$'\\n'; __synapse_status() { return \"$1\"; }"
 )
 """Echo off, no prompts; no history expansion and no mail checks (both expand text as they go);
 folders as they physically are (`cd` into a symlink shows where it leads)."""
@@ -37,6 +37,10 @@ PROBE_PAUSE = 0.2
 """After Ctrl-C, before asking for a sentinel: the shell takes the interrupt first."""
 PROBE_WAIT = 2.0
 POLL = 0.1
+PROMPT_SETTLE = 0.2
+"""How long a prompt must stand, a program holding the terminal, before the command counts as done
+at it: a program that printed one and ended (`cat` of a file holding one) has given the terminal
+back to the shell by then, and its sentinel follows."""
 
 
 @dataclass
@@ -135,7 +139,7 @@ class Shell:
             on_output,
             echo=echo,
             terminal_type="qcli" if self.foreground else "generic",
-            prompts=prompts,
+            program_waits=self._program_waits if prompts else None,
         )
         in_program = self.foreground is not None
         last_output = started
@@ -148,6 +152,7 @@ class Shell:
                 if chunk:
                     last_output = now
                     stream.feed(chunk)
+                stream.settle(now)
                 stop = poll()  # polled on every round, output or not
                 if interrupted is None and not stream.done:
                     if stop:
@@ -183,6 +188,10 @@ class Shell:
             terminal_type=stream.terminal_type,
         )
 
+    def _program_waits(self) -> bool:
+        """Whether a program, not the shell, holds the terminal (unknown on ttyd: taken as yes)."""
+        return self.backend.shell_in_foreground() is not True
+
     async def _interrupt(self, stream: _Stream, poll: Callable[[], bool], in_program: bool) -> None:
         """Ctrl-C, then fresh sentinels until one answers: the interrupted line never prints its own,
         and a program's exit may discard what was typed meanwhile.
@@ -215,9 +224,10 @@ class Shell:
             chunk = await self.backend.read(POLL)
             if chunk:
                 stream.feed(chunk)
+            stream.settle(time.monotonic())
 
     def _parse_sentinel(self, buffer: str, marker: str) -> None:
-        tail = buffer.split(f"{SENTINEL_MARK}{marker}:", 1)[1].split("\n", 1)[0].strip()
+        tail = buffer.split(f"{SENTINEL_MARK}{marker}:", 1)[1].split("\n", 1)[0].rstrip("\r")
         self.cwd = tail.split(":", 1)[1] if ":" in tail else self.cwd
 
     async def close(self) -> None:
@@ -237,10 +247,11 @@ class _Stream:
         *,
         echo: str | None = None,
         terminal_type: TerminalType = "generic",
-        prompts: bool = True,
+        program_waits: Callable[[], bool] | None = None,
     ) -> None:
         self._sentinels = [sentinel]
-        self._prompts = prompts
+        self._program_waits = program_waits
+        """Asked when a prompt shows: is a program there to take the next line? (None: prompts are output)."""
         self._max = max_bytes
         self._on_output = on_output
         self._echo = echo
@@ -250,6 +261,9 @@ class _Stream:
         self.dropped = 0
         self.done = False
         self.prompt: str | None = None
+        self.candidate: str | None = None
+        """A prompt shown, not yet known to be a program's that waits (`settle`)."""
+        self._candidate_at = 0.0
         self.terminal_type: TerminalType = terminal_type
         self._fields = ""
         self._scanned = 0
@@ -275,14 +289,24 @@ class _Stream:
                 self._text = self._text[:at]
                 self.done = True
                 break
-        if not self.done and self._prompts and OSC_697 in self._text[start:]:
+        if not self.done and self._program_waits is not None and OSC_697 in self._text[start:]:
             self.terminal_type = "qcli"
-        if not self.done and self.terminal_type == "qcli":
-            self.prompt = prompt_of(self._text[self._sent :])
-            self.done = self.prompt is not None
+        if not self.done and self.terminal_type == "qcli" and self._program_waits is not None:
+            candidate = prompt_of(self._text[self._sent :])
+            if candidate != self.candidate:
+                self.candidate, self._candidate_at = candidate, time.monotonic()
         self._scanned = len(self._text)
         self._emit()
         self._bound()
+
+    def settle(self, now: float) -> None:
+        """Done at the prompt shown, once it has stood `PROMPT_SETTLE` seconds and a program, not the
+        shell, holds the terminal (one that printed a prompt and ended is not waiting for input)."""
+        if self.done or self.candidate is None or self._program_waits is None:
+            return
+        if now - self._candidate_at >= PROMPT_SETTLE and self._program_waits():
+            self.prompt, self.done = self.candidate, True
+            self._emit()
 
     def _bound(self) -> None:
         """Keep the text bounded: past twice the limit, what was already streamed beyond the limit
@@ -334,5 +358,5 @@ class _Stream:
         return bytes(self._raw)
 
     def sentinel_fields(self) -> tuple[int | None, str | None]:
-        status, _, cwd = self._fields.partition(":")
-        return (int(status) if status.strip().lstrip("-").isdigit() else None), (cwd.strip() or None)
+        status, _, cwd = self._fields.rstrip("\r").partition(":")  # a folder's own spaces are its name's
+        return (int(status) if status.strip().lstrip("-").isdigit() else None), (cwd or None)

@@ -29,7 +29,7 @@ from .backend import TerminalBackend, TerminalLost
 from .chunks import error_chunk
 from .claims import CommandClaims
 from .command import command_of, unusable, words_of
-from .free import FreeRules
+from .free import SHELL_SYNTAX, FreeRules
 from .pty_shell import PtyShell, terminal_environment
 from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal
 from .sandbox import HOME_SECRET_FILES, HOME_SECRETS, SECRET_FILES, Sandbox
@@ -150,7 +150,9 @@ class TerminalTool(Tool):
                 self._workspace,
                 self._hidden_dirs,
                 self._hidden_files,
-                protected=(Path(sys.prefix), SOURCE_ROOT),
+                protected=(Path(sys.prefix), Path(sys.base_prefix), SOURCE_ROOT),
+                home=Path.home(),
+                host_network=self._tools.terminal_network == "host",
             )
         return self._found
 
@@ -218,9 +220,10 @@ class TerminalTool(Tool):
         )
 
     def head(self, call: ToolCallRequest) -> str | None:
-        """The program: `ls`, `git`, ... (a `session_prefix` grant allows that program)."""
+        """The program: `ls`, `git`, ... (a `session_prefix` grant allows that program). None for a
+        command with shell syntax: `git status; rm -rf ~` is more than `git`."""
         command = command_of(call.arguments)
-        words = words_of(command) if command else None
+        words = words_of(command) if command and not SHELL_SYNTAX.search(command) else None
         return words[0] if words else None
 
     def summarize(self, call: ToolCallRequest) -> str:

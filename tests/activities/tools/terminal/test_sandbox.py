@@ -38,7 +38,7 @@ async def test_benign_commands_still_run_free_and_print_what_they_would_anywhere
     result = await at.free(command)
     assert result is not None, f"{command!r} runs without approval"
     assert result.metadata["sandbox"] == "trusted-read-only" and result.metadata["exit_status"] == 0
-    bare = await at.approved(command, SandboxProfile.FULL, "t/run/tool_1")
+    bare = await at.approved(f"{command} | cat", SandboxProfile.FULL, "t/run/tool_1")  # its output is a pipe
     assert result.ok and result.content["output"] == bare.content["output"] != ""
 
 
@@ -76,17 +76,35 @@ async def listener() -> AsyncIterator[tuple[int, list[str]]]:
 
 
 @pytest.mark.parametrize(
-    ("profile", "reaches"), [(SandboxProfile.WORKSPACE_WRITE, True), (SandboxProfile.READ_ONLY, False)]
+    ("network", "profile", "reaches"),
+    [
+        ("none", SandboxProfile.WORKSPACE_WRITE, False),
+        ("none", SandboxProfile.READ_ONLY, False),
+        ("host", SandboxProfile.WORKSPACE_WRITE, True),
+        ("host", SandboxProfile.READ_ONLY, False),
+    ],
 )
-async def test_only_workspace_write_reaches_the_network(
-    at: Bench, listener: tuple[int, list[str]], profile: SandboxProfile, reaches: bool
+async def test_the_hosts_network_and_its_services_are_out_of_reach_unless_shared(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    listener: tuple[int, list[str]],
+    network: str,
+    profile: SandboxProfile,
+    reaches: bool,
 ) -> None:
+    """A server on the host's loopback stands for Synapse's own API and Temporal, which a sandboxed
+    command could otherwise ask to approve its next command: only `SYNAPSE_TERMINAL_NETWORK=host`
+    lets workspace-write commands reach the host's network."""
     port, reached = listener
-    result = await at.approved(
-        f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", profile, "t/run/tool_1"
-    )
-    assert result.ok == reaches, result.content
-    await assert_eventually(lambda: asyncio.sleep(0, reached), lambda r: bool(r) == reaches, within=5)
+    at = bench(tmp_path, monkeypatch, terminal_network=network)
+    try:
+        result = await at.approved(
+            f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", profile, "t/run/tool_1"
+        )
+        assert result.ok == reaches, result.content
+        await assert_eventually(lambda: asyncio.sleep(0, reached), lambda r: bool(r) == reaches, within=5)
+    finally:
+        await at.close()
 
 
 async def test_a_sandbox_has_a_tmp_of_its_own_gone_with_the_command(at: Bench) -> None:
@@ -312,16 +330,22 @@ async def test_the_workers_secrets_are_covered_in_approved_sandboxes(
     (home / ".ssh" / "id_ed25519").write_text(SECRET)
     (home / ".config" / "temporalio" / "temporal.toml").write_text(f'api_key = "{SECRET}"')
     (home / ".netrc").write_text(f"machine x password {SECRET}")
+    (home / ".npmrc").write_text(f"//registry/:_authToken={SECRET}")
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(f"oauth_token: {SECRET}")
     monkeypatch.setenv("HOME", str(home))
     at = bench(tmp_path, monkeypatch)
     try:
-        reads = f"cat {home}/.ssh/id_ed25519 {home}/.config/temporalio/temporal.toml {home}/.netrc; head -c 40 /etc/shadow"
+        reads = (
+            f"cat {home}/.ssh/id_ed25519 {home}/.config/temporalio/temporal.toml {home}/.netrc {home}/.npmrc "
+            f"{home}/.config/gh/hosts.yml; head -c 40 /etc/shadow"
+        )
         for step, profile in enumerate([SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE], start=1):
             result = await at.approved(reads, profile, f"t/run/tool_{step}")
             output = result.content["output"]
             assert SECRET not in output and "root:" not in output, output
-        plain = await at.approved(f"ls {home}", SandboxProfile.READ_ONLY, "t/run/tool_3")
-        assert plain.ok, "the rest of the home is still there to read"
+        inside = await at.approved(f"ls {at.work}", SandboxProfile.READ_ONLY, "t/run/tool_3")
+        assert inside.ok and "README.md" in inside.content["output"], "folders shown again are there"
     finally:
         await at.close()
 
@@ -351,3 +375,51 @@ async def test_synapses_own_installation_stays_read_only(
     finally:
         await at.close()
         probe.unlink(missing_ok=True)
+
+
+async def test_a_sandboxed_command_holds_no_part_of_the_sessions_terminal(at: Bench) -> None:
+    """With the session's terminal it could switch its line discipline off, swallow the Ctrl-C and
+    the shell's probes, and fake the shell's answer (a cwd, a status). It has a terminal of its own."""
+    attack = (
+        "import fcntl, termios, time\n"
+        "for fd in (0, 1, 2):\n"
+        "    try:\n"
+        "        fcntl.ioctl(fd, termios.TIOCSETD, (27).to_bytes(4, 'little'))\n"
+        "        termios.tcflush(fd, termios.TCIFLUSH)\n"
+        "    except OSError as err:\n"
+        "        print(fd, err)\n"
+        "print('__SYNfake:0:/etc', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    (at.work / "hold.py").write_text(attack)
+    held = await at.approved(f"{sys.executable} hold.py", SandboxProfile.READ_ONLY, "t/run/tool_1")
+    assert held.content is not None, f"the terminal was not lost: {held.error}"
+    assert held.metadata["exit_status"] != 0 and held.content["cwd"] == str(at.work), "nothing faked"
+    after = await at.approved("pwd", SandboxProfile.FULL, "t/run/tool_2")
+    assert after.ok and after.content["output"] == f"{at.work}\n" and after.content["cwd"] == str(at.work)
+
+
+async def test_a_folder_is_shown_with_every_character_of_its_name(at: Bench) -> None:
+    moved = await at.approved(
+        "mkdir $'sub\\u00a0 ' && cd $'sub\\u00a0 '", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1"
+    )
+    assert moved.content["cwd"] == f"{at.work}/sub\u00a0 ", "trailing spaces are part of the name"
+
+
+async def test_synapses_installation_cannot_be_moved_away_inside_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the installation below the workspace (a folder between them), renaming that folder
+    would let a command put a new installation in its place."""
+    installation = tmp_path / "work" / "apps" / "synapse"
+    installation.mkdir(parents=True)
+    (installation / "worker.py").write_text("print('the real worker')\n")
+    monkeypatch.setattr("activities.tools.terminal.tool.SOURCE_ROOT", installation)
+    at = bench(tmp_path, monkeypatch)
+    try:
+        swap = "mv apps apps-old; mkdir -p apps/synapse; echo \"print('trojan')\" > apps/synapse/worker.py"
+        result = await at.approved(swap, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+        assert not result.ok and "Device or resource busy" in result.content["output"], result.content
+        assert (installation / "worker.py").read_text() == "print('the real worker')\n"
+    finally:
+        await at.close()

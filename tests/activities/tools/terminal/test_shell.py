@@ -156,8 +156,15 @@ def test_the_echo_of_input_typed_into_a_program_is_never_streamed() -> None:
     """An agent CLI's line editor echoes the input, split across reads as it likes."""
     seen: list[str] = []
     stream = _Stream(
-        "\n__SYNabc:", 10_000, lambda chunk: seen.append(chunk.content), echo="hi there", terminal_type="qcli"
+        "\n__SYNabc:",
+        10_000,
+        lambda chunk: seen.append(chunk.content),
+        echo="hi there",
+        terminal_type="qcli",
+        program_waits=lambda: True,
     )
     for frame in (b"hi th", b"ere\r", b"\nHello!\r\n", b"\x1b]697;StartPrompt\x07> \x1b]697;EndPrompt\x07"):
         stream.feed(frame)
+    assert (stream.candidate, stream.prompt, seen) == (">", None, ["Hello!\n"]), "not yet known to wait"
+    stream.settle(float("inf"))
     assert seen == ["Hello!\n", ">"] and stream.prompt == ">" and stream.text() == "Hello!\n"

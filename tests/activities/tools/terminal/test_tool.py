@@ -108,3 +108,23 @@ async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_
     assert not free.ok and "needs a person's approval" in (free.error or ""), "and nothing runs free"
     full = await tool.run(call(f"touch {marker}"), "session:t/run/tool_2", SandboxProfile.FULL)
     assert full.ok and marker.exists() and full.metadata["sandbox"] == "full"
+
+
+def test_a_command_with_shell_syntax_has_no_head_a_grant_could_match(tmp_path: Path) -> None:
+    """`git --version; touch x` is more than `git`: a `session_prefix` grant for `git` must not cover it."""
+    tool = _tool(tmp_path)
+    assert tool.head(call("git --version")) == "git"
+    assert tool.head(call("git --version; touch x")) is None
+    assert tool.head(call("git status && rm -rf ~")) is None
+
+
+@needs_bwrap
+async def test_a_prompt_printed_by_a_program_that_ended_takes_no_input(tmp_path: Path) -> None:
+    """A file holding an OSC 697 prompt, shown by `cat` (approved without a sandbox): the shell has
+    the terminal again, so the next command is not taken for a program's input."""
+    tool = _tool(tmp_path)
+    (tmp_path / "work" / "build.log").write_text("done\n\x1b]697;StartPrompt\x07q> \x1b]697;EndPrompt\x07")
+    shown = await tool.run(call("cat build.log"), "session:t/run/tool_1", SandboxProfile.FULL)
+    assert shown.ok and shown.metadata["waiting_for_input"] is None
+    after = await tool.run(call("echo in bash"), "session:t/run/tool_2", SandboxProfile.FULL)
+    assert after.ok and after.content["output"] == "in bash\n"
