@@ -39,6 +39,8 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.TASK_NOT_PAUSED: 409,
     ErrorType.TASK_FINISHED: 409,
     ErrorType.TASK_NEVER_RAN: 409,
+    ErrorType.ROLLBACK_IN_FLIGHT: 409,
+    ErrorType.TASK_STARTED: 409,
     ErrorType.VERSION_NOT_FOUND: 422,
     ErrorType.BLUEPRINT_REFUSED: 422,
     ErrorType.UNKNOWN_AGENT: 422,

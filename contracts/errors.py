@@ -37,6 +37,10 @@ class ErrorType(StrEnum):
     TASK_FINISHED = "TaskFinished"
     TASK_NEVER_RAN = "TaskNeverRan"
     VERSION_NOT_FOUND = "VersionNotFound"
+    ROLLBACK_IN_FLIGHT = "RollbackInFlight"
+    """Another rollback of the graph is still waiting for its cancelled runs (409)."""
+    TASK_STARTED = "TaskStarted"
+    """`update_tasks` of a task that has started: roll it back instead (409)."""
     BLUEPRINT_REFUSED = "BlueprintRefused"
     # Stream watchers (see workflows/stream_watch.py).
     TOO_MANY_WATCHERS = "TooManyWatchers"

@@ -74,8 +74,11 @@ class LoopInstance(Contract):
     item: Any = Field(description="The item (placed in `input_data[iteration_input_key]`).")
     status: TaskStatus = Field(default=TaskStatus.PENDING, description="Where it is.")
     output: Any = Field(default=None, description="Its output when completed.")
-    error: str | None = Field(default=None, description="Why it failed.")
+    error: str | None = Field(default=None, description="Why it failed, was skipped or cancelled.")
     workflow_id: str | None = Field(default=None, description="Its child workflow.")
+    gate_interaction: str | None = Field(
+        default=None, description="Its open gate (the template's `human_interaction`), if any."
+    )
 
 
 class TaskVersion(Contract):
@@ -111,6 +114,16 @@ class GraphTask(Contract):
         default=None, description="Inputs its next version starts from (rollback, GOTO, plan update)."
     )
     next_assignee_id: str | None = Field(default=None, description="Assignee of its next version.")
+    input_override: dict[str, Any] | None = Field(
+        default=None,
+        description="A rollback's `new_input_data`: laid over its next version's input after data flow.",
+    )
+    summoned: bool = Field(
+        default=False,
+        description="Its next run was asked for (a rollback or an on_failure GOTO): it waits for its "
+        "incoming edges to resolve, but they cannot skip it.",
+    )
+    goto_attempts: int = Field(default=0, description="Times its on_failure GOTO was followed.")
     failed_over_to: str | None = Field(
         default=None, description="UUID of the task its failure continued at (on_failure GOTO)."
     )

@@ -1,7 +1,8 @@
 """What a task run is given: its inputs, its agent (with the task's context overrides) and its context.
 
 `run_input` builds the `AgentTaskInput` of one run from the graph state: a task's current version,
-or one loop instance (the template with the item at `input_data[iteration_input_key]`). The
+or one loop instance (`instance_input`: the template's input, the loop's and the item; run by
+the version's assignee, the template's unless a rollback named another). The
 context is a few system messages: the blueprint's `ad_hoc_text`, the outputs named by
 `include_task_results`, and the graph's task list when the agent's `task_list_config` asks for it
 (`status_in` filters it). Pure functions of the state.
@@ -28,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from .scheduler import Run, current
+from .progress import Run, current
 
 TASK_LIST_MAX = 100
 """Tasks a task-list context shows at most."""
@@ -114,8 +115,7 @@ def run_input(
         assert loop is not None
         definition = loop.task_template
         item = version.instances[run.instance].item
-        input_data = {**definition.input_data, loop.iteration_input_key: item}
-        assignee_id = definition.assignee_id
+        input_data = instance_input(definition, version.input_data, loop.iteration_input_key, item)
     directives = definition.directives or task.definition.directives
     agent = with_overrides(
         agents.get(assignee_id), definition.context_overrides or task.definition.context_overrides
@@ -137,6 +137,14 @@ def run_input(
         channel=config.channel,
         paused=state.paused or task.paused,
     )
+
+
+def instance_input(
+    template: TaskDefinition, loop_input: dict[str, Any], key: str, item: Any
+) -> dict[str, Any]:
+    """A loop instance's input: the template's, then what the loop task was given (its input and
+    the data flowing into it, a rollback's new input), then the item under `iteration_input_key`."""
+    return {**template.input_data, **loop_input, key: item}
 
 
 def agent_id_of(assignee_id: str, agent: AgentSpec | None) -> str:

@@ -60,6 +60,8 @@ class GraphState(BaseModel):
     """Every assignee of the graph resolved to its declaration (the `resolve_agents` activity)."""
     holds: list[str] = Field(default_factory=list)
     """Tasks a rollback is resetting (neither resolved nor started until their old runs ended)."""
+    rolling_back: str | None = None
+    """The rollback in flight (its task and who asked), while it holds `holds`."""
     cancelling: list[str] = Field(default_factory=list)
     """Runs (workflow ids) asked to cancel whose end has not been reported yet."""
     stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)

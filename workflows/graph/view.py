@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import GraphState
 
 from .. import search
-from .scheduler import current
+from .progress import current
 
 SHAPES = {
     TaskStatus.PENDING: "pending",

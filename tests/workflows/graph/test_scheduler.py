@@ -9,7 +9,8 @@ from typing import Any
 from contracts import EdgeStatus, PlanBlueprint, TaskReport, TaskStatus
 from workflows.graph.blueprint import expand
 from workflows.graph.cel import Conditions
-from workflows.graph.scheduler import Progress, Run, Scheduler
+from workflows.graph.progress import Progress, Run
+from workflows.graph.scheduler import Scheduler
 from workflows.graph.state import GraphState
 
 from .test_blueprint import edge, task

@@ -1,0 +1,177 @@
+"""Driving the pure scheduler through a script, the way the workflow does, and logging what a
+person would see: each gate asked, each run started, each task's end.
+
+A script is a list of steps: `("done", "a", output)`, `("fail", "a", error)`, `("yes"|"no", "a")`
+(decide a's gate; `"a#1"`: loop instance 1's), `("rollback", "a", {...})`, `("release",)`,
+`("pause"|"resume", "a")`, `("update", "a", {...})`, `("cancel", "a#0")` (a run ended cancelled).
+After every step the scheduler advances; the log gets `ask a`, `run a v2`, `run loop#0 v1`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from contracts import GraphIntervention, PlanBlueprint, TaskReport, TaskUpdate
+from workflows.graph.blueprint import expand
+from workflows.graph.cel import Conditions
+from workflows.graph.progress import Gate, Progress
+from workflows.graph.resets import Reset
+from workflows.graph.scheduler import Scheduler
+from workflows.graph.state import GraphState
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+def build(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
+    """A scheduler over a fresh graph of `blueprint` (engine ids are UUIDs ending in 1, 2, ...)."""
+    state = GraphState(created_at=NOW, last_activity=NOW)
+    ids = (f"00000000-0000-0000-0000-{n:012d}" for n in itertools.count(1))
+    conditions = Conditions()
+    added = expand(
+        PlanBlueprint.model_validate(blueprint),
+        tasks={},
+        edges=[],
+        new_id=lambda _local: next(ids),
+        next_edge=1,
+        principal="alice",
+        conditions=conditions,
+    )
+    for new in added.tasks:
+        state.tasks[new.task_uuid] = new
+        state.order.append(new.task_uuid)
+    state.edges += added.edges
+    scheduler = Scheduler(state, conditions, lambda: NOW, max_running=max_running)
+    scheduler.mark_goto_targets()
+    return scheduler
+
+
+@dataclass
+class Player:
+    """Plays a script against a scheduler, as the workflow would."""
+
+    scheduler: Scheduler
+    log: list[str] = field(default_factory=list)
+    gates: dict[str, str] = field(default_factory=dict)
+    """Open gates: `a` or `a#1` → interaction id."""
+    running: set[str] = field(default_factory=set)
+    """Runs in flight: `a` or `a#1`."""
+    cancelled: list[str] = field(default_factory=list)
+    rollback: Reset | None = None
+    asked: int = 0
+
+    def uuid(self, task_id: str) -> str:
+        found = self.scheduler.task_by_local(task_id)
+        assert found is not None, task_id
+        return found.task_uuid
+
+    def advance(self) -> None:
+        self.apply(self.scheduler.advance())
+
+    def apply(self, progress: Progress) -> None:
+        for interaction in progress.withdraw:
+            self.gates = {k: v for k, v in self.gates.items() if v != interaction}
+        for gate in progress.gates:
+            name = self._name(gate.task_uuid, gate.instance)
+            self.asked += 1
+            self.gates[name] = f"i{self.asked}"
+            self.scheduler.opened(gate, f"i{self.asked}")
+            self.log.append(f"ask {name}")
+        for run_id in progress.cancel:
+            self.cancelled.append(run_id)
+        for run in progress.runs:
+            name = self._name(run.task_uuid, run.instance)
+            self.running.add(name)
+            self.log.append(f"run {name} v{run.version}")
+
+    def _name(self, task_uuid: str, instance: int | None) -> str:
+        task_id = self.scheduler.state.tasks[task_uuid].task_id
+        return task_id if instance is None else f"{task_id}#{instance}"
+
+    def _report(self, name: str, status: str, output: Any = None, error: str | None = None) -> None:
+        task_id, _, index = name.partition("#")
+        task = self.scheduler.state.tasks[self.uuid(task_id)]
+        report = TaskReport.model_validate(
+            {
+                "task_uuid": task.task_uuid,
+                "version": task.versions[-1].version,
+                "instance": int(index) if index else None,
+                "status": status,
+                "output": output,
+                "error": error,
+            }
+        )
+        self.running.discard(name)
+        progress = Progress()
+        self.scheduler.record(report, progress)
+        self.apply(progress)
+
+    def step(self, step: tuple[Any, ...]) -> None:
+        kind, *args = step
+        if kind == "done":
+            self._report(args[0], "completed", output=args[1] if len(args) > 1 else None)
+        elif kind == "fail":
+            self._report(args[0], "failed", error=args[1] if len(args) > 1 else "boom")
+        elif kind == "cancel":
+            self._report(args[0], "cancelled", error="cancelled in the Web UI")
+        elif kind in ("yes", "no"):
+            name = args[0]
+            task_id, _, index = name.partition("#")
+            gate = Gate(self.uuid(task_id), int(index) if index else None)
+            progress = Progress()
+            how = "bob" if kind == "yes" else "denied by bob"
+            assert self.scheduler.decide(gate, self.gates.pop(name), kind == "yes", how, progress), name
+            self.apply(progress)
+        elif kind == "rollback":
+            task = self.scheduler.state.tasks[self.uuid(args[0])]
+            request = GraphIntervention(
+                intervention_type="ROLLBACK_AND_MODIFY",
+                target_task_id=task.task_uuid,
+                comment="again",
+                principal="olga",
+                **(args[1] if len(args) > 1 else {}),
+            )
+            self.rollback = self.scheduler.rollback(task, request)
+            self.apply(
+                Progress(
+                    withdraw=self.rollback.gates, cancel=self.rollback.cancel, changes=self.rollback.changes
+                )
+            )
+            for name in list(self.running):
+                if self.scheduler.state.tasks[self.uuid(name.partition("#")[0])].versions[-1].superseded:
+                    self.running.discard(name)
+            if len(args) < 3 or args[2] != "held":
+                self.scheduler.release(self.rollback)
+        elif kind == "release":
+            assert self.rollback is not None
+            self.scheduler.release(self.rollback)
+        elif kind in ("pause", "resume"):
+            self.scheduler.state.tasks[self.uuid(args[0])].paused = kind == "pause"
+        elif kind == "update":
+            task = self.scheduler.state.tasks[self.uuid(args[0])]
+            update = TaskUpdate.model_validate({"task_id": "00000000-0000-0000-0000-000000000000", **args[1]})
+            progress = Progress()
+            progress.withdraw += self.scheduler.update(task, update, "alice", progress)
+            self.apply(progress)
+        else:
+            raise ValueError(f"unknown step {step!r}")
+        self.advance()
+
+    def play(self, steps: list[tuple[Any, ...]]) -> Player:
+        self.advance()
+        for step in steps:
+            self.step(step)
+        return self
+
+    def statuses(self) -> dict[str, str]:
+        return {t.task_id: t.status.value for t in self.scheduler.state.tasks.values()}
+
+    def task(self, task_id: str) -> Any:
+        return self.scheduler.state.tasks[self.uuid(task_id)]
+
+
+def play(blueprint: dict[str, Any], steps: list[tuple[Any, ...]], max_running: int = 100) -> Player:
+    """Play `steps` on a fresh graph of `blueprint`."""
+    return Player(build(blueprint, max_running)).play(steps)

@@ -1,0 +1,61 @@
+"""Telling the session that started a graph what changed and what waits for a person.
+
+A graph started by a session's agent (`parent_session`) sends it a `GraphProgress` signal
+(`graph_progress`) whenever tasks changed, decisions were taken, or the set of waiting requests
+differs from what it last sent. A session that has closed is let go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import GraphConfig, GraphProgress, InteractionOutcome
+
+    from .state import GraphState
+
+from . import view
+
+GRAPH_PROGRESS = "graph_progress"
+"""The signal a parent session takes the graph's progress by."""
+
+
+class Relay:
+    """What the parent session has not heard yet, and sending it."""
+
+    def __init__(self, owner_id: str, config: GraphConfig, state: GraphState) -> None:
+        self._owner_id = owner_id
+        self._session = config.parent_session
+        self._state = state
+        self._changes: list[dict[str, Any]] = []
+        self._decided: list[InteractionOutcome] = []
+        self._sent_ids: list[str] = []
+
+    def changed(self, changes: list[dict[str, Any]]) -> None:
+        """Task changes to pass on (edge changes are the graph's own business)."""
+        if self._session:
+            self._changes += [change for change in changes if "task_id" in change]
+
+    def decided(self, outcomes: list[InteractionOutcome]) -> None:
+        """Decisions to pass on."""
+        if self._session:
+            self._decided += outcomes
+
+    async def send(self) -> None:
+        """Signal the session when it has something new."""
+        if not self._session:
+            return
+        pending = view.pending_interactions(self._state)
+        ids = [request.interaction_id for request in pending]
+        if not (self._changes or self._decided or ids != self._sent_ids):
+            return
+        message = GraphProgress(
+            graph_workflow_id=self._owner_id, changes=self._changes, pending=pending, decided=self._decided
+        )
+        self._changes, self._decided, self._sent_ids = [], [], ids
+        try:
+            await workflow.get_external_workflow_handle(self._session).signal(GRAPH_PROGRESS, message)
+        except Exception as err:  # the session has closed
+            workflow.logger.info("session %s did not take the graph's progress: %s", self._session, err)
