@@ -168,7 +168,9 @@ class Scheduler:
         if edge.condition is None:
             return EdgeStatus.TAKEN, None
         version = current(source)
-        facts = {"task_id": source.task_id, "version": version.version if version else 0}
+        facts: dict[str, Any] = {"task_id": source.task_id, "version": version.version if version else 0}
+        if not self.conditions.numbers:  # graphs started before `cel-numbers` still read it
+            facts["status"] = source.status.upper()
         try:
             held = self.conditions.holds(
                 edge.condition.expression, version.output if version else None, facts

@@ -64,6 +64,8 @@ from .rollbacks import CANCEL_WAIT, Rollbacks
 from .scheduler import Scheduler
 from .task_run import TASK_FINISHED, TASK_INTERACTIONS
 
+CEL_NUMBERS = "cel-numbers"
+"""Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
@@ -92,8 +94,9 @@ class TaskGraphWorkflow(SupervisionHandlers):
         )
         self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
         self._interventions = Interventions(f"graph {self._config.graph_id}", self._state, surface)
+        conditions = Conditions(numbers=workflow.patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
-            self._state, Conditions(), workflow.now, max_running=self._config.max_running_tasks
+            self._state, conditions, workflow.now, max_running=self._config.max_running_tasks
         )
         self._relay = Relay(self.owner_id, self._config, self._state)
         self._children = Children(self.owner_id, self._config, self._state, self._record)
