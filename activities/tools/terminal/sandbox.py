@@ -100,12 +100,14 @@ RUN_COMMAND = (
     "__synapse_env() { local __synapse_n IFS=$' \\t\\n'; for __synapse_n in $(compgen -e); do "
     'printf \'%s=%s\\0\' "$__synapse_n" "${!__synapse_n}"; done; }\n'
     f"{{ __synapse_env; printf '\\0'; }} >&{STATE_FD}\n"
-    f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$(pwd -P)"; __synapse_env; }} >&{STATE_FD}; exit $__synapse_s\' EXIT\n'
+    f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$(pwd -P)"; __synapse_env; }} >&{STATE_FD} 2>/dev/null; '
+    "exit $__synapse_s' EXIT\n"
     'eval "$__synapse_command"\n'
 )
 """Inside an approved sandbox: take the shell's exports and those of earlier sandboxed commands,
 write them (before), run the command text from fd 5, and on exit write the folder (physical) and
-the exports it leaves (after), NUL-separated."""
+the exports it leaves (after), NUL-separated (quietly: bash may warn there about a background job
+the command left, `wait_for: No record of process`, which is not the command's output)."""
 
 
 def _within(path: Path, folders: Iterable[Path]) -> bool:
