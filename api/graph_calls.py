@@ -2,7 +2,8 @@
 
 Built on `workflow_calls` (same errors, same statuses). A blueprint is checked here before anything
 starts: its size (413), its assignees against the agent registry and every rule of
-`workflows.graph.blueprint.expand` (422 naming the task, edge or expression).
+`workflows.graph.blueprint.expand` (422 naming the task, edge or expression); an extension's
+`workflow_id` against the graph it is sent to.
 """
 
 from __future__ import annotations
@@ -85,6 +86,22 @@ def refused(problems: list[str], loc: tuple[str | int, ...]) -> RequestValidatio
     return RequestValidationError(
         [{"loc": ("body", *loc), "msg": problem, "type": "blueprint_refused"} for problem in problems]
     )
+
+
+def for_graph(blueprint: PlanBlueprint, graph_id: str) -> PlanBlueprint:
+    """The blueprint to extend graph `graph_id` with: a `workflow_id` naming another graph is 422;
+    naming this one it is accepted, and dropped (the graph refuses any: it extends itself)."""
+    if blueprint.workflow_id is None:
+        return blueprint
+    if str(blueprint.workflow_id) != graph_id_of(graph_id):
+        raise refused(
+            [
+                f"workflow_id {blueprint.workflow_id} names another graph than {name_of(graph_id)}; "
+                f"send the blueprint to POST /graphs/{blueprint.workflow_id}/blueprint, or leave it unset"
+            ],
+            ("workflow_id",),
+        )
+    return blueprint.model_copy(update={"workflow_id": None})
 
 
 def check_new_blueprint(

@@ -55,8 +55,9 @@ async def create_graph(
     """Run a blueprint as a new graph; answers with the engine UUID of each blueprint task.
 
     Refused before anything starts: 413 over SYNAPSE_MAX_BLUEPRINT_BYTES; 422 for an unknown
-    assignee, a duplicate task id, an edge/GOTO/loop naming an unknown task, a cycle, a CEL
-    condition that does not compile, a malformed data-flow path or directive.
+    assignee, a duplicate task id, an edge/GOTO/loop/parent naming an unknown task, a cycle, a CEL
+    condition that does not compile, a malformed data-flow path, directive or context override, a
+    field the engine would ignore (`workflow_id`: the server chooses the graph's id), each named.
     """
     blueprint = body.blueprint
     graph_id = str(uuid.uuid4())
@@ -191,8 +192,10 @@ async def extend_graph(
     caller: Operator,
 ) -> GraphView:
     """Add tasks and edges to a running graph, or change tasks that have not started (422 with
-    every reason when the graph refuses it; nothing changes then)."""
+    every reason when the graph refuses it; nothing changes then). A `workflow_id` must name this
+    graph, or be left out."""
     graph_calls.check_size(blueprint, settings)
+    blueprint = graph_calls.for_graph(blueprint, graph_id)
     agents = graph_calls.resolve_assignees(
         registry, graph_calls.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
     )

@@ -154,6 +154,11 @@ async def test_interventions_and_extensions_over_http(http: httpx.AsyncClient) -
         (1, True, "v1"),
         (2, False, "v2"),
     ]
+    finished = await http.post(
+        f"/graphs/{gid}/blueprint",
+        json={"update_tasks": [{"task_id": created["tasks"]["first"], "new_input_data": {"echo": "v3"}}]},
+    )
+    assert finished.status_code == 409 and "ROLLBACK_AND_MODIFY" in finished.json()["detail"], finished.text
     refusals = [
         (
             {"intervention_type": "RESUME", "target_task_id": created["tasks"]["hold"], "comment": "x"},
@@ -236,6 +241,50 @@ async def test_interventions_and_extensions_over_http(http: httpx.AsyncClient) -
         ),
         ({"new_tasks": [task("a", input_data={"blob": "x" * 300_000})]}, 413, "SYNAPSE_MAX_BLUEPRINT_BYTES"),
         ({"new_tasks": []}, 422, "the blueprint is empty"),
+        (
+            {
+                "new_tasks": [
+                    task(
+                        "a",
+                        context_overrides={"override_context_config": {"task_list_config": {"status_in": 5}}},
+                    )
+                ]
+            },
+            422,
+            "task 'a': context_overrides.override_context_config.task_list_config.status_in must be a list of "
+            "task statuses",
+        ),
+        (
+            {"new_tasks": [task("a", context_overrides={"override_context_config": {"colour": "red"}})]},
+            422,
+            "task 'a': context_overrides.override_context_config has unknown fields ['colour']",
+        ),
+        (
+            {
+                "new_tasks": [
+                    task("src", input_data={"echo": [1, 2]}),
+                    task(
+                        "each",
+                        directives={
+                            "loop_directive": {
+                                "type": "PARALLEL_ITERATION",
+                                "iteration_input_key": "item",
+                                "input_source_task_id": "src",
+                                "task_template": task("one", directives={"timeout_seconds": -5}),
+                            }
+                        },
+                    ),
+                ]
+            },
+            422,
+            "task 'each', task_template 'one': directives.timeout_seconds must be a whole number of seconds "
+            "from 1 to 2592000 (30 days), got -5",
+        ),
+        (
+            {"workflow_id": "7f0c2a3e-0000-4000-8000-000000000000", "new_tasks": [task("a")]},
+            422,
+            "a new graph's id is chosen by the server",
+        ),
     ],
 )
 async def test_a_bad_blueprint_is_refused_at_the_door(
@@ -243,6 +292,39 @@ async def test_a_bad_blueprint_is_refused_at_the_door(
 ) -> None:
     response = await http.post("/graphs", json={"blueprint": blueprint})
     assert response.status_code == status and words in response.json()["detail"], response.text
+
+
+async def test_an_extension_names_no_other_graph_and_is_checked_like_a_new_one(
+    http: httpx.AsyncClient,
+) -> None:
+    created = await submit(http, {"new_tasks": [gated("hold")]})
+    gid = created["graph_id"]
+    other = "7f0c2a3e-0000-4000-8000-000000000000"
+    refusals = [
+        (
+            {"workflow_id": other, "new_tasks": [task("x")]},
+            f"workflow_id {other} names another graph than graph '{gid}'",
+        ),
+        (
+            {
+                "new_tasks": [
+                    task(
+                        "x", directives={"on_failure": {"type": "GOTO", "target_task_id": "hold", "tries": 2}}
+                    )
+                ]
+            },
+            "task 'x': directives.on_failure has unknown fields ['tries']",
+        ),
+    ]
+    for body, words in refusals:
+        answer = await http.post(f"/graphs/{gid}/blueprint", json=body)
+        assert answer.status_code == 422 and words in answer.json()["detail"], (body, answer.text)
+    same = await http.post(
+        f"/graphs/{gid}/blueprint", json={"workflow_id": gid, "new_tasks": [task("x", input_data={})]}
+    )
+    assert same.status_code == 200, same.text
+    assert "x" in status_of(GraphView.model_validate(same.json()))
+    assert (await http.post(f"/graphs/{gid}/cancel", json={"reason": "done"})).status_code == 200
 
 
 async def test_an_unknown_graph_is_404(http: httpx.AsyncClient) -> None:

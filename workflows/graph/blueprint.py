@@ -2,18 +2,19 @@
 
 `expand` is pure (ids come from the `new_id(task_id)` it is given): the API runs it at the door to refuse a
 bad blueprint with 422 before anything starts, and the graph runs it again in its `extend` update
-(and for an agent's plan), against the tasks it already has. Refused: an empty blueprint, a
-duplicate task id, an edge, GOTO, loop source or `include_task_results` naming an unknown task, a
-cycle (loop directives included), a CEL condition that does not compile, a malformed data-flow
-path, gate or failure directive, and updates of unknown or already started tasks. Assignees are
-checked by the caller (it has the agent registry).
+(and for an agent's plan), against the tasks it already has. Refused here: an empty blueprint, a
+`workflow_id` (a new graph's id is the server's; a blueprint extends the graph it is sent to), a
+duplicate task id, an edge naming an unknown task, a cycle (loop directives included), a CEL
+condition that does not compile, a malformed data-flow path, and updates of unknown or already
+started tasks; what each task may say (parent, directives, context overrides, its loop's
+task_template) is checked by `checks`. Assignees are checked by the caller (it has the agent
+registry).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from temporalio import workflow
 
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from .cel import ConditionError, Conditions
+from .checks import Names, task_problems
 from .paths import PathError, steps_of
 
 NOT_STARTED = (TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.READY)
@@ -40,9 +42,11 @@ UPDATABLE_STATUS = {"skipped": TaskStatus.SKIPPED, "cancelled": TaskStatus.CANCE
 class BlueprintRefused(Exception):
     """The blueprint cannot be accepted; `problems` lists every reason (each names its task/edge)."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[str], *, conflict: bool = False) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+        self.conflict = conflict
+        """Every problem is an update of a task that has started (409: roll it back instead)."""
 
 
 @dataclass
@@ -79,8 +83,12 @@ def expand(
     next_edge: int,
     principal: str,
     conditions: Conditions,
+    strict: bool = True,
 ) -> Expansion:
-    """Check `blueprint` against the graph's `tasks` and `edges`; what it adds, or `BlueprintRefused`."""
+    """Check `blueprint` against the graph's `tasks` and `edges`; what it adds, or `BlueprintRefused`.
+
+    `strict` False leaves out the checks of what a task definition may say (`checks`) and of
+    `workflow_id`: a graph started before them replays the blueprint it accepted then."""
     problems: list[str] = []
     if not (blueprint.new_tasks or blueprint.new_edges or blueprint.update_tasks):
         raise BlueprintRefused(["the blueprint is empty: give new_tasks, new_edges or update_tasks"])
@@ -92,8 +100,15 @@ def expand(
             continue
         new_local[definition.task_id] = new_id(definition.task_id)
     known = {**by_local, **new_local}
-    for definition in blueprint.new_tasks:
-        problems += _task_problems(definition, known, conditions)
+    if strict and blueprint.workflow_id is not None:
+        problems.append(_workflow_id_problem(str(blueprint.workflow_id), extending=bool(tasks)))
+    names = Names(
+        tasks=known,
+        templates=_templates(blueprint.new_tasks, tasks.values()),
+        set_aside=_set_aside(blueprint.update_tasks, tasks),
+    )
+    for definition in blueprint.new_tasks if strict else []:
+        problems += task_problems(definition, names)
     new_edges: list[GraphEdge] = []
     for index, edge in enumerate(blueprint.new_edges):
         found = _edge_problems(index, edge, known, tasks, conditions)
@@ -107,6 +122,7 @@ def expand(
         ):
             graph_edge = _graph_edge(implied, known, f"e{next_edge + len(new_edges)}")
             new_edges.append(graph_edge.model_copy(update={"kind": "loop"}))
+    started = _started_problems(blueprint.update_tasks, tasks)
     problems += _update_problems(blueprint.update_tasks, tasks)
     if not problems:
         cycle = _cycle(
@@ -116,8 +132,8 @@ def expand(
             problems.append(
                 f"the edges make a cycle: {' → '.join(cycle)} (repeat work with a loop directive)"
             )
-    if problems:
-        raise BlueprintRefused(problems)
+    if problems or started:
+        raise BlueprintRefused(problems + started, conflict=not problems)
     new_tasks = [
         GraphTask(task_uuid=new_local[d.task_id], task_id=d.task_id, definition=d, added_by=principal)
         for d in blueprint.new_tasks
@@ -156,69 +172,40 @@ def _graph_edge(edge: EdgeDefinition, known: dict[str, str], edge_id: str) -> Gr
     )
 
 
-def _task_problems(definition: TaskDefinition, known: dict[str, str], conditions: Conditions) -> list[str]:
-    name = f"task {definition.task_id!r}"
-    problems: list[str] = []
-    directives = definition.directives
-    overrides = definition.context_overrides
-    if overrides and overrides.include_task_results:
-        problems += [
-            f"{name}: include_task_results names unknown task {other!r}"
-            for other in overrides.include_task_results
-            if other not in known
-        ]
-    if directives is None:
-        return problems
-    if directives.timeout_seconds is not None and directives.timeout_seconds <= 0:
-        problems.append(f"{name}: timeout_seconds must be positive, got {directives.timeout_seconds}")
-    failure = directives.on_failure
-    if failure is not None:
-        target = failure.get("target_task_id")
-        if failure.get("type") != "GOTO":
-            problems.append(f'{name}: on_failure.type must be "GOTO", got {failure.get("type")!r}')
-        elif not isinstance(target, str) or target not in known:
-            problems.append(f"{name}: on_failure GOTO names unknown task {target!r}")
-        elif target == definition.task_id:
-            problems.append(f"{name}: on_failure GOTO cannot name the task itself")
-    problems += _gate_problems(name, directives.human_interaction)
-    loop = directives.loop_directive
-    if loop is not None:
-        if loop.input_source_task_id not in known:
-            problems.append(
-                f"{name}: loop input_source_task_id names unknown task {loop.input_source_task_id!r}"
-            )
-        elif loop.input_source_task_id == definition.task_id:
-            problems.append(f"{name}: a loop cannot iterate over its own output")
-        if not loop.iteration_input_key:
-            problems.append(f"{name}: loop iteration_input_key is empty")
-        if loop.max_iterations is not None and loop.max_iterations <= 0:
-            problems.append(f"{name}: loop max_iterations must be positive, got {loop.max_iterations}")
-        if loop.task_template.directives and loop.task_template.directives.loop_directive:
-            problems.append(f"{name}: a loop's task_template cannot loop again")
-    return problems
+def _workflow_id_problem(workflow_id: str, *, extending: bool) -> str:
+    if extending:
+        return (
+            f"workflow_id {workflow_id}: a blueprint extends the graph it is sent to; leave workflow_id unset"
+        )
+    return (
+        f"workflow_id {workflow_id}: a new graph's id is chosen by the server; leave workflow_id unset "
+        f"(to add to graph {workflow_id}, send the blueprint to it: POST /graphs/{workflow_id}/blueprint)"
+    )
 
 
-def _gate_problems(name: str, gate: dict[str, Any] | None) -> list[str]:
-    if gate is None:
-        return []
-    problems: list[str] = []
-    approvers = gate.get("approvers", [])
-    if not isinstance(approvers, list) or not all(isinstance(a, str) for a in approvers):
-        problems.append(f"{name}: human_interaction.approvers must be a list of principals")
-    timeout = gate.get("timeout_seconds")
-    if timeout is not None and (not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0):
-        problems.append(
-            f"{name}: human_interaction.timeout_seconds must be a positive integer, got {timeout!r}"
-        )
-    prompt = gate.get("prompt")
-    if prompt is not None and not isinstance(prompt, str):
-        problems.append(f"{name}: human_interaction.prompt must be text")
-    unknown = sorted(set(gate) - {"approvers", "timeout_seconds", "prompt"})
-    if unknown:
-        problems.append(
-            f"{name}: human_interaction has unknown fields {unknown} (approvers, prompt, timeout_seconds)"
-        )
-    return problems
+def _templates(definitions: Iterable[TaskDefinition], existing: Iterable[GraphTask]) -> dict[str, str]:
+    """Loop task_template id → its loop task's id, over the blueprint's tasks and the graph's."""
+    found: dict[str, str] = {}
+    for definition in [*definitions, *(task.definition for task in existing)]:
+        loop = definition.directives.loop_directive if definition.directives else None
+        if loop is not None:
+            found.setdefault(loop.task_template.task_id, definition.task_id)
+    return found
+
+
+def _set_aside(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask]) -> dict[str, str]:
+    """Tasks a failure cannot continue at: cancelled ones, and those this blueprint's updates set
+    to skipped or cancelled. (A SKIPPED task of the graph stays a valid target: a false condition
+    or a denied gate skips it too, and a GOTO resets and runs it.)"""
+    found = {
+        task.task_id: "which is cancelled" for task in tasks.values() if task.status == TaskStatus.CANCELLED
+    }
+    for update in updates:
+        task = tasks.get(str(update.task_id))
+        status = (update.new_status or "").lower()
+        if task is not None and status in UPDATABLE_STATUS:
+            found[task.task_id] = f"which this blueprint's update_tasks sets to {status}"
+    return found
 
 
 def _edge_problems(
@@ -263,14 +250,26 @@ def _update_problems(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask])
             problems.append(f"update of task {update.task_id}: no such task in this graph")
             continue
         name = f"update of task {task.task_id!r}"
-        if task.status not in NOT_STARTED or task.versions:
-            problems.append(f"{name}: it is {task.status}; only tasks that have not started can change")
         if update.new_status is not None and update.new_status.lower() not in UPDATABLE_STATUS:
             problems.append(
                 f"{name}: new_status must be one of {sorted(UPDATABLE_STATUS)}, got {update.new_status!r}"
             )
         if update.new_input_data is None and update.new_status is None:
             problems.append(f"{name}: give new_input_data or new_status")
+    return problems
+
+
+def _started_problems(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask]) -> list[str]:
+    """Updates of tasks that have started: a rollback changes those (409, not a bad blueprint)."""
+    problems = []
+    for update in updates:
+        task = tasks.get(str(update.task_id))
+        if task is not None and task.status not in NOT_STARTED:
+            problems.append(
+                f"update of task {task.task_id!r}: it is {task.status}; update_tasks changes tasks that "
+                "have not started (pending, ready or waiting at their gate); roll it back with "
+                "ROLLBACK_AND_MODIFY (new_input_data) to change it"
+            )
     return problems
 
 

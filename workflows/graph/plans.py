@@ -58,8 +58,10 @@ async def resolve_agents(assignee_ids: list[str], key: str) -> AgentLookupResult
 
 
 def refused(err: BlueprintRefused) -> ApplicationError:
-    """A refused blueprint as the error its update answers with (422)."""
-    return ApplicationError(str(err), type=ErrorType.BLUEPRINT_REFUSED, non_retryable=True)
+    """A refused blueprint as the error its update answers with (422; 409 for updates of tasks
+    that have started)."""
+    kind = ErrorType.TASK_STARTED if err.conflict else ErrorType.BLUEPRINT_REFUSED
+    return ApplicationError(str(err), type=kind, non_retryable=True)
 
 
 class Plans:
@@ -73,6 +75,8 @@ class Plans:
         chunks: ChunkStream,
         audit: Audit,
         changed: Changed,
+        *,
+        strict: bool,
     ) -> None:
         self._config = config
         self._state = state
@@ -81,12 +85,15 @@ class Plans:
         self._audit = audit
         self._changed = changed
         self._conditions: Conditions = scheduler.conditions
+        self._strict = strict
+        """Every check of `expand` on acceptance (False: a graph started before the `door-checks`
+        patch replays the blueprints it accepted; the validator still checks new ones in full)."""
         self.queued: list[tuple[GraphTask, BlueprintChange]] = []
 
     def check(self, change: BlueprintChange) -> None:
         """The validator's part: every check of `expand` (assignees are resolved on acceptance)."""
         try:
-            self._expand(change, lambda local: f"check-{local}")
+            self._expand(change, lambda local: f"check-{local}", strict=True)
         except BlueprintRefused as err:
             raise refused(err) from err
 
@@ -116,7 +123,11 @@ class Plans:
                 )
             agents.update(found.agents)
         try:
-            added = self._expand(change, lambda local: change.task_uuids.get(local) or str(workflow.uuid4()))
+            added = self._expand(
+                change,
+                lambda local: change.task_uuids.get(local) or str(workflow.uuid4()),
+                strict=self._strict,
+            )
         except BlueprintRefused as err:
             raise refused(err) from err
         self._add(added, agents)
@@ -137,7 +148,7 @@ class Plans:
         self._changed(progress)
         return added.ids
 
-    def _expand(self, change: BlueprintChange, new_id: Callable[[str], str]) -> Expansion:
+    def _expand(self, change: BlueprintChange, new_id: Callable[[str], str], *, strict: bool) -> Expansion:
         return expand(
             change.blueprint,
             tasks=self._state.tasks,
@@ -146,6 +157,7 @@ class Plans:
             next_edge=self._state.next_edge,
             principal=change.principal,
             conditions=self._conditions,
+            strict=strict,
         )
 
     def _add(self, added: Expansion, agents: dict[str, AgentSpec]) -> None:

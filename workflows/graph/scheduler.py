@@ -118,10 +118,13 @@ class Scheduler:
         while True:
             self._settle_all(progress)
             if self.state.paused or self.state.cancelled:
-                return progress
+                break
             self._pick_runs(progress)
             if not self._settle_all(progress):  # a start that failed (a loop with no list) moved on
-                return progress
+                break
+        # a gate a GOTO reset again within this step is not asked (its task settles anew)
+        progress.gates = [gate for gate in dict.fromkeys(progress.gates) if self.gate_open(gate)]
+        return progress
 
     def _settle_all(self, progress: Progress) -> bool:
         """Resolve edges and settle tasks until nothing changes; whether anything did."""

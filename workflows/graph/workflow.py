@@ -66,6 +66,9 @@ from .task_run import TASK_FINISHED, TASK_INTERACTIONS
 
 CEL_NUMBERS = "cel-numbers"
 """Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
+DOOR_CHECKS = "door-checks"
+"""Patch: a blueprint is accepted only if every check of `checks` passes (graphs started before
+replay what they accepted then)."""
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
@@ -102,7 +105,13 @@ class TaskGraphWorkflow(SupervisionHandlers):
         self._children = Children(self.owner_id, self._config, self._state, self._record)
         self._gates = Gates(self._state, self._scheduler, self._supervisor, self._gate_decided)
         self._plans = Plans(
-            self._config, self._state, self._scheduler, self._chunks, self._audit, self._changed
+            self._config,
+            self._state,
+            self._scheduler,
+            self._chunks,
+            self._audit,
+            self._changed,
+            strict=workflow.patched(DOOR_CHECKS),
         )
         self._rollbacks = Rollbacks(
             self._config,
