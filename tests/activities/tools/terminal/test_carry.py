@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import tempfile
 
@@ -87,12 +88,26 @@ def test_the_next_sandbox_starts_with_exactly_the_carried_exports_and_runs_nothi
         "__p() { local __probe IFS=$' \\t\\n'; for __probe in $(compgen -e); do "
         'printf "%s=%s\\0" "$__probe" "${!__probe}"; done; }; __p'
     )
-    with tempfile.NamedTemporaryFile("w", suffix=".sh") as apply:  # read by `source`, as the sandbox does
+    # the sandbox's bash starts clean and takes the shell's exports by `source` (`export -p`): so
+    # does this one (a BASH_ENV among them must not run a file at start-up)
+    exports = "".join(f"export -- {name}={shlex.quote(value)}\n" for name, value in start.items())
+    with (
+        tempfile.NamedTemporaryFile("w", suffix=".sh") as apply,
+        tempfile.NamedTemporaryFile("w", suffix=".sh") as shell,
+    ):  # read by `source`, as the sandbox does
         apply.write(script)
         apply.flush()
+        shell.write(exports)
+        shell.flush()
         done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-c", f"builtin source -- {apply.name}\n{probe}"],
-            env=start,
+            [
+                "bash",
+                "--noprofile",
+                "--norc",
+                "-c",
+                f"builtin source -- {shell.name}\nbuiltin source -- {apply.name}\n{probe}",
+            ],
+            env={},
             capture_output=True,
             cwd="/tmp",
             check=False,
