@@ -30,6 +30,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.agents.directory import AgentDirectory
 from activities.agents.step import AgentActivities
 from activities.artifacts.archive import ArchiveActivities
+from activities.artifacts.whole import WholeOutputActivities
 from activities.channels.lark.delivery import LarkActivities
 from activities.channels.webhook.delivery import WebhookActivities
 from activities.experience.index import ExperienceActivities
@@ -120,6 +121,7 @@ def build_worker(
         *LarkActivities(settings).activities(),
         *WebhookActivities(settings).activities(),
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
+        *WholeOutputActivities(ArtifactStore.from_settings(settings)).activities(),
         *ExperienceActivities(ExperienceIndex.for_data_dir(settings.data_dir)).activities(),
     ]
     shared = Worker(

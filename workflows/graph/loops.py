@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import GraphTask, LoopDirective, TaskStatus, TaskVersion
 
 from .paths import PathError
-from .progress import Gate, Progress, Run, current, note_instance
+from .progress import Gate, Progress, Run, note_instance
 
 
 def loop_of(task: GraphTask) -> LoopDirective | None:
@@ -25,13 +25,15 @@ def loop_of(task: GraphTask) -> LoopDirective | None:
     return task.definition.directives.loop_directive if task.definition.directives else None
 
 
-def loop_items(find: Callable[[str], GraphTask | None], task: GraphTask) -> list[Any]:
-    """The items the loop runs over (its source's output, or the list under `iteration_input_key`)."""
+def loop_items(
+    find: Callable[[str], GraphTask | None], output_of: Callable[[GraphTask], Any], task: GraphTask
+) -> list[Any]:
+    """The items the loop runs over (its source's whole output, or the list under
+    `iteration_input_key`)."""
     loop = loop_of(task)
     assert loop is not None
     source = find(loop.input_source_task_id)
-    version = current(source) if source is not None else None
-    output = version.output if version is not None else None
+    output = output_of(source) if source is not None else None
     items = output if isinstance(output, list) else None
     if items is None and isinstance(output, dict):
         found = output.get(loop.iteration_input_key)

@@ -45,6 +45,7 @@ class Rollbacks:
         chunks: ChunkStream,
         audit: Audit,
         act: Callable[[Progress], Awaitable[None]],
+        step: Callable[[], Awaitable[None]],
     ) -> None:
         self._config = config
         self._state = state
@@ -54,6 +55,7 @@ class Rollbacks:
         self._chunks = chunks
         self._audit = audit
         self._act = act
+        self._step = step
 
     async def resolve_assignee(self, request: GraphIntervention) -> None:
         """Resolve a new assignee before anything changes (`UnknownAgent` when there is none)."""
@@ -89,4 +91,4 @@ class Rollbacks:
         except TimeoutError:
             self._audit("rollback_went_on", "system", f"runs did not end within {CANCEL_WAIT}: {done.cancel}")
         self._scheduler.release(done)
-        await self._act(self._scheduler.advance())
+        await self._step()

@@ -65,6 +65,9 @@ class Scheduler:
         self.conditions = conditions
         self.now = now
         self.max_running = max_running
+        self.whole: dict[str, Any] = {}
+        """Whole outputs of offloaded answers (`output_key` → value), read by the workflow before
+        `advance` (`needed_outputs`); not part of the state: read again after continue-as-new."""
 
     # ------------------------------------------------------------ queries
 
@@ -109,6 +112,34 @@ class Scheduler:
             for task in self.state.tasks.values()
             if task.status == TaskStatus.FAILED and task.failed_over_to is None
         ]
+
+    def output_of(self, task: GraphTask) -> Any:
+        """The task's current output, whole (an offloaded answer as the workflow read it back)."""
+        version = current(task)
+        if version is None:
+            return None
+        if version.artifact is not None:
+            return self.whole.get(output_key(task.task_uuid, version.version), version.output)
+        return version.output
+
+    def needed_outputs(self) -> list[tuple[str, Any]]:
+        """Offloaded outputs something still needs whole (an edge to resolve, a loop to start), not
+        read yet: (`output_key`, the artifact)."""
+        sources = {edge.source for edge in self.state.edges if edge.status == EdgeStatus.WAITING}
+        for task in self.state.tasks.values():
+            loop = loop_of(task)
+            if loop is not None and task.status in (TaskStatus.PENDING, TaskStatus.READY, TaskStatus.WAITING):
+                source = self.task_by_local(loop.input_source_task_id)
+                sources.update([source.task_uuid] if source else [])
+        needed = []
+        for uuid in sources:
+            version = current(self.state.tasks[uuid])
+            if version is None or version.artifact is None or version.status != TaskStatus.COMPLETED:
+                continue
+            key = output_key(uuid, version.version)
+            if key not in self.whole:
+                needed.append((key, version.artifact))
+        return needed
 
     # ------------------------------------------------------------ advancing
 
@@ -175,9 +206,7 @@ class Scheduler:
         if not self.conditions.numbers:  # graphs started before `cel-numbers` still read it
             facts["status"] = source.status.upper()
         try:
-            held = self.conditions.holds(
-                edge.condition.expression, version.output if version else None, facts
-            )
+            held = self.conditions.holds(edge.condition.expression, self.output_of(source), facts)
         except ConditionError as err:
             return EdgeStatus.ERROR, str(err)
         return (EdgeStatus.TAKEN if held else EdgeStatus.NOT_TAKEN), None
@@ -252,9 +281,9 @@ class Scheduler:
         for edge in taken:
             if edge.data_flow is None:
                 continue
-            source = current(self.state.tasks[edge.source])
+            output = self.output_of(self.state.tasks[edge.source])
             for key, path in edge.data_flow.mappings.items():
-                data[key] = value_at(source.output if source else None, path)
+                data[key] = value_at(output, path)
         return {**data, **(task.input_override or {})}
 
     # ------------------------------------------------------------ gates
@@ -368,7 +397,7 @@ class Scheduler:
             progress.runs.append(Run(task.task_uuid, version.version))
             return 1
         try:
-            items = loop_items(self.task_by_local, task)
+            items = loop_items(self.task_by_local, self.output_of, task)
         except PathError as err:
             self.fail(task, str(err), progress)
             return 0
@@ -532,6 +561,11 @@ class Scheduler:
             if task.status == TaskStatus.PENDING and not task.versions:
                 uuid = task.task_uuid
                 task.goto_only = uuid in targets and uuid not in retries and uuid not in fed
+
+
+def output_key(task_uuid: str, version: int) -> str:
+    """How `Scheduler.whole` names one version's output."""
+    return f"{task_uuid}:v{version}"
 
 
 def _highest(task: GraphTask) -> bool:

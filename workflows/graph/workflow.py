@@ -17,10 +17,12 @@ commands issued here must go behind `workflow.patched()` (recorded graph histori
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -64,6 +66,11 @@ from .rollbacks import CANCEL_WAIT, Rollbacks
 from .scheduler import Scheduler
 from .task_run import TASK_FINISHED, TASK_INTERACTIONS
 
+WHOLE_OUTPUTS = "whole-outputs"
+"""Patch: conditions, data flow and loops read an offloaded answer whole (`read_output`)."""
+READ_OUTPUT = "read_output"
+READ_TIMEOUT = timedelta(seconds=30)
+READ_RETRY = RetryPolicy(maximum_attempts=5)
 CEL_NUMBERS = "cel-numbers"
 """Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
 DOOR_CHECKS = "door-checks"
@@ -122,7 +129,9 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._chunks,
             self._audit,
             self._act,
+            self._step,
         )
+        self._whole_outputs = workflow.patched(WHOLE_OUTPUTS)
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
         self._dirty = True
@@ -174,7 +183,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
         while not state.cancelled:
             self._dirty = False  # before any await: what arrives meanwhile marks it again
             await self._plans.take()
-            await self._act(self._scheduler.advance())
+            await self._step()
             await self._relay.send()
             if self._scheduler.finished() and not self._plans.queued:
                 break
@@ -185,6 +194,32 @@ class TaskGraphWorkflow(SupervisionHandlers):
     def _needs_attention(self) -> bool:
         """Something to do: a report, a plan, an intervention, a pause or resume of the graph."""
         return self._dirty or self._state.cancelled or self._children.pause_changed()
+
+    async def _step(self) -> None:
+        """Read the whole outputs the next decisions need, apply the rules, act on them."""
+        if self._whole_outputs:
+            await self._read_outputs()
+        await self._act(self._scheduler.advance())
+
+    async def _read_outputs(self) -> None:
+        """Offloaded answers an edge or a loop needs whole: read back (`read_output`), never a
+        preview; one that cannot be read fails its task, naming why."""
+        for key, ref in self._scheduler.needed_outputs():
+            try:
+                self._scheduler.whole[key] = await workflow.execute_local_activity(
+                    READ_OUTPUT,
+                    ref,
+                    start_to_close_timeout=READ_TIMEOUT,
+                    retry_policy=READ_RETRY,
+                    summary=f"read output {ref.artifact_id}",
+                )
+            except ActivityError as err:
+                task = self._state.tasks[key.split(":v", 1)[0]]
+                progress = Progress()
+                self._scheduler.fail(
+                    task, f"its whole output could not be read: {err.cause or err}", progress
+                )
+                self._note(progress.changes)
 
     async def _act(self, progress: Progress) -> None:
         """Publish what changed, withdraw and open gates, cancel what must stop, start what is

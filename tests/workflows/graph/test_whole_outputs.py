@@ -1,0 +1,56 @@
+"""Offloaded answers reach conditions, data flow and loops whole: a loop over 1,000 records."""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+
+from contracts import GraphStatus
+
+from .flows import by_id, edge, finished, start_graph, task, task_of
+
+
+async def test_a_loop_over_1000_records_and_conditions_and_data_flow_see_the_whole_answer(
+    client: Client, worker: None, task_queue: str
+) -> None:
+    records = [{"id": n, "name": f"customer {n}"} for n in range(1000)]
+    handle = await start_graph(
+        client,
+        task_queue,
+        {
+            "new_tasks": [
+                task("export", input_data={"echo": {"records": records, "last": "the end"}}),
+                task(
+                    "each",
+                    input_data={},
+                    directives={
+                        "loop_directive": {
+                            "type": "PARALLEL_ITERATION",
+                            "iteration_input_key": "records",
+                            "input_source_task_id": "export",
+                            "task_template": task("touch", input_data={"op": "touch"}),
+                        }
+                    },
+                ),
+                task("count", input_data={}),
+            ],
+            "new_edges": [
+                edge(
+                    "export",
+                    "count",
+                    condition={"evaluator": "CEL", "expression": "size(output.records) == 1000"},
+                    data_flow={"mappings": {"last": "output.last", "tenth": "output.records[9].name"}},
+                ),
+            ],
+        },
+        max_running_tasks=200,
+    )
+    result = await finished(handle, within=240)
+    assert result.status == GraphStatus.COMPLETED, result
+    export = await task_of(handle, result, "export")
+    assert export.versions[0].artifact is not None, "the answer was offloaded (the state keeps a preview)"
+    assert isinstance(export.versions[0].output, str), "the preview is text"
+    tasks = by_id(result)
+    assert tasks["count"].output == {"last": "the end", "tenth": "customer 9"}
+    assert tasks["each"].instances == 1000
+    each = await task_of(handle, result, "each")
+    assert [i.item for i in each.versions[0].instances] == records
