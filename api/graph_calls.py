@@ -3,7 +3,8 @@
 Built on `workflow_calls` (same errors, same statuses). A blueprint is checked here before anything
 starts: its size (413), its assignees against the agent registry and every rule of
 `workflows.graph.blueprint.expand` (422 naming the task, edge or expression); an extension's
-`workflow_id` against the graph it is sent to.
+`workflow_id` against the graph it is sent to. A completed or failed graph takes a rollback or a
+blueprint by being reopened (`reopen`): its next run starts from its final state.
 """
 
 from __future__ import annotations
@@ -15,16 +16,25 @@ from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError
 
-from contracts import AgentSpec, GraphConfig, GraphQuery, GraphView, PlanBlueprint
+from contracts import (
+    AgentSpec,
+    BlueprintChange,
+    GraphConfig,
+    GraphIntervention,
+    GraphQuery,
+    GraphView,
+    PlanBlueprint,
+)
 from core.agent_registry import AgentRegistry, UnknownAssignee
 from core.settings import Settings
 from workflows import search
-from workflows.graph import TaskGraphWorkflow
+from workflows.graph import TaskGraphWorkflow, plans, task_interventions
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
-from workflows.graph.state import GraphRunInput
+from workflows.graph.state import GraphRunInput, Reopening
 from workflows.ids import graph_id_of, graph_workflow_id
 
 from . import workflow_calls
@@ -167,3 +177,84 @@ async def view(client: Client, graph_id: str, page: GraphQuery, *, wait: timedel
     """The graph with one page of its tasks."""
     found: GraphView = await query(client, graph_id, TaskGraphWorkflow.get_state, page, wait=wait)
     return found
+
+
+REOPENABLE = ("completed", "failed")
+REOPEN_WAIT = timedelta(seconds=10)
+"""How long reading a closed graph's final state may take (a worker replays it)."""
+
+
+async def reopen(
+    client: Client,
+    settings: Settings,
+    graph_id: str,
+    principal: str,
+    *,
+    intervention: GraphIntervention | None = None,
+    change: BlueprintChange | None = None,
+) -> None:
+    """Take a closed graph up again: its next run (same workflow id) starts from its final state
+    with the change applied. The change is checked here against that state first (the same checks
+    as on a running graph: 404/409/422); a cancelled graph is not reopened (409)."""
+    workflow_id = graph_workflow_id(graph_id)
+    description = await client.get_workflow_handle(workflow_id).describe()
+    last: GraphRunInput = await query(client, graph_id, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT)
+    state = last.state
+    assert state is not None
+    if state.status not in REOPENABLE:
+        raise workflow_calls.Closed(
+            f"{name_of(graph_id)} is {state.status}; only a completed or failed graph can be reopened"
+        )
+    if intervention is not None:
+        if intervention.intervention_type != "ROLLBACK_AND_MODIFY":
+            raise workflow_calls.Closed(
+                f"{name_of(graph_id)} is {state.status}: nothing runs to pause or resume; "
+                "ROLLBACK_AND_MODIFY a task to reopen it"
+            )
+        try:
+            task_interventions.check(state, intervention)
+        except ApplicationError as err:
+            raise workflow_calls.Refused(err.type, err.message) from err
+        what = f"ROLLBACK_AND_MODIFY of {state.tasks[str(intervention.target_task_id)].task_id!r}"
+        reason = f"{what}: {intervention.comment}"
+    else:
+        assert change is not None
+        try:
+            expand(
+                change.blueprint,
+                tasks=state.tasks,
+                edges=state.edges,
+                new_id=lambda local: f"check-{local}",
+                next_edge=state.next_edge,
+                principal=principal,
+                conditions=Conditions(),
+            )
+        except BlueprintRefused as err:
+            raise workflow_calls.Refused(plans.refused(err).type, str(err)) from err
+        reason = "a blueprint sent to it"
+    run = GraphRunInput(
+        config=last.config,
+        state=state,
+        continue_as_new_after_events=last.continue_as_new_after_events,
+        reopening=Reopening(
+            principal=principal,
+            reason=reason,
+            previous_run_id=description.run_id or "",
+            intervention=intervention,
+            change=change,
+        ),
+    )
+    await client.start_workflow(
+        TaskGraphWorkflow.run,
+        run,
+        id=workflow_id,
+        task_queue=settings.temporal.task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        static_summary=f"Graph reopened by {principal}: {reason}"[:200],
+        search_attributes=TypedSearchAttributes(
+            [
+                SearchAttributePair(search.STATUS, "running"),
+                SearchAttributePair(search.CHANNEL, last.config.channel),
+            ]
+        ),
+    )

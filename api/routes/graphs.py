@@ -4,6 +4,7 @@ pause, resume, roll a task back, cancel."""
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query
@@ -200,7 +201,7 @@ async def extend_graph(
         registry, graph_calls.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
     )
     change = BlueprintChange(blueprint=blueprint, principal=caller.principal or "anonymous", agents=agents)
-    return await _update(client, settings, graph_id, TaskGraphWorkflow.extend, change)
+    return await _update(client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change)
 
 
 @router.post("/{graph_id}/interventions", response_model=GraphView, responses=BUSY_RESPONSE)
@@ -224,7 +225,9 @@ async def intervene(
     request = GraphIntervention(
         **body.model_dump(), principal=caller.principal or "anonymous", channel="http"
     )
-    return await _update(client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request)
+    return await _update(
+        client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request, reopen_with=request
+    )
 
 
 def _control(name: str, update: Any, summary: str) -> None:
@@ -259,15 +262,34 @@ _control("resume", TaskGraphWorkflow.resume_checked, "Let a paused graph go on."
 _control("cancel", TaskGraphWorkflow.cancel_checked, "Cancel every running task and close the graph.")
 
 
-async def _update(client: Any, settings: Any, graph_id: str, update: Any, argument: Any) -> GraphView:
-    view: GraphView = await workflow_calls.run_update(
-        client,
-        graph_workflow_id(graph_id),
-        graph_calls.name_of(graph_id),
-        lambda handle: handle.execute_update(update, argument),
-        within=settings.api.busy_retry_seconds,
-        check_with=f"GET /graphs/{graph_id_of(graph_id)}",
-    )
+async def _update(
+    client: Any,
+    settings: Any,
+    graph_id: str,
+    update: Any,
+    argument: Any,
+    reopen_with: GraphIntervention | BlueprintChange | None = None,
+) -> GraphView:
+    """Run the update; a completed or failed graph given a rollback or a blueprint (`reopen_with`)
+    is reopened with it instead (its next run, from its final state)."""
+    try:
+        view: GraphView = await workflow_calls.run_update(
+            client,
+            graph_workflow_id(graph_id),
+            graph_calls.name_of(graph_id),
+            lambda handle: handle.execute_update(update, argument),
+            within=settings.api.busy_retry_seconds,
+            check_with=f"GET /graphs/{graph_id_of(graph_id)}",
+        )
+    except workflow_calls.Closed:
+        if reopen_with is None:
+            raise
+        principal = reopen_with.principal
+        if isinstance(reopen_with, GraphIntervention):
+            await graph_calls.reopen(client, settings, graph_id, principal, intervention=reopen_with)
+        else:
+            await graph_calls.reopen(client, settings, graph_id, principal, change=reopen_with)
+        return await graph_calls.view(client, graph_id, GraphQuery(), wait=timedelta(seconds=10))
     return view
 
 

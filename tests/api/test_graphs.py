@@ -6,8 +6,10 @@ from typing import Any
 
 import httpx
 import pytest
+from temporalio.client import Client
 
 from contracts import GraphView, TaskChunkType
+from workflows.graph import TaskGraphWorkflow
 
 from ..conftest import assert_eventually
 from ..support import collect_events
@@ -335,3 +337,63 @@ async def test_an_unknown_graph_is_404(http: httpx.AsyncClient) -> None:
         await http.post(f"/graphs/{gid}/pause"),
     ):
         assert response.status_code == 404 and "no graph" in response.json()["detail"], response.text
+
+
+async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
+    http: httpx.AsyncClient, client: Client
+) -> None:
+    created = await submit(
+        http,
+        {
+            "new_tasks": [
+                task("charge", input_data={"fail": "card declined"}),
+                task("ship", input_data={}),
+            ],
+            "new_edges": [edge("charge", "ship", data_flow={"mappings": {"paid": "output"}})],
+        },
+    )
+    gid = created["graph_id"]
+    failed = await wait_graph(http, gid, lambda v: v.status == "failed", "the graph failed")
+    assert status_of(failed) == {"charge": "failed", "ship": "skipped"}
+    first_run = (await client.get_workflow_handle(f"graph:{gid}").describe()).run_id
+    paused = await http.post(
+        f"/graphs/{gid}/interventions",
+        json={"intervention_type": "PAUSE", "target_task_id": created["tasks"]["charge"], "comment": "x"},
+    )
+    assert paused.status_code == 409 and "ROLLBACK_AND_MODIFY a task to reopen it" in paused.json()["detail"]
+    fixed = await http.post(
+        f"/graphs/{gid}/interventions",
+        json={
+            "intervention_type": "ROLLBACK_AND_MODIFY",
+            "target_task_id": created["tasks"]["charge"],
+            "new_input_data": {"fail": False, "echo": "paid by card 2"},
+            "comment": "the customer gave another card",
+        },
+    )
+    assert fixed.status_code == 200, fixed.text
+    done = await wait_graph(http, gid, lambda v: v.status == "completed", "the reopened graph completed")
+    tasks = {t.task_id: t for t in done.tasks}
+    assert (tasks["charge"].version, tasks["charge"].output) == (2, "paid by card 2")
+    assert tasks["ship"].output == {"paid": "paid by card 2"}
+    handle = client.get_workflow_handle(f"graph:{gid}")
+    assert (await handle.describe()).run_id != first_run, "the same workflow id, its next run"
+    audit = await handle.query(TaskGraphWorkflow.get_audit)
+    reopened = next(e for e in audit if e.kind == "reopened")
+    assert "ROLLBACK_AND_MODIFY of 'charge': the customer gave another card" in reopened.comment
+    assert first_run in reopened.comment
+    again = await http.post(
+        f"/graphs/{gid}/blueprint",
+        json={"update_tasks": [{"task_id": created["tasks"]["ship"], "new_input_data": {"echo": "x"}}]},
+    )
+    assert again.status_code == 409 and "ROLLBACK_AND_MODIFY" in again.json()["detail"], "nothing reopened"
+    extended = await http.post(
+        f"/graphs/{gid}/blueprint", json={"new_tasks": [task("invoice", input_data={"echo": "sent"})]}
+    )
+    assert extended.status_code == 200, extended.text
+    final = await wait_graph(
+        http,
+        gid,
+        lambda v: v.status == "completed" and "invoice" in status_of(v),
+        "a completed graph extended",
+    )
+    assert {t.task_id: t.output for t in final.tasks}["invoice"] == "sent"

@@ -16,9 +16,11 @@ from contracts import (
     AgentSpec,
     ArchiveCursor,
     AuditEntry,
+    BlueprintChange,
     Grant,
     GraphConfig,
     GraphEdge,
+    GraphIntervention,
     GraphTask,
     InteractionOutcome,
     InteractionRequest,
@@ -67,6 +69,18 @@ class GraphState(BaseModel):
     stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
 
 
+class Reopening(BaseModel):
+    """A closed graph taken up again: the change a person asked for on its final state."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    principal: str
+    reason: str
+    previous_run_id: str
+    intervention: GraphIntervention | None = None
+    change: BlueprintChange | None = None
+
+
 class GraphRunInput(BaseModel):
     """Input of `TaskGraphWorkflow.run`: the config and blueprint, or the state carried over."""
 
@@ -82,6 +96,9 @@ class GraphRunInput(BaseModel):
     )
     state: GraphState | None = None
     stream: WorkflowStreamState | None = None
+    reopening: Reopening | None = Field(
+        default=None, description="Set when a closed graph is reopened: `state` is its final state."
+    )
     continue_as_new_after_events: int = Field(
         default=8_000,
         gt=0,

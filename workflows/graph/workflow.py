@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
         WatchResult,
     )
 
-    from .state import GraphRunInput, GraphState
+    from .state import GraphRunInput, GraphState, Reopening
 
 from ..archive import archive_stream
 from ..chunk_stream import ChunkStream
@@ -167,6 +167,8 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 self._chunks.close()
                 return self._view(GraphQuery())
         self._gates.rearm()
+        if input.reopening is not None:
+            await self._reopen(input.reopening)
         self._show()
         try:
             await self._run_tasks()
@@ -176,6 +178,24 @@ class TaskGraphWorkflow(SupervisionHandlers):
         await self._close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view(GraphQuery())
+
+    async def _reopen(self, reopening: Reopening) -> None:
+        """A closed graph's next run: open again, audited, with the change a person asked for (the
+        API checked it against the final state; a refusal now is audited, and the graph ends)."""
+        state = self._state
+        state.status, state.reason, state.finished_at = GraphStatus.RUNNING, None, None
+        self._audit(
+            "reopened", reopening.principal, f"{reopening.reason} (after run {reopening.previous_run_id})"
+        )
+        self.publish(TaskChunkType.PROGRESS, {"reopened_by": reopening.principal, "reason": reopening.reason})
+        try:
+            if reopening.intervention is not None:
+                task_interventions.check(state, reopening.intervention)
+                await self._intervene(reopening.intervention)
+            if reopening.change is not None:
+                await self._plans.accept(reopening.change)
+        except ApplicationError as err:
+            self._audit("rejected", reopening.principal, f"the reopening change: {err.message}")
 
     async def _run_tasks(self) -> None:
         """The graph's loop: advance, start, relay, wait; until every task has finished, or a cancel."""
@@ -464,6 +484,14 @@ class TaskGraphWorkflow(SupervisionHandlers):
     def get_state(self, query: GraphQuery) -> GraphView:
         """The graph with one page of its tasks."""
         return self._view(query)
+
+    @workflow.query
+    def get_run_input(self) -> GraphRunInput:
+        """What a next run starts from: the config and the whole state (a closed graph's is
+        its final state, from which it can be reopened)."""
+        return GraphRunInput(
+            config=self._config, state=self._state, continue_as_new_after_events=self._cas_after
+        )
 
     @workflow.query
     def get_task(self, task_uuid: str) -> GraphTask | None:
