@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
-from datetime import UTC, datetime
 from typing import Any
 
-from contracts import EdgeStatus, PlanBlueprint, TaskReport, TaskStatus
-from workflows.graph.blueprint import expand
-from workflows.graph.cel import Conditions
+from contracts import EdgeStatus, TaskReport, TaskStatus
 from workflows.graph.progress import Progress, Run
 from workflows.graph.scheduler import Scheduler
-from workflows.graph.state import GraphState
 
+from .script import build as graph
 from .test_blueprint import edge, task
-
-NOW = datetime(2026, 11, 23, tzinfo=UTC)
-
-
-def graph(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
-    state = GraphState(created_at=NOW, last_activity=NOW)
-    ids = (f"u{n}" for n in itertools.count(1))
-    conditions = Conditions()
-    added = expand(
-        PlanBlueprint.model_validate(blueprint),
-        tasks={},
-        edges=[],
-        new_id=lambda _local: next(ids),
-        next_edge=1,
-        principal="alice",
-        conditions=conditions,
-    )
-    for new in added.tasks:
-        state.tasks[new.task_uuid] = new
-        state.order.append(new.task_uuid)
-    state.edges += added.edges
-    scheduler = Scheduler(state, conditions, lambda: NOW, max_running=max_running)
-    scheduler.mark_goto_targets()
-    return scheduler
 
 
 def status(scheduler: Scheduler) -> dict[str, str]:
