@@ -19,6 +19,8 @@ with workflow.unsafe.imports_passed_through():
 INDEX_EXPERIENCE = "index_experience"
 EXPERIENCE_PATCH = "index-experience"
 """Patch id: finished turns are indexed for recall."""
+TASK_EXPERIENCE_PATCH = "index-task-results"
+"""Patch id: completed graph task runs are indexed for recall too (`AgentTaskWorkflow`)."""
 INDEX_TIMEOUT = timedelta(seconds=30)
 INDEX_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 """Recall is a help, not a duty: after five tries the turn is simply not remembered."""
@@ -33,15 +35,19 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
-async def remember(record: ExperienceRecord) -> None:
-    """Index one finished turn; a failure to index never fails the work."""
+async def remember(record: ExperienceRecord, *, what: str | None = None) -> None:
+    """Index one finished turn (or task result); a failure to index never fails the work.
+
+    `what` names it in the Web UI's activity summary and the log (default: `turn <n>`).
+    """
+    what = what or f"turn {record.turn}"
     try:
         await workflow.execute_local_activity(
             INDEX_EXPERIENCE,
             record,
             start_to_close_timeout=INDEX_TIMEOUT,
             retry_policy=INDEX_RETRY,
-            summary=f"remember turn {record.turn}",
+            summary=f"remember {what}",
         )
     except ActivityError:
-        workflow.logger.warning("turn %s of %s was not indexed for recall", record.turn, record.owner_id)
+        workflow.logger.warning("%s of %s was not indexed for recall", what, record.owner_id)

@@ -10,13 +10,21 @@ graph's workflow id, reaching its new run. Pending interactions are always signa
 (`task_interactions`) when they change. The graph starts it with parent-close policy ABANDON, so
 continue-as-new does not end it.
 
+`timeout_seconds` is seconds of work (`WorkBudget`): time the run spends paused or waiting for a
+person (a tool approval or a question pending) does not count; the approval timeout bounds those
+waits. A completed run is remembered in the experience index (its inputs as the question, its
+output as the answer); a failed or cancelled one is not.
+
 Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
-`workflow.patched()`; recorded graph histories replay them.
+`workflow.patched()`; recorded graph histories replay them (`TASK_TIMEOUT_ACTIVE_PATCH`,
+`TASK_EXPERIENCE_PATCH`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         AgentTaskInput,
         AuditEntry,
+        ExperienceRecord,
         Grant,
         InteractionOutcome,
         InteractionRequest,
@@ -40,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ..agent_loop import LoopOutcome, run_agent_loop
 from ..chunk_stream import ChunkStream
+from ..experience import TASK_EXPERIENCE_PATCH, preview, remember
 from ..ids import interaction_prefix
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
@@ -50,6 +60,11 @@ from .view import asks
 TASK_FINISHED = "task_finished"
 TASK_INTERACTIONS = "task_interactions"
 REPORT_TO_GRAPH = "report_to_graph"
+TASK_TIMEOUT_ACTIVE_PATCH = "task-timeout-active"
+"""Patch id: `timeout_seconds` counts only time the run works (not paused, nobody asked).
+
+Before it, one timer of `timeout_seconds` bounded the run from its start, waits included.
+"""
 
 
 class TaskRunState(BaseModel):
@@ -105,6 +120,62 @@ def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> Ta
     )
 
 
+def _text(value: Any) -> str:
+    """A value as recall shows it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def experience_of(input: AgentTaskInput, report: TaskReport, owner_id: str, at: datetime) -> ExperienceRecord:
+    """What the experience index keeps of a completed task run.
+
+    The question is the task (its blueprint id and inputs), the answer its output (a preview when
+    it was large); the run's workflow id names the graph, task and version it came from, and the
+    graph is who asked (a task has no person asking; the graph's requester is not in its input).
+    """
+    return ExperienceRecord(
+        owner_id=owner_id,
+        turn=0,
+        agent_id=report.agent_id or input.agent_id,
+        asked_by=input.graph_workflow_id,
+        at=at,
+        outcome="plan" if report.plan is not None else "answer",
+        question=preview(f"task {input.task_id!r}: {_text(input.input_data)}"),
+        answer=preview(_text(report.output)),
+    )
+
+
+class WorkBudget:
+    """The seconds of work a task run may spend: its clock stops while the run is held.
+
+    `held()` says whether the run is held (paused, or waiting for a person). The budget runs
+    down in stretches: each stretch of work is one durable timer for what is left, ended early
+    when the run is held (the time it took, by `workflow.now()`, is spent) or done. While held,
+    no timer runs. A pause stops the clock at once, although an agent step or tool run already
+    in flight finishes first (the run holds before its next one).
+    """
+
+    def __init__(self, seconds: int, held: Callable[[], bool]) -> None:
+        self._left = timedelta(seconds=seconds)
+        self._held = held
+
+    async def ran_out(self, done: Callable[[], bool]) -> bool:
+        """Wait until `done()` holds (False) or the budget ran out first (True)."""
+        while not done():
+            if self._held():
+                await workflow.wait_condition(lambda: done() or not self._held())
+                continue
+            if self._left <= timedelta(0):
+                return True
+            started = workflow.now()
+            try:
+                await workflow.wait_condition(lambda: done() or self._held(), timeout=self._left)
+            except TimeoutError:
+                self._left = timedelta(0)
+                return True
+            self._left -= workflow.now() - started
+        return False
+
+
 @workflow.defn
 class AgentTaskWorkflow(SupervisionHandlers):
     """One run of one graph task: the agent loop, supervised, reporting to its graph."""
@@ -113,7 +184,9 @@ class AgentTaskWorkflow(SupervisionHandlers):
     def __init__(self, input: AgentTaskInput) -> None:
         """Set up supervision and the stream (must happen in `__init__`)."""
         self._input = input
-        self._state = TaskRunState(paused=input.paused, last_activity=workflow.now())
+        self._state = TaskRunState(
+            status="paused" if input.paused else "active", paused=input.paused, last_activity=workflow.now()
+        )
         self._chunks = ChunkStream(workflow.info().workflow_id, self._state, None)
         self.publish = self._chunks.publish
         surface = Surface(
@@ -188,20 +261,38 @@ class AgentTaskWorkflow(SupervisionHandlers):
                 max_turns=input.max_turns,
             )
         )
-        if input.timeout_seconds is not None:
-            try:
-                await workflow.wait_condition(loop.done, timeout=timedelta(seconds=input.timeout_seconds))
-            except TimeoutError:
-                loop.cancel()
-                await workflow.wait([loop])  # it ends (issuing its last commands) before this run does
-                return TaskReport(
-                    task_uuid=input.task_uuid,
-                    version=input.version,
-                    instance=input.instance,
-                    status="failed",
-                    error=f"timed out after {input.timeout_seconds} s (timeout_seconds)",
-                )
-        return report_of(input, await loop, input.max_turns)
+        timed_out = await self._timed_out(loop, input.timeout_seconds) if input.timeout_seconds else None
+        if timed_out is not None:
+            loop.cancel()
+            await workflow.wait([loop])  # it ends (issuing its last commands) before this run does
+            return TaskReport(
+                task_uuid=input.task_uuid,
+                version=input.version,
+                instance=input.instance,
+                status="failed",
+                error=timed_out,
+            )
+        report = report_of(input, await loop, input.max_turns)
+        if report.status == "completed" and workflow.patched(TASK_EXPERIENCE_PATCH):
+            record = experience_of(input, report, workflow.info().workflow_id, workflow.now())
+            await remember(record, what=f"task {input.task_id!r} {self._run()}")
+        return report
+
+    async def _timed_out(self, loop: asyncio.Task[LoopOutcome], seconds: int) -> str | None:
+        """Wait for the loop within `timeout_seconds`; why it failed when that ran out first."""
+        if workflow.patched(TASK_TIMEOUT_ACTIVE_PATCH):
+            if await WorkBudget(seconds, self._held).ran_out(loop.done):
+                return f"timed out after {seconds} s of work (timeout_seconds)"
+            return None
+        try:  # histories from before the patch: the run's whole time, waits included
+            await workflow.wait_condition(loop.done, timeout=timedelta(seconds=seconds))
+        except TimeoutError:
+            return f"timed out after {seconds} s (timeout_seconds)"
+        return None
+
+    def _held(self) -> bool:
+        """The run is paused or waits for a person: its `timeout_seconds` clock stands still."""
+        return self._state.paused or bool(self._state.pending)
 
     async def _tell_interactions(self) -> None:
         """Send the graph this run's pending interactions whenever they change."""
@@ -236,13 +327,15 @@ class AgentTaskWorkflow(SupervisionHandlers):
         self._state.status = status
         workflow.set_current_details(self._details())
 
+    def _run(self) -> str:
+        """Which run of its task this is: `v2`, or `v2 #3` for a loop instance."""
+        instance = self._input.instance
+        return f"v{self._input.version}" + (f" #{instance}" if instance is not None else "")
+
     def _details(self) -> str:
         """The Web UI's *Current details*: which task, whose, what it waits for."""
-        run = f"v{self._input.version}" + (
-            f" #{self._input.instance}" if self._input.instance is not None else ""
-        )
         lines = [
-            f"**task** `{self._input.task_id}` {run} of `{self._input.graph_workflow_id}`",
+            f"**task** `{self._input.task_id}` {self._run()} of `{self._input.graph_workflow_id}`",
             f"**agent** `{self._input.agent_id}` · **status** {self._state.status}",
         ]
         lines += [f"- waits for `{r.interaction_id}`: {asks(r)}" for r in self._state.pending]
