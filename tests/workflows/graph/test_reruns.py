@@ -3,9 +3,11 @@ retry-from-fetch loop, and a plan's update of a task waiting at its gate."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio.client import Client
 
-from contracts import BlueprintChange, GraphStatus, InteractionResponse, PlanBlueprint, TaskUpdate
+from contracts import BlueprintChange, GraphStatus, GraphView, InteractionResponse, PlanBlueprint, TaskUpdate
 from workflows.graph import TaskGraphWorkflow
 
 from .flows import (
@@ -29,11 +31,12 @@ def gated(task_id: str, input_data: dict[str, object]) -> dict[str, object]:
     )
 
 
-def gates_of(view: object, task_id: str) -> list[dict[str, object]]:
+def gates_of(view: GraphView, task_id: str) -> list[dict[str, Any]]:
+    """The contents of the requests waiting for `task_id` (its gate, or its instances')."""
     return [
-        r.content  # type: ignore[misc]
-        for r in view.pending_interactions  # type: ignore[attr-defined]
-        if r.content["task_id"] == task_id  # type: ignore[index]
+        r.content
+        for r in view.pending_interactions
+        if isinstance(r.content, dict) and r.content["task_id"] == task_id
     ]
 
 
@@ -67,7 +70,7 @@ async def test_the_retry_loop_asks_the_gate_again_and_finishes(
         what="fetch asked again",
     )
     assert statuses(again)["process"] == "pending"
-    assert gates_of(again, "fetch")[0]["input_data"]["failure"]["task_id"] == "process"  # type: ignore[index]
+    assert gates_of(again, "fetch")[0]["input_data"]["failure"]["task_id"] == "process"
     await decide_gate(handle, again, "fetch")
     result = await finished(handle)
     assert result.status == GraphStatus.COMPLETED, result
@@ -140,7 +143,7 @@ async def test_each_instance_of_a_gated_loop_template_asks(
         },
     )
     view = await wait_view(handle, lambda v: len(gates_of(v, "loop")) == 2, what="two instance gates")
-    asked = sorted(gates_of(view, "loop"), key=lambda c: c["instance"])  # type: ignore[arg-type, return-value]
+    asked = sorted(gates_of(view, "loop"), key=lambda c: c["instance"])
     assert [c["input_data"] for c in asked] == [
         {"mode": "careful", "item": "a"},
         {"mode": "careful", "item": "b"},
