@@ -513,9 +513,44 @@ async def gated(client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
     return request.task_id
 
 
+RETRY_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("fetch", input_data={}, directives={"human_interaction": {"prompt": "Fetch?"}}),
+        _graph_task(
+            "process",
+            input_data={"echo": "processed"},
+            directives={"on_failure": {"type": "GOTO", "target_task_id": "fetch"}},
+        ),
+    ],
+    "new_edges": [
+        {
+            "source_task_id": "fetch",
+            "target_task_id": "process",
+            "data_flow": {"mappings": {"attempt": "output.failure.attempt"}},
+        }
+    ],
+}
+
+
+async def retried(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
+    """The retry loop: fetch's gate approved, process fails (no failure to read yet) and goes back
+    to fetch, whose gate asks again; approved, process succeeds."""
+    for _ in range(2):
+        view = await _graph_view(handle, lambda v: len(v.pending_interactions) == 1)
+        await handle.execute_update(
+            TaskGraphWorkflow.respond_checked,
+            InteractionResponse(
+                interaction_id=view.pending_interactions[0].interaction_id, approved=True, principal="bob"
+            ),
+        )
+        await _graph_view(handle, lambda v: not v.pending_interactions)
+    return None
+
+
 GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_rollback": (ROLLBACK_BLUEPRINT, rolled_back),
     "graph_gated": (GATED_BLUEPRINT, gated),
+    "graph_retry": (RETRY_BLUEPRINT, retried),
 }
 
 
