@@ -187,3 +187,23 @@ async def test_a_plans_update_of_a_task_waiting_at_its_gate_asks_again_with_the_
     await decide_gate(handle, asked, "send")
     result = await finished(handle)
     assert by_id(result)["send"].output == "final"
+
+
+async def test_a_paused_tasks_result_is_recorded_but_the_tasks_after_it_wait_for_resume(
+    client: Client, worker: None, task_queue: str
+) -> None:
+    handle = await start_graph(
+        client,
+        task_queue,
+        {
+            "new_tasks": [task("a", input_data={"echo": "A", "sleep_seconds": 2}), task("b", input_data={})],
+            "new_edges": [edge("a", "b", data_flow={"mappings": {"from_a": "output"}})],
+        },
+    )
+    running = await wait_view(handle, lambda v: statuses(v)["a"] == "running", what="a running")
+    await handle.execute_update(TaskGraphWorkflow.intervene_checked, intervention(running, "a", "PAUSE"))
+    held = await wait_view(handle, lambda v: statuses(v)["a"] == "completed", what="a's result recorded")
+    assert statuses(held)["b"] == "pending" and by_id(held)["a"].paused, "b waits: a's result is held"
+    await handle.execute_update(TaskGraphWorkflow.intervene_checked, intervention(held, "a", "RESUME"))
+    result = await finished(handle)
+    assert by_id(result)["b"].output == {"from_a": "A"}
