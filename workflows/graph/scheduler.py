@@ -153,9 +153,20 @@ class Scheduler:
             self._pick_runs(progress)
             if not self._settle_all(progress):  # a start that failed (a loop with no list) moved on
                 break
-        # a gate a GOTO reset again within this step is not asked (its task settles anew)
+        # a run or a gate a GOTO reset again within this step is neither started nor asked
+        progress.runs = [run for run in progress.runs if self._run_stands(run)]
         progress.gates = [gate for gate in dict.fromkeys(progress.gates) if self.gate_open(gate)]
         return progress
+
+    def _run_stands(self, run: Run) -> bool:
+        """Whether a run picked in this step is still the task's current, running version."""
+        task = self.state.tasks[run.task_uuid]
+        version = current(task)
+        if version is None or version.version != run.version or version.superseded:
+            return False
+        if run.instance is None:
+            return task.status == TaskStatus.RUNNING
+        return version.instances[run.instance].status == TaskStatus.RUNNING
 
     def _settle_all(self, progress: Progress) -> bool:
         """Resolve edges and settle tasks until nothing changes; whether anything did."""
