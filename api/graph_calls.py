@@ -31,7 +31,7 @@ from contracts import (
 from core.agent_registry import AgentRegistry, UnknownAssignee
 from core.settings import Settings
 from workflows import search
-from workflows.graph import TaskGraphWorkflow, plans, task_interventions
+from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
 from workflows.graph.state import GraphRunInput, Reopening
@@ -212,7 +212,7 @@ async def reopen(
                 "ROLLBACK_AND_MODIFY a task to reopen it"
             )
         try:
-            task_interventions.check(state, intervention)
+            interventions.check(state, intervention)
         except ApplicationError as err:
             raise workflow_calls.Refused(err.type, err.message) from err
         what = f"ROLLBACK_AND_MODIFY of {state.tasks[str(intervention.target_task_id)].task_id!r}"

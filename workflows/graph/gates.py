@@ -29,10 +29,10 @@ with workflow.unsafe.imports_passed_through():
     from .state import GraphState
 
 from ..supervision.supervisor import Supervisor
-from .loops import loop_of
-from .progress import Gate, Progress, current, gate_of
+from .rules import Scheduler
+from .rules.loops import loop_of
+from .rules.progress import Gate, Progress, current, gate_of
 from .runs import instance_input
-from .scheduler import Scheduler
 
 Decided = Callable[[InteractionOutcome | None, Progress], None]
 """Told what a gate changed: a decision (its outcome), or a gate asked or failed (None)."""
@@ -96,7 +96,7 @@ class Gates:
                 chunk=TaskChunkType.PENDING,
                 metadata={"task_uuid": task.task_uuid, "task_id": task.task_id, "instance": gate.instance},
             )
-            self._scheduler.opened(gate, request.interaction_id)
+            self._scheduler.decisions.opened(gate, request.interaction_id)
             self._decided(None, Progress())  # the graph's waiting requests changed
         except Exception as err:  # a gate that cannot be asked fails its task, never the graph
             self._failed(gate, f"its gate could not be asked: {err}")
@@ -118,14 +118,14 @@ class Gates:
             else str(outcome.decided_by)
         )
         progress = Progress()
-        if self._scheduler.decide(gate, interaction_id, outcome.approved, how, progress):
+        if self._scheduler.decisions.decide(gate, interaction_id, outcome.approved, how, progress):
             self._decided(outcome, progress)
 
     def _failed(self, gate: Gate, reason: str) -> None:
         task = self._state.tasks[gate.task_uuid]
         progress = Progress()
-        if self._scheduler.gate_open(gate):
-            self._scheduler.fail(task, reason, progress)
+        if self._scheduler.decisions.is_open(gate):
+            self._scheduler.outcomes.fail(task, reason, progress)
         self._decided(None, progress)
 
 

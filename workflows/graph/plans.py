@@ -33,8 +33,8 @@ with workflow.unsafe.imports_passed_through():
 from ..chunk_stream import ChunkStream
 from .blueprint import BlueprintRefused, Expansion, assignees_of, expand
 from .cel import Conditions
-from .progress import Progress
-from .scheduler import Scheduler
+from .rules import Scheduler
+from .rules.progress import Progress
 
 RESOLVE_AGENTS = "resolve_agents"
 RESOLVE_TIMEOUT = timedelta(seconds=10)
@@ -134,8 +134,8 @@ class Plans:
         progress = Progress()
         for update in added.updates:
             task = state.tasks[str(update.task_id)]
-            progress.withdraw += self._scheduler.update(task, update, change.principal, progress)
-        self._scheduler.mark_goto_targets()
+            progress.withdraw += self._scheduler.changes.update(task, update, change.principal, progress)
+        self._scheduler.gotos.mark_targets()
         self._audit(
             "extended",
             change.principal,

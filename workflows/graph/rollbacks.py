@@ -25,8 +25,8 @@ from ..chunk_stream import ChunkStream
 from .children import Children
 from .gates import Gates
 from .plans import Audit, resolve_agents
-from .progress import Progress
-from .scheduler import Scheduler
+from .rules import Scheduler
+from .rules.progress import Progress
 
 CANCEL_WAIT = timedelta(seconds=60)
 """How long a rollback or a cancel waits for cancelled runs to end before going on without them."""
@@ -70,7 +70,7 @@ class Rollbacks:
 
     async def roll_back(self, task: GraphTask, request: GraphIntervention) -> None:
         """Reset, cancel, wait, release, re-dispatch (the answer then shows the new version)."""
-        done = self._scheduler.rollback(task, request)
+        done = self._scheduler.changes.rollback(task, request)
         self._gates.withdraw(done.gates, f"task rolled back by {request.principal}")
         self._chunks.publish(
             TaskChunkType.PROGRESS,
@@ -90,5 +90,5 @@ class Rollbacks:
             )
         except TimeoutError:
             self._audit("rollback_went_on", "system", f"runs did not end within {CANCEL_WAIT}: {done.cancel}")
-        self._scheduler.release(done)
+        self._scheduler.changes.release(done)
         await self._step()

@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from .progress import Run, current
+from .rules.progress import Run, current
 
 TASK_LIST_MAX = 100
 """Tasks a task-list context shows at most."""

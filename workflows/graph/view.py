@@ -29,7 +29,8 @@ with workflow.unsafe.imports_passed_through():
     from .state import GraphState
 
 from .. import search
-from .progress import current
+from ..ids import run_of_interaction, task_run_workflow_id
+from .rules.progress import current
 
 SHAPES = {
     TaskStatus.PENDING: "pending",
@@ -66,6 +67,24 @@ def pending_interactions(state: GraphState) -> list[InteractionRequest]:
     """Gates of the graph and tool approvals inside its task runs, oldest first."""
     inside = [request for told in state.task_pending.values() for request in told.pending]
     return sorted([*state.pending, *inside], key=lambda request: request.timestamp)
+
+
+def find_interaction(owner_id: str, state: GraphState, interaction_id: str) -> str | None:
+    """The workflow an interaction of this graph belongs to (the graph for gates, a task run for
+    tool approvals; decided ones too), or None when it is not this graph's."""
+    if interaction_id in state.decided or any(r.interaction_id == interaction_id for r in state.pending):
+        return owner_id
+    for told in state.task_pending.values():
+        if any(r.interaction_id == interaction_id for r in told.pending):
+            return told.workflow_id
+    run = run_of_interaction(interaction_id)
+    if run is None:
+        return None
+    uuid8, version, instance = run
+    task = next((t for t in state.tasks.values() if t.task_uuid.startswith(uuid8)), None)
+    if task is None or not 1 <= version <= len(task.versions):
+        return None
+    return task_run_workflow_id(owner_id, task.task_uuid, version, instance)
 
 
 def task_view(task: GraphTask) -> TaskView:

@@ -17,12 +17,10 @@ commands issued here must go behind `workflow.patched()` (recorded graph histori
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -40,37 +38,33 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
         TaskInteractions,
         TaskReport,
-        TaskStatus,
         WatchRequest,
         WatchResult,
     )
 
-    from .state import GraphRunInput, GraphState, Reopening
+    from .state import GraphRunInput, GraphState
 
 from ..archive import archive_stream
 from ..chunk_stream import ChunkStream
-from ..ids import run_of_interaction, task_run_workflow_id
+from ..ids import task_run_workflow_id
 from ..supervision import approvals
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Silent, Surface
 from ..supervision.supervisor import Supervisor
-from . import task_interventions, view
+from . import view
 from .cel import Conditions
 from .children import Children
 from .gates import Gates
+from .interventions import TaskInterventions, check
+from .lifecycle import Lifecycle
 from .plans import Plans
-from .progress import Progress
 from .relay import Relay
-from .rollbacks import CANCEL_WAIT, Rollbacks
-from .scheduler import Scheduler
+from .rollbacks import Rollbacks
+from .rules import Progress, Scheduler
 from .task_run import TASK_FINISHED, TASK_INTERACTIONS
+from .whole_outputs import WHOLE_OUTPUTS, read_whole
 
-WHOLE_OUTPUTS = "whole-outputs"
-"""Patch: conditions, data flow and loops read an offloaded answer whole (`read_output`)."""
-READ_OUTPUT = "read_output"
-READ_TIMEOUT = timedelta(seconds=30)
-READ_RETRY = RetryPolicy(maximum_attempts=5)
 CEL_NUMBERS = "cel-numbers"
 """Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
 DOOR_CHECKS = "door-checks"
@@ -131,6 +125,19 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._act,
             self._step,
         )
+        self._tasks = TaskInterventions(self._state, self._rollbacks, self._chunks, self._audit)
+        self._lifecycle = Lifecycle(
+            self._state,
+            self._scheduler,
+            self._children,
+            self._plans,
+            self._relay,
+            self._chunks,
+            audit=self._audit,
+            note=self._note,
+            show=self._show,
+            intervene=self._intervene,
+        )
         self._whole_outputs = workflow.patched(WHOLE_OUTPUTS)
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
@@ -155,47 +162,20 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 agents=input.agents,
                 task_uuids=input.task_uuids,
             )
-            try:
-                await self._plans.accept(change)
-            except ApplicationError as err:
-                state.status, state.reason = GraphStatus.FAILED, f"the blueprint was refused: {err.message}"
-                state.finished_at = workflow.now()
-                self._show()
-                self.publish(
-                    TaskChunkType.ERROR, {"status": state.status, "reason": state.reason}, is_final=True
-                )
-                self._chunks.close()
+            if not await self._lifecycle.accept_first(change):
                 return self._view(GraphQuery())
         self._gates.rearm()
         if input.reopening is not None:
-            await self._reopen(input.reopening)
+            await self._lifecycle.reopen(input.reopening)
         self._show()
         try:
             await self._run_tasks()
         except asyncio.CancelledError:  # cancelled in Temporal (the Web UI, `temporal workflow cancel`)
             state.cancelled = True
             state.cancel_reason = state.cancel_reason or "the workflow was cancelled in Temporal"
-        await self._close()
+        await self._lifecycle.close()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._view(GraphQuery())
-
-    async def _reopen(self, reopening: Reopening) -> None:
-        """A closed graph's next run: open again, audited, with the change a person asked for (the
-        API checked it against the final state; a refusal now is audited, and the graph ends)."""
-        state = self._state
-        state.status, state.reason, state.finished_at = GraphStatus.RUNNING, None, None
-        self._audit(
-            "reopened", reopening.principal, f"{reopening.reason} (after run {reopening.previous_run_id})"
-        )
-        self.publish(TaskChunkType.PROGRESS, {"reopened_by": reopening.principal, "reason": reopening.reason})
-        try:
-            if reopening.intervention is not None:
-                task_interventions.check(state, reopening.intervention)
-                await self._intervene(reopening.intervention)
-            if reopening.change is not None:
-                await self._plans.accept(reopening.change)
-        except ApplicationError as err:
-            self._audit("rejected", reopening.principal, f"the reopening change: {err.message}")
 
     async def _run_tasks(self) -> None:
         """The graph's loop: advance, start, relay, wait; until every task has finished, or a cancel."""
@@ -217,29 +197,8 @@ class TaskGraphWorkflow(SupervisionHandlers):
 
     async def _step(self) -> None:
         """Read the whole outputs the next decisions need, apply the rules, act on them."""
-        if self._whole_outputs:
-            await self._read_outputs()
-        await self._act(self._scheduler.advance())
-
-    async def _read_outputs(self) -> None:
-        """Offloaded answers an edge or a loop needs whole: read back (`read_output`), never a
-        preview; one that cannot be read fails its task, naming why."""
-        for key, ref in self._scheduler.needed_outputs():
-            try:
-                self._scheduler.whole[key] = await workflow.execute_local_activity(
-                    READ_OUTPUT,
-                    ref,
-                    start_to_close_timeout=READ_TIMEOUT,
-                    retry_policy=READ_RETRY,
-                    summary=f"read output {ref.artifact_id}",
-                )
-            except ActivityError as err:
-                task = self._state.tasks[key.split(":v", 1)[0]]
-                progress = Progress()
-                self._scheduler.fail(
-                    task, f"its whole output could not be read: {err.cause or err}", progress
-                )
-                self._note(progress.changes)
+        unread = await read_whole(self._scheduler, self._state) if self._whole_outputs else Progress()
+        await self._act(self._scheduler.advance(unread))
 
     async def _act(self, progress: Progress) -> None:
         """Publish what changed, withdraw and open gates, cancel what must stop, start what is
@@ -338,40 +297,20 @@ class TaskGraphWorkflow(SupervisionHandlers):
     @intervene_checked.validator
     def _validate_intervene(self, request: GraphIntervention) -> None:
         self._interventions.check_open()
-        task_interventions.check(self._state, request)
+        check(self._state, request)
 
     @workflow.signal
     async def intervene(self, request: GraphIntervention) -> None:
         """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
         try:
             self._interventions.check_open()
-            task_interventions.check(self._state, request)
+            check(self._state, request)
             await self._intervene(request)
         except ApplicationError as err:
             self._audit("rejected", request.principal, f"{request.intervention_type}: {err.message}")
 
     async def _intervene(self, request: GraphIntervention) -> None:
-        task = task_interventions.check(self._state, request)
-        kind = request.intervention_type
-        if kind == "ROLLBACK_AND_MODIFY":
-            await self._rollbacks.resolve_assignee(request)
-            task = task_interventions.check(self._state, request)  # still true after the await
-        self._audit(
-            kind.lower(), request.principal, f"task {task.task_id!r}: {request.comment}", request.channel
-        )
-        if kind == "ROLLBACK_AND_MODIFY":
-            await self._rollbacks.roll_back(task, request)
-        else:
-            task.paused = kind == "PAUSE"
-            self.publish(
-                TaskChunkType.PROGRESS,
-                {
-                    "task_id": task.task_id,
-                    "task_uuid": task.task_uuid,
-                    "paused": task.paused,
-                    "by": request.principal,
-                },
-            )
+        await self._tasks.apply(request)
         self._dirty = True
 
     # ----------------------------------------------------------------- whole graph
@@ -408,43 +347,6 @@ class TaskGraphWorkflow(SupervisionHandlers):
     @cancel_checked.validator
     def _validate_cancel(self, control: SessionControl) -> None:
         self._interventions.check_open()
-
-    async def _close(self) -> None:
-        state = self._state
-        progress = Progress()
-        if state.cancelled:
-            running = self._children.running_ids()
-            state.cancelling = sorted({*state.cancelling, *running})
-            await self._children.cancel(running)
-            try:
-                await workflow.wait_condition(lambda: not state.cancelling, timeout=CANCEL_WAIT)
-            except TimeoutError:
-                pass
-            for task in state.tasks.values():
-                if task.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED):
-                    task.status, task.reason = TaskStatus.CANCELLED, state.cancel_reason or state.reason
-            state.status = GraphStatus.CANCELLED
-            state.reason = state.reason or state.cancel_reason
-        else:
-            self._scheduler.close(progress)
-            failed = self._scheduler.failed_unhandled()
-            state.status = GraphStatus.FAILED if failed else GraphStatus.COMPLETED
-            if failed:
-                state.reason = "; ".join(f"{t.task_id}: {t.reason}" for t in failed[:10])
-        state.finished_at = workflow.now()
-        self._note(progress.changes)
-        await self._relay.send()
-        self._show()
-        self.publish(
-            TaskChunkType.CANCELLED if state.status == GraphStatus.CANCELLED else TaskChunkType.COMPLETE,
-            {
-                "status": state.status,
-                "reason": state.reason,
-                "outputs": view.sink_outputs(state, state.order[:100]),
-            },
-            is_final=True,
-        )
-        self._chunks.close()
 
     # ----------------------------------------------------------------- continue-as-new
 
@@ -512,20 +414,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
     def find_interaction(self, interaction_id: str) -> str | None:
         """The workflow an interaction of this graph belongs to (the graph for gates, a task run for
         tool approvals; decided ones too), or None when it is not this graph's."""
-        state = self._state
-        if interaction_id in state.decided or any(r.interaction_id == interaction_id for r in state.pending):
-            return self.owner_id
-        for told in state.task_pending.values():
-            if any(r.interaction_id == interaction_id for r in told.pending):
-                return told.workflow_id
-        run = run_of_interaction(interaction_id)
-        if run is None:
-            return None
-        uuid8, version, instance = run
-        task = next((t for t in state.tasks.values() if t.task_uuid.startswith(uuid8)), None)
-        if task is None or not 1 <= version <= len(task.versions):
-            return None
-        return task_run_workflow_id(self.owner_id, task.task_uuid, version, instance)
+        return view.find_interaction(self.owner_id, self._state, interaction_id)
 
     @workflow.query
     def get_audit(self) -> list[AuditEntry]:

@@ -17,9 +17,8 @@ from typing import Any
 from contracts import GraphIntervention, PlanBlueprint, TaskReport, TaskUpdate
 from workflows.graph.blueprint import expand
 from workflows.graph.cel import Conditions
-from workflows.graph.progress import Gate, Progress
-from workflows.graph.resets import Reset
-from workflows.graph.scheduler import Scheduler
+from workflows.graph.rules import Reset, Scheduler
+from workflows.graph.rules.progress import Gate, Progress
 from workflows.graph.state import GraphState
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
@@ -44,7 +43,7 @@ def build(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
         state.order.append(new.task_uuid)
     state.edges += added.edges
     scheduler = Scheduler(state, conditions, lambda: NOW, max_running=max_running)
-    scheduler.mark_goto_targets()
+    scheduler.gotos.mark_targets()
     return scheduler
 
 
@@ -77,7 +76,7 @@ class Player:
             name = self._name(gate.task_uuid, gate.instance)
             self.asked += 1
             self.gates[name] = f"i{self.asked}"
-            self.scheduler.opened(gate, f"i{self.asked}")
+            self.scheduler.decisions.opened(gate, f"i{self.asked}")
             self.log.append(f"ask {name}")
         for run_id in progress.cancel:
             self.cancelled.append(run_id)
@@ -122,7 +121,9 @@ class Player:
             gate = Gate(self.uuid(task_id), int(index) if index else None)
             progress = Progress()
             how = "bob" if kind == "yes" else "denied by bob"
-            assert self.scheduler.decide(gate, self.gates.pop(name), kind == "yes", how, progress), name
+            assert self.scheduler.decisions.decide(
+                gate, self.gates.pop(name), kind == "yes", how, progress
+            ), name
             self.apply(progress)
         elif kind == "rollback":
             task = self.scheduler.state.tasks[self.uuid(args[0])]
@@ -133,7 +134,7 @@ class Player:
                 principal="olga",
                 **(args[1] if len(args) > 1 else {}),
             )
-            self.rollback = self.scheduler.rollback(task, request)
+            self.rollback = self.scheduler.changes.rollback(task, request)
             self.apply(
                 Progress(
                     withdraw=self.rollback.gates, cancel=self.rollback.cancel, changes=self.rollback.changes
@@ -143,17 +144,17 @@ class Player:
                 if self.scheduler.state.tasks[self.uuid(name.partition("#")[0])].versions[-1].superseded:
                     self.running.discard(name)
             if len(args) < 3 or args[2] != "held":
-                self.scheduler.release(self.rollback)
+                self.scheduler.changes.release(self.rollback)
         elif kind == "release":
             assert self.rollback is not None
-            self.scheduler.release(self.rollback)
+            self.scheduler.changes.release(self.rollback)
         elif kind in ("pause", "resume"):
             self.scheduler.state.tasks[self.uuid(args[0])].paused = kind == "pause"
         elif kind == "update":
             task = self.scheduler.state.tasks[self.uuid(args[0])]
             update = TaskUpdate.model_validate({"task_id": "00000000-0000-0000-0000-000000000000", **args[1]})
             progress = Progress()
-            progress.withdraw += self.scheduler.update(task, update, "alice", progress)
+            progress.withdraw += self.scheduler.changes.update(task, update, "alice", progress)
             self.apply(progress)
         else:
             raise ValueError(f"unknown step {step!r}")

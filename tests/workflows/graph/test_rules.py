@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from contracts import GraphConfig
-from workflows.graph.progress import Run
+from workflows.graph.rules.progress import Run
 from workflows.graph.runs import run_input
 
 from .script import play

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from contracts import FINISHED_TASK
 from workflows.graph.cel import Conditions
-from workflows.graph.progress import Progress
+from workflows.graph.rules.progress import Progress
 
 from .script import Player, build
 from .test_blueprint import edge, task

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from contracts import EdgeStatus, TaskReport, TaskStatus
-from workflows.graph.progress import Progress, Run
-from workflows.graph.scheduler import Scheduler
+from workflows.graph.rules import Scheduler
+from workflows.graph.rules.progress import Progress, Run
 
 from .script import build as graph
 from .test_blueprint import edge, task

@@ -1,9 +1,11 @@
-"""Loop tasks: the list a loop runs over, and which of its instances start or ask next.
+"""Loop tasks: the list a loop runs over, which of its instances start or ask next, and its end.
 
 An instance is the loop's `task_template` run with one item. A template with a
 `human_interaction` gate asks before each instance (the instance waits, then is ready or, denied,
 skipped). PARALLEL_ITERATION starts every instance the running-task cap allows;
-SERIAL_ITERATION has one instance in flight (asking, or running) at a time.
+SERIAL_ITERATION has one instance in flight (asking, or running) at a time. The loop completes
+with its instances' outputs in order once each completed or was skipped; an instance that failed
+or was cancelled ends the loop: the others are cancelled and the loop task fails.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import GraphTask, LoopDirective, TaskStatus, TaskVersion
 
-from .paths import PathError
-from .progress import Gate, Progress, Run, note_instance
+    from ..state import GraphState
+
+from ..paths import PathError
+from .outcomes import Outcomes
+from .progress import OPEN_TASK, Gate, Progress, Run, current, note_instance
 
 
 def loop_of(task: GraphTask) -> LoopDirective | None:
@@ -75,3 +80,31 @@ def step_instances(task: GraphTask, version: TaskVersion, room: int, progress: P
         if serial:
             break
     return started
+
+
+def settle_loops(state: GraphState, outcomes: Outcomes, progress: Progress) -> bool:
+    """End the running loops whose instances have all ended; whether any did."""
+    changed = False
+    for uuid in state.order:
+        task = state.tasks[uuid]
+        version = current(task)
+        if task.status != TaskStatus.RUNNING or version is None or not version.instances:
+            continue
+        ended = next(
+            (i for i in version.instances if i.status in (TaskStatus.FAILED, TaskStatus.CANCELLED)), None
+        )
+        if ended is not None:
+            for instance in version.instances:
+                if instance.status == TaskStatus.RUNNING and instance.workflow_id:
+                    progress.cancel.append(instance.workflow_id)
+                if instance.gate_interaction:
+                    progress.withdraw.append(instance.gate_interaction)
+                    instance.gate_interaction = None
+                if instance.status in OPEN_TASK:
+                    instance.status = TaskStatus.CANCELLED
+            outcomes.fail(task, f"loop instance {ended.index} {ended.status}: {ended.error}", progress)
+            changed = True
+        elif all(i.status in (TaskStatus.COMPLETED, TaskStatus.SKIPPED) for i in version.instances):
+            outcomes.complete(task, [i.output for i in version.instances], None, progress)
+            changed = True
+    return changed

@@ -13,7 +13,9 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphTask, LoopInstance, TaskStatus, TaskVersion
+    from contracts import GraphEdge, GraphTask, LoopInstance, TaskStatus, TaskVersion
+
+    from ..state import GraphState
 
 OPEN_TASK = (TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.READY, TaskStatus.RUNNING)
 
@@ -51,6 +53,16 @@ class Progress:
 def current(task: GraphTask) -> TaskVersion | None:
     """The task's latest version, if it ever ran."""
     return task.versions[-1] if task.versions else None
+
+
+def task_by_local(state: GraphState, task_id: str) -> GraphTask | None:
+    """The task a blueprint id names."""
+    return next((t for t in state.tasks.values() if t.task_id == task_id), None)
+
+
+def incoming(state: GraphState, task_uuid: str) -> list[GraphEdge]:
+    """Edges into a task."""
+    return [edge for edge in state.edges if edge.target == task_uuid]
 
 
 def has_goto(task: GraphTask) -> bool:

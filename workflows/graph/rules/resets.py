@@ -19,7 +19,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import EdgeStatus, GraphTask, TaskStatus
 
-    from .state import GraphState
+    from ..state import GraphState
 
 from .progress import OPEN_TASK, Progress, current, note, runs_of
 

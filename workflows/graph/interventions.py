@@ -1,0 +1,106 @@
+"""Interventions on one graph task: PAUSE, RESUME and ROLLBACK_AND_MODIFY, checked and applied.
+
+`check` is the validator of the `intervene_checked` update (and the guard of its signal twin and
+of a reopening): it refuses, before anything reaches history, an unknown task (`TaskNotFound`,
+404), a version that does not exist (`VersionNotFound`, 422), and what makes no sense now
+(`TaskAlreadyPaused`, `TaskNotPaused`, `TaskFinished`, `TaskNeverRan`, `RollbackInFlight`: 409).
+The API runs it too, against a closed graph's final state, before reopening it.
+`TaskInterventions.apply` audits what passes and carries it out: a pause or resume is a flag the
+scheduler and the task's run read; a rollback is `Rollbacks`' (new assignee resolved first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import FINISHED_TASK, ErrorType, GraphIntervention, GraphTask, TaskChunkType
+
+    from .state import GraphState
+
+from ..chunk_stream import ChunkStream
+from .rollbacks import Rollbacks
+
+
+def _refused(message: str, error_type: ErrorType) -> ApplicationError:
+    return ApplicationError(message, type=error_type, non_retryable=True)
+
+
+def check(state: GraphState, request: GraphIntervention) -> GraphTask:
+    """The task the intervention is about, or the reason it is refused (a typed ApplicationError)."""
+    task = state.tasks.get(str(request.target_task_id))
+    if task is None:
+        raise _refused(f"no task {request.target_task_id} in this graph", ErrorType.TASK_NOT_FOUND)
+    name = f"task {task.task_id!r}"
+    kind = request.intervention_type
+    if kind == "PAUSE":
+        if task.paused:
+            raise _refused(f"{name} is already paused", ErrorType.TASK_ALREADY_PAUSED)
+        if task.status in FINISHED_TASK:
+            raise _refused(f"{name} has {task.status}; there is nothing to pause", ErrorType.TASK_FINISHED)
+    elif kind == "RESUME":
+        if not task.paused:
+            raise _refused(
+                f"{name} is not paused ({task.status}); there is nothing to resume", ErrorType.TASK_NOT_PAUSED
+            )
+    else:
+        if state.rolling_back:
+            raise _refused(
+                f"the rollback of {state.rolling_back} is still in flight (its cancelled runs have not "
+                "ended); try again once it has",
+                ErrorType.ROLLBACK_IN_FLIGHT,
+            )
+        if not task.versions:
+            raise _refused(
+                f"{name} never ran ({task.status}); there is nothing to roll back", ErrorType.TASK_NEVER_RAN
+            )
+        wanted = request.rollback_to_version
+        if wanted is not None and not 1 <= wanted <= len(task.versions):
+            raise _refused(
+                f"{name} has versions 1 to {len(task.versions)}; rollback_to_version {wanted} does not exist",
+                ErrorType.VERSION_NOT_FOUND,
+            )
+    return task
+
+
+class TaskInterventions:
+    """Apply the interventions on one graph run's tasks."""
+
+    def __init__(
+        self,
+        state: GraphState,
+        rollbacks: Rollbacks,
+        chunks: ChunkStream,
+        audit: Callable[[str, str, str, str], None],
+    ) -> None:
+        self._state = state
+        self._rollbacks = rollbacks
+        self._chunks = chunks
+        self._audit = audit
+
+    async def apply(self, request: GraphIntervention) -> None:
+        """Carry out a checked intervention (a refusal found now is raised, typed, before any change)."""
+        task = check(self._state, request)
+        kind = request.intervention_type
+        if kind == "ROLLBACK_AND_MODIFY":
+            await self._rollbacks.resolve_assignee(request)
+            task = check(self._state, request)  # still true after the await
+        self._audit(
+            kind.lower(), request.principal, f"task {task.task_id!r}: {request.comment}", request.channel
+        )
+        if kind == "ROLLBACK_AND_MODIFY":
+            await self._rollbacks.roll_back(task, request)
+            return
+        task.paused = kind == "PAUSE"
+        self._chunks.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "task_id": task.task_id,
+                "task_uuid": task.task_uuid,
+                "paused": task.paused,
+                "by": request.principal,
+            },
+        )

@@ -1,0 +1,141 @@
+"""How a graph run opens and ends: a refused blueprint, a reopening, and the close.
+
+A graph whose first blueprint is refused ends at once, FAILED, saying why. A closed graph given a
+change (`Reopening`: a rollback or a blueprint, checked by the API against its final state) opens
+again in its next run: audited with who and why, then the change is applied; one refused now is
+audited and the graph ends again. At the close, a cancelled graph cancels its runs in flight
+(waiting `CANCEL_WAIT` for them) and marks what did not finish; otherwise handlers no failure led
+to are skipped, and the graph is COMPLETED, or FAILED naming the failures no GOTO took up. Either
+way the end is relayed, shown, and the stream's final chunk carries the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import BlueprintChange, GraphIntervention, GraphStatus, TaskChunkType, TaskStatus
+
+    from .state import GraphState, Reopening
+
+from ..chunk_stream import ChunkStream
+from . import view
+from .children import Children
+from .interventions import check
+from .plans import Plans
+from .relay import Relay
+from .rollbacks import CANCEL_WAIT
+from .rules import Progress, Scheduler
+
+AuditFn = Callable[[str, str, str], None]
+
+
+class Lifecycle:
+    """The opening and the end of one graph run."""
+
+    def __init__(
+        self,
+        state: GraphState,
+        scheduler: Scheduler,
+        children: Children,
+        plans: Plans,
+        relay: Relay,
+        chunks: ChunkStream,
+        *,
+        audit: AuditFn,
+        note: Callable[[list[dict[str, Any]]], None],
+        show: Callable[[], None],
+        intervene: Callable[[GraphIntervention], Awaitable[None]],
+    ) -> None:
+        self._state = state
+        self._scheduler = scheduler
+        self._children = children
+        self._plans = plans
+        self._relay = relay
+        self._chunks = chunks
+        self._audit = audit
+        self._note = note
+        self._show = show
+        self._intervene = intervene
+
+    async def accept_first(self, change: BlueprintChange) -> bool:
+        """Accept the graph's first blueprint; False when it was refused (the graph has ended)."""
+        state = self._state
+        try:
+            await self._plans.accept(change)
+        except ApplicationError as err:
+            state.status, state.reason = GraphStatus.FAILED, f"the blueprint was refused: {err.message}"
+            state.finished_at = workflow.now()
+            self._show()
+            self._chunks.publish(
+                TaskChunkType.ERROR, {"status": state.status, "reason": state.reason}, is_final=True
+            )
+            self._chunks.close()
+            return False
+        return True
+
+    async def reopen(self, reopening: Reopening) -> None:
+        """A closed graph's next run: open again, audited, with the change a person asked for."""
+        state = self._state
+        state.status, state.reason, state.finished_at = GraphStatus.RUNNING, None, None
+        self._audit(
+            "reopened", reopening.principal, f"{reopening.reason} (after run {reopening.previous_run_id})"
+        )
+        self._chunks.publish(
+            TaskChunkType.PROGRESS, {"reopened_by": reopening.principal, "reason": reopening.reason}
+        )
+        try:
+            if reopening.intervention is not None:
+                check(state, reopening.intervention)
+                await self._intervene(reopening.intervention)
+            if reopening.change is not None:
+                await self._plans.accept(reopening.change)
+        except ApplicationError as err:
+            self._audit("rejected", reopening.principal, f"the reopening change: {err.message}")
+
+    async def close(self) -> None:
+        """End the run: cancelled, completed or failed (see the module docstring)."""
+        state = self._state
+        progress = Progress()
+        if state.cancelled:
+            await self._cancel_runs()
+            state.status = GraphStatus.CANCELLED
+            state.reason = state.reason or state.cancel_reason
+        else:
+            self._scheduler.gotos.close(progress)
+            failed = self._scheduler.failed_unhandled()
+            state.status = GraphStatus.FAILED if failed else GraphStatus.COMPLETED
+            if failed:
+                state.reason = "; ".join(f"{t.task_id}: {t.reason}" for t in failed[:10])
+        state.finished_at = workflow.now()
+        self._note(progress.changes)
+        await self._relay.send()
+        self._show()
+        self._chunks.publish(
+            TaskChunkType.CANCELLED if state.status == GraphStatus.CANCELLED else TaskChunkType.COMPLETE,
+            {
+                "status": state.status,
+                "reason": state.reason,
+                "outputs": view.sink_outputs(state, state.order[:100]),
+            },
+            is_final=True,
+        )
+        self._chunks.close()
+
+    async def _cancel_runs(self) -> None:
+        """Cancel every run in flight, wait for them (up to `CANCEL_WAIT`), mark what did not finish."""
+        state = self._state
+        running = self._children.running_ids()
+        state.cancelling = sorted({*state.cancelling, *running})
+        await self._children.cancel(running)
+        try:
+            await workflow.wait_condition(lambda: not state.cancelling, timeout=CANCEL_WAIT)
+        except TimeoutError:
+            pass
+        for task in state.tasks.values():
+            if task.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED):
+                task.status, task.reason = TaskStatus.CANCELLED, state.cancel_reason or state.reason
