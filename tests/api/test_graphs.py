@@ -287,6 +287,18 @@ async def test_interventions_and_extensions_over_http(http: httpx.AsyncClient) -
             422,
             "a new graph's id is chosen by the server",
         ),
+        (
+            {
+                "new_tasks": [
+                    task("main"),
+                    task("h1", directives={"on_failure": {"type": "GOTO", "target_task_id": "h2"}}),
+                    task("h2", directives={"on_failure": {"type": "GOTO", "target_task_id": "h1"}}),
+                ]
+            },
+            422,
+            "task 'h1': directives.on_failure GOTO names task 'h2', which can never run: tasks 'h1', 'h2' run "
+            "only when a failure leads there",
+        ),
     ],
 )
 async def test_a_bad_blueprint_is_refused_at_the_door(

@@ -5,8 +5,8 @@ bad blueprint with 422 before anything starts, and the graph runs it again in it
 (and for an agent's plan), against the tasks it already has. Refused here: an empty blueprint, a
 `workflow_id` (a new graph's id is the server's; a blueprint extends the graph it is sent to), a
 duplicate task id, an edge naming an unknown task, a cycle (loop directives included), a CEL
-condition that does not compile, a malformed data-flow path, and updates of unknown or already
-started tasks; what each task may say (parent, directives, context overrides, its loop's
+condition that does not compile, a malformed data-flow path, a GOTO whose target can never run
+(`reach`), and updates of unknown or already started tasks; what each task may say (parent, directives, context overrides, its loop's
 task_template) is checked by `checks`. Assignees are checked by the caller (it has the agent
 registry).
 """
@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
 from .cel import ConditionError, Conditions
 from .checks import Names, task_problems
 from .paths import PathError, steps_of
+from .reach import Shape, dead_gotos
 
 NOT_STARTED = (TaskStatus.PENDING, TaskStatus.WAITING, TaskStatus.READY)
 UPDATABLE_STATUS = {"skipped": TaskStatus.SKIPPED, "cancelled": TaskStatus.CANCELLED}
@@ -84,11 +85,13 @@ def expand(
     principal: str,
     conditions: Conditions,
     strict: bool = True,
+    reach: bool = True,
 ) -> Expansion:
     """Check `blueprint` against the graph's `tasks` and `edges`; what it adds, or `BlueprintRefused`.
 
     `strict` False leaves out the checks of what a task definition may say (`checks`) and of
-    `workflow_id`: a graph started before them replays the blueprint it accepted then."""
+    `workflow_id`, `reach` False the check of GOTO targets that can never run: a graph started
+    before them replays the blueprint it accepted then."""
     problems: list[str] = []
     if not (blueprint.new_tasks or blueprint.new_edges or blueprint.update_tasks):
         raise BlueprintRefused(["the blueprint is empty: give new_tasks, new_edges or update_tasks"])
@@ -132,6 +135,11 @@ def expand(
             problems.append(
                 f"the edges make a cycle: {' → '.join(cycle)} (repeat work with a loop directive)"
             )
+        elif reach:
+            before = _shape(list(tasks.values()), [], edges, known)
+            problems += dead_gotos(
+                _shape(list(tasks.values()), blueprint.new_tasks, [*edges, *new_edges], known), before
+            )
     if problems or started:
         raise BlueprintRefused(problems + started, conflict=not problems)
     new_tasks = [
@@ -139,6 +147,27 @@ def expand(
         for d in blueprint.new_tasks
     ]
     return Expansion(tasks=new_tasks, edges=new_edges, updates=list(blueprint.update_tasks))
+
+
+def _shape(
+    existing: list[GraphTask],
+    definitions: list[TaskDefinition],
+    edges: list[GraphEdge],
+    known: dict[str, str],
+) -> Shape:
+    """What reachability needs of the graph's tasks and the blueprint's new ones."""
+    gotos: dict[str, str] = {}
+    for definition in [*(task.definition for task in existing), *definitions]:
+        failure = definition.directives.on_failure if definition.directives else None
+        target = failure.get("target_task_id") if failure else None
+        if isinstance(target, str) and target in known:
+            gotos[definition.task_id] = target
+    return Shape(
+        tasks=[task.task_id for task in existing] + [d.task_id for d in definitions],
+        edges=[(edge.source_task_id, edge.target_task_id) for edge in edges],
+        gotos=gotos,
+        ran=frozenset(task.task_id for task in existing if task.versions),
+    )
 
 
 def _loop_sources(

@@ -77,6 +77,7 @@ class Plans:
         changed: Changed,
         *,
         strict: bool,
+        reach: bool,
     ) -> None:
         self._config = config
         self._state = state
@@ -88,12 +89,14 @@ class Plans:
         self._strict = strict
         """Every check of `expand` on acceptance (False: a graph started before the `door-checks`
         patch replays the blueprints it accepted; the validator still checks new ones in full)."""
+        self._reach = reach
+        """GOTO targets that can never run are refused (False: a graph started before `goto-reach`)."""
         self.queued: list[tuple[GraphTask, BlueprintChange]] = []
 
     def check(self, change: BlueprintChange) -> None:
         """The validator's part: every check of `expand` (assignees are resolved on acceptance)."""
         try:
-            self._expand(change, lambda local: f"check-{local}", strict=True)
+            self._expand(change, lambda local: f"check-{local}", strict=True, reach=True)
         except BlueprintRefused as err:
             raise refused(err) from err
 
@@ -127,6 +130,7 @@ class Plans:
                 change,
                 lambda local: change.task_uuids.get(local) or str(workflow.uuid4()),
                 strict=self._strict,
+                reach=self._reach,
             )
         except BlueprintRefused as err:
             raise refused(err) from err
@@ -148,7 +152,9 @@ class Plans:
         self._changed(progress)
         return added.ids
 
-    def _expand(self, change: BlueprintChange, new_id: Callable[[str], str], *, strict: bool) -> Expansion:
+    def _expand(
+        self, change: BlueprintChange, new_id: Callable[[str], str], *, strict: bool, reach: bool
+    ) -> Expansion:
         return expand(
             change.blueprint,
             tasks=self._state.tasks,
@@ -158,6 +164,7 @@ class Plans:
             principal=change.principal,
             conditions=self._conditions,
             strict=strict,
+            reach=reach,
         )
 
     def _add(self, added: Expansion, agents: dict[str, AgentSpec]) -> None:

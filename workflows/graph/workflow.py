@@ -70,6 +70,8 @@ CEL_NUMBERS = "cel-numbers"
 DOOR_CHECKS = "door-checks"
 """Patch: a blueprint is accepted only if every check of `checks` passes (graphs started before
 replay what they accepted then)."""
+GOTO_REACH = "goto-reach"
+"""Patch: a blueprint with a GOTO whose target can never run is refused (`reach`)."""
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
@@ -113,6 +115,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._audit,
             self._changed,
             strict=workflow.patched(DOOR_CHECKS),
+            reach=workflow.patched(GOTO_REACH),
         )
         self._rollbacks = Rollbacks(
             self._config,

@@ -24,8 +24,9 @@ from workflows.graph.state import GraphState
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 
 
-def build(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
-    """A scheduler over a fresh graph of `blueprint` (engine ids are UUIDs ending in 1, 2, ...)."""
+def build(blueprint: dict[str, Any], max_running: int = 100, *, reach: bool = True) -> Scheduler:
+    """A scheduler over a fresh graph of `blueprint` (engine ids are UUIDs ending in 1, 2, ...);
+    `reach` False accepts GOTOs whose target can never run (as graphs started before that check)."""
     state = GraphState(created_at=NOW, last_activity=NOW)
     ids = (f"00000000-0000-0000-0000-{n:012d}" for n in itertools.count(1))
     conditions = Conditions()
@@ -37,6 +38,7 @@ def build(blueprint: dict[str, Any], max_running: int = 100) -> Scheduler:
         next_edge=1,
         principal="alice",
         conditions=conditions,
+        reach=reach,
     )
     for new in added.tasks:
         state.tasks[new.task_uuid] = new

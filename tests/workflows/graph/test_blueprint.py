@@ -457,12 +457,104 @@ def test_what_the_engine_uses_is_accepted() -> None:
                             "experience_config": {"query": "refunds", "top_k": 3},
                         },
                     },
-                    directives={"on_failure": {"type": "GOTO", "target_task_id": "src", "max_attempts": 1}},
+                    directives={"on_failure": {"type": "GOTO", "target_task_id": "l", "max_attempts": 1}},
                 ),
             ]
         }
     )
     assert [t.task_id for t in added.tasks] == ["src", "l", "handler"]
+
+
+def handler(task_id: str, target: str) -> dict[str, Any]:
+    """A task whose failure continues at `target`."""
+    return task(task_id, directives={"on_failure": {"type": "GOTO", "target_task_id": target}})
+
+
+NEVER_RUN = {
+    "two handlers naming each other": (
+        {"new_tasks": [task("main"), handler("h1", "h2"), handler("h2", "h1")]},
+        [
+            "task 'h1': directives.on_failure GOTO names task 'h2', which can never run: tasks 'h1', 'h2' "
+            "run only when a failure leads there (GOTO targets that no edge leads to and that are upstream "
+            "of no task whose GOTO names them), and only tasks behind them could fail; give one of them an "
+            "incoming edge from a task that runs, or continue at a task that runs",
+            "task 'h2': directives.on_failure GOTO names task 'h1', which can never run: tasks 'h1', 'h2' "
+            "run only when a failure leads there (GOTO targets that no edge leads to and that are upstream "
+            "of no task whose GOTO names them), and only tasks behind them could fail; give one of them an "
+            "incoming edge from a task that runs, or continue at a task that runs",
+        ],
+    ),
+    "a handler behind a task only a dead handler leads to": (
+        {
+            "new_tasks": [handler("h1", "h2"), handler("h2", "h1"), handler("after", "h3"), task("h3")],
+            "new_edges": [edge("h1", "after")],
+        },
+        [
+            "task 'h1': directives.on_failure GOTO names task 'h2', which can never run: tasks 'h1', 'h2' run",
+            "task 'h2': directives.on_failure GOTO names task 'h1', which can never run: tasks 'h1', 'h2' run",
+            "task 'after': directives.on_failure GOTO names task 'h3', which can never run: tasks 'h1', 'h2', "
+            "'h3' run",
+        ],
+    ),
+    "a loop source that only its loop's handler fails over to": (
+        {
+            "new_tasks": [
+                task("src"),
+                looped(task("t"), directives={"on_failure": {"type": "GOTO", "target_task_id": "h"}}),
+                handler("h", "src"),
+            ]
+        },
+        [
+            "task 'l': directives.on_failure GOTO names task 'h', which can never run: tasks 'h', 'src' run",
+            "task 'h': directives.on_failure GOTO names task 'src', which can never run: tasks 'h', 'src' run",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("blueprint", "problems"), NEVER_RUN.values(), ids=NEVER_RUN.keys())
+def test_a_goto_whose_target_can_never_run_is_refused(blueprint: dict[str, Any], problems: list[str]) -> None:
+    found = refusals(blueprint)
+    assert len(found) == len(problems), found
+    for problem, expected in zip(found, problems, strict=True):
+        assert problem.startswith(expected), (problem, expected)
+
+
+RUNS = {
+    "a handler of a root": {"new_tasks": [handler("main", "h1"), handler("h1", "h2"), handler("h2", "h1")]},
+    "retry from fetch": {
+        "new_tasks": [task("fetch"), handler("process", "fetch")],
+        "new_edges": [edge("fetch", "process")],
+    },
+    "a handler an edge leads to": {
+        "new_tasks": [task("main"), handler("h1", "h2"), handler("h2", "h1")],
+        "new_edges": [edge("main", "h1")],
+    },
+    "a chain of handlers": {
+        "new_tasks": [handler("a", "b"), handler("b", "c"), handler("c", "d"), task("d")],
+    },
+}
+
+
+@pytest.mark.parametrize("blueprint", RUNS.values(), ids=RUNS.keys())
+def test_a_goto_whose_target_a_failure_can_reach_is_accepted(blueprint: dict[str, Any]) -> None:
+    assert len(accept(blueprint).tasks) == len(blueprint["new_tasks"])
+
+
+def test_an_extension_is_refused_only_for_the_dead_gotos_it_adds() -> None:
+    definitions = PlanBlueprint.model_validate(
+        {"new_tasks": [handler("h1", "h2"), handler("h2", "h1"), task("main")]}
+    ).new_tasks
+    tasks = {
+        f"u-{d.task_id}": GraphTask(task_uuid=f"u-{d.task_id}", task_id=d.task_id, definition=d)
+        for d in definitions
+    }
+    added = accept({"new_tasks": [handler("next", "main")]}, tasks)
+    assert [t.task_id for t in added.tasks] == ["next"], "the graph's own dead GOTOs are not the blueprint's"
+    found = refusals({"new_tasks": [handler("x", "y"), handler("y", "x")]}, tasks)
+    assert [p.split(":")[0] for p in found] == ["task 'x'", "task 'y'"], found
+    rescue = accept({"new_tasks": [handler("rescuer", "h1")], "new_edges": [edge("main", "rescuer")]}, tasks)
+    assert [t.task_id for t in rescue.tasks] == ["rescuer"]
 
 
 def test_extending_refuses_a_goto_to_a_task_set_aside_and_any_workflow_id() -> None:

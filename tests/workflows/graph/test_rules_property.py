@@ -2,7 +2,8 @@
 gates, failures, GOTOs and loops, played with random decisions, rollbacks and pauses.
 
 Invariants: every run ends (nothing left running or asked, and the scheduler says finished); no
-task starts before every source of its edges has ended; a gated task asks once for each of its
+task starts before every source of its edges has ended; no task the door calls unreachable (`reach`:
+the target of a GOTO it refuses) ever runs or asks; a gated task asks once for each of its
 runs; every status change is an event; and, without GOTOs, rollbacks and loops, where each task
 ends matches a simple reference interpreter.
 """
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from contracts import FINISHED_TASK
 from workflows.graph.cel import Conditions
+from workflows.graph.reach import Shape, runnable
 from workflows.graph.rules.progress import Progress
 
 from .script import Player, build
@@ -90,9 +92,13 @@ class Checked(Player):
     runs: dict[str, int]
     asks: dict[str, int]
     events: list[dict[str, Any]]
+    can_run: set[str]
 
     def apply(self, progress: Progress) -> None:
         state = self.scheduler.state
+        for uuid in [run.task_uuid for run in progress.runs] + [gate.task_uuid for gate in progress.gates]:
+            name = state.tasks[uuid].task_id
+            assert name in self.can_run, f"{name} started or asked, but the door says it can never run"
         for run in progress.runs:
             task = state.tasks[run.task_uuid]
             for incoming in self.scheduler.incoming(task.task_uuid):
@@ -120,9 +126,22 @@ class Checked(Player):
         return {"go": self.fates[name].go, "items": [1, 2]}
 
 
+def shape(player: Player) -> Shape:
+    """The graph as the door's reachability sees it."""
+    state = player.scheduler.state
+    gotos = {}
+    for one in state.tasks.values():
+        failure = one.definition.directives.on_failure if one.definition.directives else None
+        if failure:
+            gotos[one.task_id] = failure["target_task_id"]
+    edges = [(e.source_task_id, e.target_task_id) for e in state.edges]
+    return Shape(tasks=[t.task_id for t in state.tasks.values()], edges=edges, gotos=gotos)
+
+
 def drive(blueprint: dict[str, Any], fates: dict[str, Fate], data: st.DataObject, wild: bool) -> Checked:
-    player = Checked(build(blueprint, max_running=3))
+    player = Checked(build(blueprint, max_running=3, reach=False))
     player.fates, player.runs, player.asks, player.events = fates, {}, {}, []
+    player.can_run = runnable(shape(player))
     failed: dict[str, int] = {}
     interventions = 6
     player.advance()
