@@ -159,3 +159,10 @@ class ToolOutput(Contract):
         default_factory=dict,
         description="Seed 004's metadata of that type (`terminal_type`, `raw_length`, `execution_time`, ...).",
     )
+
+
+
+class ToolOutputBatch(Contract):
+    """Output of a running tool gathered over a moment (`tool_outputs` signal: one signal per batch)."""
+
+    outputs: list[ToolOutput] = Field(description="The chunks in the order they were produced.")

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
         SessionControl,
         TaskChunkType,
         ToolOutput,
+        ToolOutputBatch,
     )
 
 from . import grants
@@ -88,8 +89,17 @@ class SupervisionHandlers:
 
         Metadata: seed 004's for the type, plus `interaction_id`, `source_tool` (the tool running) and
         `streaming`; `tool_name` is the tool running too, except on `tool_use`, where it is the tool
-        an agent CLI in the terminal uses.
+        an agent CLI in the terminal uses. Kept for runs that send one signal per chunk.
         """
+        self._show_output(output)
+
+    @workflow.signal(name="tool_outputs")
+    def tool_outputs(self, batch: ToolOutputBatch) -> None:
+        """Several chunks of a running tool's output, in order (one signal per batch)."""
+        for output in batch.outputs:
+            self._show_output(output)
+
+    def _show_output(self, output: ToolOutput) -> None:
         self._supervisor.publish(
             TaskChunkType(output.chunk_type),
             output.text,
