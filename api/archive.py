@@ -1,4 +1,4 @@
-"""Reading what workflows archived (`workflows/archive.py`): pages walked back from the newest.
+"""Reading what workflows archived (`workflows/stream/archive.py`): pages walked back from the newest.
 
 Each page names the page before it, so reading items `[start, end)` starts at the cursor's
 newest page and goes back until `start` is covered. Pages are artifacts; reading them needs no

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from contracts import InteractionOutcome, InteractionResponse
 from core.security import Caller
 from core.settings import Settings
-from workflows import search
+from workflows.identity import search
 
 from . import workflow_calls
 from .limits import check_size

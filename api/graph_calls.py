@@ -30,12 +30,12 @@ from contracts import (
 )
 from core.agent_registry import AgentRegistry, UnknownAssignee
 from core.settings import Settings
-from workflows import search
 from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
 from workflows.graph.state import GraphRunInput, Reopening
-from workflows.ids import graph_id_of, graph_workflow_id
+from workflows.identity import search
+from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from . import workflow_calls
 from .limits import TooLarge

@@ -15,7 +15,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contracts import InboundMessage, LiveSession, SessionConfig
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 

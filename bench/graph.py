@@ -17,7 +17,7 @@ from typing import Any
 from temporalio.client import Client
 
 from contracts import GraphView
-from workflows.ids import graph_workflow_id
+from workflows.identity.ids import graph_workflow_id
 
 from .bare import BareFanOut
 from .harness import Harness, Stack, cpu_seconds

@@ -29,7 +29,7 @@ from api.main import create_app
 from core.client import SynapseClient
 from core.settings import Settings, TemporalSettings
 from worker import SynapseWorker, build_worker
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 
 from . import bare
 from .devserver import DevServer, dev_server

@@ -23,7 +23,7 @@ from cli.ports import PortError, check_ports, ports_of
 from cli.supervisor import ChildExited, Interrupted, Supervisor
 from core.connect import ConnectError, connect_client
 from core.settings import Settings
-from workflows.search import dev_server_flags
+from workflows.identity.search import dev_server_flags
 
 TEMPORAL_START_TIMEOUT = 30.0
 """Seconds the dev server gets to answer a client."""

@@ -42,7 +42,7 @@ class ErrorType(StrEnum):
     TASK_STARTED = "TaskStarted"
     """`update_tasks` of a task that has started: roll it back instead (409)."""
     BLUEPRINT_REFUSED = "BlueprintRefused"
-    # Stream watchers (see workflows/stream_watch.py).
+    # Stream watchers (see workflows/stream/watch.py).
     TOO_MANY_WATCHERS = "TooManyWatchers"
     STREAM_CLOSING = "StreamClosing"
     # Agent steps.

@@ -161,8 +161,35 @@ class ToolOutput(Contract):
     )
 
 
-
 class ToolOutputBatch(Contract):
     """Output of a running tool gathered over a moment (`tool_outputs` signal: one signal per batch)."""
 
     outputs: list[ToolOutput] = Field(description="The chunks in the order they were produced.")
+
+
+class ToolDenial(Contract):
+    """A tool call that did not run, as the agent is told instead of a result (a tool message's
+    content): denied by a person, timed out, cancelled, or a question nobody answered."""
+
+    denied: Literal[True] = Field(
+        default=True, description="Always true: tells a denial from a `ToolResult`."
+    )
+    decided_by: str = Field(description="Who denied it (`system:timeout`, `system:cancel` for no person).")
+    message: str | None = Field(default=None, description="The person's words, when they gave any.")
+    reason: str = Field(description="Why it did not run, in a sentence.")
+    cancelled: bool | None = Field(default=None, description="True when its turn was cancelled.")
+    edited: dict[str, Any] | None = Field(
+        default=None, description="`{edited_by, original_arguments}` when an approver had edited the call."
+    )
+
+    def content(self) -> dict[str, Any]:
+        """The tool message's content (fields left unset are left out, `message` always shown)."""
+        return {"message": None, **self.model_dump(mode="json", exclude_none=True)}
+
+    @classmethod
+    def of(cls, content: Any) -> ToolDenial | None:
+        """The denial a tool message's content holds, or None (a result, or anything else)."""
+        if not isinstance(content, dict) or content.get("denied") is not True:
+            return None
+        known = {key: value for key, value in content.items() if key in cls.model_fields}
+        return cls.model_validate({"decided_by": "", "reason": "", **known})

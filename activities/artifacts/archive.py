@@ -1,6 +1,6 @@
 """The `archive_page` activity: writes one `ArchivePage` of a workflow's list to the artifact store.
 
-Run as a local activity (`workflows/archive.py`), so the page travels to the store without
+Run as a local activity (`workflows/stream/archive.py`), so the page travels to the store without
 passing through history. Pages are content-addressed: a retry stores nothing twice.
 """
 

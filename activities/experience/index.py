@@ -1,6 +1,6 @@
 """The `index_experience` activity: one finished turn into the experience index.
 
-Run as a local activity (`workflows/experience.py`). Recording is idempotent per owner and turn,
+Run as a local activity (`workflows/agent/experience.py`). Recording is idempotent per owner and turn,
 so a retry never duplicates a memory.
 """
 

@@ -47,7 +47,7 @@ from contracts import (
     InteractionResponse,
     Principal,
 )
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.supervision.handlers import SupervisionHandlers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 
 from .. import session_calls
 from ..deps import ClientDep, HubDep, SettingsDep, Viewer

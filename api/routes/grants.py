@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from contracts import Grant, GrantList, GrantRevocation
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import session_calls

@@ -27,7 +27,7 @@ from contracts import (
     SessionControl,
 )
 from workflows.graph import TaskGraphWorkflow
-from workflows.ids import graph_id_of, graph_workflow_id
+from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from .. import decisions, graph_calls, workflow_calls
 from ..deps import Approver, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer

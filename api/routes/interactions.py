@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from contracts import InteractionOutcome, InteractionResponse
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 
 from .. import decisions, session_calls
 from ..deps import Approver, ClientDep, SettingsDep

@@ -31,7 +31,7 @@ from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
 from core.settings import Settings
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .. import session_calls

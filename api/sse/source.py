@@ -1,6 +1,6 @@
 """One workflow's chunk stream as the API reads it: the `watch` update and the stream's poll query.
 
-`watch` is a long-poll (see `workflows/stream_watch.py`): one in flight per followed workflow per
+`watch` is a long-poll (see `workflows/stream/watch.py`): one in flight per followed workflow per
 API process, never abandoned (an abandoned update keeps its slot until the next chunk). The poll
 query of `temporalio.contrib.workflow_streams` (`PollInput` → `PollResult`, a public protocol)
 reads retained chunks from any offset: no history, no update slot, so catch-up reads and the
@@ -29,8 +29,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import ArchiveCursor, ErrorType, TaskStreamChunk, WatchRequest, WatchResult
 from core.artifacts import ArtifactStore
-from workflows.chunk_stream import STREAM_TOPIC
-from workflows.stream_watch import WATCH_UPDATE
+from workflows.stream.chunks import STREAM_TOPIC
+from workflows.stream.watch import WATCH_UPDATE
 
 from ..archive import archived_items
 from ..busy import is_busy

@@ -21,7 +21,7 @@ from api.busy import retry_while_busy
 from api.main import create_app
 from contracts import SessionControl
 from core.settings import Settings
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
 
 from ..conftest import assert_eventually

@@ -21,7 +21,7 @@ from api.sse import StreamHub
 from contracts import TaskChunkType, TaskStreamChunk
 from core.client import SseEvent, parse_sse
 from core.settings import Settings
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 
 from ..conftest import assert_eventually
 from ..support import Watcher, chunk_of, running

@@ -11,8 +11,8 @@ import pytest
 from temporalio.client import Client
 
 from contracts import TaskChunkType, TaskStreamChunk
-from workflows import search
-from workflows.ids import session_workflow_id
+from workflows.identity import search
+from workflows.identity.ids import session_workflow_id
 
 from ..support import collect_events, fields
 

@@ -21,7 +21,7 @@ from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
-from workflows.stream_watch import MAX_WATCHERS
+from workflows.stream.watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually
 from ..support import chunk_of, updates_in_flight

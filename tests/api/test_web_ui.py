@@ -8,8 +8,8 @@ import httpx
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
-from workflows import search
-from workflows.ids import session_workflow_id
+from workflows.identity import search
+from workflows.identity.ids import session_workflow_id
 
 from ..conftest import assert_eventually
 from .test_sessions import DELETE_CANCELLED, ask_for_delete, decide, new_key

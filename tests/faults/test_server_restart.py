@@ -19,8 +19,8 @@ from api.main import create_app
 from contracts import InboundMessage, SessionConfig
 from core.settings import Settings
 from worker import build_worker
-from workflows import search
-from workflows.ids import session_workflow_id
+from workflows.identity import search
+from workflows.identity.ids import session_workflow_id
 
 from ..support import serve
 from .conftest import DemoDb

@@ -23,7 +23,7 @@ from contracts import (
 from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
-from workflows.stream_watch import MAX_WATCHERS
+from workflows.stream.watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually
 

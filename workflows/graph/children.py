@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from ..ids import task_run_workflow_id
+from ..identity.ids import task_run_workflow_id
 from .rules.progress import Run, current, runs_of
 from .runs import agent_id_of, high_priority, run_input
 from .task_run import REPORT_TO_GRAPH, AgentTaskWorkflow

@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from ..chunk_stream import ChunkStream
+from ..stream.chunks import ChunkStream
 from .rollbacks import Rollbacks
 
 

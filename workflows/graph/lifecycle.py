@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState, Reopening
 
-from ..chunk_stream import ChunkStream
+from ..stream.chunks import ChunkStream
 from . import view
 from .children import Children
 from .interventions import check

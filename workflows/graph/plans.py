@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from ..chunk_stream import ChunkStream
+from ..stream.chunks import ChunkStream
 from .blueprint import BlueprintRefused, Expansion, assignees_of, expand
 from .cel import Conditions
 from .rules import Scheduler

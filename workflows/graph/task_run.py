@@ -47,10 +47,11 @@ with workflow.unsafe.imports_passed_through():
         WatchResult,
     )
 
-from ..agent_loop import LoopOutcome, run_agent_loop
-from ..chunk_stream import ChunkStream
-from ..experience import TASK_EXPERIENCE_PATCH, preview, remember
-from ..ids import interaction_prefix
+from ..agent.experience import TASK_EXPERIENCE_PATCH, preview, remember
+from ..agent.host import LoopOutcome
+from ..agent.loop import run_agent_loop
+from ..identity.ids import interaction_prefix
+from ..stream.chunks import ChunkStream
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Silent, Surface

@@ -28,8 +28,8 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from .. import search
-from ..ids import run_of_interaction, task_run_workflow_id
+from ..identity import search
+from ..identity.ids import run_of_interaction, task_run_workflow_id
 from .rules.progress import current
 
 SHAPES = {

@@ -44,9 +44,9 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphRunInput, GraphState
 
-from ..archive import archive_stream
-from ..chunk_stream import ChunkStream
-from ..ids import task_run_workflow_id
+from ..identity.ids import task_run_workflow_id
+from ..stream.archive import archive_stream
+from ..stream.chunks import ChunkStream
 from ..supervision import approvals
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions

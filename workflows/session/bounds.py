@@ -2,7 +2,7 @@
 
 The conversation keeps its newest messages (whole turns, within `MESSAGES_KEPT`), the audit
 trail its newest entries, and the decided-interaction ledger its newest outcomes; the rest is
-archived as artifact pages (`workflows/archive.py`) that the API still serves. At
+archived as artifact pages (`workflows/stream/archive.py`) that the API still serves. At
 continue-as-new the chunk stream keeps its newest `STREAM_KEPT` chunks and archives the rest.
 So state, query answers and continue-as-new inputs stay small however long a session runs.
 
@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SessionState
 
-from ..archive import Budget, archive, archive_stream, overflow
+from ..stream.archive import Budget, archive, archive_stream, overflow
 
 BOUNDED_STATE_PATCH = "bounded-session-state"
 """Patch id: sessions archive old messages, audit entries and stream chunks."""

@@ -34,10 +34,10 @@ with workflow.unsafe.imports_passed_through():
     from ..graph.state import GraphRunInput
     from .state import SessionState
 
-from ..agent_loop import LoopOutcome
-from ..chunk_stream import Publish
+from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
-from ..ids import graph_workflow_id
+from ..identity.ids import graph_workflow_id
+from ..stream.chunks import Publish
 from ..supervision import approvals
 from ..supervision.chat_reply import interpret_reply
 from .outbox import ChannelOutbox

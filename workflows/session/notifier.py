@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SessionState
 
-from ..chunk_stream import Publish
+from ..stream.chunks import Publish
 from ..supervision.ports import Channel
 from .sending import send_in_order
 

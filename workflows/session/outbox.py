@@ -18,7 +18,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from ..chunk_stream import Publish
+from ..stream.chunks import Publish
 from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():

@@ -19,11 +19,19 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, ErrorType, Principal, SessionControl, TaskChunkType, UniversalMessage
+    from contracts import (
+        AuditEntry,
+        ErrorType,
+        Principal,
+        SessionControl,
+        TaskChunkType,
+        ToolDenial,
+        UniversalMessage,
+    )
 
     from .state import SessionState
 
-from ..agent_loop import LoopOutcome
+from ..agent.host import LoopOutcome
 from ..supervision.ports import Surface
 from ..supervision.supervisor import Supervisor
 
@@ -105,7 +113,7 @@ class Turn:
                     role="tool",
                     name=tool_id,
                     tool_call_id=call_id,
-                    content={"cancelled": True, "denied": True, "decided_by": who, "reason": reason},
+                    content=ToolDenial(decided_by=who, reason=reason, cancelled=True).content(),
                     timestamp=workflow.now(),
                 )
             )

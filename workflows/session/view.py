@@ -17,8 +17,8 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SessionState
 
-from .. import search
-from ..ids import session_key_of
+from ..identity import search
+from ..identity.ids import session_key_of
 
 SEARCH_STATUS = {"active": "running"}
 """LiveSession status -> SynapseStatus value, where they differ."""

@@ -41,10 +41,11 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from ..agent_loop import LoopOutcome, run_agent_loop
-from ..chunk_stream import ChunkStream
-from ..experience import EXPERIENCE_PATCH, preview, remember
-from ..ids import session_key_of
+from ..agent.experience import EXPERIENCE_PATCH, preview, remember
+from ..agent.host import LoopOutcome
+from ..agent.loop import run_agent_loop
+from ..identity.ids import session_key_of
+from ..stream.chunks import ChunkStream
 from ..supervision.handlers import SupervisionHandlers
 from ..supervision.interventions import Interventions
 from ..supervision.ports import Policy, Surface
@@ -286,7 +287,7 @@ class SessionWorkflow(SupervisionHandlers):
 
     @workflow.update
     async def watch(self, request: WatchRequest) -> WatchResult:
-        """Long-poll for chunks from `request.next_offset` on (see `stream_watch`).
+        """Long-poll for chunks from `request.next_offset` on (see `stream.watch`).
 
         Returns as soon as the stream passes that offset or the run ends; idle, it adds no
         history. Rejected before history beyond `MAX_WATCHERS` in flight or on a closing run.

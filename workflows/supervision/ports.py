@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
         SandboxProfile,
     )
 
-from ..chunk_stream import Publish
+from ..stream.chunks import Publish
 
 
 class SupervisedState(Protocol):

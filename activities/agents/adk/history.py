@@ -1,6 +1,6 @@
 """The workflow's conversation (`UniversalMessage`s) as google-genai `Content`s for ADK.
 
-What the workflow appends (workflows/agent_loop.py) and what it becomes here:
+What the workflow appends (workflows/agent/loop.py) and what it becomes here:
 
 * `user` text → a user text part; `system` text → a user part marked `[system]` (ADK's
   instruction is the agent's own);

@@ -1,7 +1,7 @@
 """The workflow's conversation (`UniversalMessage`s) as LangChain messages, and back.
 
 The workflow's history is the only state of a LangChain/LangGraph agent: every step rebuilds
-the model's conversation from it. The workflow writes (workflows/agent_loop.py):
+the model's conversation from it. The workflow writes (workflows/agent/loop.py):
 
 * `user` messages with text;
 * an `assistant` message `{"tool_call": call}` for one proposed call, `{"tool_calls": [...]}`

@@ -27,7 +27,7 @@ from tests.fakes.lark_events import LarkEvents, mention
 from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage
 from tests.support import collect_events, serve
 from worker import build_worker
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 
 from .conftest import ADMIN, ALICE, ENCRYPT_KEY, TOKEN
 

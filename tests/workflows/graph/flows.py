@@ -21,7 +21,7 @@ from contracts import (
 )
 from workflows.graph import TaskGraphWorkflow
 from workflows.graph.state import GraphRunInput
-from workflows.ids import graph_workflow_id
+from workflows.identity.ids import graph_workflow_id
 
 from ...conftest import assert_eventually
 

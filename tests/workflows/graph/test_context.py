@@ -6,8 +6,8 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from contracts import GraphStatus
-from workflows import search
 from workflows.graph import AgentTaskWorkflow
+from workflows.identity import search
 
 from ...conftest import assert_eventually
 from .flows import by_id, edge, finished, start_graph, task

@@ -23,7 +23,7 @@ from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 from worker import WORKFLOWS, build_worker
 from workflows.graph import AgentTaskWorkflow
-from workflows.ids import graph_workflow_id, task_run_workflow_id
+from workflows.identity.ids import graph_workflow_id, task_run_workflow_id
 
 from ...conftest import assert_eventually
 from .flows import by_id, edge, finished, start_graph, statuses, task, wait_view

@@ -27,7 +27,7 @@ from core.settings import Settings
 from tests.conftest import assert_eventually
 from tests.support import serve
 from worker import build_worker
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
 from workflows.session.state import SessionRunInput
 

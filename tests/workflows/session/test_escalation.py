@@ -14,7 +14,7 @@ from contracts import DecisionPolicy, InteractionResponse, LiveSession, SessionC
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from worker import build_worker
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from .test_durability import DELETE_CANCELLED, message, wait_for_pending

@@ -16,7 +16,7 @@ from core.settings import LarkSettings, Settings
 from tests.conftest import assert_eventually
 from tests.fakes.lark_open_api import CardUpdate, FakeLarkOpenApi, FakeMessage, lark_open_api
 from worker import build_worker
-from workflows.ids import session_workflow_id
+from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"

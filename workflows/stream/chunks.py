@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
 
     from contracts import TaskChunkType, TaskStreamChunk
 
-from .stream_watch import StreamWatch
+from .watch import StreamWatch
 
 STREAM_TOPIC = "events"
 """The one topic every chunk is published on."""

@@ -1,0 +1,201 @@
+"""The tool gate: assess a call, have it approved when it needs a person (edits re-assessed and,
+when of another kind, asked for again), run it, and give the agent its result or the denial.
+An `ask_user` call is a question instead (`questions`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        ASK_USER,
+        AssessRequest,
+        TaskChunkType,
+        ToolAssessment,
+        ToolCallRequest,
+        ToolResult,
+        ToolRun,
+        UniversalMessage,
+    )
+
+from ..supervision import sandbox
+from .host import LoopHost
+from .options import (
+    ASK_USER_PATCH,
+    ASSESS_RETRY,
+    ASSESS_TIMEOUT,
+    ASSESS_TOOL_CALL,
+    CANCELLED_RUN_ANSWERED_PATCH,
+    EDITED_CALLS_PATCH,
+)
+from .questions import ask_question
+from .replies import denial, tool_message
+from .routing import LOST, remember_worker, run_or_lost
+
+
+async def assess(call: ToolCallRequest, state: dict[str, Any] | None) -> ToolAssessment:
+    """Assess the call; with `state` (the `terminal-sandbox` patch), knowing where its tool's state is."""
+    assessment: ToolAssessment = await workflow.execute_local_activity(
+        ASSESS_TOOL_CALL,
+        call if state is None else AssessRequest(call=call, state=state),
+        result_type=ToolAssessment,
+        start_to_close_timeout=ASSESS_TIMEOUT,
+        retry_policy=ASSESS_RETRY,
+        summary=f"assess {call.tool_id}",
+    )
+    return assessment
+
+
+def refuse_unknown(
+    host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
+) -> None:
+    result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
+    host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": assessment.reason})
+    messages.append(tool_message(call, result.model_dump(mode="json"), None))
+
+
+def _tool_state(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> dict[str, Any]:
+    """The metadata of the tool's last result (where it left its state), while the worker holding
+    that state still does; empty for every other tool. Kept in the state (older messages are let
+    go); a session from before that looks in its conversation."""
+    if not host.worker_queues.get(call.tool_id):
+        return {}
+    if call.tool_id in host.tool_states:
+        return host.tool_states[call.tool_id]
+    for message in reversed(messages):
+        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
+            metadata = message.content.get("metadata")
+            if isinstance(metadata, dict):
+                return metadata
+    return {}
+
+
+def _with_context(
+    host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
+) -> ToolAssessment:
+    """The assessment with its `context` brought up to date: a worker-bound tool whose state is
+    still held (a terminal's shell) is where its last result left it (its `cwd`)."""
+    if not assessment.context or assessment.worker_bound is None or not host.worker_queues.get(call.tool_id):
+        return assessment
+    for message in reversed(messages):
+        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
+            metadata = message.content.get("metadata")
+            if isinstance(metadata, dict) and (
+                known := {k: metadata[k] for k in assessment.context if metadata.get(k)}
+            ):
+                return assessment.model_copy(update={"context": {**assessment.context, **known}})
+    return assessment
+
+
+def _contextual(
+    host: LoopHost,
+    call: ToolCallRequest,
+    assessment: ToolAssessment,
+    messages: list[UniversalMessage],
+    state: dict[str, Any] | None,
+) -> ToolAssessment:
+    """The assessment with its context as people should see it: a tool given its `state` (the
+    `terminal-sandbox` patch) said it itself; before, the last result's metadata filled it in."""
+    return assessment if state is not None else _with_context(host, call, assessment, messages)
+
+
+async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+    """Assess one call, get it approved when needed, run it, and append its result or denial.
+
+    An `ask_user` call is a question to the person instead. An approval may edit the call's
+    arguments: the edited call is assessed again and, when it is of another kind (another
+    command head or reason), asked for again; the agent is told its call was edited.
+    """
+    if call.tool_id == ASK_USER and workflow.patched(ASK_USER_PATCH):
+        await ask_question(host, call, messages)
+        return
+    sandboxed = workflow.patched(sandbox.SANDBOX_PATCH)
+    state = _tool_state(host, call, messages) if sandboxed else None
+    assessment = _contextual(host, call, await assess(call, state), messages, state)
+    if not assessment.known:
+        refuse_unknown(host, call, assessment, messages)
+        return
+    interaction_id: str | None = None
+    edit: dict[str, Any] | None = None
+    if assessment.needs_approval:
+        if sandboxed:
+            assessment = sandbox.proposed(assessment, host.sandbox)
+        outcome = await host.ask_approval(call, assessment)
+        if not outcome.approved:
+            messages.append(tool_message(call, denial(outcome).content(), outcome.interaction_id))
+            return
+        edited = (outcome.response_data or {}).get("arguments")
+        if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
+            edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
+            call = call.model_copy(update={"arguments": edited})
+            again = _contextual(host, call, await assess(call, state), messages, state)
+            if sandboxed:
+                again = sandbox.proposed(again, host.sandbox)
+            if not again.known:
+                refuse_unknown(host, call, again, messages)
+                return
+            if again.needs_approval and (again.head, again.reason) != (assessment.head, assessment.reason):
+                not_yet = f"not run yet: the edited call is of another kind ({again.reason}), so it is asked for again"
+                host.tool_finished(
+                    outcome.interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error=not_yet)
+                )
+                outcome = await host.ask_approval(call, again, edit_of=outcome)
+                if not outcome.approved:
+                    messages.append(
+                        tool_message(
+                            call,
+                            denial(outcome).model_copy(update={"edited": edit}).content(),
+                            outcome.interaction_id,
+                        )
+                    )
+                    return
+            assessment = again
+        if sandboxed:
+            assessment = sandbox.decided(assessment, outcome)
+        interaction_id = outcome.interaction_id
+        if not await host.checkpoint():
+            host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
+            return
+    host.publish(
+        TaskChunkType.TOOL_CALL_REQUEST,
+        {
+            "tool_name": call.tool_id,
+            "tool_params": call.arguments,
+            "summary": assessment.summary,
+            **({"context": assessment.context} if assessment.context else {}),
+        },
+        metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
+    )
+    binding = assessment.worker_bound
+    queue = host.worker_queues.get(call.tool_id) if binding is not None else None
+    if queue == LOST:
+        host.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "tool_name": call.tool_id,
+                "message": f"{call.tool_id}: starting afresh, the last one was lost with its worker",
+            },
+            metadata={"interaction_id": interaction_id},
+        )
+    chosen = assessment.sandbox if sandboxed and interaction_id is not None else None
+    run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call, sandbox=chosen)
+    try:
+        result = await run_or_lost(run, assessment, queue)
+    except asyncio.CancelledError:
+        if interaction_id is not None and workflow.patched(CANCELLED_RUN_ANSWERED_PATCH):
+            cancelled = ToolResult(tool_id=call.tool_id, ok=False, error="cancelled while it ran")
+            host.tool_finished(interaction_id, cancelled)  # the approver is answered, not left waiting
+        raise
+    if binding is not None:
+        remember_worker(host, call.tool_id, result)
+    host.publish(
+        TaskChunkType.TOOL_USE,
+        {"tool_name": call.tool_id, "result": result.model_dump(mode="json")},
+        metadata={"interaction_id": interaction_id, "ok": result.ok},
+    )
+    host.tool_finished(interaction_id, result)
+    told = result.model_dump(mode="json") | ({"edited": edit} if edit else {})
+    messages.append(tool_message(call, told, interaction_id))

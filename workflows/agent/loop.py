@@ -1,0 +1,141 @@
+"""The agent loop shared by sessions and graph tasks.
+
+One turn: ask the agent (`agent_step` activity) what it wants; a `FinalAnswer` ends the
+turn, a `PlanBlueprint` is handed to the caller, a `ToolCallRequest` (or a batch of them) goes
+through the tool gate (`gate`: assessed, approved by a person when needed, run) and its result,
+or the denial, goes back to the agent. Repeats until an answer, bounded by `max_turns`.
+
+Determinism: every decision here comes from activity results, host state or
+`workflow.now()`. Changing the order or kind of commands issued here (activities, timers)
+breaks replay of running workflows: put such changes behind `workflow.patched()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        AgentResult,
+        AgentSpec,
+        AgentStepInput,
+        FailureDetails,
+        FinalAnswer,
+        PlanBlueprint,
+        TaskChunkType,
+        ToolCallBatch,
+        UniversalMessage,
+    )
+
+from .gate import gate_and_run
+from .host import LoopHost, LoopOutcome
+from .options import AGENT_STEP, AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
+from .replies import error_message, raise_if_cancelled
+
+
+def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) -> list[UniversalMessage]:
+    """The conversation the agent is shown: all of it, or the last `last_n` messages.
+
+    A cut never separates tool results from the assistant message that asked for them.
+    """
+    history = agent.context.conversation_history_config if agent else None
+    last_n = history.get("last_n") if history else None
+    if not isinstance(last_n, int) or last_n <= 0 or last_n >= len(messages):
+        return messages
+    start = len(messages) - last_n
+    while start > 0 and messages[start].role == "tool":
+        start -= 1
+    return messages[start:]
+
+
+def step_input(
+    host: LoopHost,
+    agent_id: str,
+    agent: AgentSpec | None,
+    messages: list[UniversalMessage],
+    input_data: dict[str, Any] | None,
+) -> AgentStepInput:
+    """Everything the agent may see, built here so the Web UI shows it as the activity's input."""
+    return AgentStepInput(
+        agent_id=agent_id,
+        owner_id=host.owner_id,
+        messages=context_messages(messages, agent),
+        tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
+        input_data=input_data,
+        agent=agent,
+    )
+
+
+async def run_agent_loop(
+    host: LoopHost,
+    *,
+    agent_id: str,
+    messages: list[UniversalMessage],
+    input_data: dict[str, Any] | None = None,
+    max_turns: int,
+    agent: AgentSpec | None = None,
+) -> LoopOutcome:
+    """Run the agent until it answers; `messages` is extended in place with the exchange."""
+    for _ in range(max_turns):
+        if not await host.checkpoint():
+            return LoopOutcome("cancelled")
+        step = step_input(host, agent_id, agent, messages, input_data)
+        try:
+            result = await workflow.execute_activity(
+                AGENT_STEP,
+                step,
+                result_type=AgentResult,
+                start_to_close_timeout=AGENT_STEP_TIMEOUT,
+                retry_policy=AGENT_STEP_RETRY,
+                summary=f"agent {agent_id}",
+            )
+        except ActivityError as err:
+            raise_if_cancelled(err)
+            details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
+            return LoopOutcome("failure", failure=details)
+        if result.output.thought:
+            host.publish(TaskChunkType.THINKING, result.output.thought)
+        if result.status == "FAILURE":
+            details = result.failure_details or FailureDetails(
+                type="LLM_REFUSAL", message="the agent failed without details"
+            )
+            return LoopOutcome("failure", failure=details)
+        intent = result.output.intent
+        if isinstance(intent, FinalAnswer):
+            messages.append(
+                UniversalMessage(role="assistant", content=intent.content, timestamp=workflow.now())
+            )
+            return LoopOutcome("answer", answer=intent.content, artifact=intent.artifact)
+        if isinstance(intent, PlanBlueprint):
+            messages.append(
+                UniversalMessage(
+                    role="assistant",
+                    content={"plan": intent.model_dump(mode="json")},
+                    timestamp=workflow.now(),
+                )
+            )
+            return LoopOutcome("plan", plan=intent)
+        if isinstance(intent, ToolCallBatch):
+            # One assistant message with every call, then one result per call, in order: a
+            # denial answers its own call and the others still run.
+            calls = [call.model_dump(mode="json") for call in intent.calls]
+            messages.append(
+                UniversalMessage(role="assistant", content={"tool_calls": calls}, timestamp=workflow.now())
+            )
+            for call in intent.calls:
+                if not await host.checkpoint():
+                    return LoopOutcome("cancelled")
+                await gate_and_run(host, call, messages)
+            continue
+        messages.append(
+            UniversalMessage(
+                role="assistant",
+                content={"tool_call": intent.model_dump(mode="json")},
+                timestamp=workflow.now(),
+            )
+        )
+        await gate_and_run(host, intent, messages)
+    return LoopOutcome("max_turns")

@@ -1,0 +1,62 @@
+"""The agent loop's activities: their names, timeouts and retry policies, and the patch ids of
+its changes (each a `workflow.patched()` id recorded in running histories: never rename one).
+
+Changing a timeout or a retry policy changes only new schedules; changing a name or a patch id
+breaks replay of running workflows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import ErrorType
+
+
+AGENT_STEP = "agent_step"
+ASSESS_TOOL_CALL = "assess_tool_call"
+RUN_TOOL = "run_tool"
+
+AGENT_STEP_TIMEOUT = timedelta(minutes=10)
+"""A model call (several, with the adapter's own retries) fits in this."""
+AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    # Auth and validation failures of a model come back as FAILURE results, not errors.
+    non_retryable_error_types=[ErrorType.UNKNOWN_AGENT, ErrorType.INVALID_AGENT_INPUT],
+)
+ASSESS_TIMEOUT = timedelta(seconds=10)
+"""Assessment is a policy lookup and a SQL parse: milliseconds."""
+ASSESS_RETRY = RetryPolicy(maximum_attempts=3)
+RUN_TOOL_TIMEOUT = timedelta(minutes=5)
+QUICK_TOOL_TIMEOUT = timedelta(seconds=30)
+"""A quick tool (SQL: ~2 ms) that takes this long is retried; its claim makes the retry safe."""
+LOCAL_TOOL_RUN_PATCH = "quick-tools-run-as-local-activities"
+"""Patch id: quick tools became local activities (approval → applied ~35 ms instead of ~80 ms)."""
+RUN_TOOL_RETRY = RetryPolicy(
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    # Tool errors and bad arguments are results (`ok=False`); what raises is worth a retry.
+    non_retryable_error_types=[],
+)
+
+
+CANCELLATION_PROPAGATES_PATCH = "loop-cancellation-propagates"
+"""Patch id: an activity cancelled because the workflow was cancelled cancels the loop too."""
+
+ASK_USER_PATCH = "ask-user-questions"
+"""Patch id: an `ask_user` call is a question to the person (before: an unknown tool)."""
+EDITED_CALLS_PATCH = "approve-with-edits"
+"""Patch id: an approval's `response_data.arguments` replaces the call's arguments (re-assessed)."""
+
+CANCELLED_RUN_ANSWERED_PATCH = "cancelled-run-answers-its-approver"
+"""Patch id: a run cancelled with its turn answers the approval that started it."""
+
+
+WORKER_BOUND_RETRY = RetryPolicy(maximum_attempts=1)
+"""A worker-bound run is never retried: another worker would start it again on another host, and
+its own worker, once gone, is gone for good."""
+WORKER_BOUND_PATCH = "worker-bound-tools"
+"""Patch id: a tool keeping state in its worker runs there, with a heartbeat timeout."""
