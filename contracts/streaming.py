@@ -116,13 +116,57 @@ class InteractionResponse(Contract):
     channel: str = Field(default="http", description="Where the answer came from.")
 
 
+class AuditKind(StrEnum):
+    """What an audit entry records: the one vocabulary of the audit trail."""
+
+    REQUESTED = "requested"
+    APPROVED = "approved"
+    DENIED = "denied"
+    ANSWERED = "answered"
+    """A question answered (USER_INPUT)."""
+    DECLINED = "declined"
+    """A question declined, or not answered in time."""
+    REJECTED = "rejected"
+    """A decision that was refused (unknown, already decided, not an allowed approver)."""
+    APPROVAL_COUNTED = "approval_counted"
+    """The first approval of a two-person request."""
+    ESCALATED = "escalated"
+    EDITED = "edited"
+    GRANTED = "granted"
+    ALLOWED = "allowed"
+    """A call a grant allowed without asking."""
+    REVOKED = "revoked"
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    CANCELLED = "cancelled"
+    TURN_CANCELLED = "turn_cancelled"
+    EXTENDED = "extended"
+    """A graph grew by a blueprint or a plan."""
+    PLAN_REFUSED = "plan_refused"
+    REOPENED = "reopened"
+    PAUSE = "pause"
+    """A graph task paused (an intervention)."""
+    RESUME = "resume"
+    ROLLBACK_AND_MODIFY = "rollback_and_modify"
+    ROLLBACK_WENT_ON = "rollback_went_on"
+    """A rollback went on without runs that did not end in time."""
+
+
+class SessionStatus(StrEnum):
+    """Where a session (or a graph task's run) is."""
+
+    ACTIVE = "active"
+    WAITING_APPROVAL = "waiting_approval"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
 class AuditEntry(Contract):
     """One recorded event of the audit trail: who did what, where and when."""
 
-    kind: str = Field(
-        description="requested, approved, denied, rejected, answered, edited, granted, allowed, revoked, "
-        "paused, resumed, cancelled."
-    )
+    kind: str = Field(description="What happened: one of `AuditKind`.")
     at: datetime = Field(description="Workflow time of the event (UTC).")
     principal: str = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
     channel: str = Field(description="Where it came from: http, lark, cli, system.")
@@ -163,7 +207,7 @@ class LiveSession(Contract):
 
     session_id: str = Field(description="The session key.")
     task_id: str = Field(description="Workflow id (`session:<key>`).")
-    status: str = Field(description="active, waiting_approval, paused, cancelled, completed or failed.")
+    status: SessionStatus = Field(description="Where the session is.")
     created_at: datetime = Field(description="When the session started (UTC).")
     last_activity: datetime = Field(description="Time of the last message or decision (UTC).")
     pending_interactions: list[InteractionRequest] = Field(

@@ -1,3 +1,5 @@
-"""The agent loop sessions and graph tasks share (`loop`), what it needs from its host (`host`),
-the tool gate (`gate`), the agent's questions (`questions`), worker-bound tool routing
-(`routing`), the activity options (`options`), and finished work remembered (`experience`)."""
+"""The agent loop sessions and graph tasks share (`loop`), what it needs from its host (`host`)
+and the host on supervision (`supervised`, over `state.AgentRunState`), the tool gate (`gate`),
+the agent's questions (`questions`), what the agent is told (`replies`), worker-bound tool
+routing (`routing`), the activity options and patch ids (`options`), and finished work
+remembered (`experience`)."""

@@ -1,5 +1,5 @@
 """What the agent loop needs from the workflow that runs it (`LoopHost`), and how a turn ended
-(`LoopOutcome`). Sessions and graph tasks both host it through supervision's `Supervisor`."""
+(`LoopOutcome`). Sessions and graph tasks both host it through `supervised.SupervisedHost`."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ class Gates:
     def withdraw(self, interaction_ids: list[str], why: str) -> None:
         """Close gates that no longer stand (their waits end without changing their task)."""
         for interaction_id in interaction_ids:
-            self._supervisor.withdraw(interaction_id, Principal.ROLLBACK, why)
+            self._supervisor.requests.withdraw(interaction_id, Principal.ROLLBACK, why)
 
     def rearm(self) -> None:
         """After continue-as-new: wait again for open gates, ask those not asked yet."""
@@ -87,7 +87,7 @@ class Gates:
         task = self._state.tasks[gate.task_uuid]
         try:
             content, rules = _question(task, gate)
-            request = self._supervisor.open(
+            request = self._supervisor.requests.open(
                 InteractionType.CONFIRMATION,
                 "gate",
                 content,
@@ -106,10 +106,10 @@ class Gates:
     async def _await(self, gate: Gate, interaction_id: str, request: InteractionRequest | None) -> None:
         """Wait for the decision (`request` None: it was decided already) and apply it."""
         if request is not None:
-            outcome = await self._supervisor.wait_for(request)
+            outcome = await self._supervisor.requests.wait_for(request)
         else:
             outcome = self._state.decided[interaction_id]
-        self._supervisor.settle(interaction_id)
+        self._supervisor.decisions.settle(interaction_id)
         how = (
             "timed out"
             if outcome.decided_by == Principal.TIMEOUT

@@ -11,17 +11,16 @@ scheduler and the task's run read; a rollback is `Rollbacks`' (new assignee reso
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import FINISHED_TASK, ErrorType, GraphIntervention, GraphTask, TaskChunkType
+    from contracts import FINISHED_TASK, AuditKind, ErrorType, GraphIntervention, GraphTask, TaskChunkType
 
     from .state import GraphState
 
 from ..stream.chunks import ChunkStream
+from ..supervision.audit import audit
 from .rollbacks import Rollbacks
 
 
@@ -74,12 +73,10 @@ class TaskInterventions:
         state: GraphState,
         rollbacks: Rollbacks,
         chunks: ChunkStream,
-        audit: Callable[[str, str, str, str], None],
     ) -> None:
         self._state = state
         self._rollbacks = rollbacks
         self._chunks = chunks
-        self._audit = audit
 
     async def apply(self, request: GraphIntervention) -> None:
         """Carry out a checked intervention (a refusal found now is raised, typed, before any change)."""
@@ -88,8 +85,12 @@ class TaskInterventions:
         if kind == "ROLLBACK_AND_MODIFY":
             await self._rollbacks.resolve_assignee(request)
             task = check(self._state, request)  # still true after the await
-        self._audit(
-            kind.lower(), request.principal, f"task {task.task_id!r}: {request.comment}", request.channel
+        audit(
+            self._state.audit,
+            AuditKind(kind.lower()),
+            request.principal,
+            channel=request.channel,
+            comment=f"task {task.task_id!r}: {request.comment}",
         )
         if kind == "ROLLBACK_AND_MODIFY":
             await self._rollbacks.roll_back(task, request)

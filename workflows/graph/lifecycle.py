@@ -18,11 +18,19 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import BlueprintChange, GraphIntervention, GraphStatus, TaskChunkType, TaskStatus
+    from contracts import (
+        AuditKind,
+        BlueprintChange,
+        GraphIntervention,
+        GraphStatus,
+        TaskChunkType,
+        TaskStatus,
+    )
 
     from .state import GraphState, Reopening
 
 from ..stream.chunks import ChunkStream
+from ..supervision.audit import audit
 from . import view
 from .children import Children
 from .interventions import check
@@ -30,8 +38,6 @@ from .plans import Plans
 from .relay import Relay
 from .rollbacks import CANCEL_WAIT
 from .rules import Progress, Scheduler
-
-AuditFn = Callable[[str, str, str], None]
 
 
 class Lifecycle:
@@ -46,7 +52,6 @@ class Lifecycle:
         relay: Relay,
         chunks: ChunkStream,
         *,
-        audit: AuditFn,
         note: Callable[[list[dict[str, Any]]], None],
         show: Callable[[], None],
         intervene: Callable[[GraphIntervention], Awaitable[None]],
@@ -57,7 +62,6 @@ class Lifecycle:
         self._plans = plans
         self._relay = relay
         self._chunks = chunks
-        self._audit = audit
         self._note = note
         self._show = show
         self._intervene = intervene
@@ -82,8 +86,11 @@ class Lifecycle:
         """A closed graph's next run: open again, audited, with the change a person asked for."""
         state = self._state
         state.status, state.reason, state.finished_at = GraphStatus.RUNNING, None, None
-        self._audit(
-            "reopened", reopening.principal, f"{reopening.reason} (after run {reopening.previous_run_id})"
+        audit(
+            state.audit,
+            AuditKind.REOPENED,
+            reopening.principal,
+            comment=f"{reopening.reason} (after run {reopening.previous_run_id})",
         )
         self._chunks.publish(
             TaskChunkType.PROGRESS, {"reopened_by": reopening.principal, "reason": reopening.reason}
@@ -95,7 +102,12 @@ class Lifecycle:
             if reopening.change is not None:
                 await self._plans.accept(reopening.change)
         except ApplicationError as err:
-            self._audit("rejected", reopening.principal, f"the reopening change: {err.message}")
+            audit(
+                state.audit,
+                AuditKind.REJECTED,
+                reopening.principal,
+                comment=f"the reopening change: {err.message}",
+            )
 
     async def close(self) -> None:
         """End the run: cancelled, completed or failed (see the module docstring)."""

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         AgentLookup,
         AgentLookupResult,
         AgentSpec,
+        AuditKind,
         BlueprintChange,
         ErrorType,
         GraphConfig,
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import GraphState
 
 from ..stream.chunks import ChunkStream
+from ..supervision.audit import audit
 from .blueprint import BlueprintRefused, Expansion, assignees_of, expand
 from .cel import Conditions
 from .rules import Scheduler
@@ -40,7 +42,6 @@ RESOLVE_AGENTS = "resolve_agents"
 RESOLVE_TIMEOUT = timedelta(seconds=10)
 RESOLVE_RETRY = RetryPolicy(maximum_attempts=5)
 
-Audit = Callable[[str, str, str], None]
 Changed = Callable[[Progress], None]
 
 
@@ -73,7 +74,6 @@ class Plans:
         state: GraphState,
         scheduler: Scheduler,
         chunks: ChunkStream,
-        audit: Audit,
         changed: Changed,
         *,
         strict: bool,
@@ -83,7 +83,6 @@ class Plans:
         self._state = state
         self._scheduler = scheduler
         self._chunks = chunks
-        self._audit = audit
         self._changed = changed
         self._conditions: Conditions = scheduler.conditions
         self._strict = strict
@@ -108,7 +107,7 @@ class Plans:
                 await self.accept(change)
             except ApplicationError as err:
                 task.reason = f"its plan was refused: {err.message}"
-                self._audit("plan_refused", change.principal, err.message)
+                audit(self._state.audit, AuditKind.PLAN_REFUSED, change.principal, comment=err.message)
                 self._chunks.publish(TaskChunkType.ERROR, {"task_id": task.task_id, "error": task.reason})
 
     async def accept(self, change: BlueprintChange) -> dict[str, str]:
@@ -140,10 +139,11 @@ class Plans:
             task = state.tasks[str(update.task_id)]
             progress.withdraw += self._scheduler.changes.update(task, update, change.principal, progress)
         self._scheduler.gotos.mark_targets()
-        self._audit(
-            "extended",
+        audit(
+            state.audit,
+            AuditKind.EXTENDED,
             change.principal,
-            f"{len(added.tasks)} tasks, {len(added.edges)} edges, {len(added.updates)} updates",
+            comment=f"{len(added.tasks)} tasks, {len(added.edges)} edges, {len(added.updates)} updates",
         )
         self._chunks.publish(
             TaskChunkType.PROGRESS,

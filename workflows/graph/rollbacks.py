@@ -17,14 +17,15 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import ErrorType, GraphConfig, GraphIntervention, GraphTask, TaskChunkType
+    from contracts import AuditKind, ErrorType, GraphConfig, GraphIntervention, GraphTask, TaskChunkType
 
     from .state import GraphState
 
 from ..stream.chunks import ChunkStream
+from ..supervision.audit import audit
 from .children import Children
 from .gates import Gates
-from .plans import Audit, resolve_agents
+from .plans import resolve_agents
 from .rules import Scheduler
 from .rules.progress import Progress
 
@@ -43,7 +44,6 @@ class Rollbacks:
         children: Children,
         gates: Gates,
         chunks: ChunkStream,
-        audit: Audit,
         act: Callable[[Progress], Awaitable[None]],
         step: Callable[[], Awaitable[None]],
     ) -> None:
@@ -53,7 +53,6 @@ class Rollbacks:
         self._children = children
         self._gates = gates
         self._chunks = chunks
-        self._audit = audit
         self._act = act
         self._step = step
 
@@ -89,6 +88,11 @@ class Rollbacks:
                 lambda: not any(run in self._state.cancelling for run in done.cancel), timeout=CANCEL_WAIT
             )
         except TimeoutError:
-            self._audit("rollback_went_on", "system", f"runs did not end within {CANCEL_WAIT}: {done.cancel}")
+            audit(
+                self._state.audit,
+                AuditKind.ROLLBACK_WENT_ON,
+                "system",
+                comment=f"runs did not end within {CANCEL_WAIT}: {done.cancel}",
+            )
         self._scheduler.changes.release(done)
         await self._step()

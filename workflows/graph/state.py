@@ -9,52 +9,37 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
     AgentSpec,
     ArchiveCursor,
-    AuditEntry,
     BlueprintChange,
-    Grant,
     GraphConfig,
     GraphEdge,
     GraphIntervention,
     GraphTask,
-    InteractionOutcome,
-    InteractionRequest,
     PlanBlueprint,
     TaskInteractions,
 )
 
+from ..supervision.state import SupervisedState
 
-class GraphState(BaseModel):
+
+class GraphState(SupervisedState):
     """Everything a graph knows; the workflow's only mutable state."""
 
     model_config = ConfigDict(extra="forbid")
 
     created_at: datetime
-    last_activity: datetime
     finished_at: datetime | None = None
     status: str = "running"
     reason: str | None = None
-    paused: bool = False
-    cancelled: bool = False
-    cancel_reason: str | None = None
     tasks: dict[str, GraphTask] = Field(default_factory=dict)
     order: list[str] = Field(default_factory=list)
     edges: list[GraphEdge] = Field(default_factory=list)
     next_edge: int = 1
-    pending: list[InteractionRequest] = Field(default_factory=list)
-    decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
-    audit: list[AuditEntry] = Field(default_factory=list)
-    next_interaction: int = 1
-    grants: list[Grant] = Field(default_factory=list)
-    worker_queues: dict[str, str] = Field(default_factory=dict)
-    """Part of every supervised state; a graph runs no tools itself, so it stays empty."""
-    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """The same."""
     next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""
@@ -67,6 +52,15 @@ class GraphState(BaseModel):
     cancelling: list[str] = Field(default_factory=list)
     """Runs (workflow ids) asked to cancel whose end has not been reported yet."""
     stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_tool_fields(cls, data: Any) -> Any:
+        """Graphs started before `SupervisedState` carried `worker_queues` and `tool_states`
+        (always empty: a graph runs no tools itself): their state still loads."""
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if key not in ("worker_queues", "tool_states")}
+        return data
 
 
 class Reopening(BaseModel):

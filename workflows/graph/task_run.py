@@ -31,29 +31,25 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import ConfigDict, Field
 
     from contracts import (
         AgentTaskInput,
-        AuditEntry,
         ExperienceRecord,
-        Grant,
-        InteractionOutcome,
         InteractionRequest,
         TaskInteractions,
         TaskReport,
         UniversalMessage,
-        WatchRequest,
-        WatchResult,
     )
 
 from ..agent.experience import TASK_EXPERIENCE_PATCH, preview, remember
 from ..agent.host import LoopOutcome
 from ..agent.loop import run_agent_loop
+from ..agent.state import AgentRunState
+from ..agent.supervised import SupervisedHost
 from ..identity.ids import interaction_prefix
 from ..stream.chunks import ChunkStream
-from ..supervision.handlers import SupervisionHandlers
-from ..supervision.interventions import Interventions
+from ..supervision.handlers import StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy, Silent, Surface
 from ..supervision.supervisor import Supervisor
 from .view import asks
@@ -68,28 +64,13 @@ Before it, one timer of `timeout_seconds` bounded the run from its start, waits 
 """
 
 
-class TaskRunState(BaseModel):
+class TaskRunState(AgentRunState):
     """Everything one task run knows (a run never continues-as-new: it is one agent turn)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str = "active"
-    paused: bool = False
-    cancelled: bool = False
-    cancel_reason: str | None = None
-    last_activity: datetime
-    pending: list[InteractionRequest] = Field(default_factory=list)
-    decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
-    audit: list[AuditEntry] = Field(default_factory=list)
-    next_interaction: int = 1
-    grants: list[Grant] = Field(default_factory=list)
     next_sequence: int = 0
     messages: list[UniversalMessage] = Field(default_factory=list)
-    worker_queues: dict[str, str] = Field(default_factory=dict)
-    """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
-    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Per worker-bound tool, the metadata of its last result: where it left its state (the
-    terminal's `cwd`, a program `waiting_for_input`), for the next call's assessment."""
 
 
 def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:
@@ -178,7 +159,7 @@ class WorkBudget:
 
 
 @workflow.defn
-class AgentTaskWorkflow(SupervisionHandlers):
+class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
     """One run of one graph task: the agent loop, supervised, reporting to its graph."""
 
     @workflow.init
@@ -202,12 +183,13 @@ class AgentTaskWorkflow(SupervisionHandlers):
         )
         self._supervisor = Supervisor(
             workflow.info().workflow_id,
+            f"task {input.task_id!r} v{input.version}",
             self._state,
             policy,
             surface,
             prefix=interaction_prefix(input.task_uuid, input.version, input.instance),
         )
-        self._interventions = Interventions(f"task {input.task_id!r} v{input.version}", self._state, surface)
+        self._host = SupervisedHost(self._supervisor, self._state)
         self._told: list[str] = []
         self._report_to_graph = False
 
@@ -254,7 +236,7 @@ class AgentTaskWorkflow(SupervisionHandlers):
         self._state.messages = list(input.context)
         loop = asyncio.create_task(
             run_agent_loop(
-                self._supervisor,
+                self._host,
                 agent_id=input.agent_id,
                 agent=input.agent,
                 messages=self._state.messages,
@@ -341,15 +323,6 @@ class AgentTaskWorkflow(SupervisionHandlers):
         ]
         lines += [f"- waits for `{r.interaction_id}`: {asks(r)}" for r in self._state.pending]
         return "\n".join(lines)
-
-    @workflow.update
-    async def watch(self, request: WatchRequest) -> WatchResult:
-        """Long-poll this run's chunks (as sessions' `watch`)."""
-        return await self._chunks.watch.wait(request)
-
-    @watch.validator
-    def _validate_watch(self, request: WatchRequest) -> None:
-        self._chunks.watch.check(request)
 
     @workflow.query
     def get_status(self) -> str:

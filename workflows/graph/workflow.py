@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         ArchiveCursor,
         AuditEntry,
+        AuditKind,
         BlueprintChange,
         GraphIntervention,
         GraphQuery,
@@ -38,8 +39,6 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
         TaskInteractions,
         TaskReport,
-        WatchRequest,
-        WatchResult,
     )
 
     from .state import GraphRunInput, GraphState
@@ -47,10 +46,10 @@ with workflow.unsafe.imports_passed_through():
 from ..identity.ids import task_run_workflow_id
 from ..stream.archive import archive_stream
 from ..stream.chunks import ChunkStream
-from ..supervision import approvals
-from ..supervision.handlers import SupervisionHandlers
-from ..supervision.interventions import Interventions
+from ..supervision.audit import audit
+from ..supervision.handlers import StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy, Silent, Surface
+from ..supervision.requests import announced
 from ..supervision.supervisor import Supervisor
 from . import view
 from .cel import Conditions
@@ -78,7 +77,7 @@ STREAM_PAGE = 500
 
 
 @workflow.defn
-class TaskGraphWorkflow(SupervisionHandlers):
+class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
     """A blueprint's tasks run by their assignees, supervised, extendable and intervenable."""
 
     @workflow.init
@@ -98,8 +97,10 @@ class TaskGraphWorkflow(SupervisionHandlers):
             approvers=list(self._config.approvers),
             channel=self._config.channel,
         )
-        self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
-        self._interventions = Interventions(f"graph {self._config.graph_id}", self._state, surface)
+        self._supervisor = Supervisor(
+            self.owner_id, f"graph {self._config.graph_id}", self._state, policy, surface
+        )
+        self._interventions = self._supervisor.interventions
         conditions = Conditions(numbers=workflow.patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
             self._state, conditions, workflow.now, max_running=self._config.max_running_tasks
@@ -112,7 +113,6 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._state,
             self._scheduler,
             self._chunks,
-            self._audit,
             self._changed,
             strict=workflow.patched(DOOR_CHECKS),
             reach=workflow.patched(GOTO_REACH),
@@ -124,11 +124,10 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._children,
             self._gates,
             self._chunks,
-            self._audit,
             self._act,
             self._step,
         )
-        self._tasks = TaskInterventions(self._state, self._rollbacks, self._chunks, self._audit)
+        self._tasks = TaskInterventions(self._state, self._rollbacks, self._chunks)
         self._lifecycle = Lifecycle(
             self._state,
             self._scheduler,
@@ -136,7 +135,6 @@ class TaskGraphWorkflow(SupervisionHandlers):
             self._plans,
             self._relay,
             self._chunks,
-            audit=self._audit,
             note=self._note,
             show=self._show,
             intervene=self._intervene,
@@ -272,7 +270,7 @@ class TaskGraphWorkflow(SupervisionHandlers):
                 self.publish(
                     TaskChunkType.TOOL_APPROVAL_REQUEST,
                     request.content,
-                    metadata=approvals.announced(request, task_uuid=told.task_uuid),
+                    metadata=announced(request, task_uuid=told.task_uuid),
                 )
         self._show()
 
@@ -310,7 +308,12 @@ class TaskGraphWorkflow(SupervisionHandlers):
             check(self._state, request)
             await self._intervene(request)
         except ApplicationError as err:
-            self._audit("rejected", request.principal, f"{request.intervention_type}: {err.message}")
+            audit(
+                self._state.audit,
+                AuditKind.REJECTED,
+                request.principal,
+                comment=f"{request.intervention_type}: {err.message}",
+            )
 
     async def _intervene(self, request: GraphIntervention) -> None:
         await self._tasks.apply(request)
@@ -376,15 +379,6 @@ class TaskGraphWorkflow(SupervisionHandlers):
 
     # ----------------------------------------------------------------- watchers, queries
 
-    @workflow.update
-    async def watch(self, request: WatchRequest) -> WatchResult:
-        """Long-poll the graph's chunks from `request.next_offset` on (as sessions' `watch`)."""
-        return await self._chunks.watch.wait(request)
-
-    @watch.validator
-    def _validate_watch(self, request: WatchRequest) -> None:
-        self._chunks.watch.check(request)
-
     @workflow.query
     def get_state(self, query: GraphQuery) -> GraphView:
         """The graph with one page of its tasks."""
@@ -433,11 +427,6 @@ class TaskGraphWorkflow(SupervisionHandlers):
         return view.graph_view(self.owner_id, self._config, self._state, query)
 
     # ----------------------------------------------------------------- audit, Web UI
-
-    def _audit(self, kind: str, principal: str, comment: str, channel: str = "system") -> None:
-        self._state.audit.append(
-            AuditEntry(kind=kind, at=workflow.now(), principal=principal, channel=channel, comment=comment)
-        )
 
     def _show(self, _status: str = "") -> None:
         """Upsert the search attributes when the status or the number of waiting requests changed."""

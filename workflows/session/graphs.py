@@ -38,8 +38,9 @@ from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
 from ..identity.ids import graph_workflow_id
 from ..stream.chunks import Publish
-from ..supervision import approvals
 from ..supervision.chat_reply import interpret_reply
+from ..supervision.checks import may_decide
+from ..supervision.requests import announced
 from .outbox import ChannelOutbox
 
 SESSION_GRAPHS_PATCH = "sessions-run-graphs"
@@ -130,7 +131,7 @@ class SessionGraphs:
                 self._publish(
                     TaskChunkType.TOOL_APPROVAL_REQUEST,
                     request.content,
-                    metadata=approvals.announced(request),
+                    metadata=announced(request),
                 )
                 self._outbox.approval_requested(request)
         by_id = {request.interaction_id: request for request in self._state.relayed}
@@ -145,7 +146,7 @@ class SessionGraphs:
         request = next((r for r in self._state.relayed if r.interaction_id not in self._answered), None)
         if request is None:
             return False
-        if not approvals.may_decide(request, message.sender_id):
+        if not may_decide(request, message.sender_id):
             reason = (
                 f"{message.sender_id} may not answer {request.interaction_id}; "
                 f"allowed approvers: {', '.join(request.approvers)}"

@@ -7,17 +7,13 @@ breaks the continue-as-new input of runs already in flight.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
     ArchiveCursor,
-    AuditEntry,
-    Grant,
     InboundMessage,
-    InteractionOutcome,
     InteractionRequest,
     Notification,
     OutboundMessage,
@@ -25,31 +21,23 @@ from contracts import (
     UniversalMessage,
 )
 
+from ..agent.state import AgentRunState
+
 SEEN_MESSAGE_IDS_KEPT = 500
 """Channel message ids remembered for de-duplication (redelivered events)."""
 
 
-class SessionState(BaseModel):
+class SessionState(AgentRunState):
     """Everything a session knows; the workflow's only mutable state."""
 
     model_config = ConfigDict(extra="forbid")
 
     created_at: datetime
-    last_activity: datetime
-    status: str = "active"
-    paused: bool = False
-    cancelled: bool = False
-    cancel_reason: str | None = None
     messages: list[UniversalMessage] = Field(default_factory=list)
     inbox: list[InboundMessage] = Field(default_factory=list)
-    pending: list[InteractionRequest] = Field(default_factory=list)
-    decided: dict[str, InteractionOutcome] = Field(default_factory=dict)
-    audit: list[AuditEntry] = Field(default_factory=list)
     seen_message_ids: list[str] = Field(default_factory=list)
     outbox: list[OutboundMessage] = Field(default_factory=list)
     cards: dict[str, str] = Field(default_factory=dict)
-    next_interaction: int = 1
-    grants: list[Grant] = Field(default_factory=list)
     notifications: list[Notification] = Field(default_factory=list)
     """Webhook notifications not sent yet (see `notifier`)."""
     notifications_sent: int = 0
@@ -63,11 +51,6 @@ class SessionState(BaseModel):
     """Workflow id of the graph the current turn runs (its agent proposed a plan)."""
     relayed: list[InteractionRequest] = Field(default_factory=list)
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
-    worker_queues: dict[str, str] = Field(default_factory=dict)
-    """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
-    tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Per worker-bound tool, the metadata of its last result: where it left its state (the
-    terminal's `cwd`, a program `waiting_for_input`), for the next call's assessment."""
 
 
 class SessionRunInput(BaseModel):

@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        AuditEntry,
+        AuditKind,
         ErrorType,
         Principal,
         SessionControl,
@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import SessionState
 
 from ..agent.host import LoopOutcome
+from ..supervision.audit import audit
 from ..supervision.ports import Surface
 from ..supervision.supervisor import Supervisor
 
@@ -87,17 +88,9 @@ class Turn:
             return
         who = control.principal or Principal.ANONYMOUS
         self._cancelled_by = control
-        self._state.audit.append(
-            AuditEntry(
-                kind="turn_cancelled",
-                at=workflow.now(),
-                principal=who,
-                channel="http",
-                comment=control.reason,
-            )
-        )
+        audit(self._state.audit, AuditKind.TURN_CANCELLED, who, channel="http", comment=control.reason)
         for request in list(self._state.pending):
-            self._supervisor.withdraw(
+            self._supervisor.requests.withdraw(
                 request.interaction_id, Principal.CANCEL, f"the turn was cancelled by {who}"
             )
         self._task.cancel()

@@ -35,8 +35,6 @@ with workflow.unsafe.imports_passed_through():
         SessionControl,
         TaskChunkType,
         UniversalMessage,
-        WatchRequest,
-        WatchResult,
     )
 
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
@@ -44,10 +42,10 @@ with workflow.unsafe.imports_passed_through():
 from ..agent.experience import EXPERIENCE_PATCH, preview, remember
 from ..agent.host import LoopOutcome
 from ..agent.loop import run_agent_loop
+from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
 from ..stream.chunks import ChunkStream
-from ..supervision.handlers import SupervisionHandlers
-from ..supervision.interventions import Interventions
+from ..supervision.handlers import StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy, Surface
 from ..supervision.supervisor import Supervisor
 from . import bounds
@@ -75,7 +73,7 @@ def _message_metadata(message: InboundMessage) -> dict[str, Any]:
 
 
 @workflow.defn
-class SessionWorkflow(SupervisionHandlers):
+class SessionWorkflow(SupervisionHandlers, StreamHandlers):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init
@@ -105,14 +103,12 @@ class SessionWorkflow(SupervisionHandlers):
             layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
             sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
         )
-        self._supervisor = Supervisor(self.owner_id, self._state, policy, surface)
-        self._interventions = Interventions(
-            f"session {session_key_of(self.owner_id)!r}", self._state, surface
-        )
+        name = f"session {session_key_of(self.owner_id)!r}"
+        self._supervisor = Supervisor(self.owner_id, name, self._state, policy, surface)
+        self._host = SupervisedHost(self._supervisor, self._state)
+        self._interventions = self._supervisor.interventions
         self._graphs = SessionGraphs(self.owner_id, self._config, self._state, self.publish, self._outbox)
-        self._turn = Turn(
-            f"session {session_key_of(self.owner_id)!r}", self._state, self._supervisor, surface
-        )
+        self._turn = Turn(name, self._state, self._supervisor, surface)
 
     # ----------------------------------------------------------------- run
 
@@ -151,7 +147,7 @@ class SessionWorkflow(SupervisionHandlers):
 
     async def _answer(self, message: InboundMessage) -> None:
         state = self._state
-        self._supervisor.requester = message.sender_id
+        self._supervisor.requests.requester = message.sender_id
         reply_to = message.metadata.get("lark_message_id")
         self._reply_to = reply_to if isinstance(reply_to, str) else None
         state.messages.append(
@@ -170,7 +166,7 @@ class SessionWorkflow(SupervisionHandlers):
         )
         outcome = await self._turn.run(
             run_agent_loop(
-                self._supervisor,
+                self._host,
                 agent_id=self._config.agent_id,
                 agent=self._config.agent,
                 messages=state.messages,
@@ -272,7 +268,7 @@ class SessionWorkflow(SupervisionHandlers):
         if state.cancelled:
             return
         if state.pending:
-            self._supervisor.reply(message, state.pending[0])
+            self._supervisor.decisions.reply(message, state.pending[0])
             return
         if self._graphs.reply(message):
             return
@@ -284,19 +280,6 @@ class SessionWorkflow(SupervisionHandlers):
         self._graphs.progress(message)
 
     # ------------------------------------------------------ watchers
-
-    @workflow.update
-    async def watch(self, request: WatchRequest) -> WatchResult:
-        """Long-poll for chunks from `request.next_offset` on (see `stream.watch`).
-
-        Returns as soon as the stream passes that offset or the run ends; idle, it adds no
-        history. Rejected before history beyond `MAX_WATCHERS` in flight or on a closing run.
-        """
-        return await self._chunks.watch.wait(request)
-
-    @watch.validator
-    def _validate_watch(self, request: WatchRequest) -> None:
-        self._chunks.watch.check(request)
 
     # ------------------------------------------------------ interventions answered with the session
 

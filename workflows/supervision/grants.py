@@ -2,20 +2,21 @@
 
 An approval with `response_data.grant` (`session`: the same tool with the same arguments;
 `session_prefix`: the same tool and command head, e.g. `DELETE orders`) records a `Grant` in
-the supervised state; later calls it matches run without asking, each audited as allowed by it.
-Pure functions over the state: time from `workflow.now()`, no I/O.
+the supervised state; later calls it matches run without asking (`allow`), each audited as
+allowed by it, until it is revoked. Every change is audited and shown on the stream.
+Deterministic: time from `workflow.now()`, no I/O.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        AuditEntry,
+        AuditKind,
         ErrorType,
         Grant,
         GrantRevocation,
@@ -24,59 +25,16 @@ with workflow.unsafe.imports_passed_through():
         InteractionRequest,
         Principal,
         SandboxProfile,
+        TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
     )
 
-from .approvals import audit_outcome
+    from .state import SupervisedState
+
+from .audit import audit
+from .ports import Surface
 from .sandbox import granted
-
-
-class GrantLedger(Protocol):
-    """The part of a state model grants live in."""
-
-    grants: list[Grant]
-    audit: list[AuditEntry]
-
-
-def matching(ledger: GrantLedger, call: ToolCallRequest, assessment: ToolAssessment) -> Grant | None:
-    """The grant in force that allows this call, if any (the oldest). A grant given for calls that
-    run in a sandbox never allows one that cannot (input typed into a program at its prompt)."""
-    for grant in ledger.grants:
-        if grant.revoked_at is not None or grant.tool_id != call.tool_id:
-            continue
-        if grant.sandbox not in (None, SandboxProfile.FULL) and assessment.sandbox is None:
-            continue
-        if grant.scope == GrantScope.SESSION and grant.arguments == call.arguments:
-            return grant
-        if grant.scope == GrantScope.SESSION_PREFIX and assessment.head and grant.head == assessment.head:
-            return grant
-    return None
-
-
-def record(
-    ledger: GrantLedger, request: InteractionRequest, outcome: InteractionOutcome, scope: str
-) -> Grant:
-    """The grant an approval made (validated by `approvals.check_response`), audited."""
-    content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}
-    grant = Grant(
-        grant_id=f"grant_{len(ledger.grants) + 1}",
-        scope=GrantScope(scope),
-        tool_id=str(content.get("tool_name", "")),
-        arguments=content.get("tool_params") if scope == GrantScope.SESSION else None,
-        head=content.get("head") if scope == GrantScope.SESSION_PREFIX else None,
-        summary=str(content.get("summary", "")),
-        granted_by=outcome.decided_by,
-        channel=outcome.channel,
-        granted_at=outcome.decided_at,
-        interaction_id=outcome.interaction_id,
-        sandbox=granted(content, outcome.response_data),
-    )
-    ledger.grants.append(grant)
-    audit_outcome(
-        ledger.audit, "granted", outcome, f"{grant.grant_id}: {describe(grant)} for the rest of the session"
-    )
-    return grant
 
 
 def describe(grant: Grant) -> str:
@@ -87,40 +45,143 @@ def describe(grant: Grant) -> str:
     return f"{grant.summary} (exactly this call{where})"
 
 
-def check_revocation(ledger: GrantLedger, revocation: GrantRevocation) -> Grant:
-    """The grant to revoke, or `GrantNotFound` (404) / `GrantAlreadyRevoked` (409)."""
-    grant = next((g for g in ledger.grants if g.grant_id == revocation.grant_id), None)
-    if grant is None:
-        known = ", ".join(g.grant_id for g in ledger.grants if g.revoked_at is None) or "none"
-        raise ApplicationError(
-            f"no grant {revocation.grant_id!r} here; grants in force: {known}",
-            type=ErrorType.GRANT_NOT_FOUND,
-            non_retryable=True,
-        )
-    if grant.revoked_at is not None:
-        raise ApplicationError(
-            f"grant {grant.grant_id!r} was already revoked by {grant.revoked_by} at "
-            f"{grant.revoked_at:%Y-%m-%d %H:%M:%S} UTC",
-            type=ErrorType.GRANT_ALREADY_REVOKED,
-            non_retryable=True,
-        )
-    return grant
+class Grants:
+    """The grants of one supervised run."""
 
+    def __init__(self, state: SupervisedState, surface: Surface, *, prefix: str = "") -> None:
+        self._state = state
+        self._surface = surface
+        self._prefix = prefix
 
-def revoke(ledger: GrantLedger, revocation: GrantRevocation) -> Grant:
-    """Revoke a grant (validated by `check_revocation`); audited. Later calls are asked for again."""
-    grant = check_revocation(ledger, revocation)
-    grant.revoked_by = revocation.principal or Principal.ANONYMOUS
-    grant.revoked_at = workflow.now()
-    ledger.audit.append(
-        AuditEntry(
-            kind="revoked",
-            at=grant.revoked_at,
-            principal=grant.revoked_by,
+    def matching(self, call: ToolCallRequest, assessment: ToolAssessment) -> Grant | None:
+        """The grant in force that allows this call, if any (the oldest). A grant given for calls that
+        run in a sandbox never allows one that cannot (input typed into a program at its prompt)."""
+        for grant in self._state.grants:
+            if grant.revoked_at is not None or grant.tool_id != call.tool_id:
+                continue
+            if grant.sandbox not in (None, SandboxProfile.FULL) and assessment.sandbox is None:
+                continue
+            if grant.scope == GrantScope.SESSION and grant.arguments == call.arguments:
+                return grant
+            if grant.scope == GrantScope.SESSION_PREFIX and assessment.head and grant.head == assessment.head:
+                return grant
+        return None
+
+    def allow(self, grant: Grant, assessment: ToolAssessment) -> InteractionOutcome:
+        """Approve a call by a grant: an approved outcome of its own id (the run's claim), audited."""
+        state = self._state
+        interaction_id = f"{self._prefix}tool_{state.next_interaction}"
+        state.next_interaction += 1
+        grant.uses += 1
+        comment = f"allowed by grant {grant.grant_id} of {grant.granted_by}: {assessment.summary}"
+        outcome = InteractionOutcome(
+            interaction_id=interaction_id,
+            approved=True,
+            decided_by=grant.granted_by,
+            channel="grant",
+            decided_at=workflow.now(),
+            comment=comment,
+            grant_id=grant.grant_id,
+            response_data={"sandbox": str(grant.sandbox)} if grant.sandbox else None,
+        )
+        state.decided[interaction_id] = outcome
+        audit(
+            state.audit,
+            AuditKind.ALLOWED,
+            grant.granted_by,
+            channel="grant",
+            interaction_id=interaction_id,
+            comment=comment,
+            at=outcome.decided_at,
+        )
+        self._surface.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": interaction_id,
+                "approved": True,
+                "decided_by": grant.granted_by,
+                "channel": "grant",
+                "grant_id": grant.grant_id,
+                "comment": comment,
+            },
+            metadata={"interaction_id": interaction_id, "grant_id": grant.grant_id},
+        )
+        return outcome
+
+    def record(self, request: InteractionRequest, outcome: InteractionOutcome, scope: str) -> Grant:
+        """The grant an approval made (its response was checked), audited and shown."""
+        state = self._state
+        content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}
+        grant = Grant(
+            grant_id=f"grant_{len(state.grants) + 1}",
+            scope=GrantScope(scope),
+            tool_id=str(content.get("tool_name", "")),
+            arguments=content.get("tool_params") if scope == GrantScope.SESSION else None,
+            head=content.get("head") if scope == GrantScope.SESSION_PREFIX else None,
+            summary=str(content.get("summary", "")),
+            granted_by=outcome.decided_by,
+            channel=outcome.channel,
+            granted_at=outcome.decided_at,
+            interaction_id=outcome.interaction_id,
+            sandbox=granted(content, outcome.response_data),
+        )
+        state.grants.append(grant)
+        audit(
+            state.audit,
+            AuditKind.GRANTED,
+            outcome.decided_by,
+            channel=outcome.channel,
+            interaction_id=outcome.interaction_id,
+            comment=f"{grant.grant_id}: {describe(grant)} for the rest of the session",
+            at=outcome.decided_at,
+        )
+        outcome.grant_id = grant.grant_id
+        self._surface.publish(
+            TaskChunkType.PROGRESS,
+            {"grant": grant.model_dump(mode="json"), "comment": describe(grant)},
+            metadata={"interaction_id": outcome.interaction_id, "grant_id": grant.grant_id},
+        )
+        return grant
+
+    def check_revocation(self, revocation: GrantRevocation) -> Grant:
+        """The grant to revoke, or `GrantNotFound` (404) / `GrantAlreadyRevoked` (409)."""
+        grants = self._state.grants
+        grant = next((g for g in grants if g.grant_id == revocation.grant_id), None)
+        if grant is None:
+            known = ", ".join(g.grant_id for g in grants if g.revoked_at is None) or "none"
+            raise ApplicationError(
+                f"no grant {revocation.grant_id!r} here; grants in force: {known}",
+                type=ErrorType.GRANT_NOT_FOUND,
+                non_retryable=True,
+            )
+        if grant.revoked_at is not None:
+            raise ApplicationError(
+                f"grant {grant.grant_id!r} was already revoked by {grant.revoked_by} at "
+                f"{grant.revoked_at:%Y-%m-%d %H:%M:%S} UTC",
+                type=ErrorType.GRANT_ALREADY_REVOKED,
+                non_retryable=True,
+            )
+        return grant
+
+    def revoke(self, revocation: GrantRevocation) -> Grant:
+        """Revoke a grant (checked by `check_revocation`), audited and shown; later calls ask again."""
+        grant = self.check_revocation(revocation)
+        grant.revoked_by = revocation.principal or Principal.ANONYMOUS
+        grant.revoked_at = workflow.now()
+        audit(
+            self._state.audit,
+            AuditKind.REVOKED,
+            grant.revoked_by,
             channel=revocation.channel,
             interaction_id=grant.interaction_id,
             comment=f"{grant.grant_id}: {describe(grant)}"
             + (f" — {revocation.reason}" if revocation.reason else ""),
+            at=grant.revoked_at,
         )
-    )
-    return grant
+        self._surface.publish(
+            TaskChunkType.PROGRESS,
+            {"grant_id": grant.grant_id, "revoked_by": grant.revoked_by, "channel": revocation.channel},
+            metadata={"grant_id": grant.grant_id},
+        )
+        self._surface.refresh()
+        return grant

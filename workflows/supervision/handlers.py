@@ -1,9 +1,12 @@
-"""The decision and intervention handlers every supervised workflow exposes.
+"""The handlers every supervised workflow exposes, inherited rather than written again.
 
-A workflow class inherits `SupervisionHandlers` and sets `_supervisor` and `_interventions` in
-its `@workflow.init`; the handlers only delegate, so a session and a graph task answer the same
-signals and updates in the same way. Their names are part of the workflows' public interface
-(clients, recorded histories): never rename one.
+`SupervisionHandlers`: decisions (`respond_checked` and its signal twin `respond`), grants
+(`get_grants`, `revoke_grant`), the whole run's `pause` / `resume` / `cancel` signals, and a
+running tool's output (`tool_output`, `tool_outputs`). `StreamHandlers`: the chunk stream's
+`watch` long-poll. A workflow class inherits them
+and sets `_supervisor` (and `_chunks`) in its `@workflow.init`; the handlers only delegate, so a
+session, a graph and a graph task answer the same signals and updates in the same way. Their
+names are part of the workflows' public interface (clients, recorded histories): never rename one.
 """
 
 from __future__ import annotations
@@ -20,18 +23,18 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
         ToolOutput,
         ToolOutputBatch,
+        WatchRequest,
+        WatchResult,
     )
 
-from . import grants
-from .interventions import Interventions
+from ..stream.chunks import ChunkStream
 from .supervisor import Supervisor
 
 
 class SupervisionHandlers:
-    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`, grants (`get_grants`, `revoke_grant`)."""
+    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`, grants, a running tool's output."""
 
     _supervisor: Supervisor
-    _interventions: Interventions
 
     @workflow.update
     async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
@@ -40,36 +43,36 @@ class SupervisionHandlers:
         Rejected before history by the validator: unknown interaction (`InteractionNotFound`),
         already decided (`InteractionAlreadyDecided`), principal not allowed (`ApproverNotAllowed`).
         """
-        return await self._supervisor.respond_checked(response)
+        return await self._supervisor.decisions.respond_checked(response)
 
     @respond_checked.validator
     def _validate_respond(self, response: InteractionResponse) -> None:
-        self._supervisor.check_response(response)
+        self._supervisor.decisions.check(response)
 
     @workflow.signal
     def respond(self, response: InteractionResponse) -> None:
         """Signal twin of `respond_checked`: an invalid decision is audited as rejected."""
-        self._supervisor.respond(response)
+        self._supervisor.decisions.respond(response)
 
     @workflow.signal
     def pause(self, control: SessionControl) -> None:
         """Start nothing new (no agent step, no tool run) until resumed."""
-        self._interventions.pause(control)
+        self._supervisor.interventions.pause(control)
 
     @workflow.signal
     def resume(self, control: SessionControl) -> None:
         """Let a paused run go on."""
-        self._interventions.resume(control)
+        self._supervisor.interventions.resume(control)
 
     @workflow.signal
     def cancel(self, control: SessionControl) -> None:
         """End the run: a pending approval is denied by `system:cancel`."""
-        self._interventions.cancel(control)
+        self._supervisor.interventions.cancel(control)
 
     @workflow.query
     def get_grants(self) -> list[Grant]:
         """Every grant made here, in force and revoked, oldest first."""
-        return list(self._supervisor.ledger.grants)
+        return list(self._supervisor.state.grants)
 
     @workflow.update
     def revoke_grant(self, revocation: GrantRevocation) -> Grant:
@@ -77,11 +80,11 @@ class SupervisionHandlers:
 
         Rejected before history: unknown grant (`GrantNotFound`), already revoked (`GrantAlreadyRevoked`).
         """
-        return self._supervisor.revoke_grant(revocation)
+        return self._supervisor.grants.revoke(revocation)
 
     @revoke_grant.validator
     def _validate_revoke(self, revocation: GrantRevocation) -> None:
-        grants.check_revocation(self._supervisor.ledger, revocation)
+        self._supervisor.grants.check_revocation(revocation)
 
     @workflow.signal(name="tool_output")
     def tool_output(self, output: ToolOutput) -> None:
@@ -111,3 +114,22 @@ class SupervisionHandlers:
                 "streaming": True,
             },
         )
+
+
+class StreamHandlers:
+    """`watch`: the chunk stream's long-poll, capped."""
+
+    _chunks: ChunkStream
+
+    @workflow.update
+    async def watch(self, request: WatchRequest) -> WatchResult:
+        """Long-poll for chunks from `request.next_offset` on (see `stream.watch`).
+
+        Returns as soon as the stream passes that offset or the run ends; idle, it adds no
+        history. Rejected before history beyond `MAX_WATCHERS` in flight or on a closing run.
+        """
+        return await self._chunks.watch.wait(request)
+
+    @watch.validator
+    def _validate_watch(self, request: WatchRequest) -> None:
+        self._chunks.watch.check(request)

@@ -11,11 +11,14 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditEntry, ErrorType, Principal, SessionControl, TaskChunkType
+    from contracts import AuditKind, ErrorType, Principal, SessionControl, SessionStatus, TaskChunkType
 
-from .ports import SupervisedState, Surface
+    from .state import SupervisedState
 
-CLOSED = ("completed", "cancelled")
+from .audit import audit
+from .ports import Surface
+
+CLOSED = (SessionStatus.COMPLETED, SessionStatus.CANCELLED)
 """Statuses of a run that takes no more commands."""
 
 
@@ -37,8 +40,8 @@ class Interventions:
         if self._state.paused or self._state.cancelled:
             return
         self._state.paused = True
-        self._record("paused", control)
-        self._surface.show_status("paused")
+        self._record(AuditKind.PAUSED, control)
+        self._surface.show_status(SessionStatus.PAUSED)
         self._surface.publish(TaskChunkType.PROGRESS, {"status": "paused", "reason": control.reason})
 
     def resume(self, control: SessionControl) -> None:
@@ -46,8 +49,10 @@ class Interventions:
         if not self._state.paused or self._state.cancelled:
             return
         self._state.paused = False
-        self._record("resumed", control)
-        self._surface.show_status("waiting_approval" if self._state.pending else "active")
+        self._record(AuditKind.RESUMED, control)
+        self._surface.show_status(
+            SessionStatus.WAITING_APPROVAL if self._state.pending else SessionStatus.ACTIVE
+        )
         self._surface.publish(TaskChunkType.PROGRESS, {"status": "resumed", "reason": control.reason})
 
     def cancel(self, control: SessionControl) -> None:
@@ -58,11 +63,11 @@ class Interventions:
         self._state.cancel_reason = (
             control.reason or f"cancelled by {control.principal or Principal.ANONYMOUS}"
         )
-        self._record("cancelled", control)
+        self._record(AuditKind.CANCELLED, control)
 
     async def cancelled(self) -> None:
         """Wait until the run has closed as cancelled (the cancel update answers then)."""
-        await workflow.wait_condition(lambda: self._state.status == "cancelled")
+        await workflow.wait_condition(lambda: self._state.status == SessionStatus.CANCELLED)
 
     def check_pause(self) -> None:
         """Validator: refused when closed or already paused."""
@@ -83,15 +88,14 @@ class Interventions:
                 f"{self._name} is {self._state.status}; it takes no more commands", ErrorType.SESSION_CLOSED
             )
 
-    def _record(self, kind: str, control: SessionControl) -> None:
+    def _record(self, kind: AuditKind, control: SessionControl) -> None:
         now = workflow.now()
-        self._state.audit.append(
-            AuditEntry(
-                kind=kind,
-                at=now,
-                principal=control.principal or Principal.ANONYMOUS,
-                channel="http",
-                comment=control.reason,
-            )
+        audit(
+            self._state.audit,
+            kind,
+            control.principal or Principal.ANONYMOUS,
+            channel="http",
+            comment=control.reason,
+            at=now,
         )
         self._state.last_activity = now

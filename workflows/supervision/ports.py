@@ -1,47 +1,27 @@
 """What supervision needs from the workflow that uses it: small protocols, no session in sight.
 
-A session and a graph task each provide these: their state model (which must have the fields of
-`SupervisedState`), a way to publish chunks, a channel to tell people (a chat, or nothing), and
-a way to show their status in the Web UI.
+A session, a graph and a graph task each provide these: a way to publish chunks, a channel to
+tell people (a chat, or nothing), a way to show their status in the Web UI, and the policy of who
+may decide (their state model extends `state.SupervisedState`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        AuditEntry,
         DecisionPolicy,
-        Grant,
         InteractionOutcome,
         InteractionRequest,
         SandboxProfile,
     )
 
 from ..stream.chunks import Publish
-
-
-class SupervisedState(Protocol):
-    """The part of a workflow's state model supervision reads and writes (carried across runs)."""
-
-    status: str
-    paused: bool
-    cancelled: bool
-    cancel_reason: str | None
-    last_activity: datetime
-    pending: list[InteractionRequest]
-    decided: dict[str, InteractionOutcome]
-    audit: list[AuditEntry]
-    next_interaction: int
-    grants: list[Grant]
-    worker_queues: dict[str, str]
-    tool_states: dict[str, dict[str, Any]]
 
 
 class Channel(Protocol):

@@ -1,47 +1,38 @@
-"""Approvals: pending interactions, decisions on them, and the audit trail.
+"""What a decision may say: the checks of a response to a pending request.
 
-Used by every workflow that asks people for approval (sessions now, graph tasks later).
-Validation is split from mutation so an update's validator can reject bad input before
-anything reaches history, while its signal twin records the rejection instead of failing.
-Only deterministic code here: time comes from `workflow.now()`.
+`check_response` is the validator of `respond_checked` (and the guard of its signal twin and of
+chat replies): an unknown or already decided interaction, a principal who may not decide it, the
+same person approving twice under the two-person rule, or `response_data` that does not fit the
+request are refused with a typed `ApplicationError` before anything reaches history. Pure.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        AuditEntry,
         ErrorType,
-        InteractionOutcome,
         InteractionRequest,
         InteractionResponse,
         InteractionType,
         Principal,
     )
 
+    from .state import SupervisedState
 
-from .escalation import check_second_approver, person
-
-
-class Ledger(Protocol):
-    """Where approvals are kept: part of the owning workflow's state model."""
-
-    pending: list[InteractionRequest]
-    decided: dict[str, InteractionOutcome]
-    audit: list[AuditEntry]
+from .two_people import check_second_approver, person
 
 
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def find_pending(ledger: Ledger, interaction_id: str) -> InteractionRequest | None:
+def find_pending(ledger: SupervisedState, interaction_id: str) -> InteractionRequest | None:
     """The pending interaction with this id, if any."""
     return next((r for r in ledger.pending if r.interaction_id == interaction_id), None)
 
@@ -51,7 +42,7 @@ def may_decide(request: InteractionRequest, principal: str) -> bool:
     return not request.approvers or person(principal) in {person(p) for p in request.approvers}
 
 
-def check_response(ledger: Ledger, response: InteractionResponse) -> InteractionRequest:
+def check_response(ledger: SupervisedState, response: InteractionResponse) -> InteractionRequest:
     """Return the pending request a response answers, or raise a typed ApplicationError.
 
     Error types (the API maps them to HTTP statuses): `InteractionNotFound` (404),
@@ -148,90 +139,3 @@ def _offered(request: InteractionRequest, data: dict[str, Any], key: str, offers
         raise _invalid(
             f"response_data.{key} {data[key]!r} is not possible for {where}; possible: {', '.join(possible) or none}"
         )
-
-
-def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
-    """The metadata of the chunk that shows a request on a stream (where it is, who may answer, until when)."""
-    return {
-        **extra,
-        "interaction_id": request.interaction_id,
-        "interaction_type": request.interaction_type,
-        "workflow_id": request.task_id,
-        "requires_approval": True,
-        "approvers": request.approvers,
-        "expires_at": request.expires_at.isoformat() if request.expires_at else None,
-    }
-
-
-def audit_outcome(
-    audit: list[AuditEntry], kind: str, outcome: InteractionOutcome, comment: str | None
-) -> None:
-    """Audit what a decision did (`approved`, `granted`, `edited`, ...): by whom, where, when."""
-    audit.append(
-        AuditEntry(
-            kind=kind,
-            at=outcome.decided_at,
-            principal=outcome.decided_by,
-            channel=outcome.channel,
-            interaction_id=outcome.interaction_id,
-            comment=comment,
-        )
-    )
-
-
-def open_request(ledger: Ledger, request: InteractionRequest) -> None:
-    """Record a new pending interaction and its `requested` audit entry."""
-    ledger.pending.append(request)
-    ledger.audit.append(
-        AuditEntry(
-            kind="requested",
-            at=workflow.now(),
-            principal=request.requested_by or Principal.ANONYMOUS,
-            channel=str(request.metadata.get("channel", "system")),
-            interaction_id=request.interaction_id,
-            comment=str(request.content.get("summary", "")) if isinstance(request.content, dict) else None,
-        )
-    )
-
-
-def decide(
-    ledger: Ledger,
-    interaction_id: str,
-    *,
-    approved: bool,
-    principal: str,
-    channel: str,
-    comment: str | None,
-    response_data: dict[str, Any] | None = None,
-) -> InteractionOutcome:
-    """Move a pending interaction to decided and audit it (a question: answered/declined). The caller validated it."""
-    request = find_pending(ledger, interaction_id)
-    question = request is not None and request.interaction_type == InteractionType.USER_INPUT
-    ledger.pending[:] = [r for r in ledger.pending if r.interaction_id != interaction_id]
-    outcome = InteractionOutcome(
-        interaction_id=interaction_id,
-        approved=approved,
-        decided_by=principal,
-        channel=channel,
-        decided_at=workflow.now(),
-        comment=comment,
-        response_data=response_data,
-    )
-    ledger.decided[interaction_id] = outcome
-    kinds = ("answered", "declined") if question else ("approved", "denied")
-    audit_outcome(ledger.audit, kinds[0] if approved else kinds[1], outcome, comment)
-    return outcome
-
-
-def record_rejection(ledger: Ledger, response: InteractionResponse, reason: str) -> None:
-    """Audit a decision attempt that was refused (signals cannot answer with an error)."""
-    ledger.audit.append(
-        AuditEntry(
-            kind="rejected",
-            at=workflow.now(),
-            principal=response.principal or Principal.ANONYMOUS,
-            channel=response.channel,
-            interaction_id=response.interaction_id,
-            comment=reason,
-        )
-    )

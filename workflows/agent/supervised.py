@@ -1,0 +1,129 @@
+"""The agent loop's host, on supervision: `SupervisedHost` is the one `LoopHost`.
+
+It asks for approvals (a grant in force allows a call at once, audited; else a TOOL_APPROVAL
+request, with the two-person rule and escalation the decision policy names) and questions
+(USER_INPUT), holds the loop while the run is paused, hands an approved run's result to its
+decision, and says where worker-bound tools keep their state and which sandbox the session or
+its agent chose. A session and a graph task's run each wrap their `Supervisor` in one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import (
+        InteractionOutcome,
+        InteractionType,
+        SandboxProfile,
+        TaskChunkType,
+        ToolAssessment,
+        ToolCallRequest,
+        ToolResult,
+        policy_for,
+    )
+
+    from .state import AgentRunState
+
+from ..supervision import sandbox
+from ..supervision.supervisor import Supervisor
+
+
+class SupervisedHost:
+    """The agent loop's host for one supervised run."""
+
+    def __init__(self, supervisor: Supervisor, state: AgentRunState) -> None:
+        self._supervisor = supervisor
+        self._state = state
+        self.publish = supervisor.publish
+
+    @property
+    def owner_id(self) -> str:
+        """Workflow id of the supervised run."""
+        return self._supervisor.owner_id
+
+    @property
+    def sandbox(self) -> SandboxProfile | None:
+        """The sandbox the session or its agent chose for approved calls (None: the tool's default)."""
+        return self._supervisor.policy.sandbox
+
+    @property
+    def tool_states(self) -> dict[str, dict[str, Any]]:
+        """What each worker-bound tool's last result said of its state (carried across runs)."""
+        return self._state.tool_states
+
+    @property
+    def worker_queues(self) -> dict[str, str]:
+        """Where each worker-bound tool's state is (carried across runs with the state)."""
+        return self._state.worker_queues
+
+    async def ask_approval(
+        self, call: ToolCallRequest, assessment: ToolAssessment, *, edit_of: InteractionOutcome | None = None
+    ) -> InteractionOutcome:
+        """Open an approval request and wait for a decision, a cancel, or the timeout.
+
+        A grant in force that matches the call allows it at once (audited as allowed by it).
+        `edit_of`: the approval whose edit made this call (asked again: its kind changed).
+        """
+        supervisor = self._supervisor
+        grant = supervisor.grants.matching(call, assessment)
+        if grant is not None:
+            return supervisor.grants.allow(grant, assessment)
+        decision = policy_for(call.tool_id, *supervisor.policy.layers)
+        content: dict[str, Any] = {
+            "tool_name": call.tool_id,
+            "tool_params": call.arguments,
+            "tool_description": assessment.description,
+            "summary": assessment.summary,
+            "reason": assessment.reason,
+            "head": assessment.head,
+            "grants": list(assessment.grants) if decision.allow_grants else [],
+            **({"context": assessment.context} if assessment.context else {}),
+            **({"sandboxes": offered} if (offered := sandbox.offered(assessment)) else {}),
+        }
+        if edit_of is not None:
+            content["edit_of"] = edit_of.interaction_id
+            content["reason"] = (
+                f"{edit_of.decided_by} edited the call approved as {edit_of.interaction_id} into another kind: "
+                f"{assessment.reason}"
+            )
+        return await supervisor.requests.ask(
+            InteractionType.TOOL_APPROVAL,
+            "tool",
+            content,
+            approvers=decision.approvers,
+            approvals_required=2 if assessment.critical else decision.approvals_required,
+            escalate_to=decision.escalate_to,
+            escalate_after_seconds=decision.escalate_after_seconds,
+        )
+
+    async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
+        """The agent's question (`ask_user`): a USER_INPUT request, answered with `response_data.text`.
+
+        Who may answer: the approvers, and the person whose message led to it; anyone when the
+        session names no approvers. It waits `question_timeout_seconds`.
+        """
+        requests = self._supervisor.requests
+        question = str(call.arguments.get("question", "")).strip()
+        answerers = self._supervisor.policy.approvers_for(requests.requester)
+        if answerers and requests.requester and requests.requester not in answerers:
+            answerers.insert(0, requests.requester)
+        return await requests.ask(
+            InteractionType.USER_INPUT,
+            "input",
+            {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
+            approvers=answerers,
+            timeout_seconds=self._supervisor.policy.question_timeout_seconds,
+            chunk=TaskChunkType.USER_INPUT_REQUEST,
+        )
+
+    async def checkpoint(self) -> bool:
+        """Hold while paused; report whether the work may go on."""
+        await workflow.wait_condition(lambda: not self._state.paused or self._state.cancelled)
+        return not self._state.cancelled
+
+    def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
+        """Attach an approved run's result to its decision and release waiting updates."""
+        self._supervisor.decisions.tool_finished(interaction_id, result)
