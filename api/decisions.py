@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import Client
 
 from contracts import InteractionOutcome, InteractionResponse
+from contracts.names import RESPOND_CHECKED
 from core.security import Caller
 from core.settings import Settings
 from workflows.identity import search
@@ -23,9 +24,6 @@ from workflows.identity import search
 from . import workflow_calls
 from .limits import check_size
 from .workflow_calls import NotAnswered
-
-RESPOND_CHECKED = "respond_checked"
-"""The decision update every supervised workflow has (sessions, graphs, task runs)."""
 
 DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {

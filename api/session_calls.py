@@ -15,6 +15,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from contracts import InboundMessage, LiveSession, SessionConfig
+from contracts.names import SUBMIT_MESSAGE
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
@@ -35,7 +36,7 @@ def _start(
     client: Client, task_queue: str, config: SessionConfig, message: InboundMessage | None
 ) -> Awaitable[WorkflowHandle[Any, Any]]:
     signal: dict[str, Any] = (
-        {"start_signal": "submit_message", "start_signal_args": [message]} if message is not None else {}
+        {"start_signal": SUBMIT_MESSAGE, "start_signal_args": [message]} if message is not None else {}
     )
     return client.start_workflow(
         SessionWorkflow.run,

@@ -13,6 +13,7 @@ from typing import Any
 from temporalio import activity
 
 from contracts import AgentLookup, AgentLookupResult
+from contracts.names import RESOLVE_AGENTS
 from core.agent_registry import UnknownAssignee, load_registry
 from core.settings import Settings
 
@@ -27,7 +28,7 @@ class AgentDirectory:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.resolve_agents]
 
-    @activity.defn(name="resolve_agents")
+    @activity.defn(name=RESOLVE_AGENTS)
     async def resolve_agents(self, lookup: AgentLookup) -> AgentLookupResult:
         """Each assignee's declaration (a `hash` group picks by `lookup.key`), or why it is unknown."""
         result = AgentLookupResult()

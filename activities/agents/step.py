@@ -27,6 +27,7 @@ from contracts import (
     PlanBlueprint,
     ToolDescriptor,
 )
+from contracts.names import AGENT_STEP
 from core.agent_registry import BUILTIN_AGENTS
 from core.artifacts import ArtifactStore, preview_text
 from core.experience import ExperienceIndex
@@ -174,7 +175,7 @@ class AgentActivities:
                 )
         return result if output is result.output else result.model_copy(update={"output": output})
 
-    @activity.defn(name="agent_step")
+    @activity.defn(name=AGENT_STEP)
     async def agent_step(self, step: AgentStepInput) -> AgentResult:
         """Run one step of `step.agent_id` and return its `AgentResult`.
 

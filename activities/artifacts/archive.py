@@ -13,6 +13,7 @@ from typing import Any
 from temporalio import activity
 
 from contracts import ArchivePage, ArtifactRef
+from contracts.names import ARCHIVE_PAGE
 from core.artifacts import ArtifactStore
 
 
@@ -26,7 +27,7 @@ class ArchiveActivities:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.archive_page]
 
-    @activity.defn(name="archive_page")
+    @activity.defn(name=ARCHIVE_PAGE)
     async def archive_page(self, page: ArchivePage) -> ArtifactRef:
         """Store the page; its id goes into the workflow's archive cursor."""
         name = f"{page.owner_id} {page.kind} {page.start}-{page.start + len(page.items) - 1}"

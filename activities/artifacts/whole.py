@@ -16,6 +16,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import ArtifactRef
+from contracts.names import READ_OUTPUT
 from core.artifacts import ArtifactStore
 from core.artifacts.store import ArtifactNotFound
 
@@ -30,7 +31,7 @@ class WholeOutputActivities:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.read_output]
 
-    @activity.defn(name="read_output")
+    @activity.defn(name=READ_OUTPUT)
     async def read_output(self, ref: ArtifactRef) -> Any:
         """The artifact's content: JSON decoded, text as a string."""
         try:

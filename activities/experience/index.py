@@ -13,6 +13,7 @@ from typing import Any
 from temporalio import activity
 
 from contracts import ExperienceRecord
+from contracts.names import INDEX_EXPERIENCE
 from core.experience import ExperienceIndex
 
 
@@ -26,7 +27,7 @@ class ExperienceActivities:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.index_experience]
 
-    @activity.defn(name="index_experience")
+    @activity.defn(name=INDEX_EXPERIENCE)
     async def index_experience(self, record: ExperienceRecord) -> None:
         """Index the turn (who asked, which agent, how it ended, question and answer previews)."""
         await asyncio.to_thread(self.index.record, record)

@@ -28,17 +28,15 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import ArchiveCursor, ErrorType, TaskStreamChunk, WatchRequest, WatchResult
+from contracts.names import GET_ARCHIVE, WATCH
 from core.artifacts import ArtifactStore
 from workflows.stream.chunks import STREAM_TOPIC
-from workflows.stream.watch import WATCH_UPDATE
 
 from ..archive import archived_items
 from ..busy import is_busy
 
 log = logging.getLogger(__name__)
 
-ARCHIVE_QUERY = "get_archive"
-"""The query naming where a workflow's archived lists (the stream's older chunks among them) are."""
 POLL_QUERY = "__temporal_workflow_stream_poll"
 """The stream's read-only poll query (the same name as its long-poll update)."""
 REFUSALS = {ErrorType.TOO_MANY_WATCHERS, ErrorType.STREAM_CLOSING}
@@ -71,7 +69,7 @@ class StreamSource:
         """Wait for chunks from `next_offset` on; a refusal or a closed workflow is an answer too."""
         try:
             update = await self._handle.start_update(
-                WATCH_UPDATE,
+                WATCH,
                 WatchRequest(next_offset=next_offset),
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=WatchResult,
@@ -136,7 +134,7 @@ class StreamSource:
     async def _archived(self, start: int, end: int) -> list[TaskStreamChunk]:
         if self._store is None or start >= end:
             return []
-        cursor: ArchiveCursor = await self._handle.query(ARCHIVE_QUERY, "stream", result_type=ArchiveCursor)
+        cursor: ArchiveCursor = await self._handle.query(GET_ARCHIVE, "stream", result_type=ArchiveCursor)
         wires = await archived_items(self._store, cursor, start, end)
         return [self._decode(wire) for wire in wires]
 

@@ -15,8 +15,8 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import ExperienceRecord
+    from contracts.names import INDEX_EXPERIENCE
 
-INDEX_EXPERIENCE = "index_experience"
 EXPERIENCE_PATCH = "index-experience"
 """Patch id: finished turns are indexed for recall."""
 TASK_EXPERIENCE_PATCH = "index-task-results"

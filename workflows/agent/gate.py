@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         ToolRun,
         UniversalMessage,
     )
+    from contracts.names import ASSESS_TOOL_CALL
 
 from ..supervision import sandbox
 from .host import LoopHost
@@ -27,7 +28,6 @@ from .options import (
     ASK_USER_PATCH,
     ASSESS_RETRY,
     ASSESS_TIMEOUT,
-    ASSESS_TOOL_CALL,
     CANCELLED_RUN_ANSWERED_PATCH,
     EDITED_CALLS_PATCH,
 )

@@ -29,10 +29,11 @@ with workflow.unsafe.imports_passed_through():
         ToolCallBatch,
         UniversalMessage,
     )
+    from contracts.names import AGENT_STEP
 
 from .gate import gate_and_run
 from .host import LoopHost, LoopOutcome
-from .options import AGENT_STEP, AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
+from .options import AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
 from .replies import error_message, raise_if_cancelled
 
 

@@ -15,10 +15,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts import ErrorType
 
 
-AGENT_STEP = "agent_step"
-ASSESS_TOOL_CALL = "assess_tool_call"
-RUN_TOOL = "run_tool"
-
 AGENT_STEP_TIMEOUT = timedelta(minutes=10)
 """A model call (several, with the adapter's own retries) fits in this."""
 AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling

@@ -17,12 +17,12 @@ with workflow.unsafe.imports_passed_through():
         ToolRun,
         WorkerBinding,
     )
+    from contracts.names import RUN_TOOL
 
 from .host import LoopHost
 from .options import (
     LOCAL_TOOL_RUN_PATCH,
     QUICK_TOOL_TIMEOUT,
-    RUN_TOOL,
     RUN_TOOL_RETRY,
     RUN_TOOL_TIMEOUT,
     WORKER_BOUND_PATCH,

@@ -91,7 +91,7 @@ CONTEXT_RULES: dict[str, dict[str, Rule]] = {
         "top_k": Rule("a positive integer", lambda v: _whole(v, 1)),
     },
 }
-"""The fields each configuration of `AgentContextConfig` reads (`runs`, the agent loop, the
+"""The fields each configuration of `AgentContextConfig` reads (`run_inputs`, the agent loop, the
 context activity); anything else would be ignored, or fail the run."""
 
 

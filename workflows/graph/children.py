@@ -19,13 +19,14 @@ from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from contracts import GraphConfig, SessionControl, TaskReport
+    from contracts.names import REPORT_TO_GRAPH
 
     from .state import GraphState
 
 from ..identity.ids import task_run_workflow_id
 from .rules.progress import Run, current, runs_of
-from .runs import agent_id_of, high_priority, run_input
-from .task_run import REPORT_TO_GRAPH, AgentTaskWorkflow
+from .run_inputs import agent_id_of, high_priority, run_input
+from .task_run import AgentTaskWorkflow
 
 
 class Children:

@@ -32,7 +32,7 @@ from ..supervision.supervisor import Supervisor
 from .rules import Scheduler
 from .rules.loops import loop_of
 from .rules.progress import Gate, Progress, current, gate_of
-from .runs import instance_input
+from .run_inputs import instance_input
 
 Decided = Callable[[InteractionOutcome | None, Progress], None]
 """Told what a gate changed: a decision (its outcome), or a gate asked or failed (None)."""

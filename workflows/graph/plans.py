@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         GraphTask,
         TaskChunkType,
     )
+    from contracts.names import RESOLVE_AGENTS
 
     from .state import GraphState
 
@@ -38,7 +39,6 @@ from .cel import Conditions
 from .rules import Scheduler
 from .rules.progress import Progress
 
-RESOLVE_AGENTS = "resolve_agents"
 RESOLVE_TIMEOUT = timedelta(seconds=10)
 RESOLVE_RETRY = RetryPolicy(maximum_attempts=5)
 

@@ -13,13 +13,11 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import GraphConfig, GraphProgress, InteractionOutcome
+    from contracts.names import GRAPH_PROGRESS
 
     from .state import GraphState
 
 from . import view
-
-GRAPH_PROGRESS = "graph_progress"
-"""The signal a parent session takes the graph's progress by."""
 
 
 class Relay:

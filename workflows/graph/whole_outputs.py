@@ -15,13 +15,14 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
+    from contracts.names import READ_OUTPUT
+
     from .state import GraphState
 
 from .rules import Progress, Scheduler
 
 WHOLE_OUTPUTS = "whole-outputs"
 """Patch: conditions, data flow and loops read an offloaded answer whole (`read_output`)."""
-READ_OUTPUT = "read_output"
 READ_TIMEOUT = timedelta(seconds=30)
 READ_RETRY = RetryPolicy(maximum_attempts=5)
 

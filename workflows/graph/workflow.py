@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         TaskInteractions,
         TaskReport,
     )
+    from contracts.names import TASK_FINISHED, TASK_INTERACTIONS
 
     from .state import GraphRunInput, GraphState
 
@@ -61,7 +62,6 @@ from .plans import Plans
 from .relay import Relay
 from .rollbacks import Rollbacks
 from .rules import Progress, Scheduler
-from .task_run import TASK_FINISHED, TASK_INTERACTIONS
 from .whole_outputs import WHOLE_OUTPUTS, read_whole
 
 CEL_NUMBERS = "cel-numbers"

@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         SessionConfig,
         TaskChunkType,
     )
+    from contracts.names import RESPOND
 
     from ..graph.state import GraphRunInput
     from .state import SessionState
@@ -45,7 +46,6 @@ from .outbox import ChannelOutbox
 
 SESSION_GRAPHS_PATCH = "sessions-run-graphs"
 """Patch id: a plan from a session's agent runs as a child graph (it used to end the turn)."""
-RESPOND = "respond"
 
 
 class SessionGraphs:

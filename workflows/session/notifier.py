@@ -26,14 +26,13 @@ with workflow.unsafe.imports_passed_through():
         SessionConfig,
         TaskChunkType,
     )
+    from contracts.names import NOTIFY_WEBHOOK
 
     from .state import SessionState
 
 from ..stream.chunks import Publish
-from ..supervision.ports import Channel
 from .sending import send_in_order
 
-NOTIFY_WEBHOOK = "notify_webhook"
 NOTIFY_TIMEOUT = timedelta(seconds=30)
 NOTIFY_RETRY = RetryPolicy(  # from 1 s, doubling: about 8 minutes of attempts
     maximum_interval=timedelta(minutes=2),
@@ -117,31 +116,3 @@ class WebhookNotifier:
             TaskChunkType.ERROR,
             {"error": f"could not notify {notification.url} of {notification.event}: {reason}"},
         )
-
-
-class Channels:
-    """Several channels told the same things (the chat and the webhook)."""
-
-    def __init__(self, *channels: Channel) -> None:
-        """Tell each of `channels`, in order."""
-        self._channels = channels
-
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Send a text to every channel."""
-        for channel in self._channels:
-            channel.text(text, reply_to)
-
-    def approval_requested(self, request: InteractionRequest) -> None:
-        """Show a new request on every channel."""
-        for channel in self._channels:
-            channel.approval_requested(request)
-
-    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
-        """Show a decision on every channel."""
-        for channel in self._channels:
-            channel.decided(request, outcome)
-
-    def escalated(self, request: InteractionRequest) -> None:
-        """Tell every channel a request escalated."""
-        for channel in self._channels:
-            channel.escalated(request)

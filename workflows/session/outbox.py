@@ -33,10 +33,10 @@ with workflow.unsafe.imports_passed_through():
         SessionConfig,
         TaskChunkType,
     )
+    from contracts.names import DELIVER_MESSAGE
 
     from .state import SessionState
 
-DELIVER_MESSAGE = "deliver_message"
 DELIVERY_TIMEOUT = timedelta(seconds=30)
 """One Open API call (a long text is a few): seconds at most."""
 DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling

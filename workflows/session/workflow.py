@@ -46,13 +46,13 @@ from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
 from ..stream.chunks import ChunkStream
 from ..supervision.handlers import StreamHandlers, SupervisionHandlers
-from ..supervision.ports import Policy, Surface
+from ..supervision.ports import Channels, Policy, Surface
 from ..supervision.supervisor import Supervisor
 from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
 from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
-from .notifier import Channels, WebhookNotifier
+from .notifier import WebhookNotifier
 from .outbox import ChannelOutbox, outcome_text
 from .turn import Turn
 

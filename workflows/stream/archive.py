@@ -25,8 +25,8 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStreamState
 
     from contracts import ArchiveCursor, ArchiveKind, ArchivePage, ArtifactRef
+    from contracts.names import ARCHIVE_PAGE
 
-ARCHIVE_PAGE = "archive_page"
 ARCHIVE_TIMEOUT = timedelta(seconds=30)
 ARCHIVE_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=10))
 """Retried until it works: a page is content-addressed, so writing it twice is harmless."""

@@ -27,8 +27,6 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import ErrorType, TaskStreamChunk, WatchRequest, WatchResult
 
-WATCH_UPDATE = "watch"
-"""Name of the update (the handler method is called `watch` on sessions and graphs alike; the API's stream hub calls it by name)."""
 MAX_WATCHERS = 3
 """Watches in flight at once; the other 7 of Temporal's 10 update slots stay free for decisions."""
 TAIL_CHUNKS = 64

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         WatchRequest,
         WatchResult,
     )
+    from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
 
 from ..stream.chunks import ChunkStream
 from .supervisor import Supervisor
@@ -86,7 +87,7 @@ class SupervisionHandlers:
     def _validate_revoke(self, revocation: GrantRevocation) -> None:
         self._supervisor.grants.check_revocation(revocation)
 
-    @workflow.signal(name="tool_output")
+    @workflow.signal(name=TOOL_OUTPUT)
     def tool_output(self, output: ToolOutput) -> None:
         """Output of a tool while it runs (a terminal command), shown on the stream as its chunk type.
 
@@ -96,7 +97,7 @@ class SupervisionHandlers:
         """
         self._show_output(output)
 
-    @workflow.signal(name="tool_outputs")
+    @workflow.signal(name=TOOL_OUTPUTS)
     def tool_outputs(self, batch: ToolOutputBatch) -> None:
         """Several chunks of a running tool's output, in order (one signal per batch)."""
         for output in batch.outputs:

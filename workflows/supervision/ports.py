@@ -61,6 +61,34 @@ class Silent:
         """Shown on the stream."""
 
 
+class Channels:
+    """Several channels told the same things (the chat and the webhook)."""
+
+    def __init__(self, *channels: Channel) -> None:
+        """Tell each of `channels`, in order."""
+        self._channels = channels
+
+    def text(self, text: str, reply_to: str | None = None) -> None:
+        """Send a text to every channel."""
+        for channel in self._channels:
+            channel.text(text, reply_to)
+
+    def approval_requested(self, request: InteractionRequest) -> None:
+        """Show a new request on every channel."""
+        for channel in self._channels:
+            channel.approval_requested(request)
+
+    def decided(self, request: InteractionRequest, outcome: InteractionOutcome) -> None:
+        """Show a decision on every channel."""
+        for channel in self._channels:
+            channel.decided(request, outcome)
+
+    def escalated(self, request: InteractionRequest) -> None:
+        """Tell every channel a request escalated."""
+        for channel in self._channels:
+            channel.escalated(request)
+
+
 @dataclass(frozen=True)
 class Policy:
     """Who may decide, and how long a request waits."""

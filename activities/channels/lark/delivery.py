@@ -32,6 +32,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import Delivery, ErrorType, OutboundMessage
+from contracts.names import DELIVER_MESSAGE
 from core.settings import Settings
 
 from .cards import approval_card, decided_card, text_chunks
@@ -280,7 +281,7 @@ class LarkActivities:
         self._check(message)
         return self._deliver(message, key)
 
-    @activity.defn(name="deliver_message")
+    @activity.defn(name=DELIVER_MESSAGE)
     async def deliver_message(self, message: OutboundMessage) -> Delivery:
         """Deliver one outbound message to its Lark chat.
 

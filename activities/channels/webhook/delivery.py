@@ -21,6 +21,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import ErrorType, Notification
+from contracts.names import NOTIFY_WEBHOOK
 from core.settings import Settings
 
 RETRYABLE_STATUSES = frozenset({408, 429})
@@ -43,7 +44,7 @@ class WebhookActivities:
         """The bound activity methods, for `Worker(activities=...)`."""
         return [self.notify_webhook]
 
-    @activity.defn(name="notify_webhook")
+    @activity.defn(name=NOTIFY_WEBHOOK)
     async def notify_webhook(self, notification: Notification) -> int:
         """POST the notification; the receiver's HTTP status.
 

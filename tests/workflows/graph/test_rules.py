@@ -12,7 +12,7 @@ import pytest
 
 from contracts import GraphConfig
 from workflows.graph.rules.progress import Run
-from workflows.graph.runs import run_input
+from workflows.graph.run_inputs import run_input
 
 from .script import play
 from .test_blueprint import edge, task

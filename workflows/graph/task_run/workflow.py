@@ -23,139 +23,34 @@ Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import ConfigDict, Field
-
     from contracts import (
         AgentTaskInput,
-        ExperienceRecord,
         InteractionRequest,
         TaskInteractions,
         TaskReport,
         UniversalMessage,
     )
+    from contracts.names import REPORT_TO_GRAPH, TASK_FINISHED, TASK_INTERACTIONS
 
-from ..agent.experience import TASK_EXPERIENCE_PATCH, preview, remember
-from ..agent.host import LoopOutcome
-from ..agent.loop import run_agent_loop
-from ..agent.state import AgentRunState
-from ..agent.supervised import SupervisedHost
-from ..identity.ids import interaction_prefix
-from ..stream.chunks import ChunkStream
-from ..supervision.handlers import StreamHandlers, SupervisionHandlers
-from ..supervision.ports import Policy, Silent, Surface
-from ..supervision.supervisor import Supervisor
-from .view import asks
+    from .state import TaskRunState
 
-TASK_FINISHED = "task_finished"
-TASK_INTERACTIONS = "task_interactions"
-REPORT_TO_GRAPH = "report_to_graph"
-TASK_TIMEOUT_ACTIVE_PATCH = "task-timeout-active"
-"""Patch id: `timeout_seconds` counts only time the run works (not paused, nobody asked).
-
-Before it, one timer of `timeout_seconds` bounded the run from its start, waits included.
-"""
-
-
-class TaskRunState(AgentRunState):
-    """Everything one task run knows (a run never continues-as-new: it is one agent turn)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    next_sequence: int = 0
-    messages: list[UniversalMessage] = Field(default_factory=list)
-
-
-def report_of(input: AgentTaskInput, outcome: LoopOutcome, max_turns: int) -> TaskReport:
-    """What the graph hears of an agent loop's outcome."""
-    base: dict[str, Any] = {
-        "task_uuid": input.task_uuid,
-        "version": input.version,
-        "instance": input.instance,
-    }
-    if outcome.kind == "answer":
-        return TaskReport(
-            **base,
-            status="completed",
-            output=outcome.answer,
-            artifact=outcome.artifact,
-            agent_id=input.agent_id,
-        )
-    if outcome.kind == "plan" and outcome.plan is not None:
-        planned = [task.task_id for task in outcome.plan.new_tasks]
-        return TaskReport(
-            **base, status="completed", output={"plan": planned}, plan=outcome.plan, agent_id=input.agent_id
-        )
-    if outcome.kind == "cancelled":
-        return TaskReport(**base, status="cancelled", error="cancelled")
-    if outcome.kind == "failure" and outcome.failure is not None:
-        return TaskReport(**base, status="failed", error=f"{outcome.failure.type}: {outcome.failure.message}")
-    return TaskReport(
-        **base, status="failed", error=f"the agent did not answer within max_turns={max_turns} steps"
-    )
-
-
-def _text(value: Any) -> str:
-    """A value as recall shows it: text as it is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def experience_of(input: AgentTaskInput, report: TaskReport, owner_id: str, at: datetime) -> ExperienceRecord:
-    """What the experience index keeps of a completed task run.
-
-    The question is the task (its blueprint id and inputs), the answer its output (a preview when
-    it was large); the run's workflow id names the graph, task and version it came from, and the
-    graph is who asked (a task has no person asking; the graph's requester is not in its input).
-    """
-    return ExperienceRecord(
-        owner_id=owner_id,
-        turn=0,
-        agent_id=report.agent_id or input.agent_id,
-        asked_by=input.graph_workflow_id,
-        at=at,
-        outcome="plan" if report.plan is not None else "answer",
-        question=preview(f"task {input.task_id!r}: {_text(input.input_data)}"),
-        answer=preview(_text(report.output)),
-    )
-
-
-class WorkBudget:
-    """The seconds of work a task run may spend: its clock stops while the run is held.
-
-    `held()` says whether the run is held (paused, or waiting for a person). The budget runs
-    down in stretches: each stretch of work is one durable timer for what is left, ended early
-    when the run is held (the time it took, by `workflow.now()`, is spent) or done. While held,
-    no timer runs. A pause stops the clock at once, although an agent step or tool run already
-    in flight finishes first (the run holds before its next one).
-    """
-
-    def __init__(self, seconds: int, held: Callable[[], bool]) -> None:
-        self._left = timedelta(seconds=seconds)
-        self._held = held
-
-    async def ran_out(self, done: Callable[[], bool]) -> bool:
-        """Wait until `done()` holds (False) or the budget ran out first (True)."""
-        while not done():
-            if self._held():
-                await workflow.wait_condition(lambda: done() or not self._held())
-                continue
-            if self._left <= timedelta(0):
-                return True
-            started = workflow.now()
-            try:
-                await workflow.wait_condition(lambda: done() or self._held(), timeout=self._left)
-            except TimeoutError:
-                self._left = timedelta(0)
-                return True
-            self._left -= workflow.now() - started
-        return False
+from ...agent.experience import TASK_EXPERIENCE_PATCH, remember
+from ...agent.host import LoopOutcome
+from ...agent.loop import run_agent_loop
+from ...agent.supervised import SupervisedHost
+from ...identity.ids import interaction_prefix
+from ...stream.chunks import ChunkStream
+from ...supervision.handlers import StreamHandlers, SupervisionHandlers
+from ...supervision.ports import Policy, Silent, Surface
+from ...supervision.supervisor import Supervisor
+from ..view import asks
+from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
+from .report import experience_of, report_of
 
 
 @workflow.defn
