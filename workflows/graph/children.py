@@ -18,7 +18,7 @@ from temporalio.exceptions import CancelledError, ChildWorkflowError
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphConfig, SessionControl, TaskReport
+    from contracts import GraphConfig, InteractionRequest, SessionControl, TaskInteractions, TaskReport
     from contracts.names import REPORT_TO_GRAPH
 
     from .state import GraphState
@@ -52,6 +52,17 @@ class Children:
     def pause_changed(self) -> bool:
         """The whole graph was paused or resumed since the runs were last told."""
         return self._state.paused != self._graph_paused
+
+    def interactions(self, told: TaskInteractions) -> list[InteractionRequest]:
+        """A run's pending interactions changed: kept (for the graph's view and its parent); the
+        requests new since it last told."""
+        known = self._state.task_pending.get(told.workflow_id)
+        before = {r.interaction_id for r in known.pending} if known else set()
+        if told.pending:
+            self._state.task_pending[told.workflow_id] = told
+        else:
+            self._state.task_pending.pop(told.workflow_id, None)
+        return [request for request in told.pending if request.interaction_id not in before]
 
     def ended(self, run_id: str) -> None:
         """A run reported its end."""

@@ -222,3 +222,27 @@ def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttr
         search.PENDING.value_set(len(pending_interactions(state))),
         search.CHANNEL.value_set(config.channel),
     ]
+
+
+class WebUI:
+    """What the Temporal Web UI shows of one graph: search attributes, upserted only when the
+    status or the number of waiting requests changed (each upsert is a command), and the current
+    details (not in history)."""
+
+    def __init__(self, owner_id: str, config: GraphConfig, state: GraphState) -> None:
+        self._owner_id = owner_id
+        self._config = config
+        self._state = state
+        self._shown: tuple[str, int] = ("", -1)
+
+    def show(self) -> None:
+        """Upsert the search attributes if what they say changed; redraw the details."""
+        shown = (graph_status(self._state).value, len(pending_interactions(self._state)))
+        if shown != self._shown:
+            self._shown = shown
+            workflow.upsert_search_attributes(search_attributes(self._config, self._state))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw the current details (pending requests, what runs, what failed)."""
+        workflow.set_current_details(details_markdown(self._owner_id, self._config, self._state))

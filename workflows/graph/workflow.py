@@ -88,9 +88,10 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
         now = workflow.now()
         self._state = input.state or GraphState(created_at=now, last_activity=now)
         self._chunks = ChunkStream(self.owner_id, self._state, input.stream)
+        self._web_ui = view.WebUI(self.owner_id, self._config, self._state)
         self.publish = self._chunks.publish
         surface = Surface(
-            publish=self.publish, channel=Silent(), show_status=self._show, refresh=self._refresh
+            publish=self.publish, channel=Silent(), show_status=self._show, refresh=self._web_ui.refresh
         )
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
@@ -143,7 +144,6 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
         self._dirty = True
-        self._shown: tuple[str, int] = ("", -1)
 
     @property
     def owner_id(self) -> str:
@@ -257,21 +257,15 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
     @workflow.signal(name=TASK_INTERACTIONS)
     def task_interactions(self, told: TaskInteractions) -> None:
         """A task run's pending interactions changed (a tool approval opened or was decided)."""
-        known = self._state.task_pending.get(told.workflow_id)
-        before = {r.interaction_id for r in known.pending} if known else set()
-        if told.pending:
-            self._state.task_pending[told.workflow_id] = told
-        else:
-            self._state.task_pending.pop(told.workflow_id, None)
+        new = self._children.interactions(told)
         self._relay.decided(told.decided)
         self._dirty = True
-        for request in told.pending:
-            if request.interaction_id not in before:
-                self.publish(
-                    TaskChunkType.TOOL_APPROVAL_REQUEST,
-                    request.content,
-                    metadata=announced(request, task_uuid=told.task_uuid),
-                )
+        for request in new:
+            self.publish(
+                TaskChunkType.TOOL_APPROVAL_REQUEST,
+                request.content,
+                metadata=announced(request, task_uuid=told.task_uuid),
+            )
         self._show()
 
     # ----------------------------------------------------------------- blueprints
@@ -429,12 +423,4 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
     # ----------------------------------------------------------------- audit, Web UI
 
     def _show(self, _status: str = "") -> None:
-        """Upsert the search attributes when the status or the number of waiting requests changed."""
-        shown = (view.graph_status(self._state).value, len(view.pending_interactions(self._state)))
-        if shown != self._shown:
-            self._shown = shown
-            workflow.upsert_search_attributes(view.search_attributes(self._config, self._state))
-        self._refresh()
-
-    def _refresh(self) -> None:
-        workflow.set_current_details(view.details_markdown(self.owner_id, self._config, self._state))
+        self._web_ui.show()
