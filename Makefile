@@ -11,6 +11,8 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # mypy checks whichever of these exist (parts of the tree are added over time).
 TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench)
 SCHEMA_DIR := schemas
+# Tests run in parallel, one Temporal dev server per worker; most of their time is spent waiting.
+PYTEST_WORKERS ?= 4
 
 .DEFAULT_GOAL := help
 .PHONY: help venv up test lint typecheck pytest schema bench bench-quick clean
@@ -38,8 +40,8 @@ lint: venv ## ruff lint and format check
 typecheck: venv ## mypy
 	$(BIN)/mypy $(TYPED)
 
-pytest: venv ## only the tests
-	$(BIN)/pytest
+pytest: venv ## only the tests, in PYTEST_WORKERS parallel workers (0: one after another)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test: lint typecheck pytest ## everything CI runs: lint, types, tests
 

@@ -115,7 +115,7 @@ async def assert_eventually(
     probe: Callable[[], Awaitable[T]],
     check: Callable[[T], bool],
     *,
-    within: float = 15.0,
+    within: float = 30.0,
     interval: float = 0.05,
     what: str = "condition",
 ) -> T:

@@ -24,17 +24,13 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        ArchiveCursor,
-        AuditEntry,
         AuditKind,
         BlueprintChange,
         GraphIntervention,
         GraphQuery,
         GraphStatus,
-        GraphTask,
         GraphView,
         InteractionOutcome,
-        InteractionRequest,
         SessionControl,
         TaskChunkType,
         TaskInteractions,
@@ -59,6 +55,7 @@ from .gates import Gates
 from .interventions import TaskInterventions, check
 from .lifecycle import Lifecycle
 from .plans import Plans
+from .queries import GraphQueries
 from .relay import Relay
 from .rollbacks import Rollbacks
 from .rules import Progress, Scheduler
@@ -77,7 +74,7 @@ STREAM_PAGE = 500
 
 
 @workflow.defn
-class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
+class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers, GraphQueries):
     """A blueprint's tasks run by their assignees, supervised, extendable and intervenable."""
 
     @workflow.init
@@ -144,11 +141,6 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
         self._dirty = True
-
-    @property
-    def owner_id(self) -> str:
-        """This graph's workflow id."""
-        return workflow.info().workflow_id
 
     # ----------------------------------------------------------------- run
 
@@ -370,52 +362,6 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers):
                 )
             ]
         )
-
-    # ----------------------------------------------------------------- watchers, queries
-
-    @workflow.query
-    def get_state(self, query: GraphQuery) -> GraphView:
-        """The graph with one page of its tasks."""
-        return self._view(query)
-
-    @workflow.query
-    def get_run_input(self) -> GraphRunInput:
-        """What a next run starts from: the config and the whole state (a closed graph's is
-        its final state, from which it can be reopened)."""
-        return GraphRunInput(
-            config=self._config, state=self._state, continue_as_new_after_events=self._cas_after
-        )
-
-    @workflow.query
-    def get_task(self, task_uuid: str) -> GraphTask | None:
-        """One task with every version it ran (None: no such task)."""
-        return self._state.tasks.get(task_uuid)
-
-    @workflow.query
-    def get_diagram(self) -> str:
-        """The graph as a Mermaid flowchart, each task with its status."""
-        return view.mermaid(self._state)
-
-    @workflow.query
-    def get_pending(self) -> list[InteractionRequest]:
-        """Gates of the graph and tool approvals inside its tasks, waiting for a person."""
-        return view.pending_interactions(self._state)
-
-    @workflow.query
-    def find_interaction(self, interaction_id: str) -> str | None:
-        """The workflow an interaction of this graph belongs to (the graph for gates, a task run for
-        tool approvals; decided ones too), or None when it is not this graph's."""
-        return view.find_interaction(self.owner_id, self._state, interaction_id)
-
-    @workflow.query
-    def get_audit(self) -> list[AuditEntry]:
-        """Extensions, interventions and gate decisions, oldest first."""
-        return list(self._state.audit)
-
-    @workflow.query
-    def get_archive(self, kind: str) -> ArchiveCursor:
-        """Where the archived part of the stream is (`kind` = "stream")."""
-        return self._state.stream_archive if kind == "stream" else ArchiveCursor()
 
     def _view(self, query: GraphQuery) -> GraphView:
         return view.graph_view(self.owner_id, self._config, self._state, query)
