@@ -1,14 +1,17 @@
-"""`Annotated` dependencies: the Temporal client, settings and the calling principal."""
+"""`Annotated` dependencies: the Temporal client, settings, the calling principal, and the path
+parameters several routes share (a session key, a graph id, an interaction id, ...)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client
 
+from contracts import ARTIFACT_ID_PATTERN
+from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import AgentRegistry
 from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
@@ -81,3 +84,17 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
 Viewer = Annotated[Caller, Depends(require(Role.viewer))]
 Operator = Annotated[Caller, Depends(require(Role.operator))]
 Approver = Annotated[Caller, Depends(require(Role.approver))]
+
+# Path parameters, each defined once for every route that takes it.
+SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]
+GraphId = Annotated[
+    str,
+    Path(
+        pattern=r"^(graph:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        description="The graph's UUID (or its workflow id `graph:<uuid>`).",
+    ),
+]
+TaskUuid = Annotated[str, Path(pattern=r"^[0-9a-f-]{36}$", description="A task's engine UUID.")]
+InteractionId = Annotated[str, Path(min_length=1, max_length=200)]
+GrantId = Annotated[str, Path(min_length=1, max_length=200, description="The grant, e.g. `grant_1`.")]
+ArtifactId = Annotated[str, Path(pattern=ARTIFACT_ID_PATTERN, description="`art_<sha256>`.")]

@@ -1,11 +1,13 @@
-"""Turning session-call, Temporal and validation errors into HTTP answers, in one place.
+"""Turning call-layer, Temporal and validation errors into HTTP answers, in one place.
 
-Workflow handlers raise `ApplicationError(type=...)`; the type, never the message text,
-decides the status.
+The call layer (`api/calls/`) raises domain errors and knows no HTTP; here each kind gets its
+status and body. Workflow handlers raise `ApplicationError(type=...)`; the type, never the
+message text, decides the status.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import Request
@@ -18,9 +20,9 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import ErrorBody, ErrorType
 
-from .busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
-from .limits import TooLarge
-from .workflow_calls import AlreadyExists, CallError, Closed, NotAnswered, NotFound, Refused
+from .calls.busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
+from .calls.errors import AlreadyExists, CallError, Closed, Invalid, NotAnswered, NotFound, Refused
+from .calls.sizes import TooLarge
 
 STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INTERACTION_NOT_FOUND: 404,
@@ -89,6 +91,8 @@ def status_of(err: CallError) -> int:
         return 409
     if isinstance(err, NotAnswered):
         return 503
+    if isinstance(err, Invalid):
+        return 422
     if isinstance(err, Refused) and err.error_type in STATUS_BY_ERROR_TYPE:
         return STATUS_BY_ERROR_TYPE[err.error_type]
     return 500
@@ -106,8 +110,16 @@ async def too_large_handler(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def call_error_handler(_request: Request, exc: Exception) -> JSONResponse:
-    """404 / 409 / 403 ... with the workflow's own words as `detail`."""
+    """404 / 409 / 403 ... with the workflow's own words as `detail`; `Invalid` input is answered
+    like a request that fails validation (422 naming each field in the body)."""
     assert isinstance(exc, CallError)
+    if isinstance(exc, Invalid):
+        return invalid_response(
+            [
+                {"loc": ("body", *problem.loc), "msg": problem.msg, "type": problem.type}
+                for problem in exc.problems
+            ]
+        )
     status = status_of(exc)
     headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else None
     return JSONResponse(status_code=status, content={"detail": str(exc)}, headers=headers)
@@ -141,9 +153,15 @@ def _location(loc: tuple[Any, ...]) -> str:
 async def validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     """422 whose `detail` names each bad field, its value and what was expected."""
     assert isinstance(exc, RequestValidationError)
+    return invalid_response(exc.errors())
+
+
+def invalid_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
+    """422 whose `detail` names each bad field (pydantic's error shape: `loc`, `msg`, `type`,
+    `input`), its value and what was expected; `errors` lists them."""
     problems = []
     fields = []
-    for error in exc.errors():
+    for error in errors:
         fields.append(
             {"loc": list(error.get("loc", ())), "msg": error.get("msg", ""), "type": error.get("type", "")}
         )

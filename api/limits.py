@@ -2,8 +2,9 @@
 
 Two layers. `BodyLimit` (ASGI middleware) refuses any request body over
 `SYNAPSE_MAX_REQUEST_BYTES` before it is read whole (`SYNAPSE_MAX_ARTIFACT_BYTES` for artifact
-uploads). `check_size` then holds each field to its own limit (a message, a comment) and raises
-`TooLarge`, which `api/errors.py` answers with 413 naming the limit, the size and the variable.
+uploads). `calls.sizes.check_size` then holds each field to its own limit (a message, a comment)
+and raises `TooLarge`, which `api/errors.py` answers with 413 naming the limit, the size and the
+variable.
 """
 
 from __future__ import annotations
@@ -14,30 +15,9 @@ from collections.abc import Callable
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .calls.sizes import TooLarge
+
 ARTIFACT_UPLOAD_PATH = "/artifacts"
-
-
-class TooLarge(Exception):
-    """Something is over its configured size; `str(err)` says what, how big, and the limit."""
-
-    def __init__(self, what: str, size: int, limit: int, variable: str, hint: str = "") -> None:
-        self.what, self.size, self.limit, self.variable = what, size, limit, variable
-        message = f"{what} is {size:,} bytes; the limit is {limit:,} bytes ({variable})"
-        super().__init__(message + (f". {hint}" if hint else ""))
-
-
-def utf8_size(text: str | None) -> int:
-    """Bytes of `text` in UTF-8 (0 for None)."""
-    return len(text.encode("utf-8")) if text else 0
-
-
-def check_size(what: str, text: str | None, limit: int, variable: str, hint: str = "") -> None:
-    """Raise `TooLarge` when `text` is over `limit` bytes in UTF-8."""
-    size = utf8_size(text)
-    if size > limit:
-        raise TooLarge(what, size, limit, variable, hint)
-
-
 MESSAGE_HINT = "Store large text with POST /artifacts and send its artifact id instead"
 
 

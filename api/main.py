@@ -21,6 +21,8 @@ from core.security import parse_api_keys
 from core.settings import Settings
 
 from . import openapi
+from .calls.errors import CallError
+from .calls.sizes import TooLarge
 from .errors import (
     call_error_handler,
     method_not_allowed_handler,
@@ -30,10 +32,9 @@ from .errors import (
     unknown_assignee_handler,
     validation_error_handler,
 )
-from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit, TooLarge
+from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .routes import artifacts, events, experience, grants, graphs, health, interactions, sessions
 from .sse import StreamHub
-from .workflow_calls import CallError
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
 

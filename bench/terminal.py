@@ -17,12 +17,13 @@ from collections.abc import Awaitable
 from pathlib import Path
 
 from activities.tools.terminal.command import words_of
+from activities.tools.terminal.policy import FREE_SANDBOX
 from activities.tools.terminal.pty_shell import PtyShell
 from activities.tools.terminal.sandbox import Sandbox
 from activities.tools.terminal.scratch import Scratch
 from activities.tools.terminal.shell import CommandOutcome, Shell
-from activities.tools.terminal.tool import FREE_SANDBOX, TerminalTool
-from contracts import ToolCallRequest
+from activities.tools.terminal.tool import TerminalTool
+from contracts import ToolCallRequest, ToolRun
 from core.settings import Settings, ToolSettings
 
 from .harness import Harness
@@ -108,7 +109,7 @@ async def run(harness: Harness, *, samples: int, warmup: int, bwrap: str = "bwra
     async def through_tool(command: str) -> float:
         call = ToolCallRequest(tool_id="terminal", arguments={"command": command})
         started = time.perf_counter()
-        result = await tool.run(call, None, None)
+        result = await tool.run(ToolRun(owner_id="bench", call=call))
         elapsed = time.perf_counter() - started
         if not result.ok or result.metadata.get("sandbox") != FREE_SANDBOX:
             raise RuntimeError(f"terminal bench: the tool did not run {command!r} free: {result.error}")

@@ -16,7 +16,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
 from contracts import TaskStreamChunk
-from core.client import SseEvent, sse_events
+from core.http_client import SseEvent, sse_events
 
 
 def free_port() -> int:

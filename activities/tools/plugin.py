@@ -12,7 +12,17 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Self
 
-from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult, WorkerBinding
+from temporalio import activity
+
+from contracts import (
+    ArtifactRef,
+    SandboxProfile,
+    ToolCallRequest,
+    ToolDescriptor,
+    ToolResult,
+    ToolRun,
+    WorkerBinding,
+)
 from core.settings import Settings
 
 from ..artifacts.offload import generic_preview
@@ -34,6 +44,24 @@ def one_line(text: str, limit: int = SUMMARY_CHARS) -> str:
 def generic_summary(call: ToolCallRequest) -> str:
     """`tool: {"argument": ...}` on one line."""
     return one_line(f"{call.tool_id}: {json.dumps(call.arguments, default=str)}")
+
+
+def claim_key(run: ToolRun) -> str | None:
+    """The exactly-once key of an approved run: unique across sessions and across runs of one key.
+
+    Interaction ids (`tool_1`, `tool_2`, ...) count per session, so the key adds the workflow id
+    and run id: a retry of the same run finds its claim, while another session's `tool_1` (or a
+    new session reusing a closed session's key) does not. Continue-as-new keeps counting
+    interaction ids, so a claim never needs to outlive its run. Outside an activity (a test or a
+    benchmark calling a tool directly) there is no run id: the key is the owner's and the
+    interaction's. None for a run that needed no approval.
+    """
+    if run.interaction_id is None:
+        return None
+    if not activity.in_activity():
+        return f"{run.owner_id}/{run.interaction_id}"
+    info = activity.info()
+    return f"{info.workflow_id}/{info.workflow_run_id}/{run.interaction_id}"
 
 
 class Tool(ABC):
@@ -101,17 +129,15 @@ class Tool(ABC):
         return generic_summary(call)
 
     @abstractmethod
-    async def run(
-        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
-    ) -> ToolResult:
+    async def run(self, run: ToolRun) -> ToolResult:
         """Run the call; bad arguments and tool errors are `ok=False` results, never raised.
 
         Args:
-            call: The call to run.
-            claim: The exactly-once key of an approved run (None when no approval was needed):
-                a tool with side effects must apply a call with the same key at most once.
-            sandbox: For a tool with a `sandbox()`: the one this approved run uses (None: the
-                tool's default). Ignored by tools that cannot sandbox.
+            run: The call (`run.call`); the workflow running it (`run.owner_id`); the approval
+                that authorised it (`run.interaction_id`, None when none was needed): a tool with
+                side effects applies a run with the same `claim_key(run)` at most once; and for a
+                tool with a `sandbox()`, the sandbox this approved run uses (`run.sandbox`, None:
+                the tool's default), ignored by tools that cannot sandbox.
 
         Raises:
             Exception: Only for infrastructure failures worth a retry by Temporal.

@@ -21,6 +21,7 @@ from contracts import (
     ToolResult,
     ToolRun,
 )
+from contracts.names import ASSESS_TOOL_CALL, RUN_TOOL
 from core.artifacts import ArtifactStore, preview_text
 from core.settings import Settings
 
@@ -35,20 +36,6 @@ ERROR_CHARS = 4000
 def summarize_call(call: ToolCallRequest, tool: Tool | None) -> str:
     """The call on one line, as its tool summarises it (generic for an unknown tool)."""
     return tool.summarize(call) if tool is not None else generic_summary(call)
-
-
-def claim_key(run: ToolRun) -> str | None:
-    """The exactly-once key of an approved run: unique across sessions and across runs of one key.
-
-    Interaction ids (`tool_1`, `tool_2`, ...) count per session, so the key adds the workflow id
-    and run id: a retry of the same run finds its claim, while another session's `tool_1` (or a
-    new session reusing a closed session's key) does not. Continue-as-new keeps counting
-    interaction ids, so a claim never needs to outlive its run.
-    """
-    if run.interaction_id is None:
-        return None
-    info = activity.info()
-    return f"{info.workflow_id}/{info.workflow_run_id}/{run.interaction_id}"
 
 
 def grant_scopes(descriptor: ToolDescriptor, head: str | None) -> list[str]:
@@ -90,7 +77,7 @@ class ToolActivities:
     def _unknown(self, tool_id: str) -> str:
         return f"no tool named {tool_id!r}; known tools: {', '.join(sorted(self.tools)) or 'none'}"
 
-    @activity.defn(name="assess_tool_call")
+    @activity.defn(name=ASSESS_TOOL_CALL)
     async def assess_tool_call(self, request: AssessRequest | ToolCallRequest) -> ToolAssessment:
         """Decide whether a proposed tool call needs a person's approval, and summarise it.
 
@@ -143,14 +130,14 @@ class ToolActivities:
             sandbox=tool.sandbox(call, state),
         )
 
-    @activity.defn(name="run_tool")
+    @activity.defn(name=RUN_TOOL)
     async def run_tool(self, run: ToolRun) -> ToolResult:
         """Run an (approved or approval-free) tool call.
 
         Tool failures and bad arguments come back as `ToolResult(ok=False, error=...)` for the
         agent to read; only infrastructure errors (database busy or unreachable) raise, so
         Temporal retries them. With `run.interaction_id`, a tool with side effects applies the
-        call exactly once even when this activity is retried (see `claim_key`).
+        call exactly once even when this activity is retried (see `plugin.claim_key`).
 
         Args:
             run: The call, who runs it, and the approval that authorised it.
@@ -162,7 +149,7 @@ class ToolActivities:
         if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
         activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
-        result = await tool.run(run.call, claim_key(run), run.sandbox)
+        result = await tool.run(run)
         if self.worker_queue is not None and tool.binding() is not None:
             result = result.model_copy(
                 update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}

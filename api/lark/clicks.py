@@ -51,9 +51,9 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.supervision.handlers import SupervisionHandlers
 
-from .. import session_calls
-from ..busy import is_busy, retry_while_busy
-from ..workflow_calls import is_not_found, why_unavailable
+from ..calls import sessions
+from ..calls.busy import is_busy, retry_while_busy
+from ..calls.workflow import is_not_found, why_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ async def _already_decided(client: Client, click: Click, err: ApplicationError) 
     if click.workflow_id != session_workflow_id(click.session_key):
         return toast("info", err.message)  # a graph's or task run's own words
     try:
-        audit: AuditTrail = await session_calls.handle_for(client, click.session_key).query(
+        audit: AuditTrail = await sessions.handle_for(client, click.session_key).query(
             SessionWorkflow.get_audit, rpc_timeout=QUERY_TIMEOUT
         )
     except (RPCError, WorkflowQueryFailedError, TimeoutError) as failure:
@@ -279,7 +279,7 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         return toast("error", f"The session could not take the decision: {cause}")
     except RPCError as err:
         if is_not_found(err):
-            gone = await why_unavailable(client, click.workflow_id, session_calls.name_of(click.session_key))
+            gone = await why_unavailable(client, click.workflow_id, sessions.name_of(click.session_key))
             return toast("info", f"Nothing to decide: {gone}.")
         if is_busy(err):
             return toast(

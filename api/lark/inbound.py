@@ -33,8 +33,8 @@ from contracts import OutboundMessage, SessionConfig
 from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.settings import Settings
 
-from .. import session_calls
-from ..limits import utf8_size
+from ..calls import sessions
+from ..calls.sizes import utf8_size
 from . import clicks as lark_clicks
 from .messages import ChatText, Ignored, Unsupported, read_message
 
@@ -169,7 +169,7 @@ class LarkInbound:
             channel="lark",
             chat_id=found.chat_id,
         )
-        await session_calls.send_message(
+        await sessions.send_message(
             self.client,
             self._settings.temporal.task_queue,
             config,

@@ -1,1 +1,2 @@
-"""HTTP routes, one module per resource (sessions, their events, interactions, health)."""
+"""HTTP routes, one module per resource (sessions, their events, interactions and grants, graphs,
+artifacts, experience, health); the Temporal calls behind them are in `api/calls/`."""

@@ -6,18 +6,16 @@ import asyncio
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
-from contracts import ARTIFACT_ID_PATTERN, ArtifactInfo
+from contracts import ArtifactInfo
 from core.artifacts import ArtifactNotFound
 
-from ..deps import ArtifactsDep, Operator, Viewer
+from ..deps import ArtifactId, ArtifactsDep, Operator, Viewer
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/artifacts", tags=["artifacts"])
-
-ArtifactId = Annotated[str, Path(pattern=ARTIFACT_ID_PATTERN, description="`art_<sha256>`.")]
 
 
 @router.post(

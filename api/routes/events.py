@@ -7,10 +7,9 @@ from fastapi.responses import StreamingResponse
 
 from workflows.identity.ids import session_workflow_id
 
-from .. import session_calls
-from ..deps import ClientDep, HubDep, SettingsDep, Viewer
+from ..calls import sessions
+from ..deps import ClientDep, HubDep, SessionKey, SettingsDep, Viewer
 from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
-from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["events"])
 
@@ -30,5 +29,5 @@ async def events(
     Every client of this API process shares one subscription to the session, so any number of
     people can watch without slowing it down or taking the update slots decisions need.
     """
-    await session_calls.get_status(client, key, wait=settings.api.query_wait)  # 404 before the stream
+    await sessions.get_status(client, key, wait=settings.api.query_wait)  # 404 before the stream
     return event_stream(hub, session_workflow_id(key), after, last_event_id)

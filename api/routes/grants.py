@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 
 from contracts import Grant, GrantList, GrantRevocation
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from .. import session_calls
-from ..deps import Approver, ClientDep, SettingsDep, Viewer
+from ..calls import sessions
+from ..deps import Approver, ClientDep, GrantId, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
-from .sessions import SessionKey
 
 router = APIRouter(prefix="/sessions", tags=["grants"])
-
-GrantId = Annotated[str, Path(min_length=1, max_length=200, description="The grant, e.g. `grant_1`.")]
 
 
 @router.get("/{key}/grants", response_model=GrantList, responses=ERROR_RESPONSES(401, 403, 404, 422))
 async def list_grants(key: SessionKey, client: ClientDep, settings: SettingsDep, caller: Viewer) -> GrantList:
     """Every grant of the session (in force and revoked), with who granted it and how often it was used."""
-    grants: list[Grant] = await session_calls.query(
+    grants: list[Grant] = await sessions.query(
         client, key, SessionWorkflow.get_grants, wait=settings.api.query_wait
     )
     return GrantList(workflow_id=session_workflow_id(key), grants=grants)
@@ -39,7 +34,7 @@ async def revoke_grant(
 ) -> Grant:
     """Revoke a grant (audited): later matching calls are asked for again. 404 unknown, 409 already revoked."""
     revocation = GrantRevocation(grant_id=grant_id, principal=caller.principal or "anonymous", channel="http")
-    grant: Grant = await session_calls.run_update(
+    grant: Grant = await sessions.run_update(
         client,
         key,
         lambda handle: handle.execute_update(SessionWorkflow.revoke_grant, revocation),

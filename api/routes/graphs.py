@@ -4,10 +4,9 @@ pause, resume, roll a task back, cancel."""
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Body, Query
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from contracts import (
@@ -29,23 +28,26 @@ from contracts import (
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
-from .. import decisions, graph_calls, workflow_calls
-from ..deps import Approver, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..calls import blueprints, decisions, graphs
+from ..calls.sizes import check_size
+from ..deps import (
+    Approver,
+    ClientDep,
+    GraphId,
+    HubDep,
+    InteractionId,
+    Operator,
+    RegistryDep,
+    SettingsDep,
+    TaskUuid,
+    Viewer,
+)
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
-from ..limits import check_size
 from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
-from ..workflow_calls import NotFound
+from .interactions import DECISION_RESPONSES, answer, check_matches
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
-GraphId = Annotated[
-    str,
-    Path(
-        pattern=r"^(graph:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
-        description="The graph's UUID (or its workflow id `graph:<uuid>`).",
-    ),
-]
-TaskUuid = Annotated[str, Path(pattern=r"^[0-9a-f-]{36}$", description="A task's engine UUID.")]
 OptionalControl = Annotated[GraphControl | None, Body()]
 
 
@@ -62,14 +64,14 @@ async def create_graph(
     """
     blueprint = body.blueprint
     graph_id = str(uuid.uuid4())
-    agents = graph_calls.check_new_blueprint(blueprint, registry, settings, graph_id)
+    agents = blueprints.check_new(blueprint, registry, settings, graph_id)
     config = GraphConfig(
         graph_id=graph_id,
         requested_by=caller.principal or body.principal or "anonymous",
         approvers=body.approvers or [],
         approval_timeout_seconds=body.approval_timeout_seconds or 300,
     )
-    tasks = await graph_calls.start_graph(client, settings, config, blueprint, agents)
+    tasks = await graphs.start_graph(client, settings, config, blueprint, agents)
     return GraphCreated(
         graph_id=graph_id, workflow_id=graph_workflow_id(graph_id), tasks=tasks, status="running"
     )
@@ -86,7 +88,7 @@ async def get_graph(
 ) -> GraphView:
     """Status, a page of tasks (uuid, blueprint id, status, version, assignee, output, timings),
     their edges, and every gate and tool approval waiting for a person."""
-    return await graph_calls.view(
+    return await graphs.view(
         client, graph_id, GraphQuery(offset=offset, limit=limit), wait=settings.api.query_wait
     )
 
@@ -96,12 +98,7 @@ async def get_task(
     graph_id: GraphId, task_uuid: TaskUuid, client: ClientDep, settings: SettingsDep, caller: Viewer
 ) -> GraphTask:
     """One task with every version it ran (superseded ones included), its inputs and outputs."""
-    task: GraphTask | None = await graph_calls.query(
-        client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=settings.api.query_wait
-    )
-    if task is None:
-        raise NotFound(f"no task {task_uuid} in {graph_calls.name_of(graph_id)}")
-    return task
+    return await graphs.get_task(client, graph_id, task_uuid, wait=settings.api.query_wait)
 
 
 @router.get(
@@ -121,36 +118,8 @@ async def task_events(
 ) -> StreamingResponse:
     """One run of a task as server-sent events: its agent's thinking, tool calls and approvals, and
     a running terminal command's output as it comes, until the run closes."""
-    task = await get_task(graph_id, task_uuid, client, settings, caller)
-    return event_stream(hub, task_run_of(task, version, instance), after, last_event_id)
-
-
-def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> str:
-    """The workflow id of the task's run `version` (latest by default), loop `instance` if given."""
-    if not task.versions:
-        raise NotFound(f"task {task.task_uuid} ({task.task_id}) has not run yet")
-    chosen = (
-        task.versions[-1]
-        if version is None
-        else next((v for v in task.versions if v.version == version), None)
-    )
-    if chosen is None:
-        known = ", ".join(str(v.version) for v in task.versions)
-        raise NotFound(f"task {task.task_id} has no version {version}; it has: {known}")
-    if instance is not None:
-        run = next((i for i in chosen.instances if i.index == instance), None)
-        if run is None:
-            raise NotFound(f"version {chosen.version} of task {task.task_id} has no loop instance {instance}")
-        workflow_id = run.workflow_id
-    elif chosen.instances:
-        raise NotFound(
-            f"task {task.task_id} is a loop: name one of its {len(chosen.instances)} runs with `instance`"
-        )
-    else:
-        workflow_id = chosen.workflow_id
-    if workflow_id is None:
-        raise NotFound(f"version {chosen.version} of task {task.task_id} has not started a run yet")
-    return workflow_id
+    task = await graphs.get_task(client, graph_id, task_uuid, wait=settings.api.query_wait)
+    return event_stream(hub, graphs.task_run_of(task, version, instance), after, last_event_id)
 
 
 @router.get(
@@ -162,7 +131,7 @@ async def get_diagram(
     graph_id: GraphId, client: ClientDep, settings: SettingsDep, caller: Viewer
 ) -> PlainTextResponse:
     """The graph as a Mermaid flowchart (paste it into any Mermaid viewer): each task with its status."""
-    diagram: str = await graph_calls.query(
+    diagram: str = await graphs.query(
         client, graph_id, TaskGraphWorkflow.get_diagram, wait=settings.api.query_wait
     )
     return PlainTextResponse(diagram)
@@ -179,7 +148,7 @@ async def graph_events(
     last_event_id: LastEventId = None,
 ) -> StreamingResponse:
     """Task state changes, gates and tool approvals as server-sent events, until the graph closes."""
-    await graph_calls.view(client, graph_id, GraphQuery(limit=1), wait=settings.api.query_wait)  # 404 first
+    await graphs.view(client, graph_id, GraphQuery(limit=1), wait=settings.api.query_wait)  # 404 first
     return event_stream(hub, graph_workflow_id(graph_id), after, last_event_id)
 
 
@@ -195,13 +164,15 @@ async def extend_graph(
     """Add tasks and edges to a running graph, or change tasks that have not started (422 with
     every reason when the graph refuses it; nothing changes then). A `workflow_id` must name this
     graph, or be left out."""
-    graph_calls.check_size(blueprint, settings)
-    blueprint = graph_calls.for_graph(blueprint, graph_id)
-    agents = graph_calls.resolve_assignees(
-        registry, graph_calls.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
+    blueprints.check_size(blueprint, settings)
+    blueprint = blueprints.for_graph(blueprint, graph_id)
+    agents = blueprints.resolve_assignees(
+        registry, blueprints.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
     )
     change = BlueprintChange(blueprint=blueprint, principal=caller.principal or "anonymous", agents=agents)
-    return await _update(client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change)
+    return await graphs.run_update(
+        client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change
+    )
 
 
 @router.post("/{graph_id}/interventions", response_model=GraphView, responses=BUSY_RESPONSE)
@@ -219,13 +190,13 @@ async def intervene(
     404 unknown task; 409 nothing to pause/resume, or a task that never ran; 422 no such version."""
     check_size("comment", body.comment, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
     if body.new_assignee_id:
-        graph_calls.resolve_assignees(
+        blueprints.resolve_assignees(
             registry, [(("new_assignee_id",), body.new_assignee_id)], graph_id_of(graph_id)
         )
     request = GraphIntervention(
         **body.model_dump(), principal=caller.principal or "anonymous", channel="http"
     )
-    return await _update(
+    return await graphs.run_update(
         client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request, reopen_with=request
     )
 
@@ -243,7 +214,7 @@ def _control(name: str, update: Any, summary: str) -> None:
         given = body or GraphControl()
         check_size("reason", given.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
         principal = caller.principal or given.principal
-        return await _update(
+        return await graphs.run_update(
             client, settings, graph_id, update, SessionControl(reason=given.reason, principal=principal)
         )
 
@@ -262,63 +233,30 @@ _control("resume", TaskGraphWorkflow.resume_checked, "Let a paused graph go on."
 _control("cancel", TaskGraphWorkflow.cancel_checked, "Cancel every running task and close the graph.")
 
 
-async def _update(
-    client: Any,
-    settings: Any,
-    graph_id: str,
-    update: Any,
-    argument: Any,
-    reopen_with: GraphIntervention | BlueprintChange | None = None,
-) -> GraphView:
-    """Run the update; a completed or failed graph given a rollback or a blueprint (`reopen_with`)
-    is reopened with it instead (its next run, from its final state)."""
-    try:
-        view: GraphView = await workflow_calls.run_update(
-            client,
-            graph_workflow_id(graph_id),
-            graph_calls.name_of(graph_id),
-            lambda handle: handle.execute_update(update, argument),
-            within=settings.api.busy_retry_seconds,
-            check_with=f"GET /graphs/{graph_id_of(graph_id)}",
-        )
-    except workflow_calls.Closed:
-        if reopen_with is None:
-            raise
-        principal = reopen_with.principal
-        if isinstance(reopen_with, GraphIntervention):
-            await graph_calls.reopen(client, settings, graph_id, principal, intervention=reopen_with)
-        else:
-            await graph_calls.reopen(client, settings, graph_id, principal, change=reopen_with)
-        return await graph_calls.view(client, graph_id, GraphQuery(), wait=timedelta(seconds=10))
-    return view
-
-
 @router.post(
     "/{graph_id}/interactions/{interaction_id}",
     response_model=InteractionOutcome,
-    responses={**decisions.DECISION_RESPONSES, **ERROR_RESPONSES(413, 422)},
+    responses={**DECISION_RESPONSES, **ERROR_RESPONSES(413, 422)},
 )
 async def decide(
     graph_id: GraphId,
-    interaction_id: Annotated[str, Path(min_length=1, max_length=200)],
+    interaction_id: InteractionId,
     body: InteractionResponse,
     client: ClientDep,
     settings: SettingsDep,
     caller: Approver,
 ) -> Any:
     """Approve or deny a gate of the graph or a tool call inside one of its tasks."""
-    owner: str | None = await graph_calls.query(
-        client, graph_id, TaskGraphWorkflow.find_interaction, interaction_id, wait=settings.api.query_wait
-    )
-    if owner is None:
-        raise NotFound(f"no interaction {interaction_id!r} in {graph_calls.name_of(graph_id)}")
-    return await decisions.decide(
+    owner = await graphs.interaction_owner(client, graph_id, interaction_id, wait=settings.api.query_wait)
+    check_matches(interaction_id, body)
+    result = await decisions.decide(
         client,
         settings,
         caller,
         workflow_id=owner,
-        name=graph_calls.name_of(graph_id),
+        name=graphs.name_of(graph_id),
         interaction_id=interaction_id,
         body=body,
-        check_with=f"GET /graphs/{graph_id_of(graph_id)}",
+        check_with=graphs.check_with(graph_id),
     )
+    return answer(result)

@@ -1,28 +1,64 @@
-"""Deciding interactions over HTTP: approve or deny a pending tool call of a session."""
+"""Deciding interactions over HTTP: approve or deny a pending tool call of a session.
+
+A graph's decisions (`routes/graphs.py`) are checked and answered the same way (`check_matches`,
+`answer`): 200 with the outcome, 202 while it is not confirmed or a second approver is needed.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import dataclasses
+from typing import Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
 
 from contracts import InteractionOutcome, InteractionResponse
 from workflows.identity.ids import session_workflow_id
 
-from .. import decisions, session_calls
-from ..deps import Approver, ClientDep, SettingsDep
-from .sessions import SessionKey
+from ..calls import decisions, sessions
+from ..deps import Approver, ClientDep, InteractionId, SessionKey, SettingsDep
 
 router = APIRouter(prefix="/sessions", tags=["interactions"])
 
+DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    202: {
+        "description": "Decision submitted but not processed, or the tool not finished, within "
+        "SYNAPSE_DECISION_WAIT_SECONDS (60 s); or, under the two-person rule, a first approval counted "
+        "(`complete: false`, `approvals`): another approver must approve too."
+    },
+    403: {"description": "The principal may not decide this interaction."},
+    404: {"description": "No such workflow or pending interaction."},
+    409: {"description": "Already decided, the same person approving twice, or the workflow is closed."},
+    503: {
+        "description": "Temporal had no room for the decision within SYNAPSE_DECISION_WAIT_SECONDS "
+        "(nothing was applied); retry after `Retry-After` seconds."
+    },
+}
 
-InteractionId = Annotated[str, Path(min_length=1, max_length=200)]
+
+def check_matches(interaction_id: str, body: InteractionResponse) -> None:
+    """422 when the body names another interaction than the path."""
+    if body.interaction_id not in (None, interaction_id):
+        raise HTTPException(
+            422,
+            f"body.interaction_id {body.interaction_id!r} does not match the path's {interaction_id!r}",
+        )
+
+
+def answer(result: InteractionOutcome | decisions.Unconfirmed) -> InteractionOutcome | JSONResponse:
+    """200 with a complete outcome; 202 with one still waiting for a second approver, or with
+    what an unconfirmed decision waits for."""
+    if isinstance(result, decisions.Unconfirmed):
+        return JSONResponse(status_code=202, content=dataclasses.asdict(result))
+    if not result.complete:  # the two-person rule: counted, nothing applied yet
+        return JSONResponse(status_code=202, content=result.model_dump(mode="json"))
+    return result
 
 
 @router.post(
     "/{key}/interactions/{interaction_id}",
     response_model=InteractionOutcome,
-    responses=decisions.DECISION_RESPONSES,
+    responses=DECISION_RESPONSES,
 )
 async def decide(
     key: SessionKey,
@@ -33,13 +69,15 @@ async def decide(
     caller: Approver,
 ) -> Any:
     """Approve or deny; answers with the decision and, after approval, the tool's result."""
-    return await decisions.decide(
+    check_matches(interaction_id, body)
+    result = await decisions.decide(
         client,
         settings,
         caller,
         workflow_id=session_workflow_id(key),
-        name=session_calls.name_of(key),
+        name=sessions.name_of(key),
         interaction_id=interaction_id,
         body=body,
-        check_with=f"GET /sessions/{key}",
+        check_with=sessions.check_with(key),
     )
+    return answer(result)

@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, HTTPException, Path, Query
+from fastapi import APIRouter, Body, Header, HTTPException, Query
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from temporalio.client import Client
@@ -27,25 +27,24 @@ from contracts import (
     SessionControl,
     UniversalMessage,
 )
-from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
 from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from .. import session_calls
-from ..archive import archived_items
-from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..calls import sessions
+from ..calls.archive import archived_items
+from ..calls.errors import NotFound
+from ..calls.sizes import check_size
+from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
-from ..limits import MESSAGE_HINT, check_size
+from ..limits import MESSAGE_HINT
 from ..sse.response import sse_response
-from ..turns import turn_events, wait_for_turn
-from ..workflow_calls import NotFound
+from ..sse.turns import turn_events, wait_for_turn
 
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
-SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]
 OptionalControl = Annotated[SessionControl | None, Body()]
 
 
@@ -69,8 +68,8 @@ async def create_session(
         agent=registry.resolve(body.agent_id or DEFAULT_AGENT, key),
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
-    await session_calls.start_session(client, settings.temporal.task_queue, config)
-    return await session_calls.get_status(client, config.session_key, wait=settings.api.query_wait)
+    await sessions.start_session(client, settings.temporal.task_queue, config)
+    return await sessions.get_status(client, config.session_key, wait=settings.api.query_wait)
 
 
 MESSAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -130,7 +129,7 @@ async def post_message(
         metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
     config = SessionConfig(session_key=key, agent=registry.resolve(DEFAULT_AGENT, key))
-    await session_calls.send_message(
+    await sessions.send_message(
         client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
     accepted = MessageAccepted(
@@ -149,7 +148,7 @@ async def post_message(
 async def _stream_head(client: Client, key: str, settings: Settings) -> int:
     """The offset the session's next chunk will have (0 for a session not started yet)."""
     try:
-        status = await session_calls.get_status(client, key, wait=settings.api.query_wait)
+        status = await sessions.get_status(client, key, wait=settings.api.query_wait)
     except NotFound:
         return 0
     closed = status.status in ("cancelled", "completed", "failed")  # a message starts a new run, from 0
@@ -161,7 +160,7 @@ async def get_session(
     key: SessionKey, client: ClientDep, settings: SettingsDep, caller: Viewer
 ) -> LiveSession:
     """Status, pending interactions and conversation of a session."""
-    return await session_calls.get_status(client, key, wait=settings.api.query_wait)
+    return await sessions.get_status(client, key, wait=settings.api.query_wait)
 
 
 async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None:
@@ -193,7 +192,7 @@ async def get_messages(
 ) -> MessagePage:
     """One page of the conversation, oldest first, however long ago it was said (older turns are
     archived as artifacts; `next_before` pages further back)."""
-    window: MessageWindow = await session_calls.query(
+    window: MessageWindow = await sessions.query(
         client,
         key,
         SessionWorkflow.get_messages,
@@ -219,10 +218,8 @@ async def get_audit(
 ) -> AuditTrail:
     """Every decision and intervention, with who, where and when (archived entries included)."""
     wait = settings.api.query_wait
-    kept: AuditTrail = await session_calls.query(client, key, SessionWorkflow.get_audit, wait=wait)
-    cursor: ArchiveCursor = await session_calls.query(
-        client, key, SessionWorkflow.get_archive, "audit", wait=wait
-    )
+    kept: AuditTrail = await sessions.query(client, key, SessionWorkflow.get_audit, wait=wait)
+    cursor: ArchiveCursor = await sessions.query(client, key, SessionWorkflow.get_archive, "audit", wait=wait)
     older = await archived_items(store, cursor, 0, cursor.archived)
     entries = [AuditEntry.model_validate(item) for item in older] + kept.entries
     return kept.model_copy(update={"entries": entries})
@@ -241,7 +238,7 @@ def _intervention(name: str, update: Any, summary: str) -> None:
         control = body or SessionControl()
         check_size("reason", control.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
         control = control.model_copy(update={"principal": caller.principal or control.principal})
-        result: LiveSession = await session_calls.run_update(
+        result: LiveSession = await sessions.run_update(
             client,
             key,
             lambda handle: handle.execute_update(update, control),

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from contracts import TaskStreamChunk, WatchResult
 
-from ..busy import is_transient, retry_while_busy
+from ..calls.busy import is_transient, retry_while_busy
 from .events import chunk_event
 from .source import Closed, Refused, StreamSource
 from .subscriber import Event, Final, Subscriber

@@ -32,8 +32,8 @@ from contracts.names import GET_ARCHIVE, WATCH
 from core.artifacts import ArtifactStore
 from workflows.stream.chunks import STREAM_TOPIC
 
-from ..archive import archived_items
-from ..busy import is_busy
+from ..calls.archive import archived_items
+from ..calls.busy import is_busy
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateStage
 from temporalio.contrib.workflow_streams import PollInput, PollResult
 from temporalio.service import RPCError, RPCStatusCode
 
-from api.busy import retry_while_busy
+from api.calls.busy import retry_while_busy
 from api.main import create_app
 from contracts import SessionControl
 from core.settings import Settings

@@ -19,7 +19,7 @@ from temporalio.client import Client
 from api.main import create_app
 from api.sse import StreamHub
 from contracts import TaskChunkType, TaskStreamChunk
-from core.client import SseEvent, parse_sse
+from core.http_client import SseEvent, parse_sse
 from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 

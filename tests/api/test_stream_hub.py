@@ -12,11 +12,11 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from api import session_calls
+from api.calls import sessions
 from api.sse import StreamHub
 from api.sse.events import RETRY
 from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskChunkType, TaskStreamChunk
-from core.client import SseEvent, parse_sse
+from core.http_client import SseEvent, parse_sse
 from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow
@@ -81,7 +81,7 @@ async def test_five_api_processes_take_at_most_the_capped_slots_and_all_deliver(
 ) -> None:
     async with build_worker(client, settings):
         key = f"hubs-{uuid.uuid4().hex[:8]}"
-        handle = await session_calls.send_message(
+        handle = await sessions.send_message(
             client, settings.temporal.task_queue, SessionConfig(session_key=key), message(DELETE_CANCELLED)
         )
         hubs = [StreamHub(client, client_buffer=100) for _ in range(5)]  # as five API processes would

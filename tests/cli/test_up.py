@@ -85,7 +85,10 @@ class Up:
             except AssertionError as err:
                 raise AssertionError(f"{err}\n--- synapse up output ---\n{self.output}") from None
         await assert_eventually(
-            self._async_pids, lambda pids: len(pids) == 3, within=READY_TIMEOUT, what="`up` announcing its 3 children"
+            self._async_pids,
+            lambda pids: len(pids) == 3,
+            within=READY_TIMEOUT,
+            what="`up` announcing its 3 children",
         )
 
     async def _async_pids(self) -> dict[str, int]:

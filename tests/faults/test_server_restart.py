@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from activities.tools.sql.database import SEED_ORDERS
-from api import session_calls
+from api.calls import sessions as session_calls
 from api.main import create_app
 from contracts import InboundMessage, SessionConfig
 from core.settings import Settings

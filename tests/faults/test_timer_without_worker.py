@@ -8,7 +8,7 @@ import uuid
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from contracts import InboundMessage, LiveSession, SessionConfig
 from core.settings import Settings
 from worker import build_worker

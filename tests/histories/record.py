@@ -21,7 +21,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowHistory, WorkflowU
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from contracts import (
     AgentSpec,
     DecisionPolicy,

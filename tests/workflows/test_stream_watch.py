@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateStage
 from temporalio.exceptions import ApplicationError
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from contracts import (
     InboundMessage,
     InteractionResponse,

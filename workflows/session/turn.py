@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         ErrorType,
         Principal,
         SessionControl,
+        SessionStatus,
         TaskChunkType,
         ToolDenial,
         UniversalMessage,
@@ -118,7 +119,7 @@ class Turn:
         )
         self._surface.channel.text(f"已取消 / Cancelled: {reason}.")
         self._state.last_activity = workflow.now()
-        self._surface.show_status("paused" if self._state.paused else "active")
+        self._surface.show_status(SessionStatus.PAUSED if self._state.paused else SessionStatus.ACTIVE)
 
 
 def _unanswered_calls(messages: list[UniversalMessage]) -> list[tuple[str | None, str]]:

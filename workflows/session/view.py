@@ -13,14 +13,21 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import ArchiveCursor, LiveSession, MessagesQuery, MessageWindow, SessionConfig
+    from contracts import (
+        ArchiveCursor,
+        LiveSession,
+        MessagesQuery,
+        MessageWindow,
+        SessionConfig,
+        SessionStatus,
+    )
 
     from .state import SessionState
 
 from ..identity import search
 from ..identity.ids import session_key_of
 
-SEARCH_STATUS = {"active": "running"}
+SEARCH_STATUS: dict[str, str] = {SessionStatus.ACTIVE: "running"}
 """LiveSession status -> SynapseStatus value, where they differ."""
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"

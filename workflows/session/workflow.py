@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         MessagesQuery,
         MessageWindow,
         SessionControl,
+        SessionStatus,
         TaskChunkType,
         UniversalMessage,
     )
@@ -116,7 +117,9 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
     async def run(self, input: SessionRunInput) -> LiveSession:
         """Answer messages until cancelled or idle; continue-as-new when history grows."""
         state = self._state
-        self._set_status(state.status if state.status != "waiting_approval" else "active")
+        self._set_status(
+            SessionStatus.ACTIVE if state.status == SessionStatus.WAITING_APPROVAL else state.status
+        )
         deliveries = asyncio.create_task(self._outbox.run()) if self._outbox.enabled else None
         notices = asyncio.create_task(self._notifier.run()) if self._notifier.enabled else None
         idle = timedelta(seconds=self._config.idle_timeout_seconds)
@@ -124,7 +127,7 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
             try:
                 await workflow.wait_condition(lambda: bool(state.inbox) or state.cancelled, timeout=idle)
             except TimeoutError:
-                self._finish("completed", f"idle for {self._config.idle_timeout_seconds} s")
+                self._finish(SessionStatus.COMPLETED, f"idle for {self._config.idle_timeout_seconds} s")
                 break
             if state.cancelled:
                 break
@@ -132,8 +135,8 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
             state.turns_this_run += 1
             if not state.cancelled and self._should_continue_as_new():
                 await self._continue_as_new()
-        if state.cancelled and state.status != "cancelled":
-            self._finish("cancelled", state.cancel_reason or "cancelled")
+        if state.cancelled and state.status != SessionStatus.CANCELLED:
+            self._finish(SessionStatus.CANCELLED, state.cancel_reason or "cancelled")
         await workflow.wait_condition(lambda: not self._outbox.pending())
         if deliveries is not None:
             deliveries.cancel()
@@ -242,8 +245,8 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
             ]
         )
 
-    def _finish(self, status: str, reason: str) -> None:
-        kind = TaskChunkType.CANCELLED if status == "cancelled" else TaskChunkType.COMPLETE
+    def _finish(self, status: SessionStatus, reason: str) -> None:
+        kind = TaskChunkType.CANCELLED if status == SessionStatus.CANCELLED else TaskChunkType.COMPLETE
         self._set_status(status)
         self.publish(kind, {"status": status, "reason": reason}, is_final=True)
 
@@ -363,7 +366,7 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
 
     # ------------------------------------------------------ Web UI
 
-    def _set_status(self, status: str) -> None:
+    def _set_status(self, status: SessionStatus | str) -> None:
         self._state.status = status
         workflow.upsert_search_attributes(session_view.search_attributes(self._config, self._state))
         self._refresh_details()

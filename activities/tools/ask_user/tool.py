@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from contracts import ASK_USER, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ASK_USER, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.settings import Settings
 
 from ..plugin import Tool, cut, one_line
@@ -50,9 +50,7 @@ class AskUserTool(Tool):
         question = call.arguments.get("question")
         return one_line(f"ask_user: {question}") if isinstance(question, str) else super().summarize(call)
 
-    async def run(
-        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
-    ) -> ToolResult:
+    async def run(self, run: ToolRun) -> ToolResult:
         """Never the way a question is answered: the workflow asks the person."""
         return ToolResult(
             tool_id=ASK_USER, ok=False, error="ask_user is answered by a person in the session, not run"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Self
 
-from contracts import ArtifactRef, SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult
+from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.settings import Settings
 
-from ..plugin import Tool, one_line
+from ..plugin import Tool, claim_key, one_line
 from .database import TOOL_ID, SqlDatabase
 from .report import describe_sql_result, sql_preview
 
@@ -94,14 +94,12 @@ class SqlTool(Tool):
         sql = call.arguments.get("sql")
         return one_line(f"sql: {sql}") if isinstance(sql, str) else super().summarize(call)
 
-    async def run(
-        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
-    ) -> ToolResult:
-        """Run the statement (in a thread); a destructive one is applied once per `claim`."""
-        sql = sql_argument(call.arguments)
+    async def run(self, run: ToolRun) -> ToolResult:
+        """Run the statement (in a thread); a destructive one is applied once per `claim_key(run)`."""
+        sql = sql_argument(run.call.arguments)
         if sql is None:
-            return ToolResult(tool_id=TOOL_ID, ok=False, error=bad_sql_argument(call.arguments))
-        return await asyncio.to_thread(self.database.run, sql, claim)
+            return ToolResult(tool_id=TOOL_ID, ok=False, error=bad_sql_argument(run.call.arguments))
+        return await asyncio.to_thread(self.database.run, sql, claim_key(run))
 
     @classmethod
     def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:

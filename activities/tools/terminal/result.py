@@ -1,11 +1,13 @@
-"""What a command's outcome tells the agent (the tool result) and the stream (the final chunk)."""
+"""What a command's outcome tells the agent (the tool result), the stream (the final chunk) and
+people (a large result's preview, a sentence about it)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from contracts import ToolResult
+from contracts import ArtifactRef, ToolResult
 
 from ..plugin import cut
 from .chunks import TerminalChunk, complete_chunk, error_chunk
@@ -17,6 +19,13 @@ OUTPUT_CHARS = 1_000_000
 by the runner, and history, the stream and the agent carry its `preview`."""
 RAW_BYTES = 2_000_000
 """Raw output (escape sequences included) a command may produce before the rest is dropped."""
+
+
+LOST_CHILD = re.compile(r"^bash: line \d+: wait_for: No record of process \d+\r?\n", re.MULTILINE)
+"""bash's own warning, not the command's output: inside a sandbox's PID namespace, after a command
+that left a background job, bash (5.2) now and then loses a child it forked and says so on its
+error output, which is the command's (1 run in 40 of `sleep 30 & echo started`). Dropped from the
+result; what streamed live may have shown it."""
 
 
 def refusal(command: str, error: str, **metadata: Any) -> ToolResult:
@@ -37,7 +46,7 @@ def command_result(
     command: str, outcome: CommandOutcome, limits: Limits, sandbox: str, **metadata: Any
 ) -> ToolResult:
     """The outcome for the agent: all of the output (the runner stores a large one as an artifact)."""
-    text = outcome.output
+    text = LOST_CHILD.sub("", outcome.output) if sandbox != "none" else outcome.output
     note = None
     if len(text) > OUTPUT_CHARS or outcome.truncated_bytes:
         note = (
@@ -71,6 +80,15 @@ def command_result(
     )
 
 
+def sandbox_failed(result: ToolResult, outcome: CommandOutcome) -> None:
+    """The sandbox did not run the command (bwrap refused, a folder is missing): say so plainly."""
+    said = [line for line in outcome.output.splitlines() if line.startswith("bwrap: ")]
+    reason = said[-1] if said else f"bwrap ended with exit status {outcome.exit_status}"
+    result.ok = False
+    result.error = f"the sandbox did not run the command: {reason}"
+    result.metadata.update(sandbox_failed=True, command_success=False)
+
+
 def final_chunk(result: ToolResult, outcome: CommandOutcome) -> TerminalChunk:
     """`complete` with the exit status, time and sandbox, or `error` when the command was interrupted
     (or its sandbox did not start)."""
@@ -91,3 +109,16 @@ def final_chunk(result: ToolResult, outcome: CommandOutcome) -> TerminalChunk:
     )
     chunk.metadata["sandbox"] = result.metadata.get("sandbox")
     return chunk
+
+
+def output_preview(content: dict[str, Any], budget: int, ref: ArtifactRef) -> dict[str, Any]:
+    """The output's beginning and end (errors are often last), naming the artifact with all of it."""
+    output: str = content["output"]
+    half = max(budget // 4, 200)
+    shown = f"{output[:half]}\n[... {len(output):,} characters in all: artifact {ref.artifact_id} ...]\n{output[-half:]}"
+    return {**content, "output": shown}
+
+
+def describe_output(content: dict[str, Any]) -> str:
+    """`exit status 0:` and the output."""
+    return f"exit status {content.get('exit_status')}:\n{cut(str(content['output']), 1500)}"

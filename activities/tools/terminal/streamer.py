@@ -7,12 +7,11 @@ import time
 
 from temporalio import activity
 
-from contracts import ToolOutput
+from contracts import ToolOutput, ToolOutputBatch
+from contracts.names import TOOL_OUTPUTS
 
 from .chunks import TerminalChunk
 
-TOOL_OUTPUT = "tool_output"
-"""The signal that carries output to the session while a command runs."""
 FLUSH_SECONDS = 0.5
 
 
@@ -25,8 +24,9 @@ async def heartbeat_while_running() -> None:
 
 
 class Streamer:
-    """Output sent to the session while the command runs, as typed chunks (`tool_output` signals):
-    batched, at most every `FLUSH_SECONDS`; the final chunk (`complete` or `error`) last."""
+    """Output sent to the session while the command runs, as typed chunks: batched, one
+    `tool_outputs` signal per batch at most every `FLUSH_SECONDS`; the final chunk (`complete` or
+    `error`) last."""
 
     def __init__(self, tool_id: str, owner: str, interaction_id: str | None) -> None:
         self._tool_id = tool_id
@@ -73,24 +73,27 @@ class Streamer:
         await self.flush()
 
     async def flush(self) -> None:
+        """Send the chunks gathered so far, in order, as one `tool_outputs` signal (none when empty)."""
         async with self._sending:  # in order, one batch at a time
             chunks, self._pending = self._pending, []
             self._last_type = chunks[-1].type if chunks else self._last_type
             self._last = time.monotonic()
             self._sent += sum(len(c.content) for c in chunks)
-            if not activity.in_activity():
+            if not chunks or not activity.in_activity():
                 return
-            handle = activity.client().get_workflow_handle(self._owner)
-            for chunk in chunks:
-                output = ToolOutput(
-                    interaction_id=self._interaction_id,
-                    tool_id=self._tool_id,
-                    text=chunk.content,
-                    chunk_type=chunk.type,
-                    metadata=chunk.metadata,
-                )
-                try:
-                    await handle.signal(TOOL_OUTPUT, output)
-                except Exception as err:  # the stream is a courtesy; the result carries everything
-                    activity.logger.info("could not stream terminal output to %s: %s", self._owner, err)
-                    return
+            batch = ToolOutputBatch(
+                outputs=[
+                    ToolOutput(
+                        interaction_id=self._interaction_id,
+                        tool_id=self._tool_id,
+                        text=chunk.content,
+                        chunk_type=chunk.type,
+                        metadata=chunk.metadata,
+                    )
+                    for chunk in chunks
+                ]
+            )
+            try:
+                await activity.client().get_workflow_handle(self._owner).signal(TOOL_OUTPUTS, batch)
+            except Exception as err:  # the stream is a courtesy; the result carries everything
+                activity.logger.info("could not stream terminal output to %s: %s", self._owner, err)

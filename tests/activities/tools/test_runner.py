@@ -13,7 +13,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.tools.plugin import Tool
 from activities.tools.registry import builtin_tools
 from activities.tools.runner import ToolActivities
-from contracts import SandboxProfile, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from contracts import ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.settings import Settings
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -168,10 +168,8 @@ class Shout(Tool):
     def from_settings(cls, settings: Settings) -> Shout:
         return cls()
 
-    async def run(
-        self, call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None
-    ) -> ToolResult:
-        return ToolResult(tool_id="shout", ok=True, content=str(call.arguments["text"]).upper())
+    async def run(self, run: ToolRun) -> ToolResult:
+        return ToolResult(tool_id="shout", ok=True, content=str(run.call.arguments["text"]).upper())
 
 
 async def test_a_new_plugin_is_assessed_and_run_without_the_runner_knowing_its_name(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from activities.channels.lark.cards import Action, button_value
 from activities.tools.runner import ToolActivities
 from api.main import create_app
-from contracts import SandboxProfile, TaskChunkType, ToolCallRequest, ToolResult
+from contracts import TaskChunkType, ToolResult, ToolRun
 from core.settings import Settings
 from tests.api.test_busy_temporal import occupy_update_slots, release_update_slots
 from tests.api.test_sessions import DELETE_CANCELLED, is_type
@@ -340,9 +340,9 @@ async def slow_sql(client: Client, settings: Settings, *, quick: bool) -> AsyncI
     sql = tools.tools["sql"]
     run_sql = sql.run
 
-    async def slow(call: ToolCallRequest, claim: str | None, sandbox: SandboxProfile | None) -> ToolResult:
+    async def slow(run: ToolRun) -> ToolResult:
         await asyncio.sleep(3)
-        return await run_sql(call, claim, sandbox)
+        return await run_sql(run)
 
     sql.run = slow  # type: ignore[method-assign]
     if not quick:

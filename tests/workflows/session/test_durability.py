@@ -11,7 +11,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.testing import WorkflowEnvironment
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from api.main import create_app
 from contracts import (
     InboundMessage,

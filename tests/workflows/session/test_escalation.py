@@ -9,7 +9,7 @@ from collections.abc import Callable
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from contracts import DecisionPolicy, InteractionResponse, LiveSession, SessionConfig, SessionControl
 from core.settings import Settings
 from tests.conftest import assert_eventually

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from api import session_calls
+from api.calls import sessions as session_calls
 from contracts import InboundMessage, InteractionResponse, SessionConfig
 from core.settings import LarkSettings, Settings
 from tests.conftest import assert_eventually

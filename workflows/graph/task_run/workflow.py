@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         AgentTaskInput,
         InteractionRequest,
+        SessionStatus,
         TaskInteractions,
         TaskReport,
         UniversalMessage,
@@ -62,7 +63,9 @@ class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
         """Set up supervision and the stream (must happen in `__init__`)."""
         self._input = input
         self._state = TaskRunState(
-            status="paused" if input.paused else "active", paused=input.paused, last_activity=workflow.now()
+            status=SessionStatus.PAUSED if input.paused else SessionStatus.ACTIVE,
+            paused=input.paused,
+            last_activity=workflow.now(),
         )
         self._chunks = ChunkStream(workflow.info().workflow_id, self._state, None)
         self.publish = self._chunks.publish

@@ -11,7 +11,7 @@ import pytest
 
 from activities.tools.terminal.sandbox import Sandbox
 from activities.tools.terminal.tool import TerminalTool
-from contracts import SandboxProfile, ToolCallRequest, ToolResult
+from contracts import SandboxProfile, ToolCallRequest, ToolResult, ToolRun
 from core.settings import Settings, ToolSettings
 
 _, _WHY = Sandbox.find("bwrap", [Path.cwd()], Path.cwd())
@@ -25,9 +25,21 @@ SECRET = "synapse-canary-7f3e9a1c"
 """Planted outside the trusted folder, in the worker's environment and in the worker's data dir."""
 
 
+OWNER = "session:t"
+"""The workflow the tests' commands run for."""
+
+
 def call(command: str) -> ToolCallRequest:
     """A terminal call."""
     return ToolCallRequest(tool_id="terminal", arguments={"command": command})
+
+
+def tool_run(
+    command: str, interaction_id: str | None = None, sandbox: SandboxProfile | None = None
+) -> ToolRun:
+    """A run of `command` for `OWNER`: approved by `interaction_id` for `sandbox` (None: the
+    worker's default), or without an approval."""
+    return ToolRun(owner_id=OWNER, interaction_id=interaction_id, call=call(command), sandbox=sandbox)
 
 
 def snapshot(*roots: Path, skip: Path | None = None) -> dict[str, str]:
@@ -64,11 +76,11 @@ class Bench:
         needs_approval, _ = self.tool.assess(call(command), {})
         if needs_approval:
             return None
-        return await self.tool.run(call(command), None, None)
+        return await self.tool.run(tool_run(command))
 
-    async def approved(self, command: str, profile: SandboxProfile | None, claim: str) -> ToolResult:
-        """Run `command` as approved under `profile` (None: the worker's default)."""
-        return await self.tool.run(call(command), claim, profile)
+    async def approved(self, command: str, profile: SandboxProfile | None, interaction_id: str) -> ToolResult:
+        """Run `command` as approved by `interaction_id` under `profile` (None: the worker's default)."""
+        return await self.tool.run(tool_run(command, interaction_id, profile))
 
     def untouched(self) -> dict[str, str]:
         """What a harmless command leaves as it found it: the trusted folder, the folder outside, and
@@ -77,7 +89,7 @@ class Bench:
         return {**snapshot(self.work, self.outside, skip=self.data), str(planted): planted.read_text()}
 
     async def close(self) -> None:
-        await self.tool._terminals.close()
+        await self.tool.runner.terminals.close()
 
 
 def bench(

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from activities.tools.terminal.policy import SOURCE_ROOT
 from activities.tools.terminal.sandbox import Sandbox
-from activities.tools.terminal.tool import SOURCE_ROOT, TerminalTool
+from activities.tools.terminal.tool import TerminalTool
 from contracts import SandboxProfile
 from core.settings import Settings, ToolSettings
 
@@ -38,7 +39,7 @@ async def test_benign_commands_still_run_free_and_print_what_they_would_anywhere
     result = await at.free(command)
     assert result is not None, f"{command!r} runs without approval"
     assert result.metadata["sandbox"] == "trusted-read-only" and result.metadata["exit_status"] == 0
-    bare = await at.approved(f"{command} | cat", SandboxProfile.FULL, "t/run/tool_1")  # its output is a pipe
+    bare = await at.approved(f"{command} | cat", SandboxProfile.FULL, "tool_1")  # its output is a pipe
     assert result.ok and result.content["output"] == bare.content["output"] != ""
 
 
@@ -53,7 +54,7 @@ async def test_benign_commands_still_run_free_and_print_what_they_would_anywhere
 async def test_where_an_approved_command_may_write(
     at: Bench, profile: SandboxProfile, inside: bool, outside: bool
 ) -> None:
-    result = await at.approved("touch made.txt; touch ../outside/made.txt; true", profile, "t/run/tool_1")
+    result = await at.approved("touch made.txt; touch ../outside/made.txt; true", profile, "tool_1")
     assert result.ok and result.metadata["sandbox"] == str(profile)
     assert (at.work / "made.txt").exists() == inside
     assert (at.outside / "made.txt").exists() == outside
@@ -98,9 +99,7 @@ async def test_the_hosts_network_and_its_services_are_out_of_reach_unless_shared
     port, reached = listener
     at = bench(tmp_path, monkeypatch, terminal_network=network)
     try:
-        result = await at.approved(
-            f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", profile, "t/run/tool_1"
-        )
+        result = await at.approved(f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected", profile, "tool_1")
         assert result.ok == reaches, result.content
         await assert_eventually(lambda: asyncio.sleep(0, reached), lambda r: bool(r) == reaches, within=5)
     finally:
@@ -109,18 +108,16 @@ async def test_the_hosts_network_and_its_services_are_out_of_reach_unless_shared
 
 async def test_a_sandbox_has_a_tmp_of_its_own_gone_with_the_command(at: Bench) -> None:
     name = f"/tmp/synapse-test-{uuid.uuid4().hex}"
-    wrote = await at.approved(f"echo mine > {name} && cat {name}", SandboxProfile.READ_ONLY, "t/run/tool_1")
+    wrote = await at.approved(f"echo mine > {name} && cat {name}", SandboxProfile.READ_ONLY, "tool_1")
     assert wrote.ok and wrote.content["output"] == "mine\n"
     assert not await asyncio.to_thread(Path(name).exists), "the host's /tmp is untouched"
-    later = await at.approved(f"cat {name}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_2")
+    later = await at.approved(f"cat {name}", SandboxProfile.WORKSPACE_WRITE, "tool_2")
     assert not later.ok and "No such file" in later.content["output"]
 
 
 async def test_background_processes_end_with_their_sandboxed_command(at: Bench) -> None:
     marker = f"{uuid.uuid4().int % 1000}.{uuid.uuid4().int % 1000}"
-    result = await at.approved(
-        f"sleep 3{marker} & echo started", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1"
-    )
+    result = await at.approved(f"sleep 3{marker} & echo started", SandboxProfile.WORKSPACE_WRITE, "tool_1")
     assert result.ok and result.content["output"] == "started\n"
 
     async def running() -> bool:
@@ -132,32 +129,30 @@ async def test_background_processes_end_with_their_sandboxed_command(at: Bench) 
 
 
 async def test_the_folder_comes_back_to_the_terminal_and_exports_stay_in_its_sandboxes(at: Bench) -> None:
-    moved = await at.approved("cd sub && export STAGE=two", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    moved = await at.approved("cd sub && export STAGE=two", SandboxProfile.WORKSPACE_WRITE, "tool_1")
     assert moved.ok and moved.content["cwd"] == str(at.work / "sub")
     listed = await at.free("ls")
     assert listed is not None and listed.content["output"] == "deep.txt\n", "a free command runs where it is"
-    inside = await at.approved("echo $STAGE in $(basename $PWD)", SandboxProfile.READ_ONLY, "t/run/tool_2")
+    inside = await at.approved("echo $STAGE in $(basename $PWD)", SandboxProfile.READ_ONLY, "tool_2")
     assert inside.content["output"] == "two in sub\n", "later sandboxed commands start with its exports"
-    outside = await at.approved(
-        "echo ${STAGE:-unset} in $(basename $PWD)", SandboxProfile.FULL, "t/run/tool_3"
-    )
+    outside = await at.approved("echo ${STAGE:-unset} in $(basename $PWD)", SandboxProfile.FULL, "tool_3")
     assert outside.content["output"] == "unset in sub\n", "the terminal's own environment is untouched"
-    back = await at.approved("cd .. && unset STAGE", SandboxProfile.READ_ONLY, "t/run/tool_4")
+    back = await at.approved("cd .. && unset STAGE", SandboxProfile.READ_ONLY, "tool_4")
     assert back.content["cwd"] == str(at.work)
-    gone = await at.approved("echo ${STAGE:-unset}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_5")
+    gone = await at.approved("echo ${STAGE:-unset}", SandboxProfile.WORKSPACE_WRITE, "tool_5")
     assert gone.content["output"] == "unset\n"
 
 
 async def test_the_folder_shown_is_where_the_terminal_really_is(at: Bench) -> None:
-    linked = await at.approved("ln -s /etc build && cd build", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    linked = await at.approved("ln -s /etc build && cd build", SandboxProfile.WORKSPACE_WRITE, "tool_1")
     assert linked.content["cwd"] == "/etc", "a symlinked folder is shown as where it leads"
-    back = await at.approved(f"cd {at.work}", SandboxProfile.FULL, "t/run/tool_2")
+    back = await at.approved(f"cd {at.work}", SandboxProfile.FULL, "tool_2")
     assert back.content["cwd"] == str(at.work)
     odd = await at.approved(
-        "mkdir -p $'x\\n/srv' && cd $'x\\n/srv'", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_3"
+        "mkdir -p $'x\\n/srv' && cd $'x\\n/srv'", SandboxProfile.WORKSPACE_WRITE, "tool_3"
     )
     assert odd.content["cwd"] == str(at.work), "a folder whose name holds a newline is not gone to"
-    shown = await at.approved("cd $'x\\n/srv'", SandboxProfile.FULL, "t/run/tool_4")
+    shown = await at.approved("cd $'x\\n/srv'", SandboxProfile.FULL, "tool_4")
     assert shown.content["cwd"] == f"{at.work}/x?/srv", "its newline shown as `?`, never as a second line"
 
 
@@ -166,7 +161,7 @@ async def test_a_sandbox_that_cannot_start_is_a_clear_error_and_runs_nothing(at:
     started = await at.free("ls")
     assert started is not None and started.ok
     shutil.rmtree(at.work)  # the workspace the sandbox mounts is gone
-    result = await at.approved(f"touch {marker}", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    result = await at.approved(f"touch {marker}", SandboxProfile.WORKSPACE_WRITE, "tool_1")
     assert not result.ok and result.metadata["sandbox_failed"] is True
     assert (result.error or "").startswith("the sandbox did not run the command: bwrap: "), result.error
     assert not marker.exists()
@@ -179,7 +174,7 @@ async def test_a_terminal_that_cannot_start_says_where(
 ) -> None:
     at = bench(tmp_path, monkeypatch)
     shutil.rmtree(at.work)
-    result = await at.approved("true", SandboxProfile.FULL, "t/run/tool_1")
+    result = await at.approved("true", SandboxProfile.FULL, "tool_1")
     assert (
         not result.ok
         and result.error == f"no terminal: could not start bash in {at.work}: No such file or directory"
@@ -188,9 +183,7 @@ async def test_a_terminal_that_cannot_start_says_where(
 
 async def test_control_characters_in_an_approved_command_are_refused(at: Bench) -> None:
     """Ctrl-C would flush the shell's input and the rest would run without a sandbox."""
-    result = await at.approved(
-        f"ls \x03 touch {at.outside}/escaped\r:", SandboxProfile.READ_ONLY, "t/run/tool_1"
-    )
+    result = await at.approved(f"ls \x03 touch {at.outside}/escaped\r:", SandboxProfile.READ_ONLY, "tool_1")
     assert not result.ok and "control character U+0003 at position 3" in (result.error or "")
     assert not (at.outside / "escaped").exists()
 
@@ -203,19 +196,19 @@ async def test_what_a_sandbox_carries_out_never_makes_the_shell_run_anything(at:
         f'echo x >> mbox; export MAILCHECK=0 MAILPATH="{mail}" histchars=@ PATH="$PWD/bin:$PATH" '
         f"PROMPT_COMMAND='touch {at.outside}/by-prompt' X=$'A\\x15touch {at.outside}/by-carry\\r' KEPT=yes"
     )
-    carried = await at.approved(setup, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+    carried = await at.approved(setup, SandboxProfile.WORKSPACE_WRITE, "tool_1")
     assert carried.ok, carried
     for step, command in enumerate(["sleep 1; echo y >> mbox", "true"], start=2):  # a newer mtime
-        assert (await at.approved(command, SandboxProfile.WORKSPACE_WRITE, f"t/run/tool_{step}")).ok
+        assert (await at.approved(command, SandboxProfile.WORKSPACE_WRITE, f"tool_{step}")).ok
         await at.free("ls")
     expanded = await at.free("echo @-1:1 @-1:0")
     assert expanded is not None and expanded.content["output"] == "@-1:1 @-1:0\n", "no history expansion"
-    inside = await at.approved('printf "%s|%q" "$KEPT" "$X"', SandboxProfile.READ_ONLY, "t/run/tool_8")
+    inside = await at.approved('printf "%s|%q" "$KEPT" "$X"', SandboxProfile.READ_ONLY, "tool_8")
     assert inside.content["output"] == "yes|$'A\\025touch " + str(at.outside) + "/by-carry\\r'", (
         "a value is data"
     )
     shell = await at.approved(
-        'printf "%s|%s|%s" "${KEPT:-}" "${MAILPATH:-}" "$PATH"', SandboxProfile.FULL, "t/run/tool_9"
+        'printf "%s|%s|%s" "${KEPT:-}" "${MAILPATH:-}" "$PATH"', SandboxProfile.FULL, "tool_9"
     )
     kept, mailpath, path = shell.content["output"].split("|", 2)
     assert (kept, mailpath) == ("", "") and str(at.work / "bin") not in path, "none of it reached the shell"
@@ -226,14 +219,14 @@ async def test_a_sandboxed_command_cannot_change_how_the_next_line_is_read(at: B
     """It holds the terminal while it runs: `stty intr T` would cut the next line typed into the
     shell at its first `T` (the rest then runs outside every sandbox). The settings come back first."""
     setup = f"stty intr T; export __synapse_command='touch {at.outside}/by-stty'"
-    assert (await at.approved(setup, SandboxProfile.READ_ONLY, "t/run/tool_1")).ok
-    listed = await at.approved("ls -d sub", SandboxProfile.READ_ONLY, "t/run/tool_2")
+    assert (await at.approved(setup, SandboxProfile.READ_ONLY, "tool_1")).ok
+    listed = await at.approved("ls -d sub", SandboxProfile.READ_ONLY, "tool_2")
     assert listed.ok and listed.content["output"] == "sub\n"
     cut = "stty intr -; echo written > made-by-workspace-write"
-    assert (await at.approved(cut, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_3")).ok
+    assert (await at.approved(cut, SandboxProfile.WORKSPACE_WRITE, "tool_3")).ok
     again = await at.free("ls -d sub")
     assert again is not None and again.ok and again.content["output"] == "sub\n"
-    interrupted = await at.approved("stty intr T; sleep 30", SandboxProfile.READ_ONLY, "t/run/tool_4")
+    interrupted = await at.approved("stty intr T; sleep 30", SandboxProfile.READ_ONLY, "tool_4")
     assert interrupted.metadata["exit_status"] == 130, "Ctrl-C still interrupts"
     assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
 
@@ -251,7 +244,7 @@ async def test_the_hosts_sockets_are_out_of_reach(at: Bench) -> None:
     try:
         connect = f"{sys.executable} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}')\""
         for step, profile in enumerate([SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE], start=1):
-            result = await at.approved(connect, profile, f"t/run/tool_{step}")
+            result = await at.approved(connect, profile, f"tool_{step}")
             assert not result.ok and "No such file" in result.content["output"], result.content
         assert reached == []
     finally:
@@ -268,7 +261,7 @@ async def test_the_workers_settings_cannot_be_created_or_moved_away(
     at = bench(tmp_path, monkeypatch, data_in_work=True, env_file=False, data=Path("work/var/synapse"))
     try:
         write = "echo SYNAPSE_TERMINAL_TRUSTED=/ >> .env; echo '[agents.x]' > synapse.toml; mv var var.moved"
-        result = await at.approved(write, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+        result = await at.approved(write, SandboxProfile.WORKSPACE_WRITE, "tool_1")
         assert not result.ok
         assert "Device or resource busy" in result.content["output"], result.content
         assert (at.work / ".env").read_text() == "" and (at.work / "synapse.toml").read_text() == ""
@@ -312,7 +305,7 @@ async def test_a_relative_data_dir_cannot_be_shadowed_from_the_workspace(
             "printf '%s\\0' --bind / / --dev /dev > $D/args; "
             f"printf '%s\\0' /bin/sh -c 'touch {at.outside}/by-relative-path' > $D/words; cd sub"
         )
-        assert (await shadow.approved(plant, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")).ok
+        assert (await shadow.approved(plant, SandboxProfile.WORKSPACE_WRITE, "tool_1")).ok
         listed = await shadow.free("ls -d data")
         assert listed is not None and listed.ok and listed.content["output"] == "data\n"
         assert sorted(p.name for p in at.outside.iterdir()) == ["secret.txt"]
@@ -341,10 +334,10 @@ async def test_the_workers_secrets_are_covered_in_approved_sandboxes(
             f"{home}/.config/gh/hosts.yml; head -c 40 /etc/shadow"
         )
         for step, profile in enumerate([SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE], start=1):
-            result = await at.approved(reads, profile, f"t/run/tool_{step}")
+            result = await at.approved(reads, profile, f"tool_{step}")
             output = result.content["output"]
             assert SECRET not in output and "root:" not in output, output
-        inside = await at.approved(f"ls {at.work}", SandboxProfile.READ_ONLY, "t/run/tool_3")
+        inside = await at.approved(f"ls {at.work}", SandboxProfile.READ_ONLY, "tool_3")
         assert inside.ok and "README.md" in inside.content["output"], "folders shown again are there"
     finally:
         await at.close()
@@ -368,7 +361,7 @@ async def test_synapses_own_installation_stays_read_only(
         wrote = await at.approved(
             f"touch {probe}; touch {sys.prefix}/probe; echo >> worker.py",
             SandboxProfile.WORKSPACE_WRITE,
-            "t/run/tool_1",
+            "tool_1",
         )
         assert not wrote.ok and wrote.content["output"].count("Read-only file system") == 3, wrote.content
         assert not probe.exists() and not (Path(sys.prefix) / "probe").exists()
@@ -392,16 +385,16 @@ async def test_a_sandboxed_command_holds_no_part_of_the_sessions_terminal(at: Be
         "time.sleep(60)\n"
     )
     (at.work / "hold.py").write_text(attack)
-    held = await at.approved(f"{sys.executable} hold.py", SandboxProfile.READ_ONLY, "t/run/tool_1")
+    held = await at.approved(f"{sys.executable} hold.py", SandboxProfile.READ_ONLY, "tool_1")
     assert held.content is not None, f"the terminal was not lost: {held.error}"
     assert held.metadata["exit_status"] != 0 and held.content["cwd"] == str(at.work), "nothing faked"
-    after = await at.approved("pwd", SandboxProfile.FULL, "t/run/tool_2")
+    after = await at.approved("pwd", SandboxProfile.FULL, "tool_2")
     assert after.ok and after.content["output"] == f"{at.work}\n" and after.content["cwd"] == str(at.work)
 
 
 async def test_a_folder_is_shown_with_every_character_of_its_name(at: Bench) -> None:
     moved = await at.approved(
-        "mkdir $'sub\\u00a0 ' && cd $'sub\\u00a0 '", SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1"
+        "mkdir $'sub\\u00a0 ' && cd $'sub\\u00a0 '", SandboxProfile.WORKSPACE_WRITE, "tool_1"
     )
     assert moved.content["cwd"] == f"{at.work}/sub\u00a0 ", "trailing spaces are part of the name"
 
@@ -414,11 +407,11 @@ async def test_synapses_installation_cannot_be_moved_away_inside_the_workspace(
     installation = tmp_path / "work" / "apps" / "synapse"
     installation.mkdir(parents=True)
     (installation / "worker.py").write_text("print('the real worker')\n")
-    monkeypatch.setattr("activities.tools.terminal.tool.SOURCE_ROOT", installation)
+    monkeypatch.setattr("activities.tools.terminal.policy.SOURCE_ROOT", installation)
     at = bench(tmp_path, monkeypatch)
     try:
         swap = "mv apps apps-old; mkdir -p apps/synapse; echo \"print('trojan')\" > apps/synapse/worker.py"
-        result = await at.approved(swap, SandboxProfile.WORKSPACE_WRITE, "t/run/tool_1")
+        result = await at.approved(swap, SandboxProfile.WORKSPACE_WRITE, "tool_1")
         assert not result.ok and "Device or resource busy" in result.content["output"], result.content
         assert (installation / "worker.py").read_text() == "print('the real worker')\n"
     finally:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from activities.tools.terminal.tool import PROGRAM_INPUT, TerminalTool
+from activities.tools.terminal.policy import PROGRAM_INPUT
+from activities.tools.terminal.tool import TerminalTool
 from contracts import SandboxProfile
 from core.settings import Settings, ToolSettings
 
-from .sandboxing import call, needs_bwrap
+from .sandboxing import call, needs_bwrap, tool_run
 
 AGENT_CLI = Path(__file__).parents[3] / "fakes" / "agent_cli.py"
 
@@ -31,23 +32,21 @@ async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path:
     tool = _tool(tmp_path)
     free, _ = tool.assess(call("ls"), {})
     assert free is False, "ls in the trusted folder is free in the shell"
-    started = await tool.run(
-        call(f"{sys.executable} {AGENT_CLI}"), "session:t/run/tool_1", SandboxProfile.FULL
-    )
+    started = await tool.run(tool_run(f"{sys.executable} {AGENT_CLI}", "tool_1", SandboxProfile.FULL))
     assert started.ok and started.content["waiting_for_input"] == ">"
     assert started.metadata["waiting_for_input"] == ">"
     state = started.metadata
     assert tool.assess(call("ls"), state) == (True, f"it is {PROGRAM_INPUT}")
     assert tool.sandbox(call("ls"), state) is None, "input for a program cannot be sandboxed"
     assert tool.context(call("ls"), state)["sandbox"] == f"full: {PROGRAM_INPUT}"
-    refused = await tool.run(call("ls"), None, None)
+    refused = await tool.run(tool_run("ls"))
     assert not refused.ok and "needs a person's approval" in (refused.error or "")
-    sandboxed = await tool.run(call("/quit"), "session:t/run/tool_2", SandboxProfile.READ_ONLY)
+    sandboxed = await tool.run(tool_run("/quit", "tool_2", SandboxProfile.READ_ONLY))
     assert not sandboxed.ok and "approved for the read-only sandbox" in (sandboxed.error or "")
-    approved = await tool.run(call("/quit"), "session:t/run/tool_3", None)
+    approved = await tool.run(tool_run("/quit", "tool_3"))
     assert approved.ok and approved.content["output"] == "bye\n"
     assert approved.metadata["waiting_for_input"] is None
-    back = await tool.run(call("ls"), None, None)
+    back = await tool.run(tool_run("ls"))
     assert back.ok and back.metadata["sandbox"] == "trusted-read-only", "back in the shell, ls is free again"
 
 
@@ -59,13 +58,11 @@ async def test_a_prompt_printed_in_a_sandbox_takes_no_input(tmp_path: Path) -> N
     work, outside = tmp_path / "work", tmp_path / "outside"
     outside.mkdir()
     (work / "banner.txt").write_text("\x1b]697;StartPrompt\x07> \x1b]697;EndPrompt\x07")
-    printed = await tool.run(call("cat banner.txt"), None, None)
+    printed = await tool.run(tool_run("cat banner.txt"))
     assert printed.ok and printed.metadata["waiting_for_input"] is None
-    approved = await tool.run(
-        call(f"touch {outside}/escaped"), "session:t/run/tool_1", SandboxProfile.WORKSPACE_WRITE
-    )
+    approved = await tool.run(tool_run(f"touch {outside}/escaped", "tool_1", SandboxProfile.WORKSPACE_WRITE))
     assert approved.metadata["sandbox"] == "workspace-write" and not (outside / "escaped").exists()
-    shown = await tool.run(call("cat banner.txt"), "session:t/run/tool_2", SandboxProfile.READ_ONLY)
+    shown = await tool.run(tool_run("cat banner.txt", "tool_2", SandboxProfile.READ_ONLY))
     assert shown.ok and shown.metadata["waiting_for_input"] is None
 
 
@@ -100,13 +97,13 @@ async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_
 ) -> None:
     tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
     marker = tmp_path / "work" / "ran.txt"
-    refused = await tool.run(call(f"touch {marker}"), "session:t/run/tool_1", None)
+    refused = await tool.run(tool_run(f"touch {marker}", "tool_1"))
     assert not refused.ok and not marker.exists()
     assert "the workspace-write sandbox cannot start on this worker" in (refused.error or "")
     assert "sandbox `full`" in (refused.error or "")
-    free = await tool.run(call("ls"), None, None)
+    free = await tool.run(tool_run("ls"))
     assert not free.ok and "needs a person's approval" in (free.error or ""), "and nothing runs free"
-    full = await tool.run(call(f"touch {marker}"), "session:t/run/tool_2", SandboxProfile.FULL)
+    full = await tool.run(tool_run(f"touch {marker}", "tool_2", SandboxProfile.FULL))
     assert full.ok and marker.exists() and full.metadata["sandbox"] == "full"
 
 
@@ -124,7 +121,20 @@ async def test_a_prompt_printed_by_a_program_that_ended_takes_no_input(tmp_path:
     the terminal again, so the next command is not taken for a program's input."""
     tool = _tool(tmp_path)
     (tmp_path / "work" / "build.log").write_text("done\n\x1b]697;StartPrompt\x07q> \x1b]697;EndPrompt\x07")
-    shown = await tool.run(call("cat build.log"), "session:t/run/tool_1", SandboxProfile.FULL)
+    shown = await tool.run(tool_run("cat build.log", "tool_1", SandboxProfile.FULL))
     assert shown.ok and shown.metadata["waiting_for_input"] is None
-    after = await tool.run(call("echo in bash"), "session:t/run/tool_2", SandboxProfile.FULL)
+    after = await tool.run(tool_run("echo in bash", "tool_2", SandboxProfile.FULL))
     assert after.ok and after.content["output"] == "in bash\n"
+
+
+async def test_an_approved_run_retried_is_answered_with_its_first_result(tmp_path: Path) -> None:
+    """A retry of the same approval (an activity retried) finds its claim: the command is not typed again."""
+    tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+    log = tmp_path / "work" / "log.txt"
+    first = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_1", SandboxProfile.FULL))
+    again = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_1", SandboxProfile.FULL))
+    assert first.ok and first.content["output"] == "1\n" and again == first
+    assert log.read_text() == "once\n"
+    other = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_2", SandboxProfile.FULL))
+    assert other.ok and other.content["output"] == "2\n", "another approval runs it again"
+    await tool.runner.terminals.close()

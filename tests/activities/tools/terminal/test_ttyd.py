@@ -18,11 +18,11 @@ from activities.tools.terminal.backend import TerminalAuthFailed, TerminalLost
 from activities.tools.terminal.shell import Shell
 from activities.tools.terminal.tool import TerminalTool
 from activities.tools.terminal.ttyd import TtydTerminal
-from contracts import ToolCallRequest
 from core.settings import Settings, ToolSettings
 
 from ....conftest import assert_eventually
 from ....fakes.ttyd import fake_ttyd
+from .sandboxing import tool_run
 
 CREDENTIAL = "user:pass"
 
@@ -156,16 +156,12 @@ async def test_the_tool_on_ttyd_reports_a_refused_credential_as_its_result(tmp_p
             _env_file=None,
         )
         tool = TerminalTool.from_settings(settings)
-        refused = await tool.run(
-            ToolCallRequest(tool_id="terminal", arguments={"command": "ls"}), "t/run/tool_1", None
-        )
+        refused = await tool.run(tool_run("ls", "tool_1"))
         assert not refused.ok and (refused.error or "").startswith("terminal authentication failed")
         right = settings.model_copy(
             update={"tools": settings.tools.model_copy(update={"ttyd_credential": CREDENTIAL})}
         )
-        done = await TerminalTool.from_settings(right).run(
-            ToolCallRequest(tool_id="terminal", arguments={"command": "echo via ttyd"}), "t/run/tool_2", None
-        )
+        done = await TerminalTool.from_settings(right).run(tool_run("echo via ttyd", "tool_2"))
         assert done.ok and done.content["output"] == "via ttyd\n"
 
 
@@ -177,14 +173,14 @@ async def test_a_connection_dropped_between_commands_is_replaced_before_the_next
             _env_file=None,
         )
         tool = TerminalTool.from_settings(settings)
-        first = await tool.run(_call("cd / && export MARK=kept && echo $MARK"), "t/run/tool_1", None)
+        first = await tool.run(tool_run("cd / && export MARK=kept && echo $MARK", "tool_1"))
         assert first.ok and first.content["output"] == "kept\n"
         fake.drop()
         [shell] = [
-            terminal.shell for terminal in tool._terminals
+            terminal.shell for terminal in tool.runner.terminals
         ]  # to wait (bounded) until the client has seen the drop
         await assert_eventually(_ended(shell), bool, within=10, what="the drop seen by the client")
-        second = await tool.run(_call("echo mark=$MARK"), "t/run/tool_2", None)
+        second = await tool.run(tool_run("echo mark=$MARK", "tool_2"))
         assert second.ok and second.content["output"] == "mark=\n", "a new connection is a new shell"
         assert second.metadata["fresh_terminal"] is True and "reconnected" in second.metadata
         assert len(fake.connections) == 2
@@ -209,10 +205,6 @@ def _ended(shell: Shell) -> Callable[[], Awaitable[bool]]:
         return shell.backend.ended
 
     return probe
-
-
-def _call(command: str) -> ToolCallRequest:
-    return ToolCallRequest(tool_id="terminal", arguments={"command": command})
 
 
 async def test_a_reader_that_falls_behind_pauses_the_output_and_loses_nothing(ttyd_url: str) -> None:

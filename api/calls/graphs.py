@@ -1,20 +1,16 @@
-"""Calls to graph workflows: check a blueprint at the door, start a graph, read and command it.
+"""Calls to graph workflows: start a graph, read it, command it, find what to follow or decide.
 
-Built on `workflow_calls` (same errors, same statuses). A blueprint is checked here before anything
-starts: its size (413), its assignees against the agent registry and every rule of
-`workflows.graph.blueprint.expand` (422 naming the task, edge or expression); an extension's
-`workflow_id` against the graph it is sent to. A completed or failed graph takes a rollback or a
-blueprint by being reopened (`reopen`): its next run starts from its final state.
+Built on `workflow.py` (same errors); a blueprint is checked before any of this
+(`blueprints.py`). A completed or failed graph takes a rollback or a blueprint by being reopened
+(`reopen`): its next run starts from its final state.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import timedelta
 from typing import Any
 
-from fastapi.exceptions import RequestValidationError
 from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
@@ -25,10 +21,10 @@ from contracts import (
     GraphConfig,
     GraphIntervention,
     GraphQuery,
+    GraphTask,
     GraphView,
     PlanBlueprint,
 )
-from core.agent_registry import AgentRegistry, UnknownAssignee
 from core.settings import Settings
 from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
@@ -37,8 +33,8 @@ from workflows.graph.state import GraphRunInput, Reopening
 from workflows.identity import search
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
-from . import workflow_calls
-from .limits import TooLarge
+from . import workflow
+from .errors import Closed, NotFound, Refused
 
 
 def name_of(graph_id: str) -> str:
@@ -46,93 +42,9 @@ def name_of(graph_id: str) -> str:
     return f"graph {graph_id_of(graph_id)!r}"
 
 
-def check_size(blueprint: PlanBlueprint, settings: Settings) -> None:
-    """413 when the blueprint is over SYNAPSE_MAX_BLUEPRINT_BYTES."""
-    size = len(json.dumps(blueprint.model_dump(mode="json")).encode())
-    limit = settings.limits.max_blueprint_bytes
-    if size > limit:
-        raise TooLarge("the blueprint", size, limit, "SYNAPSE_MAX_BLUEPRINT_BYTES")
-
-
-def resolve_assignees(
-    registry: AgentRegistry, assignees: list[tuple[tuple[str | int, ...], str]], key: str
-) -> dict[str, AgentSpec]:
-    """Each assignee's declaration (a `hash` group picks by `key`), or 422 naming each unknown one."""
-    problems, found = [], {}
-    for loc, assignee in assignees:
-        try:
-            found[assignee] = registry.resolve(assignee, key)
-        except UnknownAssignee as err:
-            problems.append({"loc": ("body", *loc), "msg": str(err), "type": "unknown_assignee"})
-    if problems:
-        raise RequestValidationError(problems)
-    return found
-
-
-def blueprint_assignees(
-    blueprint: PlanBlueprint, prefix: tuple[str | int, ...]
-) -> list[tuple[tuple[str | int, ...], str]]:
-    """Every assignee of a blueprint with where it stands in the request body."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
-    for index, task in enumerate(blueprint.new_tasks):
-        found.append(((*prefix, "new_tasks", index, "assignee_id"), task.assignee_id))
-        loop = task.directives.loop_directive if task.directives else None
-        if loop is not None:
-            where = (
-                *prefix,
-                "new_tasks",
-                index,
-                "directives",
-                "loop_directive",
-                "task_template",
-                "assignee_id",
-            )
-            found.append((where, loop.task_template.assignee_id))
-    return found
-
-
-def refused(problems: list[str], loc: tuple[str | int, ...]) -> RequestValidationError:
-    """A 422 listing each reason a blueprint was refused."""
-    return RequestValidationError(
-        [{"loc": ("body", *loc), "msg": problem, "type": "blueprint_refused"} for problem in problems]
-    )
-
-
-def for_graph(blueprint: PlanBlueprint, graph_id: str) -> PlanBlueprint:
-    """The blueprint to extend graph `graph_id` with: a `workflow_id` naming another graph is 422;
-    naming this one it is accepted, and dropped (the graph refuses any: it extends itself)."""
-    if blueprint.workflow_id is None:
-        return blueprint
-    if str(blueprint.workflow_id) != graph_id_of(graph_id):
-        raise refused(
-            [
-                f"workflow_id {blueprint.workflow_id} names another graph than {name_of(graph_id)}; "
-                f"send the blueprint to POST /graphs/{blueprint.workflow_id}/blueprint, or leave it unset"
-            ],
-            ("workflow_id",),
-        )
-    return blueprint.model_copy(update={"workflow_id": None})
-
-
-def check_new_blueprint(
-    blueprint: PlanBlueprint, registry: AgentRegistry, settings: Settings, graph_id: str
-) -> dict[str, AgentSpec]:
-    """Every check a new graph's blueprint must pass before it starts (413 / 422); its agents."""
-    check_size(blueprint, settings)
-    agents = resolve_assignees(registry, blueprint_assignees(blueprint, ("blueprint",)), graph_id)
-    try:
-        expand(
-            blueprint,
-            tasks={},
-            edges=[],
-            new_id=lambda local: f"check-{local}",
-            next_edge=1,
-            principal="check",
-            conditions=Conditions(),
-        )
-    except BlueprintRefused as err:
-        raise refused(err.problems, ("blueprint",)) from err
-    return agents
+def check_with(graph_id: str) -> str:
+    """The read that shows whether an unanswered command to the graph was applied."""
+    return f"GET /graphs/{graph_id_of(graph_id)}"
 
 
 async def start_graph(
@@ -167,8 +79,8 @@ async def start_graph(
 
 
 async def query(client: Client, graph_id: str, query: Any, *args: Any, wait: timedelta) -> Any:
-    """Run one of the graph's queries; see `workflow_calls.query`."""
-    return await workflow_calls.query(
+    """Run one of the graph's queries; see `workflow.query`."""
+    return await workflow.query(
         client, graph_workflow_id(graph_id), name_of(graph_id), query, *args, wait=wait
     )
 
@@ -179,9 +91,87 @@ async def view(client: Client, graph_id: str, page: GraphQuery, *, wait: timedel
     return found
 
 
+async def get_task(client: Client, graph_id: str, task_uuid: str, *, wait: timedelta) -> GraphTask:
+    """One task of the graph with every version it ran; `NotFound` for an unknown task."""
+    task: GraphTask | None = await query(client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=wait)
+    if task is None:
+        raise NotFound(f"no task {task_uuid} in {name_of(graph_id)}")
+    return task
+
+
+def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> str:
+    """The workflow id of the task's run `version` (latest by default), loop `instance` if given."""
+    if not task.versions:
+        raise NotFound(f"task {task.task_uuid} ({task.task_id}) has not run yet")
+    chosen = (
+        task.versions[-1]
+        if version is None
+        else next((v for v in task.versions if v.version == version), None)
+    )
+    if chosen is None:
+        known = ", ".join(str(v.version) for v in task.versions)
+        raise NotFound(f"task {task.task_id} has no version {version}; it has: {known}")
+    if instance is not None:
+        run = next((i for i in chosen.instances if i.index == instance), None)
+        if run is None:
+            raise NotFound(f"version {chosen.version} of task {task.task_id} has no loop instance {instance}")
+        workflow_id = run.workflow_id
+    elif chosen.instances:
+        raise NotFound(
+            f"task {task.task_id} is a loop: name one of its {len(chosen.instances)} runs with `instance`"
+        )
+    else:
+        workflow_id = chosen.workflow_id
+    if workflow_id is None:
+        raise NotFound(f"version {chosen.version} of task {task.task_id} has not started a run yet")
+    return workflow_id
+
+
+async def interaction_owner(client: Client, graph_id: str, interaction_id: str, *, wait: timedelta) -> str:
+    """The workflow (the graph or one of its task runs) that asked `interaction_id`; `NotFound` if none."""
+    owner: str | None = await query(
+        client, graph_id, TaskGraphWorkflow.find_interaction, interaction_id, wait=wait
+    )
+    if owner is None:
+        raise NotFound(f"no interaction {interaction_id!r} in {name_of(graph_id)}")
+    return owner
+
+
+async def run_update(
+    client: Client,
+    settings: Settings,
+    graph_id: str,
+    update: Any,
+    argument: Any,
+    *,
+    reopen_with: GraphIntervention | BlueprintChange | None = None,
+) -> GraphView:
+    """Run the update; a completed or failed graph given a rollback or a blueprint (`reopen_with`)
+    is reopened with it instead (its next run, from its final state)."""
+    try:
+        view_after: GraphView = await workflow.run_update(
+            client,
+            graph_workflow_id(graph_id),
+            name_of(graph_id),
+            lambda handle: handle.execute_update(update, argument),
+            within=settings.api.busy_retry_seconds,
+            check_with=check_with(graph_id),
+        )
+    except Closed:
+        if reopen_with is None:
+            raise
+        principal = reopen_with.principal
+        if isinstance(reopen_with, GraphIntervention):
+            await reopen(client, settings, graph_id, principal, intervention=reopen_with)
+        else:
+            await reopen(client, settings, graph_id, principal, change=reopen_with)
+        return await view(client, graph_id, GraphQuery(), wait=REOPEN_WAIT)
+    return view_after
+
+
 REOPENABLE = ("completed", "failed")
 REOPEN_WAIT = timedelta(seconds=10)
-"""How long reading a closed graph's final state may take (a worker replays it)."""
+"""How long reading a closed graph's final state (or a reopened one's first) may take (a worker replays it)."""
 
 
 async def reopen(
@@ -195,26 +185,26 @@ async def reopen(
 ) -> None:
     """Take a closed graph up again: its next run (same workflow id) starts from its final state
     with the change applied. The change is checked here against that state first (the same checks
-    as on a running graph: 404/409/422); a cancelled graph is not reopened (409)."""
+    as on a running graph: `NotFound`, `Refused`); a cancelled graph is not reopened (`Closed`)."""
     workflow_id = graph_workflow_id(graph_id)
     description = await client.get_workflow_handle(workflow_id).describe()
     last: GraphRunInput = await query(client, graph_id, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT)
     state = last.state
     assert state is not None
     if state.status not in REOPENABLE:
-        raise workflow_calls.Closed(
+        raise Closed(
             f"{name_of(graph_id)} is {state.status}; only a completed or failed graph can be reopened"
         )
     if intervention is not None:
         if intervention.intervention_type != "ROLLBACK_AND_MODIFY":
-            raise workflow_calls.Closed(
+            raise Closed(
                 f"{name_of(graph_id)} is {state.status}: nothing runs to pause or resume; "
                 "ROLLBACK_AND_MODIFY a task to reopen it"
             )
         try:
             interventions.check(state, intervention)
         except ApplicationError as err:
-            raise workflow_calls.Refused(err.type, err.message) from err
+            raise Refused(err.type, err.message) from err
         what = f"ROLLBACK_AND_MODIFY of {state.tasks[str(intervention.target_task_id)].task_id!r}"
         reason = f"{what}: {intervention.comment}"
     else:
@@ -230,7 +220,7 @@ async def reopen(
                 conditions=Conditions(),
             )
         except BlueprintRefused as err:
-            raise workflow_calls.Refused(plans.refused(err).type, str(err)) from err
+            raise Refused(plans.refused(err).type, str(err)) from err
         reason = "a blueprint sent to it"
     run = GraphRunInput(
         config=last.config,

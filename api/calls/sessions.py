@@ -1,7 +1,7 @@
 """Calls to session workflows: start, message (signal-with-start), status, updates.
 
-Used by the HTTP routes and the Lark channel alike; built on `workflow_calls`, whose errors they
-raise (`api/errors.py` gives each kind its status, the Lark channel turns it into a toast).
+Used by the HTTP routes and the Lark channel alike; built on `workflow.py`, whose errors
+(`errors.py`) they raise.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 
-from . import workflow_calls
+from . import workflow
 from .busy import retry_while_busy
-from .workflow_calls import BUSY_RETRY_SECONDS, QUERY_WAIT, AlreadyExists
+from .errors import AlreadyExists
+from .workflow import BUSY_RETRY_SECONDS, QUERY_WAIT
 
 T = TypeVar("T")
 
@@ -73,9 +74,14 @@ async def send_message(
 ) -> WorkflowHandle[Any, Any]:
     """Deliver a message by signal-with-start: the first message of a chat creates its session.
 
-    Retried for `within` seconds while Temporal is busy; then the refusal is raised (503).
+    Retried for `within` seconds while Temporal is busy; then the refusal is raised.
     """
     return await retry_while_busy(lambda: _start(client, task_queue, config, message), within=within)
+
+
+def check_with(key: str) -> str:
+    """The read that shows whether an unanswered command to the session was applied."""
+    return f"GET /sessions/{key}"
 
 
 def handle_for(client: Client, key: str) -> WorkflowHandle[Any, Any]:
@@ -84,8 +90,8 @@ def handle_for(client: Client, key: str) -> WorkflowHandle[Any, Any]:
 
 
 async def query(client: Client, key: str, query: Any, *args: Any, wait: timedelta = QUERY_WAIT) -> Any:
-    """Run one of the session's queries (also on closed sessions); see `workflow_calls.query`."""
-    return await workflow_calls.query(client, session_workflow_id(key), name_of(key), query, *args, wait=wait)
+    """Run one of the session's queries (also on closed sessions); see `workflow.query`."""
+    return await workflow.query(client, session_workflow_id(key), name_of(key), query, *args, wait=wait)
 
 
 async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> LiveSession:
@@ -106,7 +112,7 @@ async def run_update(
     *,
     within: float = BUSY_RETRY_SECONDS,
 ) -> T:
-    """Run an update on the session; see `workflow_calls.run_update`."""
-    return await workflow_calls.run_update(
-        client, session_workflow_id(key), name_of(key), call, within=within, check_with=f"GET /sessions/{key}"
+    """Run an update on the session; see `workflow.run_update`."""
+    return await workflow.run_update(
+        client, session_workflow_id(key), name_of(key), call, within=within, check_with=check_with(key)
     )

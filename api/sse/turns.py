@@ -17,8 +17,8 @@ from typing import Any
 
 from contracts import InteractionRequest, InteractionType, MessageAccepted, TaskChunkType, TaskStreamChunk
 
-from .sse.hub import StreamHub, sse_text
-from .sse.subscriber import Event, Final
+from .hub import StreamHub, sse_text
+from .subscriber import Event, Final
 
 ASKS = (TaskChunkType.TOOL_APPROVAL_REQUEST, TaskChunkType.USER_INPUT_REQUEST)
 

@@ -1,8 +1,7 @@
 """Calls to any Synapse workflow (a session, a graph, a task run): queries and updates.
 
-Problems are raised as `CallError`s that say what went wrong in words a person reads (no HTTP
-here): `api/errors.py` gives each kind its status, the Lark channel turns it into a toast. Each
-call names its workflow for those words (`"session 'abc'"`, `"graph '0b1…'"`).
+Problems are raised as `CallError`s (`errors.py`) that say what went wrong in words a person
+reads; each call names its workflow for those words (`"session 'abc'"`, `"graph '0b1…'"`).
 """
 
 from __future__ import annotations
@@ -22,12 +21,14 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from .busy import retry_while_busy
+from .errors import CallError, Closed, NotAnswered, NotFound, Refused
 
 T = TypeVar("T")
 
 QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
-a workflow that says nothing for this long has no worker serving it (503, never a hung request)."""
+a workflow that says nothing for this long has no worker serving it (`NotAnswered`, never a hung
+request)."""
 BUSY_RETRY_SECONDS = 10.0
 """Default time a command Temporal refuses as busy is retried (`Settings.api.busy_retry_seconds`)."""
 
@@ -39,34 +40,6 @@ CLOSED_STATUS = {
     WorkflowExecutionStatus.TIMED_OUT: "timed out",
     WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued",
 }
-
-
-class CallError(Exception):
-    """A call that could not be done; `str(err)` says why."""
-
-
-class NotFound(CallError):
-    """No workflow with this id was ever started."""
-
-
-class AlreadyExists(CallError):
-    """A workflow with this id is already running."""
-
-
-class Closed(CallError):
-    """The workflow has closed and takes no more commands."""
-
-
-class NotAnswered(CallError):
-    """The workflow took no decision on the command in time (no worker, or a long task)."""
-
-
-class Refused(CallError):
-    """The workflow refused the command (an update's validator); `error_type` says how."""
-
-    def __init__(self, error_type: str | None, message: str) -> None:
-        super().__init__(message)
-        self.error_type = error_type
 
 
 def is_not_found(err: RPCError) -> bool:
@@ -130,7 +103,7 @@ async def run_update(
         Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
         NotFound, Closed: There is no running workflow to take it.
         NotAnswered: It was not answered in time.
-        RPCError: Temporal stayed busy (`api.busy.is_busy`) or failed otherwise.
+        RPCError: Temporal stayed busy (`busy.is_busy`) or failed otherwise.
     """
     handle = client.get_workflow_handle(workflow_id)
     try:

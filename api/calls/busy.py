@@ -1,9 +1,10 @@
-"""Commands Temporal refuses for lack of room: retried with backoff, then 503 with Retry-After.
+"""Commands Temporal refuses for lack of room: retried with backoff, then the refusal is raised.
 
 Temporal answers `RESOURCE_EXHAUSTED` when a workflow already has 10 updates in flight, or a
 namespace is over its rate limits. Such a refusal is temporary: a decision, a message or a
 pause is retried here until it gets through or its time is up, and only then does the caller
-hear 503 (never 500). "Message too large" is also `RESOURCE_EXHAUSTED` but is not temporary.
+hear of it (`api/errors.py` answers 503 with `Retry-After`, never 500). "Message too large" is
+also `RESOURCE_EXHAUSTED` but is not temporary.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ FIRST_DELAY = 0.05
 """Seconds before the first retry; doubled after each, up to `MAX_DELAY`."""
 MAX_DELAY = 1.0
 RETRY_AFTER_SECONDS = 2
-"""What a 503 tells the caller to wait (the `Retry-After` header)."""
+"""How long a caller refused for now should wait before trying again (the 503's `Retry-After`)."""
 _TOO_LARGE = ("grpc: received message larger than max", "grpc: message after decompression larger than max")
 
 
@@ -39,7 +40,7 @@ def is_busy(err: RPCError) -> bool:
 
 
 def busy_detail(err: RPCError) -> str:
-    """The message of a 503 for a refusal `is_busy` recognised."""
+    """What to tell the caller of a refusal `is_busy` recognised."""
     return (
         f"Temporal has no room for this request right now ({err.message}); "
         f"nothing was applied, retry in {RETRY_AFTER_SECONDS} s"
@@ -56,7 +57,7 @@ async def retry_while_busy(
 ) -> T:
     """Run `call`, retrying with backoff while Temporal is busy, for at most `within` seconds.
 
-    The last refusal is raised when the time is up (the API's error handler makes it a 503).
+    The last refusal is raised when the time is up (`api/errors.py` makes it a 503).
     `retryable` widens what is retried (e.g. `is_transient` for reads). Temporal's client itself
     retries a refusal for about 15 s before raising it (an attempt is never cut short: it could
     still be admitted), so a command may take up to one such round longer than `within`.

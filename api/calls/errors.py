@@ -1,0 +1,59 @@
+"""What the call layer raises: a `CallError` for each way a call to a workflow can fail.
+
+Each says what went wrong in words a person reads; none knows HTTP. `api/errors.py` gives each
+kind its status and body (the one place), the Lark channel turns them into toasts. The call that
+raises names its workflow for those words (`"session 'abc'"`, `"graph '0b1…'"`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class CallError(Exception):
+    """A call that could not be done; `str(err)` says why."""
+
+
+class NotFound(CallError):
+    """No workflow with this id was ever started (or nothing in it has the id asked for)."""
+
+
+class AlreadyExists(CallError):
+    """A workflow with this id is already running."""
+
+
+class Closed(CallError):
+    """The workflow has closed and takes no more commands."""
+
+
+class NotAnswered(CallError):
+    """The workflow took no decision on the command in time (no worker, or a long task)."""
+
+
+class Refused(CallError):
+    """The workflow refused the command (an update's validator); `error_type` says how."""
+
+    def __init__(self, error_type: str | None, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason input was refused: where it stands in the input, why, and what kind of problem."""
+
+    loc: tuple[str | int, ...]
+    """Path of the field in the input model, e.g. `("blueprint", "new_tasks", 0, "assignee_id")`."""
+    msg: str
+    type: str
+    """`unknown_assignee` or `blueprint_refused`."""
+
+
+class Invalid(CallError):
+    """Input refused before anything reached a workflow (an unknown assignee, a blueprint the engine
+    would refuse, a blueprint naming another graph); `problems` lists each reason."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(f"{'.'.join(map(str, p.loc))}: {p.msg}" for p in self.problems))
