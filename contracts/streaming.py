@@ -157,6 +157,8 @@ class SessionStatus(StrEnum):
 
     ACTIVE = "active"
     WAITING_APPROVAL = "waiting_approval"
+    WAITING_INPUT = "waiting_input"
+    """An agent's question waits for a person's answer."""
     PAUSED = "paused"
     CANCELLED = "cancelled"
     COMPLETED = "completed"

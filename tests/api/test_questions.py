@@ -32,6 +32,7 @@ async def test_the_answer_goes_back_to_the_agent(http: httpx.AsyncClient, agent_
     assert interaction_id.startswith("input_")
     status = (await http.get(f"/sessions/{key}")).json()
     assert [p["interaction_type"] for p in status["pending_interactions"]] == ["user_input"]
+    assert status["status"] == "waiting_input", "a question is not an approval"
 
     answered = await decide(
         http, key, interaction_id, approved=True, principal="alice", response_data={"text": "orders"}
@@ -43,6 +44,7 @@ async def test_the_answer_goes_back_to_the_agent(http: httpx.AsyncClient, agent_
     assert 'alice answered "Which table should I clean?": orders' in str(answer.content)
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [(e["kind"], e["principal"]) for e in audit] == [("requested", "alice"), ("answered", "alice")]
+    assert (await http.get(f"/sessions/{key}")).json()["status"] == "active"
     tool_message = [
         m for m in (await http.get(f"/sessions/{key}/messages")).json()["messages"] if m["role"] == "tool"
     ]

@@ -7,7 +7,7 @@ cluster register them once with `temporal operator search-attribute create`.
 from temporalio.common import SearchAttributeKey
 
 STATUS = SearchAttributeKey.for_keyword("SynapseStatus")
-"""running, waiting_approval, paused, completed, cancelled or failed."""
+"""running, waiting_approval, waiting_input, paused, completed, cancelled or failed."""
 PENDING = SearchAttributeKey.for_int("SynapsePending")
 """Number of interactions waiting for a person."""
 CHANNEL = SearchAttributeKey.for_keyword("SynapseChannel")

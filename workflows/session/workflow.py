@@ -118,7 +118,9 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
         """Answer messages until cancelled or idle; continue-as-new when history grows."""
         state = self._state
         self._set_status(
-            SessionStatus.ACTIVE if state.status == SessionStatus.WAITING_APPROVAL else state.status
+            SessionStatus.ACTIVE
+            if state.status in (SessionStatus.WAITING_APPROVAL, SessionStatus.WAITING_INPUT)
+            else state.status
         )
         deliveries = asyncio.create_task(self._outbox.run()) if self._outbox.enabled else None
         notices = asyncio.create_task(self._notifier.run()) if self._notifier.enabled else None

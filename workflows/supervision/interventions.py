@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .audit import audit
 from .ports import Surface
+from .requests import waiting_status
 
 CLOSED = (SessionStatus.COMPLETED, SessionStatus.CANCELLED)
 """Statuses of a run that takes no more commands."""
@@ -51,7 +52,7 @@ class Interventions:
         self._state.paused = False
         self._record(AuditKind.RESUMED, control)
         self._surface.show_status(
-            SessionStatus.WAITING_APPROVAL if self._state.pending else SessionStatus.ACTIVE
+            waiting_status(self._state.pending) if self._state.pending else SessionStatus.ACTIVE
         )
         self._surface.publish(TaskChunkType.PROGRESS, {"status": "resumed", "reason": control.reason})
 

@@ -73,6 +73,18 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
     }
 
 
+QUESTION_STATUS_PATCH = "question-status"
+"""Patch id: a run waiting for the answer to a question says `waiting_input` (before: `waiting_approval`)."""
+
+
+def waiting_status(pending: list[InteractionRequest]) -> SessionStatus:
+    """What a run waiting for `pending` says: `waiting_input` when all it waits for are questions."""
+    questions = all(request.interaction_type == InteractionType.USER_INPUT for request in pending)
+    if pending and questions and workflow.patched(QUESTION_STATUS_PATCH):
+        return SessionStatus.WAITING_INPUT
+    return SessionStatus.WAITING_APPROVAL
+
+
 class Requests:
     """The requests of one supervised run, on its state."""
 
@@ -146,7 +158,7 @@ class Requests:
             request.content,
             metadata=announced(request, **metadata),
         )
-        self._surface.show_status(SessionStatus.WAITING_APPROVAL)
+        self._surface.show_status(waiting_status(state.pending))
         return request
 
     async def wait_for(self, request: InteractionRequest) -> InteractionOutcome:

@@ -224,7 +224,7 @@ class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
 
     @workflow.query
     def get_status(self) -> str:
-        """active, waiting_approval or paused."""
+        """active, waiting_approval, waiting_input or paused."""
         return self._state.status
 
     @workflow.query
