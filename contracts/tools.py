@@ -191,5 +191,13 @@ class ToolDenial(Contract):
         """The denial a tool message's content holds, or None (a result, or anything else)."""
         if not isinstance(content, dict) or content.get("denied") is not True:
             return None
-        known = {key: value for key, value in content.items() if key in cls.model_fields}
-        return cls.model_validate({"decided_by": "", "reason": "", **known})
+        known = {key: value for key, value in content.items() if key in cls.model_fields and value is not None}
+        text = {key: str(known.get(key, "")) for key in ("decided_by", "reason")}
+        message = known.get("message")
+        edited = known.get("edited")
+        return cls(
+            **text,
+            message=str(message) if message is not None else None,
+            cancelled=known.get("cancelled") is True or None,
+            edited=edited if isinstance(edited, dict) else None,
+        )

@@ -33,11 +33,12 @@ from contracts import (
     FinalAnswer,
     PlanBlueprint,
     ToolCallRequest,
+    ToolDenial,
     UniversalMessage,
 )
 
 from ..tools.registry import ALWAYS_DECLARED
-from ..tools.report import describe_tool_message
+from ..tools.sentences import describe_tool_message
 from ..tools.sql.syntax import classify, is_sql_statement
 
 _PLAN_PREFIX = "plan:"
@@ -229,7 +230,7 @@ def decide(step: AgentStepInput) -> AgentResult:
     """
     latest = step.messages[-1] if step.messages else None
     if latest is not None and latest.role == "tool":
-        denied = isinstance(latest.content, dict) and bool(latest.content.get("denied"))
+        denied = ToolDenial.of(latest.content) is not None
         tool_id = latest.name or "tool"
         thought = (
             f"The {tool_id} call was denied; I tell the user."

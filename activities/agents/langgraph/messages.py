@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from contracts import UniversalMessage
+from contracts import ToolDenial, UniversalMessage
 
 TASK_INPUT_PREFIX = "Task input (JSON): "
 """How a graph task's `input_data` is put before the conversation, as a user message."""
@@ -49,7 +49,7 @@ def _calls_of(content: Any) -> list[dict[str, Any]] | None:
 
 
 def _tool_status(content: Any) -> str:
-    failed = isinstance(content, dict) and (content.get("denied") or content.get("ok") is False)
+    failed = ToolDenial.of(content) is not None or (isinstance(content, dict) and content.get("ok") is False)
     return "error" if failed else "success"
 
 

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
 
-from ...tools.report import describe_result
+from ...tools.sentences import describe_result
 
 APPROVE: Final = "approve"
 DENY: Final = "deny"

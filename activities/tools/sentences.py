@@ -2,7 +2,7 @@
 
 The workflow puts one `UniversalMessage(role="tool", name=<tool_id>, content=...)` in the
 conversation after a tool call; `content` is either `ToolResult.model_dump(mode="json")` or a
-denial `{"denied": True, "decided_by", "message", "reason"}`. Pure functions, no I/O.
+`ToolDenial`'s content. Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contracts import UniversalMessage
+from contracts import ToolDenial, UniversalMessage
 
 from .plugin import cut
 from .registry import tool_class
@@ -24,14 +24,14 @@ def describe_result(tool_id: str | None, content: Any) -> str | None:
     return tool.describe(content) if tool is not None else None
 
 
-def describe_denial(tool_id: str, denial: dict[str, Any]) -> str:
+def describe_denial(tool_id: str, denial: ToolDenial) -> str:
     """`I did not run sql: denied by alice — "not now".`"""
-    decided_by = denial.get("decided_by")
+    decided_by = denial.decided_by
     text = f"I did not run {tool_id}: " + (f"denied by {decided_by}" if decided_by else "denied")
-    if denial.get("reason"):
-        text += f" ({denial['reason']})"
-    if denial.get("message"):
-        text += f' — "{denial["message"]}"'
+    if denial.reason:
+        text += f" ({denial.reason})"
+    if denial.message:
+        text += f' — "{denial.message}"'
     return text + "."
 
 
@@ -55,8 +55,9 @@ def describe_tool_message(message: UniversalMessage) -> str:
         was = json.dumps(edit.get("original_arguments"), ensure_ascii=False, default=str)
         said = describe_tool_message(message.model_copy(update={"content": rest}))
         return f"{edit.get('edited_by') or 'The approver'} edited my {tool_id} call before it ran (I proposed {cut(was, 300)}). {said}"
-    if content.get("denied"):
-        return describe_denial(tool_id, content)
+    denial = ToolDenial.of(content)
+    if denial is not None:
+        return describe_denial(tool_id, denial)
     if content.get("ok") is False:
         return f"{tool_id} failed: {content.get('error') or 'no error message was given'}"
     result = content.get("content")
