@@ -20,7 +20,7 @@ from core.experience import ExperienceIndex
 from core.security import parse_api_keys
 from core.settings import Settings
 
-from . import openapi
+from . import docs, openapi
 from .calls.errors import CallError
 from .calls.sizes import TooLarge
 from .errors import (
@@ -63,7 +63,14 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         finally:
             await app.state.hub.close()
 
-    app = FastAPI(title="Synapse", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="Synapse",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,  # `docs.install` serves both pages with local assets
+        redoc_url=None,
+    )
     app.state.settings = settings
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
@@ -92,4 +99,5 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
 
         lark.install(app, settings)
     openapi.install(app, keys_on=api_keys is not None)
+    docs.install(app)
     return app

@@ -14,15 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 import httpx
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 
 from cli.ports import PortError, check_ports, ports_of
 from cli.supervisor import ChildExited, Interrupted, Supervisor
 from core.connect import ConnectError, connect_client
 from core.settings import Settings
+from core.workers import workflow_pollers
 from workflows.identity.search import dev_server_flags
 
 TEMPORAL_START_TIMEOUT = 30.0
@@ -30,7 +28,7 @@ TEMPORAL_START_TIMEOUT = 30.0
 WORKER_START_TIMEOUT = 60.0
 """Seconds the worker gets to start polling its task queue (imports take a while)."""
 API_START_TIMEOUT = 60.0
-"""Seconds the API gets to answer `GET /healthz` with 200."""
+"""Seconds the API gets to answer `GET /readyz` with 200 (up, and a worker polls its task queue)."""
 POLL_INTERVAL = 0.25
 """Seconds between readiness probes."""
 
@@ -150,15 +148,9 @@ async def wait_for_temporal(settings: Settings, env: Mapping[str, str], log: Pat
 
 async def wait_for_worker(client: Client, task_queue: str) -> None:
     """Wait until a worker polls `task_queue`, or fail after `WORKER_START_TIMEOUT`."""
-    request = DescribeTaskQueueRequest(
-        namespace=client.namespace,
-        task_queue=TaskQueue(name=task_queue),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    )
 
     async def polling() -> bool:
-        response = await client.workflow_service.describe_task_queue(request)
-        return len(response.pollers) > 0
+        return await workflow_pollers(client, task_queue) > 0
 
     if not await poll_until(polling, WORKER_START_TIMEOUT):
         raise UpError(
@@ -168,20 +160,34 @@ async def wait_for_worker(client: Client, task_queue: str) -> None:
 
 
 async def wait_for_api(url: str) -> None:
-    """Wait until `GET url` answers 200, or fail after `API_START_TIMEOUT`."""
+    """Wait until `GET url` answers 200, or fail after `API_START_TIMEOUT` with its last answer."""
+    last = "no answer"
     async with httpx.AsyncClient(timeout=5.0) as http:
 
-        async def healthy() -> bool:
+        async def ready() -> bool:
+            nonlocal last
             try:
-                return (await http.get(url)).status_code == 200
-            except httpx.HTTPError:
+                response = await http.get(url)
+            except httpx.HTTPError as err:
+                last = f"no answer ({type(err).__name__})"
                 return False
+            last = f"{response.status_code} {response.text[:300]}"
+            return response.status_code == 200
 
-        if not await poll_until(healthy, API_START_TIMEOUT):
+        if not await poll_until(ready, API_START_TIMEOUT):
             raise UpError(
-                f"error: the API did not answer {url} with 200 within {API_START_TIMEOUT:.0f}s; "
-                "see its output above"
+                f"error: the API did not answer {url} with 200 within {API_START_TIMEOUT:.0f}s "
+                f"(last answer: {last}); see its output above"
             )
+
+
+def banner(api_base: str, ui_port: int) -> list[str]:
+    """What `up` prints once everything is ready (the README shows the same lines)."""
+    return [
+        "Synapse is ready (Ctrl-C stops it):",
+        f"  API docs:         {api_base}/docs",
+        f"  Temporal Web UI:  http://127.0.0.1:{ui_port}",
+    ]
 
 
 async def start_stack(sup: Supervisor, settings: Settings) -> None:
@@ -210,13 +216,15 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
         say(f"worker started (pid {worker.pid}, task queue {settings.temporal.task_queue!r})")
 
     async def api_ready() -> None:
-        await wait_for_api(f"{base}/healthz")
+        # /readyz, not /healthz: it answers 200 only once a worker polls the task queue, so a
+        # message sent after the banner is processed at once.
+        await wait_for_api(f"{base}/readyz")
         say(f"API ready (pid {api.pid})")
 
     await sup.race(asyncio.gather(worker_ready(), api_ready()))
     say("")
-    say(f"  API docs:         {base}/docs")
-    say(f"  Temporal Web UI:  http://127.0.0.1:{settings.temporal.ui_port}")
+    for line in banner(base, settings.temporal.ui_port):
+        say(line)
     say("")
     say(
         f"hint: curl -X POST {base}/sessions/demo/messages -H 'content-type: application/json' "

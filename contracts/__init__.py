@@ -57,6 +57,7 @@ from .graph import (
     TaskVersion,
     TaskView,
 )
+from .health import Readiness
 from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
@@ -69,11 +70,13 @@ from .session import (
     MessageRequest,
     SessionConfig,
     SessionControl,
+    SessionMessageAccepted,
 )
 from .streaming import (
     AuditEntry,
     AuditKind,
     ExecutionMode,
+    InteractionDecision,
     InteractionOutcome,
     InteractionRequest,
     InteractionResponse,
@@ -161,6 +164,7 @@ __all__ = [
     "GraphTask",
     "GraphView",
     "InboundMessage",
+    "InteractionDecision",
     "InteractionOutcome",
     "InteractionRequest",
     "InteractionResponse",
@@ -179,9 +183,11 @@ __all__ = [
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",
+    "Readiness",
     "SandboxProfile",
     "SessionConfig",
     "SessionControl",
+    "SessionMessageAccepted",
     "SessionStatus",
     "TaskChunkType",
     "TaskDefinition",

@@ -161,6 +161,19 @@ class MessageAccepted(Contract):
     )
 
 
+class SessionMessageAccepted(MessageAccepted):
+    """Answer of `POST /sessions/{key}/messages`: `MessageAccepted`, and whether the message
+    started the session again after its last run had ended."""
+
+    restarted: bool = Field(
+        default=False,
+        description="True when the session's last run had ended (completed after being idle, failed or "
+        "terminated) and this message started a new run of it: a new conversation, `note` says why. A "
+        "cancelled session is never restarted by a message (409).",
+    )
+    note: str | None = Field(default=None, description="How the earlier run ended, when `restarted`.")
+
+
 class AuditTrail(Contract):
     """Every recorded decision and intervention of a session, oldest first."""
 

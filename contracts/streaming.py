@@ -116,6 +116,37 @@ class InteractionResponse(Contract):
     channel: str = Field(default="http", description="Where the answer came from.")
 
 
+class InteractionDecision(Contract):
+    """Body of `POST /sessions/{key}/interactions/{id}` (and its graph twin): an
+    `InteractionResponse` whose `approved` may be left out when answering a question.
+
+    The API turns it into the `InteractionResponse` the workflow takes: a question (USER_INPUT)
+    answered without `approved` is approved; every other kind needs `approved` (422 without it).
+    """
+
+    interaction_id: str | None = Field(
+        default=None, description="The interaction answered; may be omitted (the path names it)."
+    )
+    approved: bool | None = Field(
+        default=None,
+        description="True to approve, false to deny (or decline a question). Required for tool approvals "
+        "and confirmations; a question answered with `response_data.text` may leave it out.",
+    )
+    response_data: dict[str, Any] | None = Field(
+        default=None,
+        description="As in `InteractionResponse`: `text` (the answer to a question), `arguments`, "
+        "`grant`, `sandbox` (with approving a tool call).",
+    )
+    user_message: str | None = Field(
+        default=None, description="Comment; on a denial it is passed to the agent."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
+    principal: str | None = Field(
+        default=None, description="Who answers; set from the caller's credentials when auth is on."
+    )
+    channel: str = Field(default="http", description="Where the answer came from (HTTP sets `http`).")
+
+
 class AuditKind(StrEnum):
     """What an audit entry records: the one vocabulary of the audit trail."""
 

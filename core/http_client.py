@@ -29,7 +29,7 @@ from contracts import (
     GraphView,
     InteractionOutcome,
     LiveSession,
-    MessageAccepted,
+    SessionMessageAccepted,
     TaskStreamChunk,
 )
 
@@ -132,13 +132,14 @@ class SynapseClient:
         body = {"session_key": session_key, **fields} if session_key else fields
         return LiveSession.model_validate_json((await self._call("POST", "/sessions", body)).content)
 
-    async def send(self, key: str, content: str, *, principal: str | None = None) -> MessageAccepted:
-        """`POST /sessions/{key}/messages`: the message is on its way (the session starts if needed)."""
+    async def send(self, key: str, content: str, *, principal: str | None = None) -> SessionMessageAccepted:
+        """`POST /sessions/{key}/messages`: the message is on its way (the session starts if needed;
+        `restarted` says when it started again after ending; a cancelled one is a 409 `SynapseError`)."""
         body: dict[str, Any] = {"content": content}
         if principal:
             body["principal"] = principal
         response = await self._call("POST", f"/sessions/{key}/messages", body)
-        return MessageAccepted.model_validate_json(response.content)
+        return SessionMessageAccepted.model_validate_json(response.content)
 
     async def session(self, key: str) -> LiveSession:
         """`GET /sessions/{key}`: status, pending interactions, conversation."""

@@ -4,6 +4,10 @@ One RPC that waits for the outcome (~6 ms less than accept-then-poll, bench/appr
 update's validator refuses an unknown or decided interaction and a principal who may not decide
 (`Refused`, by `ApplicationError.type`); a decision Temporal could not take in
 SYNAPSE_DECISION_WAIT_SECONDS is `Unconfirmed`, saying whether it waits for a worker or for the tool.
+
+An answer to a question (USER_INPUT) may leave `approved` out: it is read as `true` (answering is
+not approving anything). Every other kind needs `approved`; finding which kind an interaction is
+costs one query, made only when `approved` is missing.
 """
 
 from __future__ import annotations
@@ -13,15 +17,25 @@ from datetime import timedelta
 
 from temporalio.client import Client
 
-from contracts import InteractionOutcome, InteractionResponse
+from contracts import (
+    InteractionDecision,
+    InteractionOutcome,
+    InteractionRequest,
+    InteractionResponse,
+    InteractionType,
+)
 from contracts.names import RESPOND_CHECKED
 from core.security import Caller
 from core.settings import Settings
 from workflows.identity import search
+from workflows.session import SessionWorkflow
 
 from . import workflow
-from .errors import NotAnswered
+from .errors import Invalid, NotAnswered, Problem
 from .sizes import check_size
+
+PENDING_QUERY = SessionWorkflow.get_pending
+"""`get_pending`: a session, a graph and a task run each answer it (by this name) with what waits."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +54,7 @@ async def decide(
     workflow_id: str,
     name: str,
     interaction_id: str,
-    body: InteractionResponse,
+    body: InteractionDecision,
     check_with: str,
 ) -> InteractionOutcome | Unconfirmed:
     """Run `respond_checked` on `workflow_id` as the caller: the outcome (`complete: false` while
@@ -48,17 +62,23 @@ async def decide(
 
     Raises:
         TooLarge: The comment is over SYNAPSE_MAX_COMMENT_BYTES.
+        Invalid: `approved` is missing and the interaction is not a question.
         Refused, NotFound, Closed: See `workflow.run_update`.
     """
     check_size(
         "user_message", body.user_message, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES"
     )
-    response = body.model_copy(
-        update={
-            "interaction_id": interaction_id,
-            "principal": caller.principal or body.principal,
-            "channel": "http",
-        }
+    approved = body.approved
+    if approved is None:
+        approved = await _approved_by_answering(
+            client, workflow_id, name, interaction_id, wait=settings.api.query_wait
+        )
+    response = InteractionResponse(
+        **body.model_dump(exclude={"approved", "interaction_id", "principal", "channel"}),
+        approved=approved,
+        interaction_id=interaction_id,
+        principal=caller.principal or body.principal,
+        channel="http",
     )
     wait = settings.api.decision_wait_seconds
     try:
@@ -84,3 +104,36 @@ async def decide(
         )
         return Unconfirmed(interaction_id, detail)
     return outcome
+
+
+async def _approved_by_answering(
+    client: Client, workflow_id: str, name: str, interaction_id: str, *, wait: timedelta
+) -> bool:
+    """`approved` for a decision that left it out: true for a pending question.
+
+    An interaction that is not pending (already decided, or unknown) gets `false`, which the
+    update's validator refuses all the same, with its own words (who decided it, and when; or
+    what is pending): were it to become pending in between, a denial is the safe reading.
+
+    Raises:
+        Invalid: It is a pending tool approval or confirmation, which must say `approved`.
+    """
+    pending: list[InteractionRequest] = await workflow.query(
+        client, workflow_id, name, PENDING_QUERY, wait=wait
+    )
+    request = next((r for r in pending if r.interaction_id == interaction_id), None)
+    if request is None:
+        return False
+    if request.interaction_type == InteractionType.USER_INPUT:
+        return True
+    kind = request.interaction_type.value.replace("_", " ")
+    raise Invalid(
+        [
+            Problem(
+                loc=("approved",),
+                msg=f"required to decide {kind} {interaction_id!r}: true to approve, false to deny "
+                "(only an answer to a question may leave it out)",
+                type="missing",
+            )
+        ]
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 
 class CallError(Exception):
@@ -25,6 +26,16 @@ class AlreadyExists(CallError):
 
 class Closed(CallError):
     """The workflow has closed and takes no more commands."""
+
+
+class Cancelled(Closed):
+    """The session was cancelled: a message does not start it again (it would silently begin a new
+    conversation). Who cancelled it, when and why, as far as they are known, for channels that
+    word the refusal their own way."""
+
+    def __init__(self, message: str, *, by: str | None, at: datetime | None, reason: str | None) -> None:
+        super().__init__(message)
+        self.by, self.at, self.reason = by, at, reason
 
 
 class NotAnswered(CallError):
@@ -47,12 +58,13 @@ class Problem:
     """Path of the field in the input model, e.g. `("blueprint", "new_tasks", 0, "assignee_id")`."""
     msg: str
     type: str
-    """`unknown_assignee` or `blueprint_refused`."""
+    """`unknown_assignee`, `blueprint_refused`, or `missing` (a field the input needs here)."""
 
 
 class Invalid(CallError):
     """Input refused before anything reached a workflow (an unknown assignee, a blueprint the engine
-    would refuse, a blueprint naming another graph); `problems` lists each reason."""
+    would refuse, a blueprint naming another graph, a decision without `approved` on something
+    other than a question); `problems` lists each reason."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)

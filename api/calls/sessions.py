@@ -6,24 +6,28 @@ Used by the HTTP routes and the Lark channel alike; built on `workflow.py`, whos
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
-from contracts import InboundMessage, LiveSession, SessionConfig
+from contracts import AuditKind, AuditTrail, InboundMessage, LiveSession, SessionConfig, SessionStatus
 from contracts.names import SUBMIT_MESSAGE
+from workflows.identity import search
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 
 from . import workflow
 from .busy import retry_while_busy
-from .errors import AlreadyExists
-from .workflow import BUSY_RETRY_SECONDS, QUERY_WAIT
+from .errors import AlreadyExists, CallError, Cancelled
+from .workflow import BUSY_RETRY_SECONDS, CLOSED_STATUS, QUERY_WAIT
 
 T = TypeVar("T")
 
@@ -77,6 +81,100 @@ async def send_message(
     Retried for `within` seconds while Temporal is busy; then the refusal is raised.
     """
     return await retry_while_busy(lambda: _start(client, task_queue, config, message), within=within)
+
+
+@dataclass(frozen=True)
+class EndedRun:
+    """How the latest run of a session ended (it runs no more)."""
+
+    status: str
+    """`cancelled`, `completed` (after being idle), `failed`, `terminated` or `timed out`."""
+    closed_at: datetime | None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether someone cancelled it (the session's `cancel`, or a Temporal cancellation)."""
+        return self.status == SessionStatus.CANCELLED
+
+
+_HAD = {SessionStatus.COMPLETED: "completed after being idle", "terminated": "been terminated"}
+"""How a restart note words an ended run's status (others as they are: failed, timed out)."""
+
+
+def when(moment: datetime | None) -> str:
+    """`at 2025-01-02 10:02:03 UTC`, as the refusals and notes here word a moment."""
+    return f"at {moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if moment else "at an unknown time"
+
+
+async def ended_run(client: Client, key: str) -> EndedRun | None:
+    """How the session's latest run ended; None while it runs, or when no session has the key.
+
+    Asks the server, not a worker: a session closes completed both when cancelled and when idle,
+    and its `SynapseStatus` search attribute says which.
+    """
+    try:
+        description = await handle_for(client, key).describe()
+    except RPCError as err:
+        if workflow.is_not_found(err):
+            return None
+        raise
+    if description.status in (None, WorkflowExecutionStatus.RUNNING):
+        return None
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        status = description.typed_search_attributes.get(search.STATUS) or SessionStatus.COMPLETED
+    else:
+        status = CLOSED_STATUS.get(description.status, "closed")
+    return EndedRun(status, description.close_time)
+
+
+async def cancellation(
+    client: Client, key: str, ended: EndedRun, *, wait: timedelta = QUERY_WAIT
+) -> Cancelled:
+    """The refusal of a message to a cancelled session: who cancelled it, when and why (from its
+    audit trail; without a worker to read that, only when), and what to do instead."""
+    by, at, reason = None, ended.closed_at, None
+    try:
+        trail: AuditTrail = await query(client, key, SessionWorkflow.get_audit, wait=wait)
+    except CallError:
+        trail = AuditTrail(workflow_id=session_workflow_id(key))
+    entry = next((e for e in reversed(trail.entries) if e.kind == AuditKind.CANCELLED), None)
+    if entry is not None:
+        by, at, reason = entry.principal, entry.at, entry.comment
+    who = f" by {by}" if by else ""
+    why = f" ({reason})" if reason else ""
+    start = json.dumps({"session_key": key})
+    return Cancelled(
+        f"{name_of(key)} was cancelled{who} {when(at)}{why}; a cancelled session takes no more "
+        f"messages. Use another session key, or start this one again as a new conversation with "
+        f"POST /sessions {start}",
+        by=by,
+        at=at,
+        reason=reason,
+    )
+
+
+async def accepting(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> EndedRun | None:
+    """Check that a message may go to the session: None when it runs (or is new), how its last run
+    ended when the message will start it again.
+
+    A cancel that lands between this check and the message's signal-with-start is not seen here.
+
+    Raises:
+        Cancelled: It was cancelled; a message does not start it again.
+    """
+    ended = await ended_run(client, key)
+    if ended is not None and ended.cancelled:
+        raise await cancellation(client, key, ended, wait=wait)
+    return ended
+
+
+def restart_note(key: str, ended: EndedRun) -> str:
+    """What a message that started the session again is told about the run before."""
+    had = _HAD.get(ended.status, ended.status)
+    return (
+        f"{name_of(key)} had {had} {when(ended.closed_at)}; this message started it again as a new "
+        "conversation (the agent does not see the earlier messages)"
+    )
 
 
 def check_with(key: str) -> str:

@@ -6,7 +6,9 @@ connection runs them on its own event loop. Each callback hands its work to the 
 loop (where the Temporal client lives) and waits for it:
 - a text message is delivered by signal-with-start before Lark gets its 200, so a failure
   (Temporal unreachable) answers 500 and Lark redelivers the event;
-- a card click is decided and answered with a toast (see `lark_clicks`).
+- a card click is decided and answered with a toast (see `lark_clicks`);
+- a message to a chat whose session was cancelled starts nothing: the chat is told who cancelled
+  it and when, and that `/restart` starts a new conversation there (which it then does).
 Redeliveries: the last `SEEN_EVENTS_KEPT` event ids are remembered and skipped here; past that,
 the session ignores a repeated Lark `message_id` anyway.
 """
@@ -14,10 +16,12 @@ the session ignores a repeated Lark `message_id` anyway.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Coroutine
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import lark_oapi as lark
@@ -34,6 +38,7 @@ from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.settings import Settings
 
 from ..calls import sessions
+from ..calls.errors import AlreadyExists
 from ..calls.sizes import utf8_size
 from . import clicks as lark_clicks
 from .messages import ChatText, Ignored, Unsupported, read_message
@@ -51,6 +56,13 @@ TOO_LARGE_TEXT = (
     "This message is {size:,} bytes; I read messages of up to {limit:,} bytes. "
     "Send a shorter one, or upload the text as an artifact and send its id."
 )
+RESTART_COMMAND = "/restart"
+"""In a chat whose session was cancelled, starts a new conversation (elsewhere it is a message)."""
+CANCELLED_TEXT = (
+    "This conversation was cancelled{by} {at}{why}, so I no longer read messages here. "
+    f"Send {RESTART_COMMAND} to start a new conversation in this chat."
+)
+RESTARTED_TEXT = "Started a new conversation; I do not remember the one before. What can I do for you?"
 
 
 class SeenEvents:
@@ -169,16 +181,35 @@ class LarkInbound:
             channel="lark",
             chat_id=found.chat_id,
         )
+        task_queue = self._settings.temporal.task_queue
+        ended = await sessions.ended_run(self.client, found.session_key)
+        if ended is not None and ended.cancelled:  # a message would silently start a new run
+            reply_to = found.message.metadata.get("lark_message_id")
+            if found.message.content.strip().lower() == RESTART_COMMAND:
+                with contextlib.suppress(AlreadyExists):  # restarted by someone else meanwhile
+                    await sessions.start_session(self.client, task_queue, config)
+                self._spawn(self._reply(found.chat_id, reply_to, RESTARTED_TEXT, "restarted"))
+            else:
+                self._spawn(self._tell_cancelled(found, ended))
+            return
         await sessions.send_message(
-            self.client,
-            self._settings.temporal.task_queue,
-            config,
-            found.message,
-            within=MESSAGE_WAIT_SECONDS,
+            self.client, task_queue, config, found.message, within=MESSAGE_WAIT_SECONDS
         )
 
+    async def _tell_cancelled(self, found: ChatText, ended: sessions.EndedRun) -> None:
+        """Answer a message to a cancelled session: who cancelled it, when, and how to go on."""
+        refusal = await sessions.cancellation(
+            self.client, found.session_key, ended, wait=timedelta(seconds=DRAIN_SECONDS)
+        )
+        text = CANCELLED_TEXT.format(
+            by=f" by {refusal.by}" if refusal.by else "",
+            at=sessions.when(refusal.at),
+            why=f" ({refusal.reason})" if refusal.reason else "",
+        )
+        await self._reply(found.chat_id, found.message.metadata.get("lark_message_id"), text, "cancelled")
+
     async def _reply(self, chat_id: str, message_id: Any, text: str, why: str) -> None:
-        """Answer a message that reaches no session (unsupported, too large) in its chat."""
+        """Answer a message that reaches no session (unsupported, too large, cancelled) in its chat."""
         reply_to = message_id if isinstance(message_id, str) else None
         reply = OutboundMessage(channel="lark", chat_id=chat_id, kind="text", text=text, reply_to=reply_to)
         try:

@@ -19,8 +19,8 @@ from contracts import (
     GraphSubmission,
     GraphTask,
     GraphView,
+    InteractionDecision,
     InteractionOutcome,
-    InteractionResponse,
     InterventionRequest,
     PlanBlueprint,
     SessionControl,
@@ -241,12 +241,13 @@ _control("cancel", TaskGraphWorkflow.cancel_checked, "Cancel every running task 
 async def decide(
     graph_id: GraphId,
     interaction_id: InteractionId,
-    body: InteractionResponse,
+    body: InteractionDecision,
     client: ClientDep,
     settings: SettingsDep,
     caller: Approver,
 ) -> Any:
-    """Approve or deny a gate of the graph or a tool call inside one of its tasks."""
+    """Approve or deny a gate of the graph or a tool call inside one of its tasks, or answer a
+    question one of its tasks asks (`response_data.text`; `approved` may be left out for it)."""
     owner = await graphs.interaction_owner(client, graph_id, interaction_id, wait=settings.api.query_wait)
     check_matches(interaction_id, body)
     result = await decisions.decide(

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse
 
-from contracts import InteractionOutcome, InteractionResponse
+from contracts import InteractionDecision, InteractionOutcome
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, sessions
@@ -36,7 +36,7 @@ DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def check_matches(interaction_id: str, body: InteractionResponse) -> None:
+def check_matches(interaction_id: str, body: InteractionDecision) -> None:
     """422 when the body names another interaction than the path."""
     if body.interaction_id not in (None, interaction_id):
         raise HTTPException(
@@ -63,12 +63,17 @@ def answer(result: InteractionOutcome | decisions.Unconfirmed) -> InteractionOut
 async def decide(
     key: SessionKey,
     interaction_id: InteractionId,
-    body: InteractionResponse,
+    body: InteractionDecision,
     client: ClientDep,
     settings: SettingsDep,
     caller: Approver,
 ) -> Any:
-    """Approve or deny; answers with the decision and, after approval, the tool's result."""
+    """Approve or deny, or answer a question; answers with the decision and, after approval, the
+    tool's result.
+
+    A question (USER_INPUT) is answered with `response_data.text`; `approved` may be left out
+    there (an answer). A tool approval needs `approved` (422 naming the field without it).
+    """
     check_matches(interaction_id, body)
     result = await decisions.decide(
         client,

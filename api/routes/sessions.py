@@ -18,13 +18,13 @@ from contracts import (
     CreateSessionRequest,
     InboundMessage,
     LiveSession,
-    MessageAccepted,
     MessagePage,
     MessageRequest,
     MessagesQuery,
     MessageWindow,
     SessionConfig,
     SessionControl,
+    SessionMessageAccepted,
     UniversalMessage,
 )
 from core.agent_registry import DEFAULT_AGENT
@@ -74,16 +74,22 @@ async def create_session(
 
 MESSAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
-        "model": MessageAccepted,
+        "model": SessionMessageAccepted,
         "description": "`?wait=true` (SYNC): the turn ended; `status` and `answer` say how.",
         "content": {"text/event-stream": {}},
     },
     202: {
-        "model": MessageAccepted,
+        "model": SessionMessageAccepted,
         "description": "Accepted (INTERACTIVE); with `?wait=true`, the turn waits for a person (`pending`) "
         "or still runs after SYNAPSE_SYNC_WAIT_SECONDS. With `Accept: text/event-stream` (ASYNC_STREAM) "
-        "the answer is 200 and the turn's events, ending with it.",
+        "the answer is 200 and the turn's events, ending with it. `restarted: true` (with a `note`) when "
+        "the session had ended (idle, failed, terminated) and this message started it again.",
     },
+    **ERROR_RESPONSES(
+        409,
+        s409="The session was cancelled: a message does not start it again. `detail` says who cancelled "
+        "it, when and why, and how to go on: another session key, or `POST /sessions` with this key.",
+    ),
     **BUSY_RESPONSE,
 }
 
@@ -95,7 +101,7 @@ Wait = Annotated[
 @router.post(
     "/{key}/messages",
     status_code=202,
-    response_model=MessageAccepted,
+    response_model=SessionMessageAccepted,
     response_model_exclude_none=True,
     responses=MESSAGE_RESPONSES,
 )
@@ -113,13 +119,18 @@ async def post_message(
 ) -> Any:
     """Send a message to the session's agent; starts the session when needed.
 
+    A session that ended (idle, failed) starts again as a new conversation (`restarted: true`); a
+    cancelled one does not (409, saying who cancelled it and how to go on).
     Modes: INTERACTIVE (202 at once), SYNC (`?wait=true`), ASYNC_STREAM (`Accept: text/event-stream`).
     """
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
     await _check_attached(store, body.artifacts)
+    previous = await sessions.accepting(client, key, wait=settings.api.query_wait)
     stream = accept is not None and "text/event-stream" in accept
-    after = await _stream_head(client, key, settings) - 1 if (wait or stream) else -1
+    after = -1
+    if wait or stream:  # the stream of a run the message starts begins at 0
+        after = (0 if previous is not None else await _stream_head(client, key, settings)) - 1
     message = InboundMessage(
         channel="http",
         sender_id=caller.principal or body.principal or "anonymous",
@@ -132,8 +143,12 @@ async def post_message(
     await sessions.send_message(
         client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
-    accepted = MessageAccepted(
-        session_key=key, workflow_id=session_workflow_id(key), message_id=message.message_id
+    accepted = SessionMessageAccepted(
+        session_key=key,
+        workflow_id=session_workflow_id(key),
+        message_id=message.message_id,
+        restarted=previous is not None,
+        note=sessions.restart_note(key, previous) if previous is not None else None,
     )
     if stream:
         assert message.message_id is not None

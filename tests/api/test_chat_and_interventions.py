@@ -109,7 +109,8 @@ async def test_pause_holds_new_work_until_resume(http: httpx.AsyncClient) -> Non
     after = await collect_events(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": chunks[-1].sequence_id}
     )
-    assert "8" in str(next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content)
+    [answer] = [c for c in after if c.chunk_type == TaskChunkType.RESPONSE]
+    assert answer.content == "SELECT returned 1 row:\nn\n8", "the turn held by the pause ran once, after it"
 
 
 async def test_events_resume_after_the_last_event_id(http: httpx.AsyncClient) -> None:

@@ -9,7 +9,7 @@ import httpx
 from contracts import TaskChunkType
 
 from ..support import collect_events, fields
-from .test_sessions import ask_for_delete, decide, is_type, new_key
+from .test_sessions import DELETE_CANCELLED, ask_for_delete, decide, is_type, new_key
 
 ONLY_ID_1 = "DELETE FROM orders WHERE id = 1"
 
@@ -30,20 +30,24 @@ async def test_an_edited_delete_runs_as_edited_and_the_agent_is_told(
     )
     assert response.status_code == 200, response.text
     assert response.json()["tool_result"]["content"]["rowcount"] == 1
-    assert count_orders("1=1") == before - 1 and count_orders("status = 'cancelled'") >= 2, (
-        "only the edit ran"
-    )
+    assert (count_orders("1=1"), count_orders("id = 1"), count_orders("status = 'cancelled'")) == (
+        before - 1,
+        0,
+        3,
+    ), "only the edit ran: order 1 is gone, the cancelled ones are all there"
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
     ran = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST)
     assert fields(ran)["tool_params"] == {"sql": ONLY_ID_1}
-    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
-    assert "bob edited my sql call before it ran" in str(answer.content)
-    assert "status = 'cancelled'" in str(answer.content), "the agent hears what it proposed"
+    [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
+    assert answer.content == (
+        "bob edited my sql call before it ran "
+        '(I proposed {"sql": "DELETE FROM orders WHERE status = \'cancelled\'"}). DELETE done: 1 row affected.'
+    ), "the agent hears what it proposed and what ran"
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [e["kind"] for e in audit] == ["requested", "approved", "edited"]
-    assert "cancelled" in audit[2]["comment"] and "id = 1" in audit[2]["comment"]
+    assert audit[2]["comment"] == f'proposed {{"sql": "{DELETE_CANCELLED}"}}; runs {{"sql": "{ONLY_ID_1}"}}'
 
 
 async def test_an_edit_into_a_stronger_statement_is_asked_for_again(

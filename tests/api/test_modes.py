@@ -24,7 +24,7 @@ async def test_sync_answers_with_the_turns_answer(http: httpx.AsyncClient) -> No
     assert first.status_code == 200, first.text
     body = first.json()
     assert body["status"] == "completed" and body["message_id"].startswith("http-")
-    assert "SELECT returned 1 row" in str(body["answer"])
+    assert body["answer"] == "SELECT returned 1 row:\nn\n8"
     second = await http.post(f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "hello"})
     assert second.status_code == 200, second.text
     assert 'did not understand "hello"' in str(second.json()["answer"]), (

@@ -40,7 +40,10 @@ async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(http
     graph_id = fields(started)["graph_id"]
     assert fields(started)["tasks"] == ["collect", "publish"]
     progress = [fields(c) for c in chunks if c.chunk_type == TaskChunkType.PROGRESS]
-    assert any(p.get("task_id") == "collect" and p.get("status") == "completed" for p in progress)
+    assert [p["status"] for p in progress if p.get("task_id") == "collect"][-1:] == ["completed"]
+    assert [p for p in progress if p.get("task_id") == "publish" and p.get("status") == "completed"] == [], (
+        "the gated task has not run"
+    )
     gate = chunks[-1]
     assert gate.content["prompt"] == "Publish the total?"  # type: ignore[index]
     assert gate.metadata["workflow_id"] == f"graph:{graph_id}"

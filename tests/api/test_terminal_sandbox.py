@@ -81,7 +81,10 @@ async def test_the_request_shows_the_sandbox_and_the_approver_may_choose_another
     ]
     assert complete.metadata["sandbox"] == "full"
     audit = (await http.get(f"/sessions/{key}/audit")).json()
-    assert any(e["kind"] == "approved" and e["interaction_id"] == second for e in audit["entries"])
+    assert [(e["kind"], e["interaction_id"]) for e in audit["entries"] if e["kind"] == "approved"] == [
+        ("approved", first),
+        ("approved", second),
+    ]
 
 
 async def test_a_sessions_choice_is_its_default_and_a_bad_choice_is_refused_naming_it(

@@ -1,7 +1,8 @@
 """`synapse up` end to end: the real dev server, worker and API as subprocesses of `up`.
 
 Each test starts `synapse up` on free ports with its own data dir, waits (bounded) until
-`/healthz` answers 200, and then checks that every way of ending it leaves no process behind.
+`/healthz` answers 200 and `up` says it is ready, and then checks that every way of ending it
+leaves no process behind.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cli.up import banner
 from tests.conftest import assert_eventually
 
 from .ports_helper import free_ports
@@ -25,6 +27,8 @@ from .procs import alive, descendants, mentioning
 
 READY_TIMEOUT = 120.0
 """Seconds `up` gets to be healthy: dev server start plus two cold Python imports on 2 cores."""
+READY_LINE = banner("", 0)[0]
+"""The first line of the banner `up` prints once a message would be processed at once."""
 EXIT_TIMEOUT = 45.0
 """Seconds `up` gets to stop its children (each has 10 s before SIGKILL)."""
 
@@ -90,6 +94,15 @@ class Up:
             within=READY_TIMEOUT,
             what="`up` announcing its 3 children",
         )
+        await assert_eventually(
+            self._async_output,
+            lambda out: READY_LINE in out,
+            within=READY_TIMEOUT,
+            what="`up` saying it is ready",
+        )
+
+    async def _async_output(self) -> str:
+        return self.output
 
     async def _async_pids(self) -> dict[str, int]:
         return self.announced_pids()
@@ -133,6 +146,9 @@ async def assert_all_gone(pids: set[int], up: Up) -> None:
 
 async def test_sigterm_stops_every_part(up: Up) -> None:
     await up.wait_healthy()
+    async with httpx.AsyncClient(timeout=5.0) as http:
+        ready = await http.get(f"http://127.0.0.1:{up.api_port}/readyz")
+    assert ready.status_code == 200, f"`up` said it was ready before the API was: {ready.text}"
     children = descendants(up.process.pid)
     announced = up.announced_pids()
     assert set(announced.values()) <= children, (announced, children)
@@ -146,8 +162,8 @@ async def test_sigterm_stops_every_part(up: Up) -> None:
     assert (up.data_dir / "temporal.db").is_file(), "the dev server keeps its state in the data dir"
     out = up.output
     assert f"starting Temporal dev server on 127.0.0.1:{up.temporal_port}" in out
-    assert f"API docs:         http://127.0.0.1:{up.api_port}/docs" in out
-    assert f"Temporal Web UI:  http://127.0.0.1:{up.ui_port}" in out
+    for line in banner(f"http://127.0.0.1:{up.api_port}", up.ui_port):
+        assert f"{line}\n" in out, (line, out)
 
 
 async def test_a_dying_part_stops_the_others(up: Up) -> None:

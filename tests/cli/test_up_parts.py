@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from cli.up import child_env, public_host, temporal_command
+from cli.up import banner, child_env, public_host, temporal_command
 from core.settings import ApiSettings, Settings, TemporalSettings
 from workflows.identity.search import dev_server_flags
 
@@ -55,3 +56,15 @@ def test_urls_use_a_reachable_host() -> None:
     assert public_host("0.0.0.0") == "127.0.0.1"
     assert public_host("127.0.0.1") == "127.0.0.1"
     assert public_host("10.1.2.3") == "10.1.2.3"
+
+
+def test_the_readme_shows_the_banner_up_prints() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = re.search(r"`make up` prints:\n\n```\n(.*?)```", readme, re.DOTALL)
+    assert block, "README.md shows what `make up` prints in a code block after '`make up` prints:'"
+
+    shown = block.group(1).splitlines()
+
+    assert shown == banner("http://127.0.0.1:8000", 8233)
+    assert any(line.strip().startswith("API docs:") and line.endswith("/docs") for line in shown)
+    assert any("Web UI" in line for line in shown)

@@ -76,7 +76,7 @@ async def test_artifacts_and_large_payloads_survive_a_killed_worker_and_a_server
             assert said == [BIG_SELECT, PASTED_LOG], "the 1.5 MB message comes back whole"
             await ask(http, key, "SELECT COUNT(*) FROM orders")
             answer = await wait_reply(http, key, "SELECT COUNT(*) FROM orders")
-            assert "8" in str(answer.messages[-1].content), answer.messages[-1]
+            assert answer.messages[-1].content == "SELECT returned 1 row:\nCOUNT(*)\n8", answer.messages[-1]
 
 
 async def wait_reply(http: httpx.AsyncClient, key: str, sent: str) -> LiveSession:

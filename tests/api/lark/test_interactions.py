@@ -25,19 +25,15 @@ async def test_a_reply_in_the_chat_answers_the_agents_question(
     chat = new_chat()
     key = f"lark:{chat}"
     await say(http, lark, lark_api, chat, "ask: Which region?")
-    texts = await assert_eventually(
-        lambda: chat_texts(lark_api, chat),
-        lambda t: any("Which region?" in x for x in t),
-        what="the question",
-    )
-    assert any("Reply in this chat to answer" in text for text in texts)
+    question = "❓ Which region?\n（直接回复即可回答 / Reply in this chat to answer · input_1）"
+    texts = await assert_eventually(lambda: chat_texts(lark_api, chat), bool, what="the question")
+    assert texts == [question]
     assert await _cards(lark_api, chat) == [], "a question is no approval card"
     await say(http, lark, lark_api, chat, "eu-west")
     texts = await assert_eventually(
-        lambda: chat_texts(lark_api, chat),
-        lambda t: any('answered "Which region?": eu-west' in x for x in t),
-        what="the agent's answer",
+        lambda: chat_texts(lark_api, chat), lambda t: len(t) == 2, what="the agent's answer"
     )
+    assert texts == [question, f'{ALICE} answered "Which region?": eu-west'], "one question, one answer"
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert (audit[-1]["kind"], audit[-1]["principal"], audit[-1]["channel"]) == ("answered", ALICE, "lark")
     assert [m["content"] for m in await user_messages(http, key)] == ["ask: Which region?"], (

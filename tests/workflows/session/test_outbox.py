@@ -79,10 +79,10 @@ async def test_the_chat_gets_the_card_its_decision_and_the_answer(
         updates = await assert_eventually(lambda: _updates(lark), bool, what="the card update")
         assert updates[0].message_id == card.message_id
         assert "Approved" in card_text(updates[0].content) and "3 rows" in card_text(updates[0].content)
-        texts = await assert_eventually(
-            lambda: _texts(lark), lambda t: any("DELETE done" in x for x in t), what="the answer in the chat"
-        )
-        assert any("3 rows affected" in t for t in texts)
+        texts = await assert_eventually(lambda: _texts(lark), bool, what="the answer in the chat")
+        assert texts == ["DELETE done: 3 rows affected."], "the chat gets the answer, once"
+        assert [m.msg_type for m in lark.sent()] == ["interactive", "text"], "one card, one answer"
+        assert [u.message_id for u in lark.card_updates()] == [card.message_id], "the card, updated once"
     assert count_orders("status = 'cancelled'") == 0
 
 
@@ -104,11 +104,14 @@ async def test_a_timed_out_request_is_cancelled_in_the_chat(
         )
         await time_env.sleep(301)
         updates = await assert_eventually(lambda: _updates(lark), bool, what="the card update")
-        assert "Timed out" in card_text(updates[0].content)
+        assert [u.content["header"]["title"]["content"] for u in updates] == ["Timed out — cancelled: sql"]
         texts = await assert_eventually(
-            lambda: _texts(lark), lambda t: any("操作已取消" in x for x in t), what="the cancellation notice"
+            lambda: _texts(lark), lambda t: len(t) == 2, what="the cancellation notice and the answer"
         )
-        assert any("nobody approved" in t for t in texts)
+        assert texts == [
+            "操作已取消（超时）/ Cancelled: nobody approved `tool_1` in time.",
+            'I did not run sql: denied by system:timeout (the approval request timed out) — "no decision within 0:05:00".',
+        ]
 
 
 async def _sent(fake: FakeLarkOpenApi) -> list[FakeMessage]:
