@@ -69,18 +69,23 @@ class SynapseWorker:
     Used like a temporalio `Worker`: `await run()`, `await shutdown()`, or `async with`.
     """
 
-    def __init__(self, shared: Worker, own: Worker, worker_queue: str) -> None:
+    def __init__(self, shared: Worker, own: Worker, worker_queue: str, tools: ToolActivities) -> None:
         self.shared = shared
         self.own = own
         self.worker_queue = worker_queue
+        self.tools = tools
+        """Closed once both workers stopped (a terminal's shell ends with its worker)."""
         """The task queue only this worker polls."""
         self._running = contextlib.AsyncExitStack()
 
     async def run(self) -> None:
         """Poll both queues until shut down (one failing stops the other)."""
-        async with asyncio.TaskGroup() as group:
-            group.create_task(self.shared.run())
-            group.create_task(self.own.run())
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self.shared.run())
+                group.create_task(self.own.run())
+        finally:
+            await self.tools.close()
 
     async def shutdown(self) -> None:
         """Stop polling and finish what is running."""
@@ -99,7 +104,10 @@ class SynapseWorker:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        await self._running.__aexit__(kind, error, trace)  # the own queue's worker stops first
+        try:
+            await self._running.__aexit__(kind, error, trace)  # the own queue's worker stops first
+        finally:
+            await self.tools.close()
 
 
 def own_queue_name(shared_queue: str) -> str:
@@ -138,7 +146,7 @@ def build_worker(
         activities=[tools.run_tool],
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
-    return SynapseWorker(shared, own, tools.worker_queue)
+    return SynapseWorker(shared, own, tools.worker_queue, tools)
 
 
 async def run_worker(settings: Settings) -> None:

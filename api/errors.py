@@ -156,22 +156,39 @@ async def validation_error_handler(_request: Request, exc: Exception) -> JSONRes
     return invalid_response(exc.errors())
 
 
+TASK_UUID_FIELDS = frozenset({"target_task_id", "task_id"})
+"""UUID fields that name a graph task (an intervention's target, `update_tasks[].task_id`)."""
+TASK_UUID_HINT = (
+    "expected a task's engine UUID, not its blueprint id: POST /graphs answers them in `tasks` "
+    "(blueprint id -> UUID), and GET /graphs/{id} lists each task's `task_uuid`"
+)
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    """What was expected: pydantic's words, or where a task's UUID comes from when that is wrong."""
+    loc = tuple(error.get("loc", ()))
+    kind = error.get("type")
+    not_a_task_uuid = (
+        bool(loc) and loc[-1] in TASK_UUID_FIELDS and kind in ("uuid_parsing", "uuid_type")
+    ) or (loc == ("path", "task_uuid") and kind == "string_pattern_mismatch")
+    return TASK_UUID_HINT if not_a_task_uuid else str(error.get("msg", ""))
+
+
 def invalid_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
     """422 whose `detail` names each bad field (pydantic's error shape: `loc`, `msg`, `type`,
     `input`), its value and what was expected; `errors` lists them."""
     problems = []
     fields = []
     for error in errors:
-        fields.append(
-            {"loc": list(error.get("loc", ())), "msg": error.get("msg", ""), "type": error.get("type", "")}
-        )
+        message = _message(error)
+        fields.append({"loc": list(error.get("loc", ())), "msg": message, "type": error.get("type", "")})
         where = _location(error.get("loc", ()))
         if error.get("type") == "extra_forbidden":
             problems.append(f"{where}: unknown field (not part of the contract)")
         else:
             value = error.get("input")
             shown = f" (got {value!r})" if value is not None and not isinstance(value, dict) else ""
-            problems.append(f"{where}: {error.get('msg')}{shown}")
+            problems.append(f"{where}: {message}{shown}")
     return JSONResponse(
         status_code=422,
         content={"detail": "; ".join(problems) or "invalid request", "errors": fields},

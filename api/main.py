@@ -56,7 +56,10 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
 
             app.state.client = await connect_client(settings)
         app.state.hub = StreamHub(
-            app.state.client, client_buffer=settings.api.sse_client_buffer, store=app.state.artifacts
+            app.state.client,
+            client_buffer=settings.api.sse_client_buffer,
+            keepalive_seconds=settings.api.sse_keepalive_seconds,
+            store=app.state.artifacts,
         )
         try:
             yield

@@ -141,7 +141,7 @@ async def run(harness: Harness, *, samples: int, warmup: int, bwrap: str = "bwra
         )
     finally:
         await shell.close()
-        tool.close()
+        await tool.close()
     rows = [row for command in COMMANDS for row in _rows(command, m)]
     added = ", ".join(f"`{command}` {_added(m, command)}" for command in COMMANDS)
     notes = [

@@ -226,10 +226,11 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     for line in banner(base, settings.temporal.ui_port):
         say(line)
     say("")
+    # Points at the README instead of sending a message itself: its walkthrough starts session
+    # `demo` on the seeded rows, which a message sent beforehand would already have taken.
     say(
-        f"hint: curl -X POST {base}/sessions/demo/messages -H 'content-type: application/json' "
-        """-d '{"content": "DELETE FROM orders"}' asks for an approval you can see in the Web UI; """
-        "Ctrl-C stops everything"
+        "hint: README.md's 5-minute walkthrough goes on from here, in a second terminal in this "
+        "folder; Ctrl-C stops everything"
     )
 
 

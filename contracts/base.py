@@ -4,6 +4,13 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Contract(BaseModel):
-    """Base of every Synapse contract: strict (unknown fields are rejected)."""
+    """Base of every Synapse contract: strict (unknown fields are rejected).
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    A field whose seed name is ambiguous has a precise Python name and keeps the seed's name on the
+    wire as its alias (`InteractionRequest.workflow_id` is `task_id` in JSON): models are read by
+    either name and always written by the alias, so payloads, histories and the HTTP API keep the
+    seeds' names."""
+
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )

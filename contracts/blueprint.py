@@ -114,7 +114,9 @@ class EdgeDefinition(Contract):
 class TaskUpdate(Contract):
     """A change to a task that already exists in a running graph."""
 
-    task_id: UUID = Field(description="Engine-assigned UUID of the task to change.")
+    task_uuid: UUID = Field(
+        alias="task_id", description="Engine-assigned UUID of the task to change (seed name `task_id`)."
+    )
     new_input_data: dict[str, Any] | None = Field(default=None, description="Replacement input data.")
     new_status: str | None = Field(default=None, description="Status to set on the task.")
 

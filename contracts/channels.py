@@ -19,6 +19,11 @@ class OutboundMessage(Contract):
         description="A text message, an interactive approval card, or an update of a sent card."
     )
     text: str | None = Field(default=None, description="The text (kind `text`); long texts are split.")
+    mentions: list[str] = Field(
+        default_factory=list,
+        description="People the text names (principals), shown after it as the channel mentions them "
+        "(Lark: `<at user_id>`, so they are notified).",
+    )
     interaction: InteractionRequest | None = Field(
         default=None,
         description="The approval request the card shows (kinds `approval_card`, `card_update`).",

@@ -13,7 +13,9 @@ from .base import Contract
 class ContextBuildConfig(Contract):
     """Declares which context an agent needs for a task."""
 
-    task_id: UUID = Field(description="The task the context is built for.")
+    task_uuid: UUID = Field(
+        alias="task_id", description="The task the context is built for (seed name `task_id`)."
+    )
     include_metadata: bool = Field(default=True, description="Include task metadata.")
     include_tool_list: bool = Field(default=True, description="Declare the tools to the model.")
     conversation_history_config: dict[str, Any] | None = Field(

@@ -50,7 +50,10 @@ class ExecutionMode(StrEnum):
 class TaskStreamChunk(Contract):
     """One event of a session's or task's stream; `sequence_id` is its stream offset."""
 
-    task_id: str = Field(description="Workflow id of the session or task that published it.")
+    workflow_id: str = Field(
+        alias="task_id",
+        description="Workflow id of the session or task that published it (seed name `task_id`).",
+    )
     chunk_type: TaskChunkType = Field(description="What kind of event this is.")
     sequence_id: int = Field(ge=0, description="Position in the stream, from 0, without gaps.")
     content: str | UniversalMessage | dict[str, Any] = Field(description="The payload.")
@@ -66,7 +69,9 @@ class InteractionRequest(Contract):
 
     interaction_id: str = Field(description="Id of the interaction, unique within its workflow.")
     interaction_type: InteractionType = Field(description="What is asked.")
-    task_id: str = Field(description="Workflow id of the session or task asking.")
+    workflow_id: str = Field(
+        alias="task_id", description="Workflow id of the session or task asking (seed name `task_id`)."
+    )
     content: str | dict[str, Any] = Field(
         description="For tool approvals: `tool_name`, `tool_params`, `tool_description`, `summary`."
     )
@@ -239,7 +244,9 @@ class LiveSession(Contract):
     """The state of one interactive session, as people and UIs see it."""
 
     session_id: str = Field(description="The session key.")
-    task_id: str = Field(description="Workflow id (`session:<key>`).")
+    workflow_id: str = Field(
+        alias="task_id", description="Workflow id (`session:<key>`; seed name `task_id`)."
+    )
     status: SessionStatus = Field(description="Where the session is.")
     created_at: datetime = Field(description="When the session started (UTC).")
     last_activity: datetime = Field(description="Time of the last message or decision (UTC).")

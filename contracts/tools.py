@@ -191,7 +191,9 @@ class ToolDenial(Contract):
         """The denial a tool message's content holds, or None (a result, or anything else)."""
         if not isinstance(content, dict) or content.get("denied") is not True:
             return None
-        known = {key: value for key, value in content.items() if key in cls.model_fields and value is not None}
+        known = {
+            key: value for key, value in content.items() if key in cls.model_fields and value is not None
+        }
         text = {key: str(known.get(key, "")) for key in ("decided_by", "reason")}
         message = known.get("message")
         edited = known.get("edited")

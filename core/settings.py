@@ -101,6 +101,13 @@ class ApiSettings(_Group):
         """`query_wait_seconds` as the timeout a query takes."""
         return timedelta(seconds=self.query_wait_seconds)
 
+    sse_keepalive_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        validation_alias=env("sse_keepalive_seconds", "SYNAPSE_SSE_KEEPALIVE_SECONDS"),
+        description="An idle event stream gets a `: keepalive` comment this often (lower it behind a "
+        "proxy that closes quiet connections sooner).",
+    )
     sse_client_buffer: int = Field(
         default=500,
         gt=0,

@@ -82,8 +82,8 @@ class Tool(ABC):
         """Create what the tool needs before its first run (the worker calls it at start)."""
         return None  # nothing, unless the tool needs something
 
-    def close(self) -> None:
-        """Release what the tool holds (connections, processes)."""
+    async def close(self) -> None:
+        """Release what the tool holds (connections, processes): the worker is stopping."""
         return None  # nothing, unless the tool holds something
 
     def assess(self, call: ToolCallRequest, state: dict[str, Any]) -> tuple[bool, str]:

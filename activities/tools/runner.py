@@ -65,10 +65,10 @@ class ToolActivities:
         for tool in self.tools.values():
             tool.prepare()
 
-    def close(self) -> None:
-        """Release what the tools hold."""
+    async def close(self) -> None:
+        """Release what the tools hold (the worker is stopping)."""
         for tool in self.tools.values():
-            tool.close()
+            await tool.close()
 
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""

@@ -60,7 +60,7 @@ def pending_of(chunk: TaskStreamChunk) -> InteractionRequest:
     return InteractionRequest(
         interaction_id=str(meta.get("interaction_id")),
         interaction_type=InteractionType(meta.get("interaction_type", InteractionType.TOOL_APPROVAL)),
-        task_id=str(meta.get("workflow_id") or chunk.task_id),
+        workflow_id=str(meta.get("workflow_id") or chunk.workflow_id),
         content=chunk.content if isinstance(chunk.content, str | dict) else str(chunk.content),
         timestamp=chunk.timestamp,
         approvers=list(meta.get("approvers") or []),

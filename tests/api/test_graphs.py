@@ -351,6 +351,35 @@ async def test_an_unknown_graph_is_404(http: httpx.AsyncClient) -> None:
         assert response.status_code == 404 and "no graph" in response.json()["detail"], response.text
 
 
+async def test_a_blueprint_id_where_a_task_uuid_belongs_says_where_uuids_come_from(
+    http: httpx.AsyncClient,
+) -> None:
+    gid = "7f0c2a3e-0000-4000-8000-000000000000"
+    for response, where in (
+        (
+            await http.post(
+                f"/graphs/{gid}/interventions",
+                json={"intervention_type": "PAUSE", "target_task_id": "count", "comment": "x"},
+            ),
+            "body.target_task_id",
+        ),
+        (
+            await http.post(f"/graphs/{gid}/blueprint", json={"update_tasks": [{"task_id": "count"}]}),
+            "body.update_tasks.0.task_id",
+        ),
+        (await http.get(f"/graphs/{gid}/tasks/count"), "path.task_uuid"),
+    ):
+        detail = response.json()["detail"]
+        assert response.status_code == 422, response.text
+        assert detail.startswith(f"{where}: expected a task's engine UUID, not its blueprint id"), detail
+        assert "POST /graphs answers them in `tasks`" in detail and "(got 'count')" in detail, detail
+    graph_id = await http.post(f"/graphs/{gid}/blueprint", json={"workflow_id": "count"})
+    assert graph_id.status_code == 422, graph_id.text
+    assert graph_id.json()["detail"].startswith("body.workflow_id: Input should be a valid UUID"), (
+        graph_id.text
+    )
+
+
 async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
     http: httpx.AsyncClient, client: Client
 ) -> None:

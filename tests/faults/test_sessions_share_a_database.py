@@ -59,7 +59,11 @@ async def test_a_session_key_used_again_after_cancel_applies_its_statements(
         assert response.status_code == 200, response.text
         assert (await status(api, key)).status == "cancelled"
 
-        await approve_first_call(api, key)  # the same key starts a new session, numbering from tool_1
+        refused = await api.post(f"/sessions/{key}/messages", json={"content": increment(1)})
+        assert refused.status_code == 409 and "POST /sessions" in refused.json()["detail"], refused.text
+        again = await api.post("/sessions", json={"session_key": key})  # as the 409 says
+        assert again.status_code == 201, again.text
+        await approve_first_call(api, key)  # the same key, a new session, numbering from tool_1
         session = await wait_answer(api, key)
     assert demo_db.amount(1) == before + 2, (
         f"two approved increments must give {before + 2}, got {demo_db.amount(1)}; "

@@ -246,6 +246,21 @@ async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
     await _idle(handle, 1)
 
 
+async def lark_escalated(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete in a Lark chat, escalated after 1 s to dave (the reminder mentions him, the card shows
+    him), who approves."""
+    interaction = await _pending_id(handle)
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: bool(s.pending_interactions) and s.pending_interactions[0].escalated,
+    )
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="lark:ou_dave"),
+    )
+    await _idle(handle, 1)
+
+
 async def terminal(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """Delete denied; `!echo hello && sleep 1 && echo done` approved: its output streams in by
     `tool_output` signals while it runs, then the result with its exit status; then `!cd / && pwd`
@@ -363,6 +378,16 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
         "session_notified": (
             SessionConfig(session_key="history-notified", notify_url=hook_url or None),
             approved,
+        ),
+        "session_lark_escalated": (
+            SessionConfig(
+                session_key="lark:oc_history_escalated",
+                channel="lark",
+                chat_id="oc_history_escalated",
+                approvers=["lark:ou_alice"],
+                policies={"sql": DecisionPolicy(escalate_to=["lark:ou_dave"], escalate_after_seconds=1)},
+            ),
+            lark_escalated,
         ),
         "session_two_people": (
             SessionConfig(
@@ -506,11 +531,11 @@ async def gated(client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
         handle, lambda v: any(r.interaction_type == "tool_approval" for r in v.pending_interactions)
     )
     request = view.pending_interactions[0]
-    await client.get_workflow_handle(request.task_id).execute_update(
+    await client.get_workflow_handle(request.workflow_id).execute_update(
         AgentTaskWorkflow.respond_checked,
         InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
     )
-    return request.task_id
+    return request.workflow_id
 
 
 RETRY_BLUEPRINT = {

@@ -230,7 +230,7 @@ def _set_aside(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask]) -> di
         task.task_id: "which is cancelled" for task in tasks.values() if task.status == TaskStatus.CANCELLED
     }
     for update in updates:
-        task = tasks.get(str(update.task_id))
+        task = tasks.get(str(update.task_uuid))
         status = (update.new_status or "").lower()
         if task is not None and status in UPDATABLE_STATUS:
             found[task.task_id] = f"which this blueprint's update_tasks sets to {status}"
@@ -274,9 +274,9 @@ def _edge_problems(
 def _update_problems(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask]) -> list[str]:
     problems: list[str] = []
     for update in updates:
-        task = tasks.get(str(update.task_id))
+        task = tasks.get(str(update.task_uuid))
         if task is None:
-            problems.append(f"update of task {update.task_id}: no such task in this graph")
+            problems.append(f"update of task {update.task_uuid}: no such task in this graph")
             continue
         name = f"update of task {task.task_id!r}"
         if update.new_status is not None and update.new_status.lower() not in UPDATABLE_STATUS:
@@ -292,7 +292,7 @@ def _started_problems(updates: Iterable[TaskUpdate], tasks: dict[str, GraphTask]
     """Updates of tasks that have started: a rollback changes those (409, not a bad blueprint)."""
     problems = []
     for update in updates:
-        task = tasks.get(str(update.task_id))
+        task = tasks.get(str(update.task_uuid))
         if task is not None and task.status not in NOT_STARTED:
             problems.append(
                 f"update of task {task.task_id!r}: it is {task.status}; update_tasks changes tasks that "

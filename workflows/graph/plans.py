@@ -136,7 +136,7 @@ class Plans:
         self._add(added, agents)
         progress = Progress()
         for update in added.updates:
-            task = state.tasks[str(update.task_id)]
+            task = state.tasks[str(update.task_uuid)]
             progress.withdraw += self._scheduler.changes.update(task, update, change.principal, progress)
         self._scheduler.gotos.mark_targets()
         audit(

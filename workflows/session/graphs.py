@@ -167,7 +167,7 @@ class SessionGraphs:
             else f"ambiguous reply {message.content!r} counts as deny",
         )
         self._answered.add(request.interaction_id)  # shown until the graph reports the decision
-        self._sending.append(asyncio.create_task(self._send(request.task_id, response)))
+        self._sending.append(asyncio.create_task(self._send(request.workflow_id, response)))
         return True
 
     async def _send(self, workflow_id: str, response: InteractionResponse) -> None:

@@ -51,6 +51,9 @@ DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling
 )
 CHAT_CHANNELS = frozenset({"lark"})
 
+ESCALATION_CARD_PATCH = "escalation-card"
+"""Patch id: an escalated request's card is redrawn with who may decide now."""
+
 
 class ChannelOutbox:
     """Queues and sends a session's chat deliveries; does nothing for non-chat sessions."""
@@ -105,9 +108,15 @@ class ChannelOutbox:
             self.text(f"操作已取消（超时）/ Cancelled: nobody {what} `{request.interaction_id}` in time.")
 
     def escalated(self, request: InteractionRequest) -> None:
-        """Remind the chat: the request now also asks `escalate_to`."""
-        asked = ", ".join(request.escalate_to)
-        self.text(f"⏫ `{request.interaction_id}` is still waiting for a decision; {asked}: please decide.")
+        """Remind the chat, mentioning `escalate_to` (they are notified), and show on the card who may
+        decide now."""
+        self._queue(
+            "text",
+            text=f"⏫ `{request.interaction_id}` is still waiting for a decision; please decide:",
+            mentions=list(request.escalate_to),
+        )
+        if request.interaction_type != InteractionType.USER_INPUT and workflow.patched(ESCALATION_CARD_PATCH):
+            self._queue("card_update", interaction=request.model_copy(deep=True))
 
     def pending(self) -> bool:
         """Whether deliveries are still queued."""

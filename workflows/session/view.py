@@ -39,7 +39,7 @@ def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -
     """The session as people see it."""
     return LiveSession(
         session_id=session_key_of(workflow_id),
-        task_id=workflow_id,
+        workflow_id=workflow_id,
         status=state.status,
         created_at=state.created_at,
         last_activity=state.last_activity,

@@ -64,7 +64,7 @@ class ChunkStream:
     def publish(self, kind: TaskChunkType, content: ChunkContent, **options: Unpack[ChunkOptions]) -> None:
         """Append a chunk; its sequence_id is its stream offset (implements `Publish`)."""
         chunk = TaskStreamChunk(
-            task_id=self._owner_id,
+            workflow_id=self._owner_id,
             chunk_type=kind,
             sequence_id=self._counter.next_sequence,
             content=content,

@@ -66,7 +66,7 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
         **extra,
         "interaction_id": request.interaction_id,
         "interaction_type": request.interaction_type,
-        "workflow_id": request.task_id,
+        "workflow_id": request.workflow_id,
         "requires_approval": True,
         "approvers": request.approvers,
         "expires_at": request.expires_at.isoformat() if request.expires_at else None,
@@ -129,7 +129,7 @@ class Requests:
         request = InteractionRequest(
             interaction_id=interaction_id,
             interaction_type=kind,
-            task_id=self._owner_id,
+            workflow_id=self._owner_id,
             content=content,
             metadata={"channel": self._policy.channel, **metadata},
             timestamp=now,

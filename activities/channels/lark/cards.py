@@ -103,6 +103,17 @@ def _principal(principal: str) -> str:
     return f"<at id={match.group(1)}></at>" if match else escape(principal)
 
 
+def with_mentions(text: str, principals: list[str]) -> str:
+    """A text message naming `principals` after it: open_ids as Lark text mentions (they are notified)."""
+    if not principals:
+        return text
+    named = [
+        f'<at user_id="{match.group(1)}"></at>' if (match := _OPEN_ID.match(p)) else escape(p)
+        for p in principals
+    ]
+    return f"{text} {', '.join(named)}"
+
+
 def _code_block(code: str, language: str) -> str:
     shown = (
         code
@@ -238,12 +249,12 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
         (
             "Approve",
             "primary_filled",
-            button_value(APPROVE, session_key, request.interaction_id, request.task_id),
+            button_value(APPROVE, session_key, request.interaction_id, request.workflow_id),
         ),
-        ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.task_id)),
+        ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.workflow_id)),
     ]
     if "session" in _content(request).get("grants", []):
-        value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.task_id)
+        value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.workflow_id)
         buttons.insert(1, ("Approve for this session", "primary", value))
     quorum = []
     if request.approvals_required > 1:

@@ -35,7 +35,7 @@ from contracts import Delivery, ErrorType, OutboundMessage
 from contracts.names import DELIVER_MESSAGE
 from core.settings import Settings
 
-from .cards import approval_card, decided_card, text_chunks
+from .cards import approval_card, decided_card, text_chunks, with_mentions
 
 SESSION_PREFIX = "session:"
 NOT_CONFIGURED = "Lark channel is not configured (set LARK_APP_ID, LARK_APP_SECRET)"
@@ -231,7 +231,7 @@ class LarkActivities:
     def _deliver(self, message: OutboundMessage, key: str) -> Delivery:
         """The blocking body of `deliver_message`; `key` names this activity (for dedupe uuids)."""
         if message.kind == "text":
-            parts = text_chunks(message.text or "")
+            parts = text_chunks(with_mentions(message.text or "", message.mentions))
             if not parts:
                 raise _invalid("a text message needs a non-empty `text`")
             ids = [
@@ -241,17 +241,16 @@ class LarkActivities:
         request = message.interaction
         if request is None:
             raise _invalid(f"a {message.kind} needs the `interaction` it shows")
-        session_key = message.session_key or request.task_id.removeprefix(SESSION_PREFIX)
+        session_key = message.session_key or request.workflow_id.removeprefix(SESSION_PREFIX)
         if message.kind == "approval_card":
             return Delivery(
                 message_id=self._send(message, "interactive", approval_card(request, session_key), key, 0)
             )
-        if message.outcome is None:
-            raise _invalid("a card_update needs the `outcome` it shows")
-        # Not complete: one approval of two counted; the card still asks, showing "1/2".
+        # No outcome (escalated: more people may decide) or not complete (one approval of two
+        # counted, "1/2"): the card still asks.
         card = (
             decided_card(request, message.outcome)
-            if message.outcome.complete
+            if message.outcome is not None and message.outcome.complete
             else approval_card(request, session_key)
         )
         if message.card_message_id is None:

@@ -67,7 +67,7 @@ class SqlTool(Tool):
         """Create the database file, the claims table and the seeded demo `orders` when absent."""
         self.database.prepare()
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Release the engine's connections."""
         self.database.close()
 

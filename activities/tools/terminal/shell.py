@@ -193,8 +193,8 @@ class Shell:
         return self.backend.shell_in_foreground() is not True
 
     async def _interrupt(self, stream: _Stream, poll: Callable[[], bool], in_program: bool) -> None:
-        """Ctrl-C, then fresh sentinels until one answers: the interrupted line never prints its own,
-        and a program's exit may discard what was typed meanwhile.
+        """Ctrl-C, then fresh sentinels until one answers (each after another Ctrl-C): the interrupted
+        line never prints its own, and a program's exit may discard what was typed meanwhile.
 
         Input for a program at its prompt is never followed by shell probes (they would be typed
         into the program): after Ctrl-C it must show its prompt again or exit (its sentinel).
@@ -207,10 +207,15 @@ class Shell:
             await self._feed_until(stream, poll, deadline)
             if not stream.done:
                 raise TerminalLost("the program did not come back to its prompt after Ctrl-C")
+        again = False
         while not stream.done:
             if time.monotonic() > deadline:
                 raise TerminalLost("the shell did not answer after Ctrl-C")
             await asyncio.sleep(PROBE_PAUSE)
+            if again:  # a loop of short commands can outlive one Ctrl-C (it came between two of them)
+                self.backend.restore_settings()
+                await self.backend.send(b"\x03")
+            again = True
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
             self.backend.restore_settings()

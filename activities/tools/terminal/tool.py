@@ -108,6 +108,10 @@ class TerminalTool(Tool):
         or typed into the program waiting at its prompt), at most once."""
         return await self.runner.run(run)
 
+    async def close(self) -> None:
+        """End this worker's terminals (their shells, and what runs in them) and remove their files."""
+        await self.runner.terminals.close()
+
     @classmethod
     def preview(cls, content: Any, budget: int, ref: ArtifactRef) -> Any:
         """The output's beginning and end (errors are often last), naming the artifact with all of it."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,10 @@ DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
 
 @pytest.fixture
-def acts(tmp_path: Path) -> Iterator[ToolActivities]:
+async def acts(tmp_path: Path) -> AsyncIterator[ToolActivities]:
     tool_activities = ToolActivities(Settings(data_dir=tmp_path))
     yield tool_activities
-    tool_activities.close()
+    await tool_activities.close()
 
 
 def sql_call(sql: Any = None, **arguments: Any) -> ToolCallRequest:

@@ -107,9 +107,9 @@ async def test_a_tool_approval_inside_a_task_is_shown_on_the_graph_and_decided_o
     request = waiting.pending_interactions[0]
     assert request.interaction_type == "tool_approval" and request.content["tool_name"] == "sql"  # type: ignore[index]
     assert request.interaction_id.startswith("t") and request.interaction_id.endswith("-tool_1")
-    assert request.task_id == by_id(waiting)["clean"].workflow_id, "decisions go to the task run"
+    assert request.workflow_id == by_id(waiting)["clean"].workflow_id, "decisions go to the task run"
     assert count_orders("status = 'cancelled'") == 3
-    run = client.get_workflow_handle(request.task_id)
+    run = client.get_workflow_handle(request.workflow_id)
     shown = await run.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
     assert f"**task** `clean` v1 of `{handle.id}`" in shown.current_details
     assert f"waits for `{request.interaction_id}`" in shown.current_details, (
@@ -178,7 +178,7 @@ async def test_a_running_task_halts_at_its_next_safe_point_when_paused(
         {"new_tasks": [task("clean", input_data={"sql": "DELETE FROM orders WHERE id = 1"})]},
     )
     view = await wait_view(handle, lambda v: bool(v.pending_interactions), what="the tool approval")
-    run = client.get_workflow_handle(view.pending_interactions[0].task_id)
+    run = client.get_workflow_handle(view.pending_interactions[0].workflow_id)
     await handle.execute_update(TaskGraphWorkflow.intervene_checked, intervention(view, "clean", "PAUSE"))
     await assert_eventually(
         lambda: run.query(AgentTaskWorkflow.get_status), lambda s: s == "paused", what="run paused"

@@ -173,7 +173,7 @@ async def test_a_plans_update_of_a_task_waiting_at_its_gate_asks_again_with_the_
         BlueprintChange(
             blueprint=PlanBlueprint(
                 update_tasks=[
-                    TaskUpdate(task_id=by_id(view)["send"].task_uuid, new_input_data={"echo": "final"})
+                    TaskUpdate(task_uuid=by_id(view)["send"].task_uuid, new_input_data={"echo": "final"})
                 ]
             ),
             principal="alice",

@@ -123,7 +123,7 @@ async def test_a_task_does_not_time_out_while_its_tool_approval_waits_for_a_pers
         waiting = await wait_view(handle, lambda v: bool(v.pending_interactions), what="the tool approval")
         request = waiting.pending_interactions[0]
         await time_env.sleep(WAIT_FOR_PERSON)
-        run: TaskRunHandle = client.get_workflow_handle(request.task_id)
+        run: TaskRunHandle = client.get_workflow_handle(request.workflow_id)
         await assert_running(run, "waiting_approval")
         view = await wait_view(handle, lambda v: bool(v.pending_interactions), what="the approval still open")
         assert statuses(view)["clean"] not in ("failed", "completed"), by_id(view)["clean"].reason

@@ -28,7 +28,7 @@ def request(**content: Any) -> InteractionRequest:
     return InteractionRequest(
         interaction_id="tool_7",
         interaction_type="tool_approval",
-        task_id="session:lark:oc_1",
+        workflow_id="session:lark:oc_1",
         content={"tool_name": "sql", "tool_params": {"sql": "DELETE FROM t"}, **content},
         timestamp=AT,
     )

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 
+from activities.tools.runner import ToolActivities
 from activities.tools.terminal.policy import PROGRAM_INPUT
 from activities.tools.terminal.tool import TerminalTool
 from contracts import SandboxProfile
-from core.settings import Settings, ToolSettings
+from core.settings import Settings, TemporalSettings, ToolSettings
+from worker import build_worker
 
+from ....conftest import assert_eventually
 from .sandboxing import call, needs_bwrap, tool_run
 
 AGENT_CLI = Path(__file__).parents[3] / "fakes" / "agent_cli.py"
@@ -138,3 +144,25 @@ async def test_an_approved_run_retried_is_answered_with_its_first_result(tmp_pat
     other = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_2", SandboxProfile.FULL))
     assert other.ok and other.content["output"] == "2\n", "another approval runs it again"
     await tool.runner.terminals.close()
+
+
+async def test_a_stopping_worker_ends_its_terminals(tmp_path: Path, client: Client, task_queue: str) -> None:
+    """A worker's terminals (their shells and what runs in them) end when the worker stops."""
+    settings = Settings(data_dir=tmp_path, temporal=TemporalSettings(task_queue=task_queue), _env_file=None)
+    tools = ToolActivities(settings)
+    terminal = tools.tools["terminal"]
+    async with build_worker(client, settings, tools=tools):
+        shown = await terminal.run(tool_run("echo $$", "tool_1", SandboxProfile.FULL))
+        shell = int(shown.content["output"].strip())
+        assert _alive(shell), "the terminal's shell runs while its worker does"
+    await assert_eventually(
+        lambda: asyncio.sleep(0, _alive(shell)), lambda alive: not alive, what="the shell ended"
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
