@@ -25,7 +25,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         ArchiveCursor,
         AuditTrail,
-        ExperienceRecord,
         GraphProgress,
         InboundMessage,
         InteractionRequest,
@@ -40,8 +39,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from ..agent.experience import EXPERIENCE_PATCH, preview, remember
-from ..agent.host import LoopOutcome
+from ..agent.experience import EXPERIENCE_PATCH, remember
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
@@ -54,8 +52,9 @@ from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
 from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
 from .notifier import WebhookNotifier
-from .outbox import ChannelOutbox, outcome_text
+from .outbox import ChannelOutbox
 from .turn import Turn
+from .turn_end import experience_of, told
 
 CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
 """Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
@@ -184,45 +183,15 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
                 UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
             )
         if outcome.kind != "cancelled" or state.cancelled:  # a cancelled turn has told everyone
-            self._report(outcome)
+            told(outcome, self._config.max_turns, self.publish, self._outbox, reply_to=self._reply_to)
         state.last_activity = workflow.now()
         state.turns_total += 1
         if workflow.patched(EXPERIENCE_PATCH):
-            await remember(self._experience(message, outcome))
+            await remember(
+                experience_of(self.owner_id, self._state, self._config, message, outcome, workflow.now())
+            )
         if workflow.patched(BOUNDED_STATE_PATCH):
             await bounds.let_go(self.owner_id, state)
-
-    def _experience(self, message: InboundMessage, outcome: LoopOutcome) -> ExperienceRecord:
-        return ExperienceRecord(
-            owner_id=self.owner_id,
-            turn=self._state.turns_total,
-            agent_id=self._config.agent_id,
-            asked_by=message.sender_id,
-            at=workflow.now(),
-            outcome=outcome.kind,
-            question=preview(message.content),
-            answer=preview(outcome_text(outcome, self._config.max_turns)),
-        )
-
-    def _report(self, outcome: LoopOutcome) -> None:
-        self._outbox.text(outcome_text(outcome, self._config.max_turns), reply_to=self._reply_to)
-        if outcome.kind == "answer":
-            content = outcome.answer if isinstance(outcome.answer, str | dict) else {"answer": outcome.answer}
-            self.publish(TaskChunkType.RESPONSE, content)
-        elif outcome.kind == "plan":
-            self.publish(
-                TaskChunkType.ERROR,
-                {"error": "the agent proposed a task graph; sessions cannot run graphs yet"},
-            )
-        elif outcome.kind == "failure" and outcome.failure is not None:
-            self.publish(TaskChunkType.ERROR, outcome.failure.model_dump(mode="json"))
-        elif outcome.kind == "max_turns":
-            self.publish(
-                TaskChunkType.ERROR,
-                {"error": f"the agent did not answer within max_turns={self._config.max_turns} steps"},
-            )
-        if outcome.kind != "cancelled":
-            self.publish(TaskChunkType.COMPLETE, {"turn_complete": True}, is_final=True)
 
     def _should_continue_as_new(self) -> bool:
         due = workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
