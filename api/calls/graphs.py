@@ -225,6 +225,7 @@ async def reopen(
     run = GraphRunInput(
         config=last.config,
         state=state,
+        stream=last.stream,  # its events go on where they stopped, offsets and sequence ids as one
         continue_as_new_after_events=last.continue_as_new_after_events,
         reopening=Reopening(
             principal=principal,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from contracts import Grant, GrantList, GrantRevocation
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from ..calls import sessions
+from ..calls.sizes import check_size
 from ..deps import Approver, ClientDep, GrantId, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 
@@ -30,10 +33,21 @@ async def list_grants(key: SessionKey, client: ClientDep, settings: SettingsDep,
     responses={**BUSY_RESPONSE, **ERROR_RESPONSES(401, 403, 404, 409, 422)},
 )
 async def revoke_grant(
-    key: SessionKey, grant_id: GrantId, client: ClientDep, settings: SettingsDep, caller: Approver
+    key: SessionKey,
+    grant_id: GrantId,
+    client: ClientDep,
+    settings: SettingsDep,
+    caller: Approver,
+    principal: Annotated[
+        str | None,
+        Query(max_length=200, description="Who revokes it (API keys off; with keys, the key's principal)."),
+    ] = None,
+    reason: Annotated[str | None, Query(description="Why; recorded in the audit.")] = None,
 ) -> Grant:
     """Revoke a grant (audited): later matching calls are asked for again. 404 unknown, 409 already revoked."""
-    revocation = GrantRevocation(grant_id=grant_id, principal=caller.principal or "anonymous", channel="http")
+    check_size("reason", reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
+    who = caller.principal or principal or "anonymous"
+    revocation = GrantRevocation(grant_id=grant_id, principal=who, channel="http", reason=reason)
     grant: Grant = await sessions.run_update(
         client,
         key,

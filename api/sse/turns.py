@@ -41,11 +41,8 @@ async def turn_chunks(
                     return
                 continue
             chunk = item.chunk
-            if not started:
-                started = (
-                    chunk.chunk_type == TaskChunkType.PROCESSING
-                    and chunk.metadata.get("message_id") == message_id
-                )
+            if not started:  # its own turn's start, or (a reply to a request) its decision
+                started = chunk.metadata.get("message_id") == message_id
                 if not started:
                     continue
             yield item
@@ -56,7 +53,7 @@ async def turn_chunks(
 def pending_of(chunk: TaskStreamChunk) -> InteractionRequest:
     """The request a `tool_approval_request` / `user_input_request` chunk announces."""
     meta = chunk.metadata
-    expires = meta.get("expires_at")
+    expires, escalates = meta.get("expires_at"), meta.get("escalate_at")
     return InteractionRequest(
         interaction_id=str(meta.get("interaction_id")),
         interaction_type=InteractionType(meta.get("interaction_type", InteractionType.TOOL_APPROVAL)),
@@ -64,7 +61,11 @@ def pending_of(chunk: TaskStreamChunk) -> InteractionRequest:
         content=chunk.content if isinstance(chunk.content, str | dict) else str(chunk.content),
         timestamp=chunk.timestamp,
         approvers=list(meta.get("approvers") or []),
+        requested_by=meta.get("requested_by"),
         expires_at=datetime.fromisoformat(expires) if isinstance(expires, str) else None,
+        approvals_required=int(meta.get("approvals_required") or 1),
+        escalate_to=list(meta.get("escalate_to") or []),
+        escalate_at=datetime.fromisoformat(escalates) if isinstance(escalates, str) else None,
     )
 
 
@@ -89,6 +90,15 @@ async def wait_for_turn(
                         )
                     chunk = item.chunk
                     next_offset = chunk.sequence_id + 1
+                    reply = chunk.metadata.get("message_id") == accepted.message_id  # a chat reply's own
+                    if reply and chunk.metadata.get("reply_refused"):  # it could not decide
+                        return accepted.model_copy(
+                            update={"status": "failed", "answer": chunk.content, "next_offset": next_offset}
+                        )
+                    if reply and "approvals" in (chunk.content if isinstance(chunk.content, dict) else {}):
+                        return accepted.model_copy(  # one approval of two counted: it still waits
+                            update={"status": "waiting", "answer": chunk.content, "next_offset": next_offset}
+                        )
                     if chunk.chunk_type in ASKS:
                         return accepted.model_copy(
                             update={

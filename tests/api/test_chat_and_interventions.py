@@ -124,3 +124,51 @@ async def test_events_resume_after_the_last_event_id(http: httpx.AsyncClient) ->
     )
     by_query = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": middle})
     assert by_header == by_query == everything[2:]
+
+
+async def test_a_chat_reply_sent_with_wait_answers_when_its_decision_ends_the_turn(
+    http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    assert (
+        await http.post("/sessions", json={"session_key": key, "approvers": ["alice"]})
+    ).status_code == 201
+    await ask_for_delete(http, key, principal="alice")
+    refused = await http.post(
+        f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "确认", "principal": "mallory"}
+    )
+    assert refused.json()["status"] == "failed", refused.text
+    assert refused.json()["answer"]["error"].startswith("mallory may not answer"), (
+        "at once, not after a minute"
+    )
+    answered = await http.post(
+        f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "确认", "principal": "alice"}
+    )
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["status"] == "completed"
+    assert answered.json()["answer"] == "DELETE done: 3 rows affected."
+    assert count_orders("status = 'cancelled'") == 0
+
+
+async def test_a_waiting_request_is_answered_whole_in_sync_mode(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    policy = {"sql": {"approvals_required": 2, "escalate_to": ["dave"], "escalate_after_seconds": 600}}
+    created = await http.post(
+        "/sessions", json={"session_key": key, "approvers": ["bob"], "policies": policy}
+    )
+    assert created.status_code == 201, created.text
+    sent = await http.post(
+        f"/sessions/{key}/messages",
+        params={"wait": "true"},
+        json={"content": "DELETE FROM orders WHERE status = 'cancelled'", "principal": "alice"},
+    )
+    assert sent.json()["status"] == "waiting", sent.text
+    pending = sent.json()["pending"]
+    shown = (await http.get(f"/sessions/{key}")).json()["pending_interactions"][0]
+    for field in ("requested_by", "approvals_required", "escalate_to", "escalate_at", "approvers"):
+        assert pending[field] == shown[field], field
+    assert (pending["requested_by"], pending["approvals_required"], pending["escalate_to"]) == (
+        "alice",
+        2,
+        ["dave"],
+    )

@@ -95,9 +95,11 @@ async def test_a_prefix_grant_allows_the_same_kind_on_the_same_table_until_revok
     ).status_code == 200
     await turns.follow()
 
-    revoked = await http.delete(f"/sessions/{key}/grants/grant_1")
+    revoked = await http.delete(
+        f"/sessions/{key}/grants/grant_1", params={"principal": "carol", "reason": "the cleanup is over"}
+    )
     assert revoked.status_code == 200, revoked.text
-    assert revoked.json()["revoked_by"] == "anonymous" and revoked.json()["revoked_at"]
+    assert revoked.json()["revoked_by"] == "carol" and revoked.json()["revoked_at"]
     again = await http.delete(f"/sessions/{key}/grants/grant_1")
     assert again.status_code == 409 and "already revoked" in again.json()["detail"]
     unknown = await http.delete(f"/sessions/{key}/grants/grant_9")
@@ -111,6 +113,8 @@ async def test_a_prefix_grant_allows_the_same_kind_on_the_same_table_until_revok
         "allowed",
         "revoked",
     ]
+    [revocation] = [e for e in audit if e["kind"] == "revoked"]
+    assert revocation["principal"] == "carol" and revocation["comment"].endswith("— the cleanup is over")
 
 
 async def test_a_session_grant_allows_only_the_exact_call(

@@ -413,6 +413,12 @@ async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
     )
     assert fixed.status_code == 200, fixed.text
     done = await wait_graph(http, gid, lambda v: v.status == "completed", "the reopened graph completed")
+    events = await collect_events(
+        http, gid, lambda c: c.is_final and "completed" in str(c.content), path=f"/graphs/{gid}/events"
+    )
+    assert [c.sequence_id for c in events] == list(range(len(events))), "one stream, both runs, no gap"
+    finals = [c.content for c in events if c.is_final]
+    assert [f.get("status") for f in finals if isinstance(f, dict)] == ["failed", "completed"]
     tasks = {t.task_id: t for t in done.tasks}
     assert (tasks["charge"].version, tasks["charge"].output) == (2, "paid by card 2")
     assert tasks["ship"].output == {"paid": "paid by card 2"}

@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphRunInput, GraphState
 
+from ..stream.chunks import ChunkStream
 from . import view
 
 
@@ -32,6 +33,7 @@ class GraphQueries:
     _config: GraphConfig
     _state: GraphState
     _cas_after: int
+    _chunks: ChunkStream
 
     @property
     def owner_id(self) -> str:
@@ -45,10 +47,13 @@ class GraphQueries:
 
     @workflow.query
     def get_run_input(self) -> GraphRunInput:
-        """What a next run starts from: the config and the whole state (a closed graph's is
-        its final state, from which it can be reopened)."""
+        """What a next run starts from: the config, the whole state and the stream (a closed graph's
+        are its final ones, from which it can be reopened: its events go on where they stopped)."""
         return GraphRunInput(
-            config=self._config, state=self._state, continue_as_new_after_events=self._cas_after
+            config=self._config,
+            state=self._state,
+            stream=self._chunks.snapshot(),
+            continue_as_new_after_events=self._cas_after,
         )
 
     @workflow.query

@@ -94,7 +94,13 @@ class Decisions:
             self.reject(response, reason)
             self._surface.channel.text(reason)
             self._surface.publish(
-                TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
+                TaskChunkType.ERROR,
+                {"error": reason},
+                metadata={
+                    "interaction_id": request.interaction_id,
+                    **replied(message),
+                    "reply_refused": True,
+                },
             )
             return
         if request.interaction_type == InteractionType.USER_INPUT:
@@ -105,6 +111,7 @@ class Decisions:
                 channel=message.channel,
                 comment=None,
                 response_data={"text": message.content},
+                message_id=message.message_id,
             )
             return
         reply = interpret_reply(message.content)
@@ -113,9 +120,18 @@ class Decisions:
                 f"{message.sender_id} already approved {request.interaction_id}; another approver is needed"
             )
             self._surface.channel.text(reason)
+            self._surface.publish(
+                TaskChunkType.ERROR,
+                {"error": reason},
+                metadata={
+                    "interaction_id": request.interaction_id,
+                    **replied(message),
+                    "reply_refused": True,
+                },
+            )
             return
         if reply == "approve" and two_people.needs_more(request):
-            self.count(request, message.sender_id, message.channel)
+            self.count(request, message.sender_id, message.channel, message_id=message.message_id)
             return
         comment = (
             message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
@@ -126,9 +142,12 @@ class Decisions:
             principal=message.sender_id,
             channel=message.channel,
             comment=comment,
+            message_id=message.message_id,
         )
 
-    def count(self, request: InteractionRequest, principal: str, channel: str) -> InteractionOutcome:
+    def count(
+        self, request: InteractionRequest, principal: str, channel: str, *, message_id: str | None = None
+    ) -> InteractionOutcome:
         """A first approval of a two-person request: counted, audited, shown as 1/2 everywhere; the
         (incomplete) outcome the approver is answered."""
         request.approved_by.append(principal)
@@ -160,7 +179,7 @@ class Decisions:
                 "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
                 "approved_by": list(request.approved_by),
             },
-            metadata={"interaction_id": request.interaction_id},
+            metadata={"interaction_id": request.interaction_id, **_message(message_id)},
         )
         self._surface.channel.decided(request.model_copy(deep=True), outcome)
         self._surface.refresh()
@@ -175,9 +194,11 @@ class Decisions:
         channel: str,
         comment: str | None,
         response_data: dict[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> InteractionOutcome:
         """Move a pending request to decided (the caller checked it): audited (a question: answered
-        or declined), published and shown; a denial is settled at once."""
+        or declined), published and shown; a denial is settled at once. `message_id`: the chat
+        message that decided it (its chunk says so: an HTTP sender waiting for its turn finds it)."""
         state = self._state
         request = checks.find_pending(state, interaction_id)
         question = request is not None and request.interaction_type == InteractionType.USER_INPUT
@@ -210,7 +231,7 @@ class Decisions:
                 "comment": comment,
                 **({"response_data": response_data} if response_data else {}),
             },
-            metadata={"interaction_id": interaction_id},
+            metadata={"interaction_id": interaction_id, **_message(message_id)},
         )
         self._surface.refresh()
         return outcome
@@ -285,3 +306,12 @@ class Decisions:
         request = self._shown.pop(interaction_id, None)
         if request is not None:
             self._surface.channel.decided(request, outcome)
+
+
+def _message(message_id: str | None) -> dict[str, str]:
+    return {"message_id": message_id} if message_id else {}
+
+
+def replied(message: InboundMessage) -> dict[str, str]:
+    """The metadata tying a chunk to the chat message it answers."""
+    return _message(message.message_id)

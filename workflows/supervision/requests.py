@@ -70,6 +70,10 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
         "requires_approval": True,
         "approvers": request.approvers,
         "expires_at": request.expires_at.isoformat() if request.expires_at else None,
+        "requested_by": request.requested_by,
+        "approvals_required": request.approvals_required,
+        "escalate_to": request.escalate_to,
+        "escalate_at": request.escalate_at.isoformat() if request.escalate_at else None,
     }
 
 
