@@ -18,13 +18,13 @@ from temporalio.exceptions import CancelledError, ChildWorkflowError
 from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphConfig, InteractionRequest, SessionControl, TaskInteractions, TaskReport
+    from contracts import InteractionRequest, SessionControl, TaskInteractions, TaskReport
     from contracts.names import REPORT_TO_GRAPH
 
-    from .state import GraphState
 
 from ..identity.ids import task_run_workflow_id
 from .rules.progress import Run, current, runs_of
+from .run import GraphRun
 from .run_inputs import agent_id_of, high_priority, run_input
 from .task_run import AgentTaskWorkflow
 
@@ -32,18 +32,16 @@ from .task_run import AgentTaskWorkflow
 class Children:
     """Start, await, cancel and signal the runs of one graph run."""
 
-    def __init__(
-        self, owner_id: str, config: GraphConfig, state: GraphState, record: Callable[[TaskReport], None]
-    ) -> None:
-        self._owner_id = owner_id
-        self._config = config
-        self._state = state
+    def __init__(self, run: GraphRun, record: Callable[[TaskReport], None]) -> None:
+        self._owner_id = run.owner_id
+        self._config = run.config
+        self._state = run.state
         self._record = record
         self._starting: set[str] = set()
         """Runs whose start has been asked for but not confirmed (cancel them only once started)."""
         self._awaiting: set[asyncio.Task[None]] = set()
         self._told_paused: dict[str, bool] = {}
-        self._graph_paused = state.paused
+        self._graph_paused = run.state.paused
 
     def running_ids(self) -> list[str]:
         """Workflow ids of every run in flight."""

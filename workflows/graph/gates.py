@@ -26,12 +26,11 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
     )
 
-    from .state import GraphState
 
 from ..supervision.supervisor import Supervisor
-from .rules import Scheduler
 from .rules.loops import loop_of
 from .rules.progress import Gate, Progress, current, gate_of
+from .run import GraphRun
 from .run_inputs import instance_input
 
 Decided = Callable[[InteractionOutcome | None, Progress], None]
@@ -41,11 +40,9 @@ Decided = Callable[[InteractionOutcome | None, Progress], None]
 class Gates:
     """Ask, wait for and apply the gates of one graph run."""
 
-    def __init__(
-        self, state: GraphState, scheduler: Scheduler, supervisor: Supervisor, decided: Decided
-    ) -> None:
-        self._state = state
-        self._scheduler = scheduler
+    def __init__(self, run: GraphRun, supervisor: Supervisor, decided: Decided) -> None:
+        self._state = run.state
+        self._scheduler = run.scheduler
         self._supervisor = supervisor
         self._decided = decided
         self._waiting: set[asyncio.Task[None]] = set()

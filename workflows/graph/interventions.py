@@ -19,9 +19,9 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from ..stream.chunks import ChunkStream
 from ..supervision.audit import audit
 from .rollbacks import Rollbacks
+from .run import GraphRun
 
 
 def _refused(message: str, error_type: ErrorType) -> ApplicationError:
@@ -68,15 +68,10 @@ def check(state: GraphState, request: GraphIntervention) -> GraphTask:
 class TaskInterventions:
     """Apply the interventions on one graph run's tasks."""
 
-    def __init__(
-        self,
-        state: GraphState,
-        rollbacks: Rollbacks,
-        chunks: ChunkStream,
-    ) -> None:
-        self._state = state
+    def __init__(self, run: GraphRun, rollbacks: Rollbacks) -> None:
+        self._state = run.state
         self._rollbacks = rollbacks
-        self._chunks = chunks
+        self._chunks = run.chunks
 
     async def apply(self, request: GraphIntervention) -> None:
         """Carry out a checked intervention (a refusal found now is raised, typed, before any change)."""

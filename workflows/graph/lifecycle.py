@@ -27,9 +27,8 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
     )
 
-    from .state import GraphState, Reopening
+    from .state import Reopening
 
-from ..stream.chunks import ChunkStream
 from ..supervision.audit import audit
 from . import view
 from .children import Children
@@ -37,7 +36,8 @@ from .interventions import check
 from .plans import Plans
 from .relay import Relay
 from .rollbacks import CANCEL_WAIT
-from .rules import Progress, Scheduler
+from .rules import Progress
+from .run import GraphRun
 
 
 class Lifecycle:
@@ -45,23 +45,21 @@ class Lifecycle:
 
     def __init__(
         self,
-        state: GraphState,
-        scheduler: Scheduler,
+        run: GraphRun,
         children: Children,
         plans: Plans,
         relay: Relay,
-        chunks: ChunkStream,
         *,
         note: Callable[[list[dict[str, Any]]], None],
         show: Callable[[], None],
         intervene: Callable[[GraphIntervention], Awaitable[None]],
     ) -> None:
-        self._state = state
-        self._scheduler = scheduler
+        self._state = run.state
+        self._scheduler = run.scheduler
         self._children = children
         self._plans = plans
         self._relay = relay
-        self._chunks = chunks
+        self._chunks = run.chunks
         self._note = note
         self._show = show
         self._intervene = intervene

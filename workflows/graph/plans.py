@@ -24,20 +24,17 @@ with workflow.unsafe.imports_passed_through():
         AuditKind,
         BlueprintChange,
         ErrorType,
-        GraphConfig,
         GraphTask,
         TaskChunkType,
     )
     from contracts.names import RESOLVE_AGENTS
 
-    from .state import GraphState
 
-from ..stream.chunks import ChunkStream
 from ..supervision.audit import audit
 from .blueprint import BlueprintRefused, Expansion, assignees_of, expand
 from .cel import Conditions
-from .rules import Scheduler
 from .rules.progress import Progress
+from .run import GraphRun
 
 RESOLVE_TIMEOUT = timedelta(seconds=10)
 RESOLVE_RETRY = RetryPolicy(maximum_attempts=5)
@@ -68,23 +65,13 @@ def refused(err: BlueprintRefused) -> ApplicationError:
 class Plans:
     """Accept blueprints into one graph; queue and take its agents' plans."""
 
-    def __init__(
-        self,
-        config: GraphConfig,
-        state: GraphState,
-        scheduler: Scheduler,
-        chunks: ChunkStream,
-        changed: Changed,
-        *,
-        strict: bool,
-        reach: bool,
-    ) -> None:
-        self._config = config
-        self._state = state
-        self._scheduler = scheduler
-        self._chunks = chunks
+    def __init__(self, run: GraphRun, changed: Changed, *, strict: bool, reach: bool) -> None:
+        self._config = run.config
+        self._state = run.state
+        self._scheduler = run.scheduler
+        self._chunks = run.chunks
         self._changed = changed
-        self._conditions: Conditions = scheduler.conditions
+        self._conditions: Conditions = run.scheduler.conditions
         self._strict = strict
         """Every check of `expand` on acceptance (False: a graph started before the `door-checks`
         patch replays the blueprints it accepted; the validator still checks new ones in full)."""

@@ -12,21 +12,21 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphConfig, GraphProgress, InteractionOutcome
+    from contracts import GraphProgress, InteractionOutcome
     from contracts.names import GRAPH_PROGRESS
 
-    from .state import GraphState
 
 from . import view
+from .run import GraphRun
 
 
 class Relay:
     """What the parent session has not heard yet, and sending it."""
 
-    def __init__(self, owner_id: str, config: GraphConfig, state: GraphState) -> None:
-        self._owner_id = owner_id
-        self._session = config.parent_session
-        self._state = state
+    def __init__(self, run: GraphRun) -> None:
+        self._owner_id = run.owner_id
+        self._session = run.config.parent_session
+        self._state = run.state
         self._changes: list[dict[str, Any]] = []
         self._decided: list[InteractionOutcome] = []
         self._sent_ids: list[str] = []

@@ -17,17 +17,15 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditKind, ErrorType, GraphConfig, GraphIntervention, GraphTask, TaskChunkType
+    from contracts import AuditKind, ErrorType, GraphIntervention, GraphTask, TaskChunkType
 
-    from .state import GraphState
 
-from ..stream.chunks import ChunkStream
 from ..supervision.audit import audit
 from .children import Children
 from .gates import Gates
 from .plans import resolve_agents
-from .rules import Scheduler
 from .rules.progress import Progress
+from .run import GraphRun
 
 CANCEL_WAIT = timedelta(seconds=60)
 """How long a rollback or a cancel waits for cancelled runs to end before going on without them."""
@@ -38,21 +36,18 @@ class Rollbacks:
 
     def __init__(
         self,
-        config: GraphConfig,
-        state: GraphState,
-        scheduler: Scheduler,
+        run: GraphRun,
         children: Children,
         gates: Gates,
-        chunks: ChunkStream,
         act: Callable[[Progress], Awaitable[None]],
         step: Callable[[], Awaitable[None]],
     ) -> None:
-        self._config = config
-        self._state = state
-        self._scheduler = scheduler
+        self._config = run.config
+        self._state = run.state
+        self._scheduler = run.scheduler
         self._children = children
         self._gates = gates
-        self._chunks = chunks
+        self._chunks = run.chunks
         self._act = act
         self._step = step
 

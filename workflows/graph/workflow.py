@@ -59,6 +59,7 @@ from .queries import GraphQueries
 from .relay import Relay
 from .rollbacks import Rollbacks
 from .rules import Progress, Scheduler
+from .run import GraphRun
 from .whole_outputs import WHOLE_OUTPUTS, read_whole
 
 CEL_NUMBERS = "cel-numbers"
@@ -103,36 +104,19 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers, GraphQueries):
         self._scheduler = Scheduler(
             self._state, conditions, workflow.now, max_running=self._config.max_running_tasks
         )
-        self._relay = Relay(self.owner_id, self._config, self._state)
-        self._children = Children(self.owner_id, self._config, self._state, self._record)
-        self._gates = Gates(self._state, self._scheduler, self._supervisor, self._gate_decided)
-        self._plans = Plans(
-            self._config,
-            self._state,
-            self._scheduler,
-            self._chunks,
-            self._changed,
-            strict=workflow.patched(DOOR_CHECKS),
-            reach=workflow.patched(GOTO_REACH),
-        )
-        self._rollbacks = Rollbacks(
-            self._config,
-            self._state,
-            self._scheduler,
-            self._children,
-            self._gates,
-            self._chunks,
-            self._act,
-            self._step,
-        )
-        self._tasks = TaskInterventions(self._state, self._rollbacks, self._chunks)
+        run = GraphRun(self.owner_id, self._config, self._state, self._chunks, self._scheduler)
+        self._relay = Relay(run)
+        self._children = Children(run, self._record)
+        self._gates = Gates(run, self._supervisor, self._gate_decided)
+        strict, reach = workflow.patched(DOOR_CHECKS), workflow.patched(GOTO_REACH)
+        self._plans = Plans(run, self._changed, strict=strict, reach=reach)
+        self._rollbacks = Rollbacks(run, self._children, self._gates, self._act, self._step)
+        self._tasks = TaskInterventions(run, self._rollbacks)
         self._lifecycle = Lifecycle(
-            self._state,
-            self._scheduler,
+            run,
             self._children,
             self._plans,
             self._relay,
-            self._chunks,
             note=self._note,
             show=self._show,
             intervene=self._intervene,
