@@ -1,4 +1,8 @@
-"""Deterministic workflow code: `session/`, `graph/`, `supervision/`, the shared agent loop, the chunk stream.
+"""Deterministic workflow code, a package per concept: the workflows (`session/`: SessionWorkflow;
+`graph/`: TaskGraphWorkflow and, in `graph/task_run/`, AgentTaskWorkflow), what they share
+(`agent/`: the agent loop; `supervision/`: requests, decisions, grants, interventions and the
+handlers; `stream/`: the chunk stream, its watchers and the archive), and how workflows are named
+and found (`identity/`).
 
 Imports only `contracts` and other workflow modules (no settings, no I/O); passed through the
 sandbox once per worker (see `worker.py`)."""
