@@ -27,15 +27,24 @@ from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process,
 SENTINEL_MARK = "__SYN"
 SETUP = (
     "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
-    "set +H -P; unset MAIL MAILPATH MAILCHECK; __synapse_nl=$'\\n'; __synapse_status() { return \"$1\"; }"
+    "set +H -P; unset MAIL MAILPATH MAILCHECK; IGNOREEOF=1000; "
+    "__synapse_nl=$'\\n'; __synapse_status() { return \"$1\"; }"
 )
 """Echo off, no prompts; no history expansion and no mail checks (both expand text as they go);
-folders as they physically are (`cd` into a symlink shows where it leads)."""
+folders as they physically are (`cd` into a symlink shows where it leads). `IGNOREEOF`: bash's race
+between Ctrl-C and a child taking the terminal (a loop of short commands) can make its next read
+fail for a moment, which it takes as end of input and exits on; it now says so and reads on."""
+EOF_NOTICE = 'Use "exit" to leave the shell.\n'
+"""What bash prints then; removed from an interrupted command's output."""
 READY_TIMEOUT = 15.0
 INTERRUPT_GRACE = 10.0
 PROBE_PAUSE = 0.2
 """After Ctrl-C, before asking for a sentinel: the shell takes the interrupt first."""
+PROBE_WAITS = (0.3, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.5)
 PROBE_WAIT = 2.0
+"""How long each sentinel is waited for (then `PROBE_WAIT`) before the next Ctrl-C. A loop of short
+commands ignores a Ctrl-C that reaches a child which has just ended (often: ~40% on a busy machine),
+so early ones come quickly; later waits are longer for a shell slowed by load."""
 POLL = 0.1
 PROMPT_SETTLE = 0.2
 """How long a prompt must stand, a program holding the terminal, before the command counts as done
@@ -176,8 +185,9 @@ class Shell:
         self.waiting = prompt
         status, cwd = stream.sentinel_fields()
         self.cwd = cwd or self.cwd
+        output = strip_ansi(stream.text())
         return CommandOutcome(
-            output=strip_ansi(stream.text()),
+            output=output.replace(EOF_NOTICE, "") if interrupted else output,
             exit_status=130 if interrupted else status,
             cwd=self.cwd,
             execution_time=round(time.monotonic() - started, 3),
@@ -207,20 +217,21 @@ class Shell:
             await self._feed_until(stream, poll, deadline)
             if not stream.done:
                 raise TerminalLost("the program did not come back to its prompt after Ctrl-C")
-        again = False
+        attempt = 0
         while not stream.done:
             if time.monotonic() > deadline:
                 raise TerminalLost("the shell did not answer after Ctrl-C")
             await asyncio.sleep(PROBE_PAUSE)
-            if again:  # a loop of short commands can outlive one Ctrl-C (it came between two of them)
+            if attempt:  # a loop of short commands can outlive one Ctrl-C (it came between two of them)
                 self.backend.restore_settings()
                 await self.backend.send(b"\x03")
-            again = True
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
             self.backend.restore_settings()
             await self.backend.send(_probe(resync, "130"))
-            await self._feed_until(stream, poll, time.monotonic() + PROBE_WAIT)
+            wait = PROBE_WAITS[attempt] if attempt < len(PROBE_WAITS) else PROBE_WAIT
+            await self._feed_until(stream, poll, min(time.monotonic() + wait, deadline))
+            attempt += 1
 
     async def _feed_until(self, stream: _Stream, poll: Callable[[], bool], until: float) -> None:
         """Output into `stream` until it is done or the monotonic time `until` has passed."""
