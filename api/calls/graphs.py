@@ -146,14 +146,15 @@ async def run_update(
     *,
     reopen_with: GraphIntervention | BlueprintChange | None = None,
 ) -> GraphView:
-    """Run the update; a completed or failed graph given a rollback or a blueprint (`reopen_with`)
-    is reopened with it instead (its next run, from its final state)."""
+    """Run the update (every graph update answers with the graph's view); a completed or failed graph
+    given a rollback or a blueprint (`reopen_with`) is reopened with it instead (its next run, from its
+    final state)."""
     try:
         view_after: GraphView = await workflow.run_update(
             client,
             graph_workflow_id(graph_id),
             name_of(graph_id),
-            lambda handle: handle.execute_update(update, argument),
+            lambda handle: handle.execute_update(update, argument, result_type=GraphView),
             within=settings.api.busy_retry_seconds,
             check_with=check_with(graph_id),
         )

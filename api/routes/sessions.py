@@ -256,7 +256,7 @@ def _intervention(name: str, update: Any, summary: str) -> None:
         result: LiveSession = await sessions.run_update(
             client,
             key,
-            lambda handle: handle.execute_update(update, control),
+            lambda handle: handle.execute_update(update, control, result_type=LiveSession),
             within=settings.api.busy_retry_seconds,
         )
         return result

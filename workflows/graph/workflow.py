@@ -28,10 +28,8 @@ with workflow.unsafe.imports_passed_through():
         BlueprintChange,
         GraphIntervention,
         GraphQuery,
-        GraphStatus,
         GraphView,
         InteractionOutcome,
-        SessionControl,
         TaskChunkType,
         TaskInteractions,
         TaskReport,
@@ -44,7 +42,7 @@ from ..identity.ids import task_run_workflow_id
 from ..stream.archive import archive_stream
 from ..stream.chunks import ChunkStream
 from ..supervision.audit import audit
-from ..supervision.handlers import StreamHandlers, SupervisionHandlers
+from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy, Silent, Surface
 from ..supervision.requests import announced
 from ..supervision.supervisor import Supervisor
@@ -75,7 +73,7 @@ STREAM_PAGE = 500
 
 
 @workflow.defn
-class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers, GraphQueries):
+class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, GraphQueries):
     """A blueprint's tasks run by their assignees, supervised, extendable and intervenable."""
 
     @workflow.init
@@ -291,38 +289,9 @@ class TaskGraphWorkflow(SupervisionHandlers, StreamHandlers, GraphQueries):
 
     # ----------------------------------------------------------------- whole graph
 
-    @workflow.update
-    def pause_checked(self, control: SessionControl) -> GraphView:
-        """Update twin of `pause`: start nothing new, hold running tasks at their next safe point."""
-        self._interventions.pause(control)
+    def _controlled(self) -> GraphView:
         self._dirty = True
         return self._view(GraphQuery())
-
-    @pause_checked.validator
-    def _validate_pause(self, control: SessionControl) -> None:
-        self._interventions.check_pause()
-
-    @workflow.update
-    def resume_checked(self, control: SessionControl) -> GraphView:
-        """Update twin of `resume`."""
-        self._interventions.resume(control)
-        self._dirty = True
-        return self._view(GraphQuery())
-
-    @resume_checked.validator
-    def _validate_resume(self, control: SessionControl) -> None:
-        self._interventions.check_resume()
-
-    @workflow.update
-    async def cancel_checked(self, control: SessionControl) -> GraphView:
-        """Update twin of `cancel`: cancels every running task; answers once the graph has closed."""
-        self._interventions.cancel(control)
-        await workflow.wait_condition(lambda: self._state.status == GraphStatus.CANCELLED)
-        return self._view(GraphQuery())
-
-    @cancel_checked.validator
-    def _validate_cancel(self, control: SessionControl) -> None:
-        self._interventions.check_open()
 
     # ----------------------------------------------------------------- continue-as-new
 

@@ -44,7 +44,7 @@ from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
 from ..stream.chunks import ChunkStream
-from ..supervision.handlers import StreamHandlers, SupervisionHandlers
+from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Channels, Policy, Surface
 from ..supervision.supervisor import Supervisor
 from . import bounds
@@ -73,7 +73,7 @@ def _message_metadata(message: InboundMessage) -> dict[str, Any]:
 
 
 @workflow.defn
-class SessionWorkflow(SupervisionHandlers, StreamHandlers):
+class SessionWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init
@@ -253,40 +253,10 @@ class SessionWorkflow(SupervisionHandlers, StreamHandlers):
         """The child graph of this turn reports: task changes, what waits for a person, decisions."""
         self._graphs.progress(message)
 
-    # ------------------------------------------------------ watchers
-
     # ------------------------------------------------------ interventions answered with the session
 
-    @workflow.update
-    def pause_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `pause`; rejected when closed or already paused."""
-        self._interventions.pause(control)
+    def _controlled(self) -> LiveSession:
         return self.get_status()
-
-    @pause_checked.validator
-    def _validate_pause(self, control: SessionControl) -> None:
-        self._interventions.check_pause()
-
-    @workflow.update
-    def resume_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `resume`; rejected when closed or not paused."""
-        self._interventions.resume(control)
-        return self.get_status()
-
-    @resume_checked.validator
-    def _validate_resume(self, control: SessionControl) -> None:
-        self._interventions.check_resume()
-
-    @workflow.update
-    async def cancel_checked(self, control: SessionControl) -> LiveSession:
-        """Update twin of `cancel`; answers once the session has closed."""
-        self._interventions.cancel(control)
-        await self._interventions.cancelled()
-        return self.get_status()
-
-    @cancel_checked.validator
-    def _validate_cancel(self, control: SessionControl) -> None:
-        self._interventions.check_open()
 
     @workflow.update
     async def cancel_turn_checked(self, control: SessionControl) -> LiveSession:

@@ -2,14 +2,17 @@
 
 `SupervisionHandlers`: decisions (`respond_checked` and its signal twin `respond`), grants
 (`get_grants`, `revoke_grant`), the whole run's `pause` / `resume` / `cancel` signals, and a
-running tool's output (`tool_output`, `tool_outputs`). `StreamHandlers`: the chunk stream's
-`watch` long-poll. A workflow class inherits them
-and sets `_supervisor` (and `_chunks`) in its `@workflow.init`; the handlers only delegate, so a
-session, a graph and a graph task answer the same signals and updates in the same way. Their
+running tool's output (`tool_output`, `tool_outputs`). `ControlHandlers`: the update twins of
+`pause` / `resume` / `cancel`, answered with the workflow's own view. `StreamHandlers`: the chunk
+stream's `watch` long-poll. A workflow class inherits them and sets `_supervisor` (and `_chunks`) in
+its `@workflow.init`; the handlers only delegate, so a session, a graph and a graph task answer the
+same signals and updates in the same way. Their
 names are part of the workflows' public interface (clients, recorded histories): never rename one.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from temporalio import workflow
 
@@ -115,6 +118,54 @@ class SupervisionHandlers:
                 "streaming": True,
             },
         )
+
+
+class ControlHandlers:
+    """`pause_checked`, `resume_checked`, `cancel_checked`: refused before history when they make no
+    sense (already paused, not paused, closed), answered with what `_controlled` returns.
+
+    The answer's type is the workflow's own view (a session's `LiveSession`, a graph's
+    `GraphView`): a client names it (`execute_update(..., result_type=...)`).
+    """
+
+    _supervisor: Supervisor
+
+    def _controlled(self) -> Any:
+        """After an intervention: note it, and the view to answer with."""
+        raise NotImplementedError
+
+    @workflow.update
+    def pause_checked(self, control: SessionControl) -> Any:
+        """Update twin of `pause`: start nothing new (a graph holds running tasks at their next safe
+        point); rejected when closed or already paused."""
+        self._supervisor.interventions.pause(control)
+        return self._controlled()
+
+    @pause_checked.validator
+    def _validate_pause(self, control: SessionControl) -> None:
+        self._supervisor.interventions.check_pause()
+
+    @workflow.update
+    def resume_checked(self, control: SessionControl) -> Any:
+        """Update twin of `resume`; rejected when closed or not paused."""
+        self._supervisor.interventions.resume(control)
+        return self._controlled()
+
+    @resume_checked.validator
+    def _validate_resume(self, control: SessionControl) -> None:
+        self._supervisor.interventions.check_resume()
+
+    @workflow.update
+    async def cancel_checked(self, control: SessionControl) -> Any:
+        """Update twin of `cancel` (a graph cancels every running task); answers once the run has
+        closed; rejected when it is closed already."""
+        self._supervisor.interventions.cancel(control)
+        await self._supervisor.interventions.cancelled()
+        return self._controlled()
+
+    @cancel_checked.validator
+    def _validate_cancel(self, control: SessionControl) -> None:
+        self._supervisor.interventions.check_open()
 
 
 class StreamHandlers:
