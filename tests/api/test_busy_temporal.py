@@ -81,6 +81,7 @@ async def jammed(http: httpx.AsyncClient, client: Client) -> tuple[str, str, Wor
     return key, interaction_id, handle
 
 
+@pytest.mark.slow
 async def test_without_room_commands_answer_503_and_change_nothing(
     impatient: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
 ) -> None:

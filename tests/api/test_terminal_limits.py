@@ -115,6 +115,7 @@ SHELL_LOOP = "while true; do /bin/true; done"
 """Silent, and forking all the time: the shell itself, not one program, must stop."""
 
 
+@pytest.mark.slow
 async def test_a_shell_loop_is_interrupted_every_time_and_the_terminal_survives(
     http: httpx.AsyncClient,
 ) -> None:

@@ -144,6 +144,7 @@ async def assert_all_gone(pids: set[int], up: Up) -> None:
     await assert_eventually(living, lambda left: not left, within=20, what="no process left behind")
 
 
+@pytest.mark.slow
 async def test_sigterm_stops_every_part(up: Up) -> None:
     await up.wait_healthy()
     async with httpx.AsyncClient(timeout=5.0) as http:
@@ -166,6 +167,7 @@ async def test_sigterm_stops_every_part(up: Up) -> None:
         assert f"{line}\n" in out, (line, out)
 
 
+@pytest.mark.slow
 async def test_a_dying_part_stops_the_others(up: Up) -> None:
     await up.wait_healthy()
     children = descendants(up.process.pid)
@@ -179,6 +181,7 @@ async def test_a_dying_part_stops_the_others(up: Up) -> None:
     await assert_all_gone(children, up)
 
 
+@pytest.mark.slow
 async def test_killing_up_itself_leaves_no_orphans(up: Up) -> None:
     await up.wait_healthy()
     children = descendants(up.process.pid)

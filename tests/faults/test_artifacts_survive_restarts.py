@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
 from api.main import create_app
 from contracts import LiveSession
@@ -43,6 +44,7 @@ async def artifact_of_last_result(http: httpx.AsyncClient, key: str) -> str:
     return artifact_id
 
 
+@pytest.mark.slow
 async def test_artifacts_and_large_payloads_survive_a_killed_worker_and_a_server_restart(
     children: Children, settings: Settings, tmp_path: Path
 ) -> None:

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from temporalio.client import Client
 
 from contracts import TaskChunkType
@@ -47,6 +48,7 @@ async def command(api: httpx.AsyncClient, key: str, line: str) -> str:
     return await wait_pending(api, key)
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_command_works(
     client: Client, settings: Settings, children: Children, api: httpx.AsyncClient, tmp_path: Path
 ) -> None:

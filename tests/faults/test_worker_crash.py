@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from temporalio.client import Client
 
 from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS
@@ -26,6 +27,7 @@ DELETE_ONE = "DELETE FROM orders WHERE id = (SELECT MIN(id) FROM orders WHERE st
 """Deletes one cancelled order per application, so a second application would show."""
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_while_an_approval_waits_loses_nothing(
     client: Client, settings: Settings, children: Children, api: httpx.AsyncClient, demo_db: DemoDb
 ) -> None:
@@ -55,6 +57,7 @@ async def test_a_worker_killed_while_an_approval_waits_loses_nothing(
     assert demo_db.count("id = 2") == 0 and demo_db.count("status = 'cancelled'") == 2
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_mid_statement_applies_it_exactly_once(
     client: Client,
     settings: Settings,

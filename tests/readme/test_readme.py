@@ -88,6 +88,7 @@ async def stack(tmp_path: Path) -> AsyncIterator[Up]:
         up.kill_everything()
 
 
+@pytest.mark.slow
 async def test_the_readme_runs_as_pasted(stack: Up, tmp_path: Path) -> None:
     assert "A 5-minute walkthrough" in {block.section for block in RUN}
     assert "hint: README.md's 5-minute walkthrough goes on from here" in stack.output, "`up` points at it"

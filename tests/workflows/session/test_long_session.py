@@ -7,6 +7,7 @@ import json
 import uuid
 
 import httpx
+import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -24,6 +25,7 @@ STATUS_BYTES_BOUND = 64 * 1024
 """A LiveSession answer stays under this however long the session ran."""
 
 
+@pytest.mark.slow
 async def test_a_thousand_turns_keep_state_small_and_everything_readable(
     client: Client, settings: object, http: httpx.AsyncClient, task_queue: str
 ) -> None:
