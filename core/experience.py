@@ -105,14 +105,7 @@ class ExperienceIndex:
             f"SELECT {', '.join('t.' + c.strip() for c in _COLUMNS.split(','))}, bm25(turns_fts) AS rank "
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ?"
         )
-        params: list[Any] = [expression]
-        if agent_id is not None:
-            sql += " AND t.agent_id = ?"
-            params.append(agent_id)
-        sql += " ORDER BY rank LIMIT ?"
-        params.append(top_k)
-        with self._file.connect() as db:
-            rows = db.execute(sql, params).fetchall()
+        rows = self._rows(sql, [expression], agent_id, "t.agent_id", "rank", top_k)
         return [ExperienceMatch(**_record(row[:8]), score=-float(row[8])) for row in rows]
 
     def _substring_search(self, words: list[str], top_k: int, agent_id: str | None) -> list[ExperienceMatch]:
@@ -120,15 +113,21 @@ class ExperienceIndex:
             return []
         found = " OR ".join("(question LIKE ? OR answer LIKE ?)" for _ in words)
         params: list[Any] = [pattern for word in words for pattern in (f"%{word}%",) * 2]
-        sql = f"SELECT {_COLUMNS} FROM turns WHERE ({found})"
-        if agent_id is not None:
-            sql += " AND agent_id = ?"
-            params.append(agent_id)
-        sql += " ORDER BY at DESC LIMIT ?"
-        params.append(top_k)
-        with self._file.connect() as db:
-            rows = db.execute(sql, params).fetchall()
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM turns WHERE ({found})", params, agent_id, "agent_id", "at DESC", top_k
+        )
         return [ExperienceMatch(**_record(row), score=0.0) for row in rows]
+
+    def _rows(
+        self, sql: str, params: list[Any], agent_id: str | None, agent_column: str, order: str, top_k: int
+    ) -> list[Any]:
+        """Run `sql` (a SELECT ending in its WHERE clause), narrowed to one agent when given, in
+        `order`, at most `top_k` rows."""
+        if agent_id is not None:
+            sql += f" AND {agent_column} = ?"
+            params = [*params, agent_id]
+        with self._file.connect() as db:
+            return db.execute(f"{sql} ORDER BY {order} LIMIT ?", [*params, top_k]).fetchall()
 
     def count(self) -> int:
         """Records indexed."""

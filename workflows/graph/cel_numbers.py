@@ -132,14 +132,19 @@ def _contained(item: Result, container: Result) -> Result:
     return celtypes.BoolType(False) if error is None else error
 
 
+def _error_in(left: Result, right: Result) -> CELEvalError | None:
+    """An operand that is an error already (it is passed on, as celpy does)."""
+    if isinstance(left, CELEvalError):
+        return left
+    return right if isinstance(right, CELEvalError) else None
+
+
 def _ordering(symbol: str, compare: Callable[[Any, Any], bool]) -> Callable[[Result, Result], Result]:
     celpy_own = base_functions[f"_{symbol}_"]
 
     def ordered(left: Result, right: Result) -> Result:
-        if isinstance(left, CELEvalError):
-            return left
-        if isinstance(right, CELEvalError):
-            return right
+        if (error := _error_in(left, right)) is not None:
+            return error
         if isinstance(left, _NUMBERS) and isinstance(right, _NUMBERS):
             return celtypes.BoolType(compare(_plain(left), _plain(right)))
         try:
@@ -172,10 +177,8 @@ def _arithmetic(symbol: str) -> Callable[[Result, Result], Result]:
     on_doubles = _DOUBLE_ARITHMETIC[symbol]
 
     def combined(left: Result, right: Result) -> Result:
-        if isinstance(left, CELEvalError):
-            return left
-        if isinstance(right, CELEvalError):
-            return right
+        if (error := _error_in(left, right)) is not None:
+            return error
         if isinstance(left, _NUMBERS) and isinstance(right, _NUMBERS):
             if isinstance(left, celtypes.DoubleType) or isinstance(right, celtypes.DoubleType):
                 # celpy would hand back a bare float here; keep results DoubleType for what follows

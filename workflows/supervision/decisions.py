@@ -92,16 +92,7 @@ class Decisions:
                 channel=message.channel,
             )
             self.reject(response, reason)
-            self._surface.channel.text(reason)
-            self._surface.publish(
-                TaskChunkType.ERROR,
-                {"error": reason},
-                metadata={
-                    "interaction_id": request.interaction_id,
-                    **replied(message),
-                    "reply_refused": True,
-                },
-            )
+            self._refuse_reply(request, message, reason)
             return
         if request.interaction_type == InteractionType.USER_INPUT:
             self.decide(
@@ -119,16 +110,7 @@ class Decisions:
             reason = (
                 f"{message.sender_id} already approved {request.interaction_id}; another approver is needed"
             )
-            self._surface.channel.text(reason)
-            self._surface.publish(
-                TaskChunkType.ERROR,
-                {"error": reason},
-                metadata={
-                    "interaction_id": request.interaction_id,
-                    **replied(message),
-                    "reply_refused": True,
-                },
-            )
+            self._refuse_reply(request, message, reason)
             return
         if reply == "approve" and two_people.needs_more(request):
             self.count(request, message.sender_id, message.channel, message_id=message.message_id)
@@ -143,6 +125,15 @@ class Decisions:
             channel=message.channel,
             comment=comment,
             message_id=message.message_id,
+        )
+
+    def _refuse_reply(self, request: InteractionRequest, message: InboundMessage, reason: str) -> None:
+        """Tell the chat and the stream why a reply did not decide `request`."""
+        self._surface.channel.text(reason)
+        self._surface.publish(
+            TaskChunkType.ERROR,
+            {"error": reason},
+            metadata={"interaction_id": request.interaction_id, **replied(message), "reply_refused": True},
         )
 
     def count(
