@@ -7,16 +7,20 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
 from fastapi import FastAPI
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 
+from api.main import create_app
 from contracts import TaskStreamChunk
 from core.http_client import SseEvent, sse_events
+from core.settings import Settings
+from worker import build_worker
 
 
 def free_port() -> int:
@@ -60,6 +64,23 @@ async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """Run `app` on a real uvicorn server on loopback; yield an HTTP client for it."""
     async with running(app) as base_url, httpx.AsyncClient(base_url=base_url, timeout=30) as http:
         yield http
+
+
+@asynccontextmanager
+async def serve_agents(
+    client: Client, settings: Settings, agents_toml: str, folder: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The API and a worker with the agents of `agents_toml` declared (its file written in `folder`)."""
+    declared = declaring(settings, agents_toml, folder)
+    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+        yield http
+
+
+def declaring(settings: Settings, agents_toml: str, folder: Path) -> Settings:
+    """`settings` with the agents of `agents_toml` declared (its file written in `folder`)."""
+    agents = folder / "agents.toml"
+    agents.write_text(agents_toml)
+    return settings.model_copy(update={"agents_file": agents})
 
 
 def chunk_of(event: SseEvent) -> TaskStreamChunk:

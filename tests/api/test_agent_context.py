@@ -15,14 +15,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from api.main import create_app
 from contracts import GraphStatus, TaskChunkType, TaskStreamChunk
 from core.settings import Settings
-from worker import build_worker
 
 from ..conftest import assert_eventually
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
-from ..support import collect_events, serve
+from ..support import collect_events, serve_agents
 from .test_sessions import new_key
 
 KEY = "sk-test-not-a-real-key"
@@ -76,10 +74,7 @@ async def api(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """The API and a worker with the agents of `agents_file` declared."""
     monkeypatch.setenv("REMOTE_MODEL_KEY", KEY)
-    agents = tmp_path / "agents.toml"
-    agents.write_text(agents_file(fake))
-    declared = settings.model_copy(update={"agents_file": agents})
-    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+    async with serve_agents(client, settings, agents_file(fake), tmp_path) as http:
         yield http
 
 

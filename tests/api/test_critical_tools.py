@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
@@ -15,13 +16,20 @@ from worker import build_worker
 from .test_sessions import ask_for_delete, decide, new_key
 
 
-@pytest.fixture
-async def worker(client: Client, settings: Settings) -> AsyncIterator[None]:
-    """A worker whose `sql` tool is marked critical."""
+@asynccontextmanager
+async def critical_sql_worker(client: Client, settings: Settings) -> AsyncIterator[None]:
+    """A worker whose `sql` tool is marked critical: its calls need two distinct approvers."""
     tools = ToolActivities(settings)
     sql = tools.tools["sql"]
     sql.descriptor = sql.descriptor.model_copy(update={"critical": True})
     async with build_worker(client, settings, tools=tools):
+        yield
+
+
+@pytest.fixture
+async def worker(client: Client, settings: Settings) -> AsyncIterator[None]:
+    """A worker whose `sql` tool is marked critical."""
+    async with critical_sql_worker(client, settings):
         yield
 
 

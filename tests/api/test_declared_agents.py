@@ -15,13 +15,11 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from api.main import create_app
 from contracts import TaskChunkType, TaskStreamChunk
 from core.settings import Settings
-from worker import build_worker
 
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
-from ..support import collect_events, fields, serve
+from ..support import collect_events, fields, serve_agents
 from .test_sessions import DELETE_CANCELLED, is_type, new_key
 
 KEY = "sk-test-not-a-real-key"
@@ -43,17 +41,13 @@ async def remote_http(
 ) -> AsyncIterator[httpx.AsyncClient]:
     """API and worker with two declared agents pointed at the stand-in endpoint."""
     monkeypatch.setenv("REMOTE_MODEL_KEY", KEY)
-    agents = tmp_path / "agents.toml"
-    agents.write_text(
-        "\n".join(
-            f'[agents.remote-{framework}]\nframework = "{framework}"\nmodel = "fake-model"\n'
-            f'base_url = "{fake.base_url}"\napi_key_env = "REMOTE_MODEL_KEY"\n'
-            f'instruction = "You run SQL for the user."\ntools = ["sql"]\n'
-            for framework in ("adk", "langgraph")
-        )
+    declared = "\n".join(
+        f'[agents.remote-{framework}]\nframework = "{framework}"\nmodel = "fake-model"\n'
+        f'base_url = "{fake.base_url}"\napi_key_env = "REMOTE_MODEL_KEY"\n'
+        f'instruction = "You run SQL for the user."\ntools = ["sql"]\n'
+        for framework in ("adk", "langgraph")
     )
-    declared = settings.model_copy(update={"agents_file": agents})
-    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+    async with serve_agents(client, settings, declared, tmp_path) as http:
         yield http
 
 
@@ -178,14 +172,12 @@ async def test_the_model_sees_only_the_configured_context(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("REMOTE_MODEL_KEY", KEY)
-    agents = tmp_path / "agents.toml"
-    agents.write_text(
+    brief = (
         f'[agents.brief]\nframework = "langgraph"\nmodel = "fake-model"\nbase_url = "{fake.base_url}"\n'
         'api_key_env = "REMOTE_MODEL_KEY"\n[agents.brief.context]\nconversation_history_config = { last_n = 1 }\n'
         "include_tool_list = false\n"
     )
-    declared = settings.model_copy(update={"agents_file": agents})
-    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+    async with serve_agents(client, settings, brief, tmp_path) as http:
         key = new_key()
         await http.post("/sessions", json={"session_key": key, "agent_id": "Agent:brief"})
         for text in ("first question", "second question"):

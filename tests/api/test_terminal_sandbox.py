@@ -15,13 +15,11 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from api.main import create_app
 from contracts import TaskChunkType
 from core.settings import Settings, TemporalSettings, ToolSettings
-from worker import build_worker
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
-from ..support import collect_events, fields, serve
+from ..support import collect_events, fields, serve_agents
 from .test_sessions import decide, is_type, new_key
 from .test_terminal import ask, turn_over
 
@@ -215,10 +213,8 @@ async def test_a_free_command_says_it_ran_in_the_read_only_sandbox(http: httpx.A
 @pytest.fixture
 async def agent_http(client: Client, settings: Settings, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     """API and worker with a declared demo agent whose approved commands run read-only."""
-    agents = tmp_path / "agents.toml"
-    agents.write_text('[agents.careful]\nframework = "demo"\ntools = ["terminal"]\nsandbox = "read-only"\n')
-    declared = settings.model_copy(update={"agents_file": agents})
-    async with build_worker(client, declared), serve(create_app(declared, client=client)) as http:
+    careful = '[agents.careful]\nframework = "demo"\ntools = ["terminal"]\nsandbox = "read-only"\n'
+    async with serve_agents(client, settings, careful, tmp_path) as http:
         yield http
 
 

@@ -15,6 +15,7 @@ from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents
 from tests.fakes.lark_open_api import FakeLarkOpenApi
 
+from ...support import declaring
 from .conftest import ADMIN, ALICE, lark_settings
 from .test_inbound import _audit, _cards, ask_for_delete_in_lark, chat_texts, click, new_chat
 
@@ -35,9 +36,7 @@ escalate_after_seconds = 2
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Settings:
     """The Lark test settings, with `Agent:demo`'s `sql` calls escalating to Dave after 2 s."""
-    agents = tmp_path / "agents.toml"
-    agents.write_text(AGENTS)
-    return lark_settings(tmp_path, task_queue, lark_api).model_copy(update={"agents_file": agents})
+    return declaring(lark_settings(tmp_path, task_queue, lark_api), AGENTS, tmp_path)
 
 
 def reminders(texts: list[str]) -> list[str]:

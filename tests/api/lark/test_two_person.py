@@ -15,6 +15,7 @@ from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents
 from tests.fakes.lark_open_api import FakeLarkOpenApi
 
+from ...support import declaring
 from .conftest import ADMIN, ALICE, lark_settings
 from .test_inbound import _updates, ask_for_delete_in_lark, click, new_chat
 
@@ -31,9 +32,7 @@ approvals_required = 2
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str, lark_api: FakeLarkOpenApi) -> Settings:
     """The Lark test settings, with `Agent:demo` declared to need two approvers for `sql`."""
-    agents = tmp_path / "agents.toml"
-    agents.write_text(AGENTS)
-    return lark_settings(tmp_path, task_queue, lark_api).model_copy(update={"agents_file": agents})
+    return declaring(lark_settings(tmp_path, task_queue, lark_api), AGENTS, tmp_path)
 
 
 async def test_the_card_shows_one_of_two_approvals_and_a_second_person_decides(

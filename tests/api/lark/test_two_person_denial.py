@@ -12,13 +12,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from activities.tools.runner import ToolActivities
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents
 from tests.fakes.lark_open_api import FakeLarkOpenApi
-from worker import build_worker
 
+from ..test_critical_tools import critical_sql_worker
 from ..test_sessions import DELETE_CANCELLED
 from .conftest import ADMIN, ALICE
 from .test_inbound import _audit, _cards, _updates, ask_for_delete_in_lark, chat_texts, click, new_chat
@@ -27,10 +26,7 @@ from .test_inbound import _audit, _cards, _updates, ask_for_delete_in_lark, chat
 @pytest.fixture
 async def worker(client: Client, settings: Settings) -> AsyncIterator[None]:
     """A worker whose `sql` tool is marked critical: its calls need two distinct approvers."""
-    tools = ToolActivities(settings)
-    sql = tools.tools["sql"]
-    sql.descriptor = sql.descriptor.model_copy(update={"critical": True})
-    async with build_worker(client, settings, tools=tools):
+    async with critical_sql_worker(client, settings):
         yield
 
 
