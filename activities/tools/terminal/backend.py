@@ -77,6 +77,11 @@ class TerminalBackend(ABC):
         """Whether the shell itself holds the terminal (no program runs); None when unknown."""
         return None
 
+    def interrupt_shell(self) -> None:
+        """Also give the shell itself SIGINT (where it runs here): a loop of short commands then stops
+        when its current one ends, even if the Ctrl-C typed reached none of them."""
+        return None  # a terminal elsewhere (ttyd): the typed Ctrl-C is all there is
+
     def remember_settings(self) -> None:
         """Note the terminal's settings as they are now, the shell waiting for a line (a terminal
         Synapse does not sandbox keeps none)."""

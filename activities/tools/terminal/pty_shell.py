@@ -127,6 +127,15 @@ class PtyShell(TerminalBackend):
         except OSError:
             return None
 
+    def interrupt_shell(self) -> None:
+        """SIGINT to bash itself. Ctrl-C goes to the foreground program only: in a loop of short
+        commands under load it often reaches a child between fork and exec (which takes it as bash
+        and ignores it) or one that has just ended, and the loop goes on. Bash, given SIGINT while
+        it runs a job, stops the whole command line once that job ends."""
+        if self._process is not None and self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._process.pid, signal.SIGINT)
+
     def remember_settings(self) -> None:
         """Note the PTY's settings (on Linux the master's termios calls reach the shell's side)."""
         self._settings = termios.tcgetattr(self._master)

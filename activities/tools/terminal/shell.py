@@ -26,11 +26,12 @@ from .chunks import OSC_697, START_PROMPT, TerminalChunk, TerminalType, process,
 
 SENTINEL_MARK = "__SYN"
 SETUP = (
-    "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
+    "stty -echo; bind 'set enable-bracketed-paste off' 2>/dev/null; "
+    "bind 'set echo-control-characters off' 2>/dev/null; PS1=''; PS2=''; PROMPT_COMMAND=''; "
     "set +H -P; unset MAIL MAILPATH MAILCHECK; IGNOREEOF=1000; "
     "__synapse_nl=$'\\n'; __synapse_status() { return \"$1\"; }"
 )
-"""Echo off, no prompts; no history expansion and no mail checks (both expand text as they go);
+"""Echo off (a Ctrl-C that stops a command is not shown as `^C` either), no prompts; no history expansion and no mail checks (both expand text as they go);
 folders as they physically are (`cd` into a symlink shows where it leads). `IGNOREEOF`: bash's race
 between Ctrl-C and a child taking the terminal (a loop of short commands) can make its next read
 fail for a moment, which it takes as end of input and exits on; it now says so and reads on."""
@@ -212,6 +213,8 @@ class Shell:
         if not in_program:
             self.backend.restore_settings()  # Ctrl-C must interrupt, whatever a command set
         await self.backend.send(b"\x03")
+        if not in_program:  # (a program at its prompt is asked alone: its sentinel must still print)
+            self.backend.interrupt_shell()
         deadline = time.monotonic() + INTERRUPT_GRACE
         if in_program:
             await self._feed_until(stream, poll, deadline)
@@ -225,6 +228,7 @@ class Shell:
             if attempt:  # a loop of short commands can outlive one Ctrl-C (it came between two of them)
                 self.backend.restore_settings()
                 await self.backend.send(b"\x03")
+                self.backend.interrupt_shell()
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
             self.backend.restore_settings()
