@@ -23,7 +23,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 
-from workflows.identity.search import dev_server_flags
+from workflows.identity.search_attributes import dev_server_flags
 
 START_WITHIN = 30.0
 """Seconds the server may take to answer."""

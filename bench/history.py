@@ -17,7 +17,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 from temporalio.converter import decode_typed_search_attributes
 
-from workflows.identity.search import STATUS
+from workflows.identity.search_attributes import STATUS
 
 
 async def event_counts(handle: WorkflowHandle[Any, Any]) -> Counter[str]:

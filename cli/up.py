@@ -21,7 +21,7 @@ from cli.supervisor import ChildExited, Interrupted, Supervisor
 from core.connect import ConnectError, connect_client
 from core.settings import Settings
 from core.workers import workflow_pollers
-from workflows.identity.search import dev_server_flags
+from workflows.identity.search_attributes import dev_server_flags
 
 TEMPORAL_START_TIMEOUT = 30.0
 """Seconds the dev server gets to answer a client."""

@@ -27,7 +27,7 @@ from api.main import create_app
 from core.artifacts import ArtifactStore, data_converter
 from core.settings import LimitSettings, Settings, TemporalSettings
 from worker import build_worker
-from workflows.identity.search import SEARCH_ATTRIBUTES
+from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 
 from .fakes.s3 import CREDENTIALS, FakeBucket, s3_bucket
 from .support import serve

@@ -27,7 +27,7 @@ from contracts import (
 from contracts.names import RESPOND_CHECKED
 from core.security import Caller
 from core.settings import Settings
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.session import SessionWorkflow
 
 from . import workflow
@@ -95,7 +95,7 @@ async def decide(
     except NotAnswered:
         # A query would need a worker too; the search attributes come straight from the server.
         description = await client.get_workflow_handle(workflow_id).describe()
-        waiting = (description.typed_search_attributes.get(search.PENDING) or 0) > 0
+        waiting = (description.typed_search_attributes.get(search_attributes.PENDING) or 0) > 0
         detail = (
             f"decision on {interaction_id!r} submitted, but no worker has processed it yet; "
             f"it is validated and applied when a worker runs (see {check_with})"

@@ -30,7 +30,7 @@ from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
 from workflows.graph.state import GraphRunInput, Reopening
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from . import workflow
@@ -70,8 +70,8 @@ async def start_graph(
         static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
         search_attributes=TypedSearchAttributes(
             [
-                SearchAttributePair(search.STATUS, "running"),
-                SearchAttributePair(search.CHANNEL, config.channel),
+                SearchAttributePair(search_attributes.STATUS, "running"),
+                SearchAttributePair(search_attributes.CHANNEL, config.channel),
             ]
         ),
     )
@@ -245,8 +245,8 @@ async def reopen(
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
         search_attributes=TypedSearchAttributes(
             [
-                SearchAttributePair(search.STATUS, "running"),
-                SearchAttributePair(search.CHANNEL, last.config.channel),
+                SearchAttributePair(search_attributes.STATUS, "running"),
+                SearchAttributePair(search_attributes.CHANNEL, last.config.channel),
             ]
         ),
     )

@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 
 from contracts import AuditKind, AuditTrail, InboundMessage, LiveSession, SessionConfig, SessionStatus
 from contracts.names import SUBMIT_MESSAGE
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
@@ -121,7 +121,7 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
     if description.status in (None, WorkflowExecutionStatus.RUNNING):
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
-        status = description.typed_search_attributes.get(search.STATUS) or SessionStatus.COMPLETED
+        status = description.typed_search_attributes.get(search_attributes.STATUS) or SessionStatus.COMPLETED
     else:
         status = CLOSED_STATUS.get(description.status, "closed")
     return EndedRun(status, description.close_time)

@@ -11,7 +11,7 @@ import pytest
 from temporalio.client import Client
 
 from contracts import TaskChunkType, TaskStreamChunk
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
 from ..support import collect_events, fields
@@ -72,8 +72,8 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
     assert status["status"] == "waiting_approval"
     assert [p["interaction_id"] for p in status["pending_interactions"]] == [interaction_id]
     description = await client.get_workflow_handle(session_workflow_id(key)).describe()
-    assert description.typed_search_attributes.get(search.STATUS) == "waiting_approval"
-    assert description.typed_search_attributes.get(search.PENDING) == 1
+    assert description.typed_search_attributes.get(search_attributes.STATUS) == "waiting_approval"
+    assert description.typed_search_attributes.get(search_attributes.PENDING) == 1
 
     response = await decide(http, key, interaction_id, approved=True, principal="bob")
     assert response.status_code == 200, response.text

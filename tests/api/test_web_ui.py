@@ -8,7 +8,7 @@ import httpx
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
 from ..conftest import assert_eventually
@@ -39,8 +39,8 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
     assert found == [session_workflow_id(key)]
     description = await handle.describe()
     attributes = description.typed_search_attributes
-    assert attributes.get(search.CHANNEL) == "http"
-    assert attributes.get(search.ASSIGNEE) == "Agent:demo"
+    assert attributes.get(search_attributes.CHANNEL) == "http"
+    assert attributes.get(search_attributes.ASSIGNEE) == "Agent:demo"
     summary = await description.static_summary()
     assert summary == f"Session {key} with Agent:demo (http)"
 
@@ -48,8 +48,8 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
     await assert_eventually(
         handle.describe,
         lambda d: (
-            d.typed_search_attributes.get(search.STATUS) == "running"
-            and d.typed_search_attributes.get(search.PENDING) == 0
+            d.typed_search_attributes.get(search_attributes.STATUS) == "running"
+            and d.typed_search_attributes.get(search_attributes.PENDING) == 0
         ),
         what="status back to running",
     )

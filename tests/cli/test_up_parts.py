@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cli.up import banner, child_env, public_host, temporal_command
 from core.settings import ApiSettings, Settings, TemporalSettings
-from workflows.identity.search import dev_server_flags
+from workflows.identity.search_attributes import dev_server_flags
 
 
 def test_dev_server_command_keeps_state_and_registers_search_attributes(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
 from core.settings import Settings
-from workflows.identity.search import dev_server_flags
+from workflows.identity.search_attributes import dev_server_flags
 
 from ..conftest import assert_eventually, temporal_binary
 from ..support import free_port

@@ -19,7 +19,7 @@ from api.main import create_app
 from contracts import InboundMessage, SessionConfig
 from core.settings import Settings
 from worker import build_worker
-from workflows.identity import search
+from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
 from ..support import serve
@@ -58,8 +58,8 @@ async def test_pending_approvals_survive_a_server_restart(
         for key in keys:  # the server alone (no worker yet) still knows who waits
             description = await client.get_workflow_handle(session_workflow_id(key)).describe()
             assert description.status == WorkflowExecutionStatus.RUNNING
-            assert description.typed_search_attributes.get(search.STATUS) == "waiting_approval"
-            assert description.typed_search_attributes.get(search.PENDING) == 1
+            assert description.typed_search_attributes.get(search_attributes.STATUS) == "waiting_approval"
+            assert description.typed_search_attributes.get(search_attributes.PENDING) == 1
         async with build_worker(client, settings), serve(create_app(settings, client=client)) as http:
             for key in keys:
                 session = await status(http, key)

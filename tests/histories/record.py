@@ -45,7 +45,7 @@ from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.state import GraphRunInput
 from workflows.identity.ids import graph_workflow_id, session_workflow_id
-from workflows.identity.search import SEARCH_ATTRIBUTES
+from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
 
 from ..conftest import assert_eventually, temporal_binary

@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
-from ..identity import search
+from ..identity import search_attributes as keys
 from ..identity.ids import run_of_interaction, task_run_workflow_id
 from .rules.progress import current
 
@@ -218,9 +218,9 @@ def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -
 def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttributeUpdate[Any]]:
     """SynapseStatus, SynapsePending and SynapseChannel of the graph."""
     return [
-        search.STATUS.value_set(graph_status(state).value),
-        search.PENDING.value_set(len(pending_interactions(state))),
-        search.CHANNEL.value_set(config.channel),
+        keys.STATUS.value_set(graph_status(state).value),
+        keys.PENDING.value_set(len(pending_interactions(state))),
+        keys.CHANNEL.value_set(config.channel),
     ]
 
 

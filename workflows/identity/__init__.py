@@ -1,2 +1,2 @@
 """How a workflow is named and found: its id, a business key built in one place (`ids`), and the
-search attributes operators filter by in the Web UI (`search`)."""
+search attributes operators filter by in the Web UI (`search_attributes`)."""

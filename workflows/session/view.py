@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SessionState
 
-from ..identity import search
+from ..identity import search_attributes as keys
 from ..identity.ids import session_key_of
 
 SEARCH_STATUS: dict[str, str] = {SessionStatus.ACTIVE: "running"}
@@ -85,10 +85,10 @@ def archive_cursor(state: SessionState, kind: str) -> ArchiveCursor:
 def search_attributes(config: SessionConfig, state: SessionState) -> list[SearchAttributeUpdate[Any]]:
     """Values of SynapseStatus, SynapsePending, SynapseChannel and SynapseAssignee."""
     updates: list[SearchAttributeUpdate[Any]] = [
-        search.STATUS.value_set(SEARCH_STATUS.get(state.status, state.status)),
-        search.PENDING.value_set(len(state.pending)),
-        search.CHANNEL.value_set(config.channel),
-        search.ASSIGNEE.value_set(config.agent_id),
+        keys.STATUS.value_set(SEARCH_STATUS.get(state.status, state.status)),
+        keys.PENDING.value_set(len(state.pending)),
+        keys.CHANNEL.value_set(config.channel),
+        keys.ASSIGNEE.value_set(config.agent_id),
     ]
     return updates
 

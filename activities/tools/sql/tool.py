@@ -14,7 +14,7 @@ from core.settings import Settings
 
 from ..plugin import Tool, claim_key, one_line
 from .database import TOOL_ID, SqlDatabase
-from .report import describe_sql_result, sql_preview
+from .sentences import describe_sql_result, sql_preview
 
 DESCRIPTOR = ToolDescriptor(
     name=TOOL_ID,

@@ -7,7 +7,7 @@ from temporalio.client import Client
 
 from contracts import GraphStatus
 from workflows.graph import AgentTaskWorkflow
-from workflows.identity import search
+from workflows.identity import search_attributes
 
 from ...conftest import assert_eventually
 from .flows import by_id, edge, finished, start_graph, task
@@ -74,4 +74,4 @@ async def test_every_task_run_of_a_graph_is_found_by_its_parent(
     await assert_eventually(found, lambda ids: ids == runs, what="the task runs listed by their graph")
     graphs = [w.id async for w in client.list_workflows(f"WorkflowId = '{result.workflow_id}'")]
     described = await client.get_workflow_handle(graphs[0]).describe()
-    assert described.typed_search_attributes.get(search.STATUS) == "completed"
+    assert described.typed_search_attributes.get(search_attributes.STATUS) == "completed"
