@@ -1,4 +1,4 @@
-"""Calls to session workflows: start, message (signal-with-start), status, updates.
+"""Calls to session workflows: start, message (signal-with-start), status, audit, updates.
 
 Used by the HTTP routes and the Lark channel alike; built on `workflow.py`, whose errors
 (`errors.py`) they raise.
@@ -17,7 +17,18 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from contracts import AuditKind, AuditTrail, InboundMessage, LiveSession, SessionConfig, SessionStatus
+from contracts import (
+    AuditEntry,
+    AuditKind,
+    AuditTrail,
+    Grant,
+    GrantRevocation,
+    InboundMessage,
+    LiveSession,
+    SessionConfig,
+    SessionControl,
+    SessionStatus,
+)
 from contracts.names import SUBMIT_MESSAGE
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
@@ -134,10 +145,9 @@ async def cancellation(
     audit trail; without a worker to read that, only when), and what to do instead."""
     by, at, reason = None, ended.closed_at, None
     try:
-        trail: AuditTrail = await query(client, key, SessionWorkflow.get_audit, wait=wait)
+        entry = await audit_entry(client, key, lambda e: e.kind == AuditKind.CANCELLED, wait=wait)
     except CallError:
-        trail = AuditTrail(workflow_id=session_workflow_id(key))
-    entry = next((e for e in reversed(trail.entries) if e.kind == AuditKind.CANCELLED), None)
+        entry = None
     if entry is not None:
         by, at, reason = entry.principal, entry.at, entry.comment
     who = f" by {by}" if by else ""
@@ -192,6 +202,19 @@ async def query(client: Client, key: str, query: Any, *args: Any, wait: timedelt
     return await workflow.query(client, session_workflow_id(key), name_of(key), query, *args, wait=wait)
 
 
+async def audit_entry(
+    client: Client, key: str, matches: Callable[[AuditEntry], bool], *, wait: timedelta = QUERY_WAIT
+) -> AuditEntry | None:
+    """The latest entry of the session's audit trail that `matches` (None when none does).
+
+    Raises:
+        NotFound: No session has this key.
+        NotAnswered: No worker answered within `wait`.
+    """
+    trail: AuditTrail = await query(client, key, SessionWorkflow.get_audit, wait=wait)
+    return next((e for e in reversed(trail.entries) if matches(e)), None)
+
+
 async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> LiveSession:
     """The session's LiveSession (also for closed sessions).
 
@@ -214,3 +237,30 @@ async def run_update(
     return await workflow.run_update(
         client, session_workflow_id(key), name_of(key), call, within=within, check_with=check_with(key)
     )
+
+
+async def intervene(
+    client: Client, key: str, update: Any, control: SessionControl, *, within: float = BUSY_RETRY_SECONDS
+) -> LiveSession:
+    """Run one of the session's control updates (`SessionWorkflow.pause_checked`, `resume_checked`,
+    `cancel_checked`, `cancel_turn_checked`) as `control.principal`: the session after it."""
+    session: LiveSession = await run_update(
+        client,
+        key,
+        lambda handle: handle.execute_update(update, control, result_type=LiveSession),
+        within=within,
+    )
+    return session
+
+
+async def revoke_grant(
+    client: Client, key: str, revocation: GrantRevocation, *, within: float = BUSY_RETRY_SECONDS
+) -> Grant:
+    """Revoke one of the session's grants (audited): the grant as it is now."""
+    grant: Grant = await run_update(
+        client,
+        key,
+        lambda handle: handle.execute_update(SessionWorkflow.revoke_grant, revocation),
+        within=within,
+    )
+    return grant

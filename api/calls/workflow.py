@@ -6,7 +6,8 @@ reads; each call names its workflow for those words (`"session 'abc'"`, `"graph 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -100,14 +101,28 @@ async def run_update(
     `check_with` is the read that shows whether an unanswered command was applied.
 
     Raises:
-        Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
-        NotFound, Closed: There is no running workflow to take it.
-        NotAnswered: It was not answered in time.
+        Refused, NotFound, Closed, NotAnswered: See `update_errors`.
         RPCError: Temporal stayed busy (`busy.is_busy`) or failed otherwise.
     """
     handle = client.get_workflow_handle(workflow_id)
+    async with update_errors(client, workflow_id, name, check_with=check_with):
+        result = await retry_while_busy(lambda: call(handle), within=within)
+    return result
+
+
+@asynccontextmanager
+async def update_errors(
+    client: Client, workflow_id: str, name: str, *, check_with: str | None = None
+) -> AsyncIterator[None]:
+    """Temporal's failures of an update on the workflow (sent or followed inside), as `CallError`s.
+
+    Raises:
+        Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
+        NotFound, Closed: There is no running workflow to take it.
+        NotAnswered: It was not answered in time (`check_with`, when given, is the read to check).
+    """
     try:
-        return await retry_while_busy(lambda: call(handle), within=within)
+        yield
     except WorkflowUpdateRPCTimeoutOrCancelledError as err:
         check = f": check {check_with} before repeating it" if check_with else ""
         raise NotAnswered(

@@ -3,14 +3,14 @@
 A button's `value` is `{"action": "approve"|"deny", "session_key", "interaction_id", "workflow_id"}`
 (set by `activities/channels/lark/cards.py`; `workflow_id` is the workflow that asked: the session,
 or a graph or task run whose request the session relays; cards sent before it existed name only
-the session). The click runs that workflow's `respond_checked` update as the clicker (principal = open_id, channel `lark`) and is answered with a toast, plus the card
+the session). The click runs that workflow's `respond_checked` update as the clicker (principal = open_id, channel `lark`;
+`api/calls/decisions.py` `Submission`) and is answered with a toast, plus the card
 redrawn without buttons (`cards.decided_card`) once the decision is taken. Lark drops
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
 acceptance is pending: "still applying"), and the session's outbox updates the card when it is
-done. Refusals come from the update's validator, by `ApplicationError.type`; a refused approver
-is also sent through the `respond` signal, which records the attempt in the audit trail, even
-when the refusal comes after the answer.
+done. Refusals come from the update's validator, by `ApplicationError.type` (`Refused.error_type`);
+a refused approver is also audited, even when the refusal comes after the answer.
 """
 
 from __future__ import annotations
@@ -23,13 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
-from temporalio.client import (
-    Client,
-    WorkflowQueryFailedError,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateStage,
-)
-from temporalio.exceptions import ApplicationError
+from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.channels.lark.cards import (
@@ -39,21 +33,12 @@ from activities.channels.lark.cards import (
     decided_card,
     parse_card_action,
 )
-from contracts import (
-    AuditTrail,
-    ErrorType,
-    InteractionOutcome,
-    InteractionRequest,
-    InteractionResponse,
-    Principal,
-)
+from contracts import ErrorType, InteractionOutcome, InteractionRequest, InteractionResponse, Principal
 from workflows.identity.ids import session_workflow_id
-from workflows.session import SessionWorkflow
-from workflows.supervision.handlers import SupervisionHandlers
 
-from ..calls import sessions
-from ..calls.busy import is_busy, retry_while_busy
-from ..calls.workflow import is_not_found, why_unavailable
+from ..calls import decisions, sessions
+from ..calls.busy import is_busy
+from ..calls.errors import Closed, NotFound, Refused
 
 log = logging.getLogger(__name__)
 
@@ -122,27 +107,14 @@ def _decided_text(outcome: InteractionOutcome) -> str:
     return f"{verb} by {outcome.decided_by} ({outcome.channel}).{granted}"
 
 
-async def _already_decided(client: Client, click: Click, err: ApplicationError) -> Answer:
+async def _already_decided(client: Client, click: Click, refusal: Refused) -> Answer:
     if click.workflow_id != session_workflow_id(click.session_key):
-        return toast("info", err.message)  # a graph's or task run's own words
-    try:
-        audit: AuditTrail = await sessions.handle_for(client, click.session_key).query(
-            SessionWorkflow.get_audit, rpc_timeout=QUERY_TIMEOUT
-        )
-    except (RPCError, WorkflowQueryFailedError, TimeoutError) as failure:
-        # No worker to answer the query: the validator's own words will do.
-        log.info("audit of %s unavailable for a card answer: %s", click.session_key, failure)
-        return toast("info", err.message)
-    decision = next(
-        (
-            e
-            for e in reversed(audit.entries)
-            if e.interaction_id == click.interaction_id and e.kind in ("approved", "denied")
-        ),
-        None,
+        return toast("info", str(refusal))  # a graph's or task run's own words
+    decision = await decisions.recorded_decision(
+        client, click.session_key, click.interaction_id, wait=QUERY_TIMEOUT
     )
-    if decision is None:
-        return toast("info", err.message)
+    if decision is None:  # none recorded, or no worker to read it: the validator's own words will do
+        return toast("info", str(refusal))
     when = decision.at.strftime("%Y-%m-%d %H:%M UTC")
     if decision.principal == Principal.TIMEOUT:
         return toast("info", f"This request expired at {when}: nobody decided in time, so it was denied.")
@@ -151,24 +123,12 @@ async def _already_decided(client: Client, click: Click, err: ApplicationError) 
     return toast("info", f"Already {decision.kind} by {decision.principal} ({decision.channel}) at {when}.")
 
 
-async def _refused(client: Client, click: Click, err: ApplicationError) -> Answer:
-    if err.type == ErrorType.APPROVER_NOT_ALLOWED:
-        return toast("error", f"Not allowed: {err.message}.")
-    if err.type == ErrorType.INTERACTION_ALREADY_DECIDED:
-        return await _already_decided(client, click, err)
-    return toast("error", err.message)
-
-
-async def _pending_request(client: Client, click: Click) -> InteractionRequest | None:
-    """The request the card shows, to redraw the card with the decision (None when unknown)."""
-    try:
-        pending: list[InteractionRequest] = await client.get_workflow_handle(click.workflow_id).query(
-            SessionWorkflow.get_pending,
-            rpc_timeout=QUERY_TIMEOUT,  # every supervised workflow has it
-        )
-    except (RPCError, WorkflowQueryFailedError, TimeoutError):
-        return None  # the update below says what is wrong
-    return next((r for r in pending if r.interaction_id == click.interaction_id), None)
+async def _refused(client: Client, click: Click, refusal: Refused) -> Answer:
+    if refusal.error_type == ErrorType.APPROVER_NOT_ALLOWED:
+        return toast("error", f"Not allowed: {refusal}.")
+    if refusal.error_type == ErrorType.INTERACTION_ALREADY_DECIDED:
+        return await _already_decided(client, click, refusal)
+    return toast("error", str(refusal))
 
 
 def _answer(
@@ -187,40 +147,6 @@ def _answer(
             card = approval_card(request.model_copy(update={"approved_by": outcome.approvals}), session_key)
         answer["card"] = {"type": "raw", "data": card}
     return answer
-
-
-class _Update:
-    """`respond_checked` for one click, remembering whether the workflow accepted it yet.
-
-    It may outlive the callback's answer (by up to `OUTCOME_WAIT_SECONDS`): a refused approver
-    is audited whenever the refusal comes.
-    """
-
-    def __init__(self, client: Client, click: Click, response: InteractionResponse) -> None:
-        self.handle = client.get_workflow_handle(click.workflow_id)
-        self.response = response
-        self.accepted = False
-
-    async def run(self) -> InteractionOutcome:
-        try:
-            async with asyncio.timeout(OUTCOME_WAIT_SECONDS):
-                update = await retry_while_busy(
-                    lambda: self.handle.start_update(
-                        SupervisionHandlers.respond_checked,
-                        self.response,
-                        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-                    ),
-                    within=OUTCOME_WAIT_SECONDS,
-                )
-                self.accepted = True
-                outcome: InteractionOutcome = await update.result()
-                return outcome
-        except WorkflowUpdateFailedError as err:
-            cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type == ErrorType.APPROVER_NOT_ALLOWED:
-                # The update's validator leaves no trace; its signal twin audits the attempt.
-                await self.handle.signal(SupervisionHandlers.respond, self.response)
-            raise
 
 
 def _still_running(click: Click, request: InteractionRequest | None, accepted: bool) -> Answer:
@@ -252,7 +178,10 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
     A decision still in flight then goes on in a task kept in `background`.
     """
     deadline = time.monotonic() + ANSWER_BUDGET_SECONDS
-    request = await _pending_request(client, click)
+    # The request the card shows, to redraw it with the decision (None when unknown: the decision says why).
+    request = await decisions.request_if_pending(
+        client, click.workflow_id, click.interaction_id, wait=QUERY_TIMEOUT
+    )
     response = InteractionResponse(
         interaction_id=click.interaction_id,
         approved=click.approved,
@@ -261,26 +190,25 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
         response_data={"grant": click.grant} if click.grant else None,
         metadata={"lark_message_id": click.card_message_id} if click.card_message_id else {},
     )
-    update = _Update(client, click, response)
+    # It may outlive the callback's answer (by up to `OUTCOME_WAIT_SECONDS`).
+    submission = decisions.Submission(
+        client, click.workflow_id, sessions.name_of(click.session_key), response
+    )
     # One deadline for both steps: each Temporal call may poll several times within its own timeout.
-    task = asyncio.ensure_future(update.run())
+    task = asyncio.ensure_future(submission.run(within=OUTCOME_WAIT_SECONDS))
     await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.1))
     if not task.done():
         background.add(task)
         task.add_done_callback(background.discard)
         task.add_done_callback(_log_late)
-        return _still_running(click, request, update.accepted)
+        return _still_running(click, request, submission.accepted)
     try:
         outcome = task.result()
-    except WorkflowUpdateFailedError as err:
-        cause = err.cause
-        if isinstance(cause, ApplicationError):
-            return await _refused(client, click, cause)
-        return toast("error", f"The session could not take the decision: {cause}")
+    except Refused as refusal:
+        return await _refused(client, click, refusal)
+    except (NotFound, Closed) as gone:
+        return toast("info", f"Nothing to decide: {gone}.")
     except RPCError as err:
-        if is_not_found(err):
-            gone = await why_unavailable(client, click.workflow_id, sessions.name_of(click.session_key))
-            return toast("info", f"Nothing to decide: {gone}.")
         if is_busy(err):
             return toast(
                 "warning", "Synapse is busy and took no decision; press the button again in a moment."

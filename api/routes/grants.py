@@ -48,10 +48,4 @@ async def revoke_grant(
     check_size("reason", reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
     who = caller.principal or principal or "anonymous"
     revocation = GrantRevocation(grant_id=grant_id, principal=who, channel="http", reason=reason)
-    grant: Grant = await sessions.run_update(
-        client,
-        key,
-        lambda handle: handle.execute_update(SessionWorkflow.revoke_grant, revocation),
-        within=settings.api.busy_retry_seconds,
-    )
-    return grant
+    return await sessions.revoke_grant(client, key, revocation, within=settings.api.busy_retry_seconds)

@@ -253,13 +253,7 @@ def _intervention(name: str, update: Any, summary: str) -> None:
         control = body or SessionControl()
         check_size("reason", control.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
         control = control.model_copy(update={"principal": caller.principal or control.principal})
-        result: LiveSession = await sessions.run_update(
-            client,
-            key,
-            lambda handle: handle.execute_update(update, control, result_type=LiveSession),
-            within=settings.api.busy_retry_seconds,
-        )
-        return result
+        return await sessions.intervene(client, key, update, control, within=settings.api.busy_retry_seconds)
 
     intervene.__doc__ = summary
     router.post(f"/{{key}}/{name}", response_model=LiveSession, responses=BUSY_RESPONSE, name=name)(intervene)
