@@ -153,8 +153,10 @@ class SynapseClient:
         self, key: str, interaction_id: str, *, approved: bool, **fields: Any
     ) -> InteractionOutcome | None:
         """Approve or deny; the outcome (with the tool's result), or None when it is still applying (202)."""
-        body = {"approved": approved, **fields}
-        response = await self._call("POST", f"/sessions/{key}/interactions/{interaction_id}", body)
+        return await self._decide(f"/sessions/{key}/interactions/{interaction_id}", approved, fields)
+
+    async def _decide(self, path: str, approved: bool, fields: dict[str, Any]) -> InteractionOutcome | None:
+        response = await self._call("POST", path, {"approved": approved, **fields})
         return (
             None if response.status_code == 202 else InteractionOutcome.model_validate_json(response.content)
         )
@@ -198,11 +200,7 @@ class SynapseClient:
         self, graph_id: str, interaction_id: str, *, approved: bool, **fields: Any
     ) -> InteractionOutcome | None:
         """Approve or deny a gate of the graph or a tool call of one of its tasks (None: 202)."""
-        body = {"approved": approved, **fields}
-        response = await self._call("POST", f"/graphs/{graph_id}/interactions/{interaction_id}", body)
-        return (
-            None if response.status_code == 202 else InteractionOutcome.model_validate_json(response.content)
-        )
+        return await self._decide(f"/graphs/{graph_id}/interactions/{interaction_id}", approved, fields)
 
     async def events(
         self, key: str, *, after: int | None = None, opened: asyncio.Event | None = None
