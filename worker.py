@@ -116,15 +116,21 @@ def own_queue_name(shared_queue: str) -> str:
 
 
 def build_worker(
-    client: Client, settings: Settings, *, task_queue: str | None = None, tools: ToolActivities | None = None
+    client: Client,
+    settings: Settings,
+    *,
+    task_queue: str | None = None,
+    tools: ToolActivities | None = None,
+    directory: AgentDirectory | None = None,
 ) -> SynapseWorker:
-    """A worker for all Synapse workflows and activities (the client must use the pydantic converter)."""
+    """A worker for all Synapse workflows and activities (the client must use the pydantic converter);
+    `tools` and `directory` replace the ones the settings would give."""
     tools = tools or ToolActivities(settings)
     shared_queue = task_queue or settings.temporal.task_queue
     tools.worker_queue = own_queue_name(shared_queue)
     activities: list[Callable[..., Any]] = [
         *AgentActivities(settings).activities(),
-        *AgentDirectory(settings).activities(),
+        *(directory or AgentDirectory(settings)).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
         *WebhookActivities(settings).activities(),

@@ -73,7 +73,10 @@ class LoopInstance(Contract):
     index: int = Field(ge=0, description="Position of its item in the list.")
     item: Any = Field(description="The item (placed in `input_data[iteration_input_key]`).")
     status: TaskStatus = Field(default=TaskStatus.PENDING, description="Where it is.")
-    output: Any = Field(default=None, description="Its output when completed.")
+    output: Any = Field(
+        default=None, description="Its output when completed (a preview when `artifact` is set)."
+    )
+    artifact: ArtifactRef | None = Field(default=None, description="Its whole output, when it was large.")
     error: str | None = Field(default=None, description="Why it failed, was skipped or cancelled.")
     workflow_id: str | None = Field(default=None, description="Its child workflow.")
     gate_interaction: str | None = Field(

@@ -101,7 +101,17 @@ class Gates:
         await self._await(gate, request.interaction_id, request)
 
     async def _await(self, gate: Gate, interaction_id: str, request: InteractionRequest | None) -> None:
-        """Wait for the decision (`request` None: it was decided already) and apply it."""
+        """Wait for the decision (`request` None: it was decided already) and apply it; a decision
+        that cannot be applied fails its task, never the graph."""
+        try:
+            await self._take_decision(gate, interaction_id, request)
+        except Exception as err:
+            workflow.logger.exception("the decision of gate %s was not applied", interaction_id)
+            self._failed(gate, f"its gate's decision could not be applied: {err!r}")
+
+    async def _take_decision(
+        self, gate: Gate, interaction_id: str, request: InteractionRequest | None
+    ) -> None:
         if request is not None:
             outcome = await self._supervisor.requests.wait_for(request)
         else:

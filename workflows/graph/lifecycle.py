@@ -39,6 +39,10 @@ from .rollbacks import CANCEL_WAIT
 from .rules import Progress
 from .run import GraphRun
 
+NOTED_CANCELS = "noted-cancels"
+"""Patch: what a cancelled graph's close ends is announced on the stream, task by task (and loop
+instances), like every other status change."""
+
 
 class Lifecycle:
     """The opening and the end of one graph run."""
@@ -112,7 +116,7 @@ class Lifecycle:
         state = self._state
         progress = Progress()
         if state.cancelled:
-            await self._cancel_runs()
+            await self._cancel_runs(progress)
             state.status = GraphStatus.CANCELLED
             state.reason = state.reason or state.cancel_reason
         else:
@@ -136,8 +140,9 @@ class Lifecycle:
         )
         self._chunks.close()
 
-    async def _cancel_runs(self) -> None:
-        """Cancel every run in flight, wait for them (up to `CANCEL_WAIT`), mark what did not finish."""
+    async def _cancel_runs(self, progress: Progress) -> None:
+        """Cancel every run in flight, wait for them (up to `CANCEL_WAIT`), mark what did not finish
+        (each an event on the stream, since the `noted-cancels` patch)."""
         state = self._state
         running = self._children.running_ids()
         state.cancelling = sorted({*state.cancelling, *running})
@@ -146,6 +151,9 @@ class Lifecycle:
             await workflow.wait_condition(lambda: not state.cancelling, timeout=CANCEL_WAIT)
         except TimeoutError:
             pass
+        if workflow.patched(NOTED_CANCELS):
+            self._scheduler.outcomes.cancel_open(state.cancel_reason or state.reason, progress)
+            return
         for task in state.tasks.values():
             if task.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED):
                 task.status, task.reason = TaskStatus.CANCELLED, state.cancel_reason or state.reason

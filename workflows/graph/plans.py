@@ -30,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.names import RESOLVE_AGENTS
 
 
+from ..agent.replies import error_message
 from ..supervision.audit import audit
 from .blueprint import BlueprintRefused, Expansion, assignees_of, expand
 from .cel import Conditions
@@ -92,9 +93,10 @@ class Plans:
             task, change = self.queued.pop(0)
             try:
                 await self.accept(change)
-            except ApplicationError as err:
-                task.reason = f"its plan was refused: {err.message}"
-                audit(self._state.audit, AuditKind.PLAN_REFUSED, change.principal, comment=err.message)
+            except Exception as err:  # refused, or its assignees could not be looked up
+                why = error_message(err)
+                task.reason = f"its plan was refused: {why}"
+                audit(self._state.audit, AuditKind.PLAN_REFUSED, change.principal, comment=why)
                 self._chunks.publish(TaskChunkType.ERROR, {"task_id": task.task_id, "error": task.reason})
 
     async def accept(self, change: BlueprintChange) -> dict[str, str]:

@@ -23,13 +23,16 @@ from .rules import Progress, Scheduler
 
 WHOLE_OUTPUTS = "whole-outputs"
 """Patch: conditions, data flow and loops read an offloaded answer whole (`read_output`)."""
+WHOLE_INSTANCE_OUTPUTS = "whole-instance-outputs"
+"""Patch: a loop's output is read whole too, instance by instance (asked the first time one of its
+instances' answers was offloaded)."""
 READ_TIMEOUT = timedelta(seconds=30)
 READ_RETRY = RetryPolicy(maximum_attempts=5)
 
 
-async def read_whole(scheduler: Scheduler, state: GraphState) -> Progress:
-    """Read the whole outputs the next step needs; what failed (tasks whose output is unreadable)."""
-    progress = Progress()
+async def read_whole(scheduler: Scheduler, state: GraphState, progress: Progress) -> None:
+    """Read the whole outputs the next step needs; what failed goes into `progress` (tasks whose
+    output is unreadable)."""
     for key, ref in scheduler.outputs.needed():
         try:
             scheduler.outputs.whole[key] = await workflow.execute_local_activity(
@@ -42,4 +45,3 @@ async def read_whole(scheduler: Scheduler, state: GraphState) -> Progress:
         except ActivityError as err:
             task = state.tasks[key.split(":v", 1)[0]]
             scheduler.outcomes.fail(task, f"its whole output could not be read: {err.cause or err}", progress)
-    return progress

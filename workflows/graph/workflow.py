@@ -20,7 +20,6 @@ import asyncio
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -38,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphRunInput, GraphState
 
+from ..agent.replies import error_message
 from ..identity.ids import task_run_workflow_id
 from ..stream.archive import archive_stream
 from ..stream.chunks import ChunkStream
@@ -49,6 +49,7 @@ from ..supervision.supervisor import Supervisor
 from . import view
 from .cel import Conditions
 from .children import Children
+from .failsafe import answered_as_failure
 from .gates import Gates
 from .interventions import TaskInterventions, check
 from .lifecycle import Lifecycle
@@ -57,8 +58,9 @@ from .queries import GraphQueries
 from .relay import Relay
 from .rollbacks import Rollbacks
 from .rules import Progress, Scheduler
+from .rules.progress import OPEN_TASK
 from .run import GraphRun
-from .whole_outputs import WHOLE_OUTPUTS, read_whole
+from .whole_outputs import WHOLE_INSTANCE_OUTPUTS, WHOLE_OUTPUTS, read_whole
 
 CEL_NUMBERS = "cel-numbers"
 """Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
@@ -100,7 +102,11 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         self._interventions = self._supervisor.interventions
         conditions = Conditions(numbers=workflow.patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
-            self._state, conditions, workflow.now, max_running=self._config.max_running_tasks
+            self._state,
+            conditions,
+            workflow.now,
+            max_running=self._config.max_running_tasks,
+            whole_instances=lambda: workflow.patched(WHOLE_INSTANCE_OUTPUTS),
         )
         run = GraphRun(self.owner_id, self._config, self._state, self._chunks, self._scheduler)
         self._relay = Relay(run)
@@ -171,9 +177,16 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         return self._dirty or self._state.cancelled or self._children.pause_changed()
 
     async def _step(self) -> None:
-        """Read the whole outputs the next decisions need, apply the rules, act on them."""
-        unread = await read_whole(self._scheduler, self._state) if self._whole_outputs else Progress()
-        await self._act(self._scheduler.advance(unread))
+        """Read the whole outputs the next decisions need, apply the rules, act on them. A loop that
+        ended with offloaded instance outputs holds what follows until they are read, in a next round."""
+        progress = Progress()
+        while True:
+            if self._whole_outputs:
+                await read_whole(self._scheduler, self._state, progress)
+            self._scheduler.advance(progress)
+            if not (self._whole_outputs and self._scheduler.unread()):
+                break
+        await self._act(progress)
 
     async def _act(self, progress: Progress) -> None:
         """Publish what changed, withdraw and open gates, cancel what must stop, start what is
@@ -216,6 +229,21 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         self._record(report)
 
     def _record(self, report: TaskReport) -> None:
+        try:
+            self._apply_report(report)
+        except Exception as err:  # a report that cannot be applied fails its task, never the graph
+            workflow.logger.exception("report of task %s v%s not applied", report.task_uuid, report.version)
+            self._fail(report.task_uuid, f"its run's report could not be applied: {err!r}")
+
+    def _fail(self, task_uuid: str, reason: str) -> None:
+        """Fail one task for an unexpected error (if it is still open)."""
+        task = self._state.tasks.get(task_uuid)
+        if task is not None and task.status in OPEN_TASK:
+            progress = Progress()
+            self._scheduler.outcomes.fail(task, reason, progress)
+            self._changed(progress)
+
+    def _apply_report(self, report: TaskReport) -> None:
         run_id = task_run_workflow_id(self.owner_id, report.task_uuid, report.version, report.instance)
         self._state.task_pending.pop(run_id, None)
         if run_id in self._state.cancelling:
@@ -247,7 +275,8 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
     @workflow.update
     async def extend(self, change: BlueprintChange) -> GraphView:
         """Add tasks and edges, or update tasks that have not started (`BlueprintRefused` otherwise)."""
-        await self._plans.accept(change)
+        with answered_as_failure("the blueprint"):
+            await self._plans.accept(change)
         return self._view(GraphQuery())
 
     @extend.validator
@@ -260,7 +289,8 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
     @workflow.update
     async def intervene_checked(self, request: GraphIntervention) -> GraphView:
         """PAUSE, RESUME or ROLLBACK_AND_MODIFY one task; answers once it is done (see validator)."""
-        await self._intervene(request)
+        with answered_as_failure(f"the {request.intervention_type}"):
+            await self._intervene(request)
         return self._view(GraphQuery())
 
     @intervene_checked.validator
@@ -275,12 +305,12 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
             self._interventions.check_open()
             check(self._state, request)
             await self._intervene(request)
-        except ApplicationError as err:
+        except Exception as err:  # refused, or it failed (an activity it needed): audited, never fatal
             audit(
                 self._state.audit,
                 AuditKind.REJECTED,
                 request.principal,
-                comment=f"{request.intervention_type}: {err.message}",
+                comment=f"{request.intervention_type}: {error_message(err)}",
             )
 
     async def _intervene(self, request: GraphIntervention) -> None:

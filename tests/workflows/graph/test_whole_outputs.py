@@ -56,3 +56,52 @@ async def test_a_loop_over_1000_records_and_conditions_and_data_flow_see_the_who
     assert tasks["each"].instances == 1000
     each = await task_of(handle, result, "each")
     assert [i.item for i in each.versions[0].instances] == records
+
+
+async def test_a_loop_whose_instances_answer_large_is_read_whole_by_what_follows(
+    client: Client, worker: None, task_queue: str
+) -> None:
+    """Each instance echoes an item past the inline limit (16 KiB): its answer is offloaded and
+    the loop's output keeps previews, yet the condition and data flow after the loop see every
+    instance's whole answer."""
+    pages = [f"page {n}: " + "x" * 20_000 + f" end of page {n}" for n in range(3)]
+    handle = await start_graph(
+        client,
+        task_queue,
+        {
+            "new_tasks": [
+                task("pages", input_data={"echo": pages}),
+                task(
+                    "each",
+                    input_data={},
+                    directives={
+                        "loop_directive": {
+                            "type": "PARALLEL_ITERATION",
+                            "iteration_input_key": "echo",
+                            "input_source_task_id": "pages",
+                            "task_template": task("copy", input_data={}),
+                        }
+                    },
+                ),
+                task("report", input_data={}),
+            ],
+            "new_edges": [
+                edge("pages", "each"),
+                edge(
+                    "each",
+                    "report",
+                    condition={"evaluator": "CEL", "expression": "size(output) == 3 && size(output[2]) > 20000"},
+                    data_flow={"mappings": {"last": "output[2]", "first": "output[0]"}},
+                ),
+            ],
+        },
+    )
+    result = await finished(handle, within=120)
+    assert result.status == GraphStatus.COMPLETED, result
+    each = await task_of(handle, result, "each")
+    instances = each.versions[0].instances
+    assert all(i.artifact is not None for i in instances), "every instance's answer was offloaded"
+    assert all(isinstance(i.output, str) and len(i.output) < 20_000 for i in instances), "the state keeps previews"
+    report = await task_of(handle, result, "report")
+    assert report.versions, (report.status, report.reason, result.edges)
+    assert report.versions[0].input_data == {"last": pages[2], "first": pages[0]}

@@ -101,7 +101,8 @@ def settle_loops(state: GraphState, outcomes: Outcomes, progress: Progress) -> b
                     progress.withdraw.append(instance.gate_interaction)
                     instance.gate_interaction = None
                 if instance.status in OPEN_TASK:
-                    instance.status = TaskStatus.CANCELLED
+                    why = f"instance {ended.index} {ended.status}"
+                    note_instance(task, instance, TaskStatus.CANCELLED, why, progress)
             outcomes.fail(task, f"loop instance {ended.index} {ended.status}: {ended.error}", progress)
             changed = True
         elif all(i.status in (TaskStatus.COMPLETED, TaskStatus.SKIPPED) for i in version.instances):

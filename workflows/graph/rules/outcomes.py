@@ -3,6 +3,7 @@
 `record` applies what a run reports (stale reports, of a version a rollback or a GOTO superseded,
 are dropped). `fail` is the one way a task fails, whatever failed it (its run, an edge's CEL error,
 its data flow, a denied gate, a loop instance): its `on_failure` GOTO is followed (`gotos`).
+`cancel_open` ends what has not finished when the whole graph is cancelled.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from ..state import GraphState
 
 from .gotos import Gotos
-from .progress import Progress, current, note, note_instance
+from .progress import OPEN_TASK, Progress, current, note, note_instance
 
 
 class Outcomes:
@@ -40,7 +41,7 @@ class Outcomes:
             instance = next((i for i in version.instances if i.index == report.instance), None)
             if instance is None or instance.status != TaskStatus.RUNNING:
                 return None
-            instance.output, instance.error = report.output, report.error
+            instance.output, instance.artifact, instance.error = report.output, report.artifact, report.error
             note_instance(task, instance, TaskStatus(report.status), report.error, progress)
             return task
         if task.status != TaskStatus.RUNNING:
@@ -75,3 +76,15 @@ class Outcomes:
             version.status, version.error, version.finished_at = TaskStatus.FAILED, error, self.now()
         note(task, TaskStatus.FAILED, error, progress)
         self.gotos.follow(task, error, progress)
+
+    def cancel_open(self, reason: str | None, progress: Progress) -> None:
+        """The graph was cancelled: every task (and loop instance) that has not finished is cancelled."""
+        for uuid in self.state.order:
+            task = self.state.tasks[uuid]
+            if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED):
+                continue
+            version = current(task)
+            for instance in version.instances if version is not None else []:
+                if instance.status in OPEN_TASK:
+                    note_instance(task, instance, TaskStatus.CANCELLED, reason, progress)
+            note(task, TaskStatus.CANCELLED, reason, progress)

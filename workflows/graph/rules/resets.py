@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ..state import GraphState
 
-from .progress import OPEN_TASK, Progress, current, note, runs_of
+from .progress import OPEN_TASK, Progress, current, note, note_instance, runs_of
 
 
 @dataclass
@@ -66,7 +66,9 @@ def reset(state: GraphState, task: GraphTask, why: str, now: datetime, progress:
                     done.gates.append(instance.gate_interaction)
                     instance.gate_interaction = None
                 if instance.status in OPEN_TASK:
-                    instance.status = TaskStatus.CANCELLED
+                    note_instance(
+                        other, instance, TaskStatus.CANCELLED, f"reset: {task.task_id!r} {why}", progress
+                    )
             version.superseded = True
         if other.gate_interaction:
             done.gates.append(other.gate_interaction)

@@ -46,12 +46,13 @@ class Scheduler:
         now: Callable[[], datetime],
         *,
         max_running: int,
+        whole_instances: Callable[[], bool] = lambda: True,
     ) -> None:
         self.state = state
         self.conditions = conditions
         self.now = now
         self.max_running = max_running
-        self.outputs = Outputs(state)
+        self.outputs = Outputs(state, whole_instances)
         self.gotos = Gotos(state, now)
         self.outcomes = Outcomes(state, now, self.gotos)
         self.decisions = Decisions(state, self.outcomes)
@@ -120,6 +121,11 @@ class Scheduler:
         progress.gates = [gate for gate in dict.fromkeys(progress.gates) if self.decisions.is_open(gate)]
         return progress
 
+    def unread(self) -> bool:
+        """Offloaded loop instance outputs that what follows the loop waits for: the workflow reads
+        them (`Outputs.needed_instances`) and advances again."""
+        return bool(self.outputs.needed_instances())
+
     def record(self, report: TaskReport, progress: Progress) -> GraphTask | None:
         """Apply a run's report (`Outcomes.record`); the task when it changed."""
         return self.outcomes.record(report, progress)
@@ -158,11 +164,18 @@ class Scheduler:
             if task.paused or task.task_uuid in self.state.holds:
                 continue
             if task.status == TaskStatus.READY:
-                room -= self._start(task, room, progress)
+                if not self._items_unread(task):
+                    room -= self._start(task, room, progress)
                 continue
             version = current(task)
             if task.status == TaskStatus.RUNNING and version is not None and version.instances:
                 room -= step_instances(task, version, room, progress)
+
+    def _items_unread(self, task: GraphTask) -> bool:
+        """A loop whose list still has offloaded parts to be read whole (it starts once they are)."""
+        loop = loop_of(task)
+        source = self.task_by_local(loop.input_source_task_id) if loop is not None else None
+        return source is not None and self.outputs.unread(source)
 
     def _start(self, task: GraphTask, room: int, progress: Progress) -> int:
         """Start a ready task's next version (a loop: its first instances); the runs started."""

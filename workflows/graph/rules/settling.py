@@ -51,6 +51,8 @@ class Settling:
             source = self.state.tasks[edge.source]
             if source.status not in FINISHED_TASK or source.paused:
                 continue  # a paused task's result waits for RESUME before it flows on
+            if self.outputs.unread(source):
+                continue  # the workflow reads its offloaded parts first
             edge.status, edge.error = self._edge_outcome(edge, source)
             changed = True
             progress.changes.append({"edge": edge.edge_id, "status": edge.status, "error": edge.error})
