@@ -572,10 +572,67 @@ async def retried(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | No
     return None
 
 
+def _loop(task_id: str, source: str, template: dict[str, Any], key: str = "echo") -> dict[str, Any]:
+    loop = {"type": "PARALLEL_ITERATION", "iteration_input_key": key, "input_source_task_id": source}
+    return _graph_task(
+        task_id, input_data={}, directives={"loop_directive": {**loop, "task_template": template}}
+    )
+
+
+CANCELLED_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("items", input_data={"echo": [1, 2]}),
+        _loop("each", "items", _graph_task("wait", input_data={"sleep_seconds": 60})),
+        _graph_task("deploy", directives={"human_interaction": {"prompt": "Deploy?"}}),
+    ],
+    "new_edges": [{"source_task_id": "items", "target_task_id": "each"}],
+}
+
+
+async def cancelled(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
+    """The graph cancelled while its loop's instances run and a gate waits: each is ended, announced."""
+    await _graph_view(
+        handle,
+        lambda v: (
+            any(t.task_id == "each" and t.status == "running" for t in v.tasks)
+            and bool(v.pending_interactions)
+        ),
+    )
+    await handle.execute_update(
+        TaskGraphWorkflow.cancel_checked, SessionControl(reason="recorded", principal="olga")
+    )
+    return None
+
+
+PAGES = [f"page {n}: " + "x" * 20_000 for n in range(2)]
+PAGES_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("pages", input_data={"echo": PAGES}),
+        _loop("each", "pages", _graph_task("copy", input_data={})),
+        _graph_task("report", input_data={}),
+    ],
+    "new_edges": [
+        {"source_task_id": "pages", "target_task_id": "each"},
+        {
+            "source_task_id": "each",
+            "target_task_id": "report",
+            "data_flow": {"mappings": {"last": "output[1]"}},
+        },
+    ],
+}
+"""A loop whose instances answer past the inline limit: what follows reads their answers whole."""
+
+
+async def paged(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str | None:
+    return None
+
+
 GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_rollback": (ROLLBACK_BLUEPRINT, rolled_back),
     "graph_gated": (GATED_BLUEPRINT, gated),
     "graph_retry": (RETRY_BLUEPRINT, retried),
+    "graph_cancelled": (CANCELLED_BLUEPRINT, cancelled),
+    "graph_loop_pages": (PAGES_BLUEPRINT, paged),
 }
 
 
