@@ -25,8 +25,10 @@ from contracts import (
     SessionConfig,
     SessionControl,
     SessionMessageAccepted,
+    SessionStatus,
     UniversalMessage,
 )
+from contracts.session import TurnStatus
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
 from core.settings import Settings
@@ -46,6 +48,11 @@ from ..sse.turns import turn_events, wait_for_turn
 router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 OptionalControl = Annotated[SessionControl | None, Body()]
+
+CLOSED = (SessionStatus.CANCELLED, SessionStatus.COMPLETED, SessionStatus.FAILED)
+"""A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
+TURN_ENDED: tuple[TurnStatus, ...] = ("completed", "failed", "cancelled")
+"""A SYNC answer with one of these (a turn's status, not the session's) is a 200; the others a 202."""
 
 
 @router.post("", status_code=201, response_model=LiveSession)
@@ -156,7 +163,7 @@ async def post_message(
     if not wait:
         return accepted
     result = await wait_for_turn(hub, accepted, after, settings.api.sync_wait_seconds)
-    ended = result.status in ("completed", "failed", "cancelled")
+    ended = result.status in TURN_ENDED
     return JSONResponse(status_code=200 if ended else 202, content=result.model_dump(mode="json"))
 
 
@@ -166,8 +173,7 @@ async def _stream_head(client: Client, key: str, settings: Settings) -> int:
         status = await sessions.get_status(client, key, wait=settings.api.query_wait)
     except NotFound:
         return 0
-    closed = status.status in ("cancelled", "completed", "failed")  # a message starts a new run, from 0
-    return 0 if closed else status.next_offset
+    return 0 if status.status in CLOSED else status.next_offset
 
 
 @router.get("/{key}", response_model=LiveSession)
