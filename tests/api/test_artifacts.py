@@ -44,8 +44,13 @@ async def big_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.
     assert len(json.dumps(result["content"])) < 20 * 1024, "history and the stream carry a preview"
     assert 0 < len(result["content"]["rows"]) < 10000
     assert result["artifact"]["artifact_id"] in result["content"]["note"]
-    answer = str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content)
-    assert "10000 rows" in answer and result["artifact"]["artifact_id"] in answer
+    answer = str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content).splitlines()
+    assert answer[0] == "SELECT returned 10000 rows:"
+    assert answer[-1] == f"({result['content']['note']})"
+    assert result["content"]["note"] == (
+        f"showing the first {len(result['content']['rows'])} of 10000 rows; the whole result "
+        f"({result['artifact']['size_bytes']:,} bytes) is artifact {result['artifact']['artifact_id']}"
+    )
 
     whole = await http.get(f"/artifacts/{result['artifact']['artifact_id']}")
     assert whole.status_code == 200 and whole.headers["content-type"].startswith("application/json")

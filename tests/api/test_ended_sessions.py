@@ -8,6 +8,7 @@ import json
 import httpx
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from activities.tools.sql.database import SEED_ORDERS
 from api.calls import sessions
 from contracts import SessionConfig
 from core.agent_registry import DEFAULT_AGENT, load_registry
@@ -92,7 +93,9 @@ async def test_an_idle_session_starts_again_and_the_answer_says_so(
     assert body["restarted"] is True and body["status"] == "completed"
     assert body["note"].startswith(f"session {key!r} had completed after being idle at ")
     assert "new conversation" in body["note"]
-    assert "1 row" in str(body["answer"]), "the new run answered the message, from its own stream"
+    assert body["answer"] == f"SELECT returned 1 row:\nn\n{len(SEED_ORDERS)}", (
+        "the new run answered the message, from its own stream"
+    )
     running = (await http.get(f"/sessions/{key}")).json()
     assert [m["role"] for m in running["messages"]][:1] == ["user"], "a new conversation"
     next_one = await http.post(f"/sessions/{key}/messages", json={"content": SELECT})
