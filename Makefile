@@ -13,6 +13,10 @@ TYPED := $(wildcard contracts core workflows activities api cli worker.py tests 
 SCHEMA_DIR := schemas
 # Tests run in parallel, one Temporal dev server per worker; most of their time is spent waiting.
 PYTEST_WORKERS ?= 4
+# A stage's recipe starts with $(TIMED): its commands are shown as they run (`+ ...`), and at its end,
+# passed or failed, it says how long it took (`time: pytest took 250 s`), so a slow CI run says
+# where its time went.
+TIMED = start=$$(date +%s); trap '{ set +x; } 2>/dev/null; echo "time: $@ took $$(( $$(date +%s) - start )) s"' EXIT; set -x;
 
 .DEFAULT_GOAL := help
 .PHONY: help venv up test lint typecheck pytest schema bench bench-quick clean
@@ -34,16 +38,15 @@ up: venv ## run Temporal dev server + worker + API (Ctrl-C stops all)
 	$(BIN)/synapse up
 
 lint: venv ## ruff lint and format check
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	@$(TIMED) $(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 typecheck: venv ## mypy
-	$(BIN)/mypy $(TYPED)
+	@$(TIMED) $(BIN)/mypy $(TYPED)
 
 pytest: venv ## only the tests, in PYTEST_WORKERS parallel workers (0: one after another)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	@$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
-test: lint typecheck pytest ## everything CI runs: lint, types, tests
+test: lint typecheck pytest ## everything CI runs: lint, types, tests (each says how long it took)
 
 schema: venv ## write the JSON Schemas of the contracts to schemas/
 	$(BIN)/synapse schema $(SCHEMA_DIR)
