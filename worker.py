@@ -39,6 +39,7 @@ from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
 from core.settings import Settings
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
+from workflows.graph.cel import prepare_parser
 from workflows.session import SessionWorkflow
 
 log = logging.getLogger("synapse.worker")
@@ -125,6 +126,7 @@ def build_worker(
 ) -> SynapseWorker:
     """A worker for all Synapse workflows and activities (the client must use the pydantic converter);
     `tools` and `directory` replace the ones the settings would give."""
+    prepare_parser()
     tools = tools or ToolActivities(settings)
     shared_queue = task_queue or settings.temporal.task_queue
     tools.worker_queue = own_queue_name(shared_queue)

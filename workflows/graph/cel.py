@@ -76,6 +76,13 @@ def _names_source_status(ast: lark.Tree[Any]) -> bool:
     return False
 
 
+def prepare_parser() -> None:
+    """Build celpy's parser, shared by every graph, before any workflow task needs it (`celpy` is
+    passed through the sandbox, so this one serves them all). Built inside a graph's first workflow
+    task instead, it takes seconds on a slow machine, past the deadlock detector's two."""
+    celpy.Environment()
+
+
 class Conditions:
     """Compiled conditions of one graph (compiled once per expression, per workflow run)."""
 
