@@ -44,6 +44,7 @@ STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.ROLLBACK_IN_FLIGHT: 409,
     ErrorType.TASK_STARTED: 409,
     ErrorType.VERSION_NOT_FOUND: 422,
+    ErrorType.INVALID_INTERVENTION: 422,
     ErrorType.BLUEPRINT_REFUSED: 422,
     ErrorType.UNKNOWN_AGENT: 422,
 }

@@ -37,6 +37,8 @@ class ErrorType(StrEnum):
     TASK_FINISHED = "TaskFinished"
     TASK_NEVER_RAN = "TaskNeverRan"
     VERSION_NOT_FOUND = "VersionNotFound"
+    INVALID_INTERVENTION = "InvalidIntervention"
+    """Fields that do not go with the intervention (a PAUSE's `new_input_data`) (422)."""
     ROLLBACK_IN_FLIGHT = "RollbackInFlight"
     """Another rollback of the graph is still waiting for its cancelled runs (409)."""
     TASK_STARTED = "TaskStarted"

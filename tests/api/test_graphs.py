@@ -205,6 +205,17 @@ async def test_interventions_and_extensions_over_http(http: httpx.AsyncClient) -
             422,
             "Agent:nobody",
         ),
+        (
+            {
+                "intervention_type": "PAUSE",
+                "target_task_id": created["tasks"]["hold"],
+                "new_input_data": {"echo": "v9"},
+                "rollback_to_version": 1,
+                "comment": "x",
+            },
+            422,
+            "PAUSE takes no rollback_to_version, new_input_data: they go with ROLLBACK_AND_MODIFY",
+        ),
     ]
     for body, status, words in refusals:
         answer = await http.post(f"/graphs/{gid}/interventions", json=body)

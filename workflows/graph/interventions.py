@@ -1,7 +1,8 @@
 """Interventions on one graph task: PAUSE, RESUME and ROLLBACK_AND_MODIFY, checked and applied.
 
-`check` is the validator of the `intervene_checked` update (and the guard of its signal twin and
-of a reopening): it refuses, before anything reaches history, an unknown task (`TaskNotFound`,
+`check_fields` and `check` are the validator of the `intervene_checked` update (and the guard of its
+signal twin and of a reopening): they refuse fields a PAUSE or RESUME would ignore
+(`InvalidIntervention`, 422), before anything reaches history, an unknown task (`TaskNotFound`,
 404), a version that does not exist (`VersionNotFound`, 422), and what makes no sense now
 (`TaskAlreadyPaused`, `TaskNotPaused`, `TaskFinished`, `TaskNeverRan`, `RollbackInFlight`: 409).
 The API runs it too, against a closed graph's final state, before reopening it.
@@ -26,6 +27,22 @@ from .run import GraphRun
 
 def _refused(message: str, error_type: ErrorType) -> ApplicationError:
     return ApplicationError(message, type=error_type, non_retryable=True)
+
+
+ROLLBACK_FIELDS = ("rollback_to_version", "new_input_data", "new_assignee_id")
+
+
+def check_fields(request: GraphIntervention) -> None:
+    """Refuse fields a PAUSE or RESUME would ignore (`InvalidIntervention`, 422)."""
+    if request.intervention_type == "ROLLBACK_AND_MODIFY":
+        return
+    given = [name for name in ROLLBACK_FIELDS if getattr(request, name) is not None]
+    if given:
+        raise _refused(
+            f"{request.intervention_type} takes no {', '.join(given)}: they go with ROLLBACK_AND_MODIFY "
+            "(pause the task, then roll it back with its new input)",
+            ErrorType.INVALID_INTERVENTION,
+        )
 
 
 def check(state: GraphState, request: GraphIntervention) -> GraphTask:

@@ -93,6 +93,7 @@ def task_view(task: GraphTask) -> TaskView:
     return TaskView(
         task_uuid=task.task_uuid,
         task_id=task.task_id,
+        parent_task_id=task.definition.parent_task_id,
         status=task.status,
         version=version.version if version else 0,
         assignee_id=version.assignee_id if version else task.next_assignee_id or task.definition.assignee_id,
@@ -182,6 +183,11 @@ def mermaid(state: GraphState) -> str:
         safe = label.replace("|", "/").replace('"', "'")
         text = f"|{safe}|" if label else ""
         lines.append(f"    {names[edge.source]} {arrow}{text} {names[edge.target]}")
+    for uuid in drawn:  # a task split from another: a dotted line from where it came from
+        parent = state.tasks[uuid].definition.parent_task_id
+        source = next((u for u in drawn if state.tasks[u].task_id == parent), None) if parent else None
+        if source is not None:
+            lines.append(f"    {names[source]} -. split .-> {names[uuid]}")
     if len(state.order) > DIAGRAM_TASKS:
         lines.append(f'    more["… {len(state.order) - DIAGRAM_TASKS} more tasks"]')
     lines += [f"    classDef {name} {style}" for name, style in CLASS_STYLES.items()]

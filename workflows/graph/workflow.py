@@ -51,7 +51,7 @@ from .cel import Conditions
 from .children import Children
 from .failsafe import answered_as_failure
 from .gates import Gates
-from .interventions import TaskInterventions, check
+from .interventions import TaskInterventions, check, check_fields
 from .lifecycle import Lifecycle
 from .plans import Plans
 from .queries import GraphQueries
@@ -67,6 +67,8 @@ CEL_NUMBERS = "cel-numbers"
 DOOR_CHECKS = "door-checks"
 """Patch: a blueprint is accepted only if every check of `checks` passes (graphs started before
 replay what they accepted then)."""
+INTERVENTION_FIELDS = "intervention-fields"
+"""Patch: a signalled PAUSE or RESUME carrying a rollback's fields is refused (audited), not applied."""
 GOTO_REACH = "goto-reach"
 """Patch: a blueprint with a GOTO whose target can never run is refused (`reach`)."""
 STREAM_KEPT = 1000
@@ -296,6 +298,7 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
     @intervene_checked.validator
     def _validate_intervene(self, request: GraphIntervention) -> None:
         self._interventions.check_open()
+        check_fields(request)
         check(self._state, request)
 
     @workflow.signal
@@ -303,6 +306,8 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
         try:
             self._interventions.check_open()
+            if request.intervention_type != "ROLLBACK_AND_MODIFY" and workflow.patched(INTERVENTION_FIELDS):
+                check_fields(request)
             check(self._state, request)
             await self._intervene(request)
         except Exception as err:  # refused, or it failed (an activity it needed): audited, never fatal

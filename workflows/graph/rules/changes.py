@@ -1,8 +1,9 @@
 """People's changes to tasks: ROLLBACK_AND_MODIFY and a plan's `update_tasks`.
 
-A rollback resets the task and everything downstream (`resets`) and holds them (`holds`,
-`cancelling`, `rolling_back` are the rollback's alone) until `release`, once the runs it cancelled
-have ended: nothing it reset starts meanwhile, and a second rollback is refused. The task then
+A rollback resets the task and everything downstream (`resets`) and holds them (`holds` and
+`rolling_back` are the rollback's alone; it adds the runs it cancels to `cancelling`, the runs
+whose end is awaited, which each run's report and `release` take off) until `release`, once the
+runs it cancelled have ended: nothing it reset starts meanwhile, and a second rollback is refused. The task then
 starts from `rollback_to_version`'s inputs, `new_input_data` over them, through settling and its
 gate like any run. An update changes a task that has not started; one waiting at its gate, or
 confirmed, is asked again with its new input.
