@@ -2,9 +2,12 @@
 person would see: each gate asked, each run started, each task's end.
 
 A script is a list of steps: `("done", "a", output)`, `("fail", "a", error)`, `("yes"|"no", "a")`
-(decide a's gate; `"a#1"`: loop instance 1's), `("rollback", "a", {...})`, `("release",)`,
-`("pause"|"resume", "a")`, `("update", "a", {...})`, `("cancel", "a#0")` (a run ended cancelled).
-After every step the scheduler advances; the log gets `ask a`, `run a v2`, `run loop#0 v1`.
+(decide a's gate; `"a#1"`: loop instance 1's), `("rollback", "a", {...})` (released at once, or
+held until `("release",)` when it ends with `"held"`), `("pause"|"resume", "a")`,
+`("update", "a", {...})` (a plan's `update_tasks`), `("cancel", "a#0")` (a run ended cancelled).
+Interventions pass the workflow's check first, and updates the door's (`expand`): a refused step
+raises the typed `ApplicationError` the workflow answers with, before anything changes. After every
+other step the scheduler advances; the log gets `ask a`, `run a v2`, `run loop#0 v1`.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from contracts import GraphIntervention, PlanBlueprint, TaskReport, TaskUpdate
-from workflows.graph.blueprint import expand
+from contracts import GraphConfig, GraphIntervention, PlanBlueprint, TaskReport
+from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
+from workflows.graph.interventions import check
+from workflows.graph.plans import refused
 from workflows.graph.rules import Reset, Scheduler
-from workflows.graph.rules.progress import Gate, Progress
+from workflows.graph.rules.progress import Gate, Progress, Run
+from workflows.graph.run_inputs import run_input
 from workflows.graph.state import GraphState
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
@@ -129,13 +135,8 @@ class Player:
             self.apply(progress)
         elif kind == "rollback":
             task = self.scheduler.state.tasks[self.uuid(args[0])]
-            request = GraphIntervention(
-                intervention_type="ROLLBACK_AND_MODIFY",
-                target_task_id=task.task_uuid,
-                comment="again",
-                principal="olga",
-                **(args[1] if len(args) > 1 else {}),
-            )
+            request = self._intervention("ROLLBACK_AND_MODIFY", args[0], **(args[1] if len(args) > 1 else {}))
+            check(self.scheduler.state, request)
             self.rollback = self.scheduler.changes.rollback(task, request)
             self.apply(
                 Progress(
@@ -147,20 +148,55 @@ class Player:
                     self.running.discard(name)
             if len(args) < 3 or args[2] != "held":
                 self.scheduler.changes.release(self.rollback)
+                self.rollback = None
         elif kind == "release":
             assert self.rollback is not None
             self.scheduler.changes.release(self.rollback)
+            self.rollback = None
         elif kind in ("pause", "resume"):
+            check(self.scheduler.state, self._intervention(kind.upper(), args[0]))
             self.scheduler.state.tasks[self.uuid(args[0])].paused = kind == "pause"
         elif kind == "update":
-            task = self.scheduler.state.tasks[self.uuid(args[0])]
-            update = TaskUpdate.model_validate({"task_id": "00000000-0000-0000-0000-000000000000", **args[1]})
-            progress = Progress()
-            progress.withdraw += self.scheduler.changes.update(task, update, "alice", progress)
-            self.apply(progress)
+            self._update(args[0], args[1])
         else:
             raise ValueError(f"unknown step {step!r}")
         self.advance()
+
+    def _intervention(self, kind: str, task_id: str, **request: Any) -> GraphIntervention:
+        return GraphIntervention.model_validate(
+            {
+                "intervention_type": kind,
+                "target_task_id": self.uuid(task_id),
+                "comment": "again",
+                "principal": "olga",
+                **request,
+            }
+        )
+
+    def _update(self, task_id: str, change: dict[str, Any]) -> None:
+        """A plan's `update_tasks` of one task, as the workflow accepts it (`Plans.accept`)."""
+        state = self.scheduler.state
+        blueprint = PlanBlueprint.model_validate(
+            {"update_tasks": [{"task_id": self.uuid(task_id), **change}]}
+        )
+        try:
+            added = expand(
+                blueprint,
+                tasks=state.tasks,
+                edges=state.edges,
+                new_id=lambda local: local,
+                next_edge=state.next_edge,
+                principal="alice",
+                conditions=self.scheduler.conditions,
+            )
+        except BlueprintRefused as err:
+            raise refused(err) from err
+        progress = Progress()
+        for update in added.updates:
+            task = state.tasks[str(update.task_uuid)]
+            progress.withdraw += self.scheduler.changes.update(task, update, "alice", progress)
+        self.scheduler.gotos.mark_targets()
+        self.apply(progress)
 
     def play(self, steps: list[tuple[Any, ...]]) -> Player:
         self.advance()
@@ -173,6 +209,25 @@ class Player:
 
     def task(self, task_id: str) -> Any:
         return self.scheduler.state.tasks[self.uuid(task_id)]
+
+    def input_of(self, name: str) -> dict[str, Any]:
+        """The input a run is given (`a`: the task's current version, `a#1`: its loop instance 1)."""
+        task_id, _, index = name.partition("#")
+        task = self.task(task_id)
+        run = Run(task.task_uuid, task.versions[-1].version, int(index) if index else None)
+        return run_input("graph:g", GraphConfig(graph_id="g"), self.scheduler.state, run, {}).input_data
+
+    def waiting(self) -> list[str]:
+        """Tasks and loop instances waiting at their gate (`a`, `a#1`)."""
+        names = []
+        for task in self.scheduler.state.tasks.values():
+            if task.status == "waiting":
+                names.append(task.task_id)
+            if task.versions and task.status == "running":
+                names += [
+                    f"{task.task_id}#{i.index}" for i in task.versions[-1].instances if i.status == "waiting"
+                ]
+        return sorted(names)
 
 
 def play(blueprint: dict[str, Any], steps: list[tuple[Any, ...]], max_running: int = 100) -> Player:

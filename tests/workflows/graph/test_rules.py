@@ -1,21 +1,43 @@
 """The graph's rules, one row each, on the pure scheduler: what a person sees asked and run.
 
 Each row plays a script (see `script.py`) on a small blueprint and checks the log of gates asked
-and runs started, and where the tasks ended.
+and runs started, where the tasks ended, the input runs are given, and that a gate is open exactly
+for what waits at one. A row may end with a step that is refused: it raises the workflow's typed
+error and changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from temporalio.exceptions import ApplicationError
 
-from contracts import GraphConfig
+from contracts import ErrorType, GraphConfig
 from workflows.graph.rules.progress import Run
 from workflows.graph.run_inputs import run_input
 
-from .script import play
+from .script import Player, build, play
 from .test_blueprint import edge, task
+
+
+@dataclass(frozen=True)
+class Row:
+    """One rule: a script on a blueprint, and what a person sees."""
+
+    name: str
+    blueprint: dict[str, Any]
+    steps: list[tuple[Any, ...]]
+    log: list[str]
+    """Gates asked and runs started, in order."""
+    statuses: dict[str, str]
+    """Where these tasks are at the end."""
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The input the current run of a task (`a`) or loop instance (`loop#1`) is given."""
+    refused: tuple[tuple[Any, ...], ErrorType] | None = None
+    """A last step, refused with this error, leaving everything as it was."""
+    max_running: int = 100
 
 
 def gated(task_id: str, **extra: Any) -> dict[str, Any]:
@@ -63,55 +85,68 @@ IF_ELSE = {
         edge("no", "join"),
     ],
 }
+LOOP_FLOW = {
+    "new_tasks": [
+        task("list"),
+        task("config"),
+        looped(
+            task("each", input_data={"echo": "each", "kept": "template", "n": "template", "item": "template"})
+        ),
+    ],
+    "new_edges": [
+        edge("config", "loop", data_flow={"mappings": {"n": "output.n"}}),
+        edge("list", "loop", data_flow={"mappings": {"first": "output[0]"}}),
+    ],
+}
 GATED_LOOP = {
     "new_tasks": [task("list"), looped(gated("each"), "SERIAL_ITERATION"), task("after")],
     "new_edges": [edge("loop", "after")],
 }
 
-ROWS: list[tuple[str, dict[str, Any], list[tuple[Any, ...]], list[str], dict[str, str]]] = [
-    (
+ROWS: list[Row] = [
+    Row(
         "a gate asks on the first run",
         CHAIN,
         [("done", "a"), ("yes", "b"), ("done", "b"), ("done", "c")],
         ["run a v1", "ask b", "run b v1", "run c v1"],
         {"a": "completed", "b": "completed", "c": "completed"},
     ),
-    (
+    Row(
         "a gate asks again on a rollback's re-run, of the task and of a gated task downstream",
         CHAIN,
         [("done", "a"), ("yes", "b"), ("done", "b"), ("done", "c"), ("rollback", "a"), ("done", "a")],
         ["run a v1", "ask b", "run b v1", "run c v1", "run a v2", "ask b"],
         {"a": "completed", "b": "waiting", "c": "pending"},
     ),
-    (
+    Row(
         "a rollback of the gated task itself asks before it runs",
         CHAIN,
         [("done", "a"), ("yes", "b"), ("done", "b"), ("rollback", "b")],
         ["run a v1", "ask b", "run b v1", "run c v1", "ask b"],
         {"b": "waiting", "c": "pending"},
     ),
-    (
+    Row(
         "a denied gate on a rollback skips the task and what only it feeds",
         CHAIN,
         [("done", "a"), ("yes", "b"), ("done", "b"), ("done", "c"), ("rollback", "b"), ("no", "b")],
         ["run a v1", "ask b", "run b v1", "run c v1", "ask b"],
         {"b": "skipped", "c": "skipped"},
     ),
-    (
+    Row(
         "a rolled-back task waits while its rollback holds it (runs still ending)",
         CHAIN,
         [("done", "a"), ("rollback", "a", {}, "held")],
         ["run a v1", "ask b"],
         {"a": "pending", "b": "pending"},
     ),
-    (
+    Row(
         "GOTO back re-runs the gated target as a new version, asking again, then everything after it",
         RETRY,
         [("yes", "fetch"), ("done", "fetch"), ("fail", "process"), ("yes", "fetch"), ("done", "fetch")],
         ["ask fetch", "run fetch v1", "run process v1", "ask fetch", "run fetch v2", "run process v2"],
         {"fetch": "completed", "process": "running", "report": "pending"},
     ),
-    (
+    Row(
         "GOTO back finishes the graph once the retry succeeds",
         RETRY,
         [
@@ -134,7 +169,7 @@ ROWS: list[tuple[str, dict[str, Any], list[tuple[Any, ...]], list[str], dict[str
         ],
         {"fetch": "completed", "process": "completed", "report": "completed"},
     ),
-    (
+    Row(
         "GOTO gives up after max_attempts: the task stays failed and what follows is skipped",
         RETRY,
         [
@@ -161,7 +196,7 @@ ROWS: list[tuple[str, dict[str, Any], list[tuple[Any, ...]], list[str], dict[str
         ],
         {"fetch": "completed", "process": "failed", "report": "skipped"},
     ),
-    (
+    Row(
         "a forward GOTO target asks at its gate before it runs",
         {
             "new_tasks": [goto("risky", "fallback"), gated("fallback"), task("next")],
@@ -171,84 +206,191 @@ ROWS: list[tuple[str, dict[str, Any], list[tuple[Any, ...]], list[str], dict[str
         ["run risky v1", "ask fallback", "run fallback v1"],
         {"risky": "failed", "fallback": "completed", "next": "skipped"},
     ),
-    (
+    Row(
         "a join waits for both parents and runs",
         JOIN,
         [("done", "a"), ("done", "b")],
         ["run a v1", "run b v1", "run join v1"],
         {"join": "running"},
     ),
-    (
+    Row(
         "a join whose parent failed (no GOTO) is skipped, naming the parent",
         JOIN,
         [("done", "a"), ("fail", "b")],
         ["run a v1", "run b v1"],
         {"a": "completed", "b": "failed", "join": "skipped"},
     ),
-    (
+    Row(
         "an if/else still joins: the branch not taken does not block",
         IF_ELSE,
         [("done", "a", {"ok": True}), ("done", "yes")],
         ["run a v1", "run yes v1", "run join v1"],
         {"no": "skipped", "join": "running"},
     ),
-    (
+    Row(
         "a paused task's result waits for RESUME before the tasks after it start",
         CHAIN,
         [("pause", "a"), ("done", "a")],
         ["run a v1"],
         {"a": "completed", "b": "pending"},
     ),
-    (
+    Row(
         "RESUME lets the paused task's result flow on",
         CHAIN,
         [("pause", "a"), ("done", "a"), ("resume", "a")],
         ["run a v1", "ask b"],
         {"a": "completed", "b": "waiting"},
     ),
-    (
+    Row(
         "an update of a task waiting at its gate asks again with the new input",
         CHAIN,
         [("done", "a"), ("update", "b", {"new_input_data": {"echo": "new"}})],
         ["run a v1", "ask b", "ask b"],
         {"b": "waiting"},
     ),
-    (
+    Row(
+        "an update of a task waiting at its gate: confirmed, it runs with the new input",
+        CHAIN,
+        [("done", "a"), ("update", "b", {"new_input_data": {"echo": "new"}}), ("yes", "b")],
+        ["run a v1", "ask b", "ask b", "run b v1"],
+        {"b": "running"},
+        inputs={"b": {"echo": "new"}},
+    ),
+    Row(
+        "an update of a pending task: it runs, when its turn comes, with the new input",
+        CHAIN,
+        [("update", "c", {"new_input_data": {"echo": "new"}}), ("done", "a"), ("yes", "b"), ("done", "b")],
+        ["run a v1", "ask b", "run b v1", "run c v1"],
+        {"c": "running"},
+        inputs={"c": {"echo": "new"}},
+    ),
+    Row(
+        "an update of a ready task (the running cap is reached): it runs later with the new input",
+        {"new_tasks": [task("a"), task("b")]},
+        [("update", "b", {"new_input_data": {"echo": "new"}}), ("done", "a")],
+        ["run a v1", "run b v1"],
+        {"a": "completed", "b": "running"},
+        inputs={"b": {"echo": "new"}},
+        max_running=1,
+    ),
+    Row(
+        "an update of a running task is refused (409 TaskStarted: roll it back), changing nothing",
+        CHAIN,
+        [("done", "a"), ("yes", "b")],
+        ["run a v1", "ask b", "run b v1"],
+        {"b": "running"},
+        inputs={"b": {"echo": "b"}},
+        refused=(("update", "b", {"new_input_data": {"echo": "new"}}), ErrorType.TASK_STARTED),
+    ),
+    Row(
+        "new_status skipped of a task that has not started: it never runs, nor what only it feeds",
+        CHAIN,
+        [("update", "b", {"new_status": "skipped"}), ("done", "a")],
+        ["run a v1"],
+        {"a": "completed", "b": "skipped", "c": "skipped"},
+    ),
+    Row(
+        "new_status cancelled of a task waiting at its gate: the gate is withdrawn, its child skipped",
+        CHAIN,
+        [("done", "a"), ("update", "b", {"new_status": "cancelled"})],
+        ["run a v1", "ask b"],
+        {"a": "completed", "b": "cancelled", "c": "skipped"},
+    ),
+    Row(
+        "new_status of a running task is refused (409 TaskStarted), changing nothing",
+        CHAIN,
+        [("done", "a"), ("yes", "b")],
+        ["run a v1", "ask b", "run b v1"],
+        {"b": "running", "c": "pending"},
+        refused=(("update", "b", {"new_status": "skipped"}), ErrorType.TASK_STARTED),
+    ),
+    Row(
+        "new_status of a finished task is refused (409 TaskStarted), changing nothing",
+        CHAIN,
+        [("done", "a")],
+        ["run a v1", "ask b"],
+        {"a": "completed", "b": "waiting"},
+        refused=(("update", "a", {"new_status": "cancelled"}), ErrorType.TASK_STARTED),
+    ),
+    Row(
         "each loop instance of a gated template asks before it runs (serial: one at a time)",
         {**GATED_LOOP, "new_tasks": GATED_LOOP["new_tasks"]},
         [("done", "list", [1, 2]), ("yes", "loop#0"), ("done", "loop#0"), ("no", "loop#1")],
         ["run list v1", "ask loop#0", "run loop#0 v1", "ask loop#1", "run after v1"],
         {"loop": "completed", "after": "running"},
     ),
-    (
+    Row(
         "a failed loop instance ends the loop as failed, cancelling the others",
         {"new_tasks": [task("list"), looped(task("each"))]},
         [("done", "list", [1, 2, 3]), ("fail", "loop#1")],
         ["run list v1", "run loop#0 v1", "run loop#1 v1", "run loop#2 v1"],
         {"loop": "failed"},
     ),
-    (
+    Row(
         "a cancelled loop instance ends the loop too (never left running)",
         {"new_tasks": [task("list"), looped(task("each"))]},
         [("done", "list", [1, 2]), ("cancel", "loop#0")],
         ["run list v1", "run loop#0 v1", "run loop#1 v1"],
         {"loop": "failed"},
     ),
+    Row(
+        "data flowing into a loop task reaches every instance: template's input, then the loop's, then the item",
+        LOOP_FLOW,
+        [("done", "list", [1, 2]), ("done", "config", {"n": 5})],
+        ["run list v1", "run config v1", "run loop#0 v1", "run loop#1 v1"],
+        {"loop": "running"},
+        inputs={
+            "loop#0": {
+                "echo": "each",
+                "kept": "template",
+                "n": 5,
+                "shared": "from the loop",
+                "first": 1,
+                "item": 1,
+            },
+            "loop#1": {
+                "echo": "each",
+                "kept": "template",
+                "n": 5,
+                "shared": "from the loop",
+                "first": 1,
+                "item": 2,
+            },
+        },
+    ),
+    Row(
+        "a rollback while another is in flight (held) is refused (409 RollbackInFlight), changing nothing",
+        CHAIN,
+        [("done", "a"), ("yes", "b"), ("done", "b"), ("rollback", "a", {}, "held")],
+        ["run a v1", "ask b", "run b v1", "run c v1"],
+        {"a": "pending", "b": "pending", "c": "pending"},
+        refused=(("rollback", "b", {"new_input_data": {"echo": "mixed"}}), ErrorType.ROLLBACK_IN_FLIGHT),
+    ),
+    Row(
+        "once the rollback is released its tasks go, and another rollback is accepted",
+        CHAIN,
+        [("done", "a"), ("rollback", "a", {}, "held"), ("release",), ("done", "a"), ("rollback", "a")],
+        ["run a v1", "ask b", "run a v2", "ask b", "run a v3"],
+        {"a": "running", "b": "pending"},
+    ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("blueprint", "steps", "log", "expected"),
-    [row[1:] for row in ROWS],
-    ids=[row[0] for row in ROWS],
-)
-def test_rule(
-    blueprint: dict[str, Any], steps: list[tuple[Any, ...]], log: list[str], expected: dict[str, str]
-) -> None:
-    player = play(blueprint, steps)
-    assert player.log == log
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+def test_rule(row: Row) -> None:
+    player = Player(build(row.blueprint, row.max_running)).play(row.steps)
+    if row.refused is not None:
+        step, error = row.refused
+        before, log = player.scheduler.state.model_dump(), list(player.log)
+        with pytest.raises(ApplicationError) as refusal:
+            player.step(step)
+        assert refusal.value.type == error, refusal.value
+        assert player.scheduler.state.model_dump() == before and player.log == log
+    assert player.log == row.log
     statuses = player.statuses()
-    assert {name: statuses[name] for name in expected} == expected
+    assert {name: statuses[name] for name in row.statuses} == row.statuses
+    assert {name: player.input_of(name) for name in row.inputs} == row.inputs
+    assert sorted(player.gates) == player.waiting(), "a gate is open exactly for what waits at one"
 
 
 def test_a_goto_back_carries_the_failure_and_the_attempt() -> None:
