@@ -28,8 +28,10 @@ $(BIN)/uv:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
+# Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set (as on CI machines) every process
+# would otherwise compile what it imports from source (`import worker`: 6 s instead of 2 s).
 $(VENV)/.synced: uv.lock pyproject.toml | $(BIN)/uv
-	UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --python $(BIN)/python
+	UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python
 	@touch $@
 
 venv: $(VENV)/.synced ## create or update .venv from uv.lock

@@ -30,6 +30,8 @@ whole process, so a token of an earlier fake is never reused against this one.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import itertools
 import json
 import secrets
@@ -360,7 +362,11 @@ def _log_id() -> str:
 
 @asynccontextmanager
 async def lark_open_api(app_secret: str | None = None) -> AsyncIterator[FakeLarkOpenApi]:
-    """Serve a `FakeLarkOpenApi` on a free loopback port for the duration of the block."""
+    """Serve a `FakeLarkOpenApi` on a free loopback port for the duration of the block.
+
+    The SDK is imported first, as `synapse worker` does when Lark is configured: importing it takes
+    seconds (tens on a busy machine), which would otherwise count against the first card's wait."""
+    await asyncio.to_thread(importlib.import_module, "lark_oapi")
     fake = FakeLarkOpenApi() if app_secret is None else FakeLarkOpenApi(app_secret=app_secret)
     app = Starlette(
         routes=[

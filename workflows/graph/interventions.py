@@ -8,6 +8,7 @@ signal twin and of a reopening): they refuse fields a PAUSE or RESUME would igno
 The API runs it too, against a closed graph's final state, before reopening it.
 `TaskInterventions.apply` audits what passes and carries it out: a pause or resume is a flag the
 scheduler and the task's run read; a rollback is `Rollbacks`' (new assignee resolved first).
+`InterventionHandlers` are the update and its signal twin that `TaskGraphWorkflow` inherits.
 """
 
 from __future__ import annotations
@@ -16,13 +17,30 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import FINISHED_TASK, AuditKind, ErrorType, GraphIntervention, GraphTask, TaskChunkType
+    from contracts import (
+        FINISHED_TASK,
+        AuditKind,
+        ErrorType,
+        GraphConfig,
+        GraphIntervention,
+        GraphQuery,
+        GraphTask,
+        GraphView,
+        TaskChunkType,
+    )
 
     from .state import GraphState
 
+from ..agent.replies import error_message
 from ..supervision.audit import audit
+from ..supervision.interventions import Interventions
+from . import view
+from .failsafe import answered_as_failure
 from .rollbacks import Rollbacks
 from .run import GraphRun
+
+INTERVENTION_FIELDS = "intervention-fields"
+"""Patch: a signalled PAUSE or RESUME carrying a rollback's fields is refused (audited), not applied."""
 
 
 def _refused(message: str, error_type: ErrorType) -> ApplicationError:
@@ -117,3 +135,48 @@ class TaskInterventions:
                 "by": request.principal,
             },
         )
+
+
+class InterventionHandlers:
+    """`intervene_checked` and its signal twin `intervene`; `TaskGraphWorkflow` inherits them and
+    sets `_config`, `_state`, `_interventions` (its supervisor's), `_tasks` and `_dirty` in init."""
+
+    _config: GraphConfig
+    _state: GraphState
+    _interventions: Interventions
+    _tasks: TaskInterventions
+    _dirty: bool
+
+    @workflow.update
+    async def intervene_checked(self, request: GraphIntervention) -> GraphView:
+        """PAUSE, RESUME or ROLLBACK_AND_MODIFY one task; answers once it is done (see validator)."""
+        with answered_as_failure(f"the {request.intervention_type}"):
+            await self._intervene(request)
+        return view.graph_view(workflow.info().workflow_id, self._config, self._state, GraphQuery())
+
+    @intervene_checked.validator
+    def _validate_intervene(self, request: GraphIntervention) -> None:
+        self._interventions.check_open()
+        check_fields(request)
+        check(self._state, request)
+
+    @workflow.signal
+    async def intervene(self, request: GraphIntervention) -> None:
+        """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
+        try:
+            self._interventions.check_open()
+            if request.intervention_type != "ROLLBACK_AND_MODIFY" and workflow.patched(INTERVENTION_FIELDS):
+                check_fields(request)
+            check(self._state, request)
+            await self._intervene(request)
+        except Exception as err:  # refused, or it failed (an activity it needed): audited, never fatal
+            audit(
+                self._state.audit,
+                AuditKind.REJECTED,
+                request.principal,
+                comment=f"{request.intervention_type}: {error_message(err)}",
+            )
+
+    async def _intervene(self, request: GraphIntervention) -> None:
+        await self._tasks.apply(request)
+        self._dirty = True

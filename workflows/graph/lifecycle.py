@@ -1,4 +1,4 @@
-"""How a graph run opens and ends: a refused blueprint, a reopening, and the close.
+"""How a graph run opens and ends: a refused blueprint, a reopening, continue-as-new, and the close.
 
 A graph whose first blueprint is refused ends at once, FAILED, saying why. A closed graph given a
 change (`Reopening`: a rollback or a blueprint, checked by the API against its final state) opens
@@ -6,7 +6,9 @@ again in its next run: audited with who and why, then the change is applied; one
 audited and the graph ends again. At the close, a cancelled graph cancels its runs in flight
 (waiting `CANCEL_WAIT` for them) and marks what did not finish; otherwise handlers no failure led
 to are skipped, and the graph is COMPLETED, or FAILED naming the failures no GOTO took up. Either
-way the end is relayed, shown, and the stream's final chunk carries the outputs.
+way the end is relayed, shown, and the stream's final chunk carries the outputs. A run whose history
+has grown continues as new with its state and stream (older chunks archived), its runs in flight
+told to report by signal.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
     )
 
-    from .state import Reopening
+    from .state import GraphRunInput, Reopening
 
+from ..stream.archive import archive_stream
 from ..supervision.audit import audit
 from . import view
 from .children import Children
@@ -39,6 +42,9 @@ from .rollbacks import CANCEL_WAIT
 from .rules import Progress
 from .run import GraphRun
 
+STREAM_KEPT = 1000
+"""Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
+STREAM_PAGE = 500
 NOTED_CANCELS = "noted-cancels"
 """Patch: what a cancelled graph's close ends is announced on the stream, task by task (and loop
 instances), like every other status change."""
@@ -50,6 +56,7 @@ class Lifecycle:
     def __init__(
         self,
         run: GraphRun,
+        cas_after: int,
         children: Children,
         plans: Plans,
         relay: Relay,
@@ -58,8 +65,11 @@ class Lifecycle:
         show: Callable[[], None],
         intervene: Callable[[GraphIntervention], Awaitable[None]],
     ) -> None:
+        self._owner_id = run.owner_id
+        self._config = run.config
         self._state = run.state
         self._scheduler = run.scheduler
+        self._cas_after = cas_after
         self._children = children
         self._plans = plans
         self._relay = relay
@@ -139,6 +149,31 @@ class Lifecycle:
             is_final=True,
         )
         self._chunks.close()
+
+    def continue_as_new_due(self) -> bool:
+        """Temporal suggests it, or the history reached the configured length."""
+        info = workflow.info()
+        return info.is_continue_as_new_suggested() or info.get_current_history_length() >= self._cas_after
+
+    async def continue_as_new(self) -> None:
+        """Continue as new with the state and the recent stream (see the module docstring)."""
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self._children.hand_over()
+        snapshot = self._chunks.snapshot()
+        up_to = await archive_stream(
+            self._owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE
+        )
+        self._chunks.truncate(up_to)
+        await self._chunks.continue_as_new(
+            lambda stream: [
+                GraphRunInput(
+                    config=self._config,
+                    state=self._state,
+                    stream=stream,
+                    continue_as_new_after_events=self._cas_after,
+                )
+            ]
+        )
 
     async def _cancel_runs(self, progress: Progress) -> None:
         """Cancel every run in flight, wait for them (up to `CANCEL_WAIT`), mark what did not finish

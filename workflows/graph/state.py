@@ -40,7 +40,6 @@ class GraphState(SupervisedState):
     order: list[str] = Field(default_factory=list)
     edges: list[GraphEdge] = Field(default_factory=list)
     next_edge: int = 1
-    next_sequence: int = 0
     task_pending: dict[str, TaskInteractions] = Field(default_factory=dict)
     """Interactions waiting inside task runs, by the run's workflow id."""
     agents: dict[str, AgentSpec] = Field(default_factory=dict)

@@ -7,8 +7,9 @@ person (`gates`); runs report back by signal. Agents' plans and `extend` grow th
 runs; `intervene` pauses, resumes or rolls back a task (`rollbacks`); `pause`/`resume`/`cancel`
 act on the whole graph; a parent session hears of it all (`relay`). It continues-as-new with its
 state when history grows, without losing running children (ABANDON children that signal the
-graph's workflow id) or open gates (re-armed). This module keeps the handlers, the run loop and
-continue-as-new; every status change is the scheduler's.
+graph's workflow id) or open gates (re-armed). This module keeps the run loop and the handlers
+of reports and blueprints (interventions' are in `interventions`, continue-as-new in `lifecycle`);
+every status change is the scheduler's.
 
 Determinism: no I/O, ids from `workflow.uuid4()`, time from `workflow.now()`; a change to the
 commands issued here must go behind `workflow.patched()` (recorded graph histories replay).
@@ -23,9 +24,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        AuditKind,
         BlueprintChange,
-        GraphIntervention,
         GraphQuery,
         GraphView,
         InteractionOutcome,
@@ -37,21 +36,17 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphRunInput, GraphState
 
-from ..agent.replies import error_message
 from ..identity.ids import task_run_workflow_id
-from ..stream.archive import archive_stream
-from ..stream.chunks import ChunkStream
-from ..supervision.audit import audit
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
-from ..supervision.ports import Policy, Silent, Surface
+from ..supervision.ports import Policy
 from ..supervision.requests import announced
-from ..supervision.supervisor import Supervisor
+from ..supervision.supervisor import supervise
 from . import view
 from .cel import Conditions
 from .children import Children
 from .failsafe import answered_as_failure
 from .gates import Gates
-from .interventions import TaskInterventions, check, check_fields
+from .interventions import InterventionHandlers, TaskInterventions
 from .lifecycle import Lifecycle
 from .plans import Plans
 from .queries import GraphQueries
@@ -67,17 +62,14 @@ CEL_NUMBERS = "cel-numbers"
 DOOR_CHECKS = "door-checks"
 """Patch: a blueprint is accepted only if every check of `checks` passes (graphs started before
 replay what they accepted then)."""
-INTERVENTION_FIELDS = "intervention-fields"
-"""Patch: a signalled PAUSE or RESUME carrying a rollback's fields is refused (audited), not applied."""
 GOTO_REACH = "goto-reach"
 """Patch: a blueprint with a GOTO whose target can never run is refused (`reach`)."""
-STREAM_KEPT = 1000
-"""Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
-STREAM_PAGE = 500
 
 
 @workflow.defn
-class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, GraphQueries):
+class TaskGraphWorkflow(
+    SupervisionHandlers, ControlHandlers, StreamHandlers, InterventionHandlers, GraphQueries
+):
     """A blueprint's tasks run by their assignees, supervised, extendable and intervenable."""
 
     @workflow.init
@@ -87,20 +79,23 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         self._cas_after = input.continue_as_new_after_events
         now = workflow.now()
         self._state = input.state or GraphState(created_at=now, last_activity=now)
-        self._chunks = ChunkStream(self.owner_id, self._state, input.stream)
         self._web_ui = view.WebUI(self.owner_id, self._config, self._state)
-        self.publish = self._chunks.publish
-        surface = Surface(
-            publish=self.publish, channel=Silent(), show_status=self._show, refresh=self._web_ui.refresh
-        )
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
             approvers=list(self._config.approvers),
             channel=self._config.channel,
         )
-        self._supervisor = Supervisor(
-            self.owner_id, f"graph {self._config.graph_id}", self._state, policy, surface
+        name = f"graph {self._config.graph_id}"
+        self._chunks, self._supervisor = supervise(
+            self.owner_id,
+            name,
+            self._state,
+            policy,
+            stream=input.stream,
+            show_status=self._show,
+            refresh=self._web_ui.refresh,
         )
+        self.publish = self._chunks.publish
         self._interventions = self._supervisor.interventions
         conditions = Conditions(numbers=workflow.patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
@@ -120,6 +115,7 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         self._tasks = TaskInterventions(run, self._rollbacks)
         self._lifecycle = Lifecycle(
             run,
+            self._cas_after,
             self._children,
             self._plans,
             self._relay,
@@ -170,8 +166,8 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
             await self._relay.send()
             if self._scheduler.finished() and not self._plans.queued:
                 break
-            if self._continue_as_new_due() and not self._plans.queued:
-                await self._continue_as_new()
+            if self._lifecycle.continue_as_new_due() and not self._plans.queued:
+                await self._lifecycle.continue_as_new()
             await workflow.wait_condition(self._needs_attention)
 
     def _needs_attention(self) -> bool:
@@ -286,70 +282,11 @@ class TaskGraphWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers, Gr
         self._interventions.check_open()
         self._plans.check(change)
 
-    # ----------------------------------------------------------------- interventions
-
-    @workflow.update
-    async def intervene_checked(self, request: GraphIntervention) -> GraphView:
-        """PAUSE, RESUME or ROLLBACK_AND_MODIFY one task; answers once it is done (see validator)."""
-        with answered_as_failure(f"the {request.intervention_type}"):
-            await self._intervene(request)
-        return self._view(GraphQuery())
-
-    @intervene_checked.validator
-    def _validate_intervene(self, request: GraphIntervention) -> None:
-        self._interventions.check_open()
-        check_fields(request)
-        check(self._state, request)
-
-    @workflow.signal
-    async def intervene(self, request: GraphIntervention) -> None:
-        """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
-        try:
-            self._interventions.check_open()
-            if request.intervention_type != "ROLLBACK_AND_MODIFY" and workflow.patched(INTERVENTION_FIELDS):
-                check_fields(request)
-            check(self._state, request)
-            await self._intervene(request)
-        except Exception as err:  # refused, or it failed (an activity it needed): audited, never fatal
-            audit(
-                self._state.audit,
-                AuditKind.REJECTED,
-                request.principal,
-                comment=f"{request.intervention_type}: {error_message(err)}",
-            )
-
-    async def _intervene(self, request: GraphIntervention) -> None:
-        await self._tasks.apply(request)
-        self._dirty = True
-
     # ----------------------------------------------------------------- whole graph
 
     def _controlled(self) -> GraphView:
         self._dirty = True
         return self._view(GraphQuery())
-
-    # ----------------------------------------------------------------- continue-as-new
-
-    def _continue_as_new_due(self) -> bool:
-        info = workflow.info()
-        return info.is_continue_as_new_suggested() or info.get_current_history_length() >= self._cas_after
-
-    async def _continue_as_new(self) -> None:
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        await self._children.hand_over()
-        snapshot = self._chunks.snapshot()
-        up_to = await archive_stream(self.owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE)
-        self._chunks.truncate(up_to)
-        await self._chunks.continue_as_new(
-            lambda stream: [
-                GraphRunInput(
-                    config=self._config,
-                    state=self._state,
-                    stream=stream,
-                    continue_as_new_after_events=self._cas_after,
-                )
-            ]
-        )
 
     def _view(self, query: GraphQuery) -> GraphView:
         return view.graph_view(self.owner_id, self._config, self._state, query)

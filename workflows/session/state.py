@@ -41,7 +41,6 @@ class SessionState(AgentRunState):
     notifications: list[Notification] = Field(default_factory=list)
     """Webhook notifications not sent yet (see `notifier`)."""
     notifications_sent: int = 0
-    next_sequence: int = 0
     turns_this_run: int = 0
     turns_total: int = 0
     message_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)

@@ -43,10 +43,10 @@ from ..agent.experience import EXPERIENCE_PATCH, remember
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
-from ..stream.chunks import ChunkStream
+from ..stream.chunks import Publish
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
-from ..supervision.ports import Channels, Policy, Surface
-from ..supervision.supervisor import Supervisor
+from ..supervision.ports import Channel, Channels, Policy
+from ..supervision.supervisor import supervise
 from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
@@ -83,17 +83,7 @@ class SessionWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers):
         self._cas_after = input.turns_before_continue_as_new
         now = workflow.now()
         self._state = input.state or SessionState(created_at=now, last_activity=now)
-        self._chunks = ChunkStream(self.owner_id, self._state, input.stream)
-        self.publish = self._chunks.publish
         self._reply_to: str | None = None
-        self._outbox = ChannelOutbox(self._config, self._state, self.publish)
-        self._notifier = WebhookNotifier(self._config, self._state, self.publish, self.owner_id)
-        surface = Surface(
-            publish=self.publish,
-            channel=Channels(self._outbox, self._notifier),
-            show_status=self._set_status,
-            refresh=self._refresh_details,
-        )
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
             approvers=self._config.approvers,
@@ -104,11 +94,28 @@ class SessionWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers):
             sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
         )
         name = f"session {session_key_of(self.owner_id)!r}"
-        self._supervisor = Supervisor(self.owner_id, name, self._state, policy, surface)
+        self._chunks, self._supervisor = supervise(
+            self.owner_id,
+            name,
+            self._state,
+            policy,
+            stream=input.stream,
+            show_status=self._set_status,
+            refresh=self._refresh_details,
+            channel=self._channels,
+        )
+        self.publish = self._chunks.publish
+        surface = self._supervisor.surface
         self._host = SupervisedHost(self._supervisor, self._state)
         self._interventions = self._supervisor.interventions
         self._graphs = SessionGraphs(self.owner_id, self._config, self._state, self.publish, self._outbox)
         self._turn = Turn(name, self._state, self._supervisor, surface)
+
+    def _channels(self, publish: Publish) -> Channel:
+        """Where people are told: the chat (its outbox) and the signed webhook."""
+        self._outbox = ChannelOutbox(self._config, self._state, publish)
+        self._notifier = WebhookNotifier(self._config, self._state, publish, self.owner_id)
+        return Channels(self._outbox, self._notifier)
 
     # ----------------------------------------------------------------- run
 

@@ -30,3 +30,5 @@ class SupervisedState(BaseModel):
     audit: list[AuditEntry] = Field(default_factory=list)
     next_interaction: int = 1
     grants: list[Grant] = Field(default_factory=list)
+    next_sequence: int = 0
+    """The next chunk's sequence id on the run's stream (it goes on across continue-as-new)."""

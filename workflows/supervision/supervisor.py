@@ -9,15 +9,20 @@ they inherit (`handlers`) delegate to it, and a run that hosts the agent loop wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from temporalio.contrib.workflow_streams import WorkflowStreamState
+
     from .state import SupervisedState
 
+from ..stream.chunks import ChunkStream, Publish
 from .decisions import Decisions
 from .grants import Grants
 from .interventions import Interventions
-from .ports import Policy, Surface
+from .ports import Channel, Policy, Silent, Surface
 from .requests import Requests
 
 
@@ -48,3 +53,28 @@ class Supervisor:
         self.decisions = Decisions(state, surface, self.grants)
         self.requests = Requests(owner_id, state, policy, surface, self.decisions, prefix=prefix)
         self.interventions = Interventions(name, state, surface)
+
+
+def supervise(
+    owner_id: str,
+    name: str,
+    state: SupervisedState,
+    policy: Policy,
+    *,
+    stream: WorkflowStreamState | None,
+    show_status: Callable[[str], None],
+    refresh: Callable[[], None],
+    channel: Callable[[Publish], Channel] | None = None,
+    prefix: str = "",
+) -> tuple[ChunkStream, Supervisor]:
+    """The wiring every supervised run does in `@workflow.init`: its chunk stream (continued from
+    `stream`), the surface supervision reaches people through (`channel` is made from the stream's
+    publish; none: `Silent`), and its `Supervisor`."""
+    chunks = ChunkStream(owner_id, state, stream)
+    surface = Surface(
+        publish=chunks.publish,
+        channel=channel(chunks.publish) if channel else Silent(),
+        show_status=show_status,
+        refresh=refresh,
+    )
+    return chunks, Supervisor(owner_id, name, state, policy, surface, prefix=prefix)

@@ -14,5 +14,4 @@ class TaskRunState(AgentRunState):
 
     model_config = ConfigDict(extra="forbid")
 
-    next_sequence: int = 0
     messages: list[UniversalMessage] = Field(default_factory=list)

@@ -45,10 +45,9 @@ from ...agent.host import LoopOutcome
 from ...agent.loop import run_agent_loop
 from ...agent.supervised import SupervisedHost
 from ...identity.ids import interaction_prefix
-from ...stream.chunks import ChunkStream
 from ...supervision.handlers import StreamHandlers, SupervisionHandlers
-from ...supervision.ports import Policy, Silent, Surface
-from ...supervision.supervisor import Supervisor
+from ...supervision.ports import Policy
+from ...supervision.supervisor import supervise
 from ..view import asks
 from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
 from .report import experience_of, report_of
@@ -67,11 +66,6 @@ class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
             paused=input.paused,
             last_activity=workflow.now(),
         )
-        self._chunks = ChunkStream(workflow.info().workflow_id, self._state, None)
-        self.publish = self._chunks.publish
-        surface = Surface(
-            publish=self.publish, channel=Silent(), show_status=self._show, refresh=lambda: None
-        )
         policy = Policy(
             timeout_seconds=input.approval_timeout_seconds,
             approvers=input.approvers,
@@ -79,14 +73,17 @@ class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
             layers=(input.agent.policies,) if input.agent else (),
             sandbox=input.agent.sandbox if input.agent else None,
         )
-        self._supervisor = Supervisor(
+        self._chunks, self._supervisor = supervise(
             workflow.info().workflow_id,
             f"task {input.task_id!r} v{input.version}",
             self._state,
             policy,
-            surface,
+            stream=None,
+            show_status=self._show,
+            refresh=lambda: None,
             prefix=interaction_prefix(input.task_uuid, input.version, input.instance),
         )
+        self.publish = self._chunks.publish
         self._host = SupervisedHost(self._supervisor, self._state)
         self._told: list[str] = []
         self._report_to_graph = False
