@@ -12,8 +12,9 @@ Pure: blueprint ids in, problems out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .walk import reached, upstream
 
 
 @dataclass(frozen=True)
@@ -30,21 +31,10 @@ class Shape:
 
 def runnable(shape: Shape) -> set[str]:
     """Every task that can run."""
-    children: dict[str, list[str]] = {}
-    for source, target in shape.edges:
-        children.setdefault(source, []).append(target)
-    for source, target in shape.gotos.items():
-        children.setdefault(source, []).append(target)
     handlers = _handlers(shape)
     fed = {target for _, target in shape.edges}
-    found = {task for task in shape.tasks if task not in fed and task not in handlers} | set(shape.ran)
-    stack = list(found)
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
+    roots = {task for task in shape.tasks if task not in fed and task not in handlers} | set(shape.ran)
+    return reached([*shape.edges, *shape.gotos.items()], roots)
 
 
 def dead_gotos(shape: Shape, before: Shape | None = None) -> list[str]:
@@ -56,7 +46,7 @@ def dead_gotos(shape: Shape, before: Shape | None = None) -> list[str]:
     for source, target in shape.gotos.items():
         if target in can or (source, target) in old:
             continue
-        waiting = sorted(_ancestors(shape, target) & handlers - can)
+        waiting = sorted(upstream([*shape.edges, *shape.gotos.items()], target) & handlers - can)
         problems.append(
             f"task {source!r}: directives.on_failure GOTO names task {target!r}, which can never run: "
             f"{_listed(waiting)} only when a failure leads there (GOTO targets that no edge leads to and "
@@ -74,35 +64,9 @@ def _listed(tasks: list[str]) -> str:
 def _handlers(shape: Shape) -> set[str]:
     """GOTO targets nothing leads to by an edge and that are upstream of no task whose GOTO names them."""
     fed = {target for _, target in shape.edges}
-    retries = {target for source, target in shape.gotos.items() if source in _below(shape.edges, target)}
+    retries = {
+        target
+        for source, target in shape.gotos.items()
+        if source in reached(shape.edges, [target], with_starts=False)
+    }
     return {target for target in shape.gotos.values() if target not in fed and target not in retries}
-
-
-def _below(edges: Iterable[tuple[str, str]], start: str) -> set[str]:
-    """Tasks downstream of `start` by edges."""
-    children: dict[str, list[str]] = {}
-    for source, target in edges:
-        children.setdefault(source, []).append(target)
-    found: set[str] = set()
-    stack = list(children.get(start, []))
-    while stack:
-        node = stack.pop()
-        if node not in found:
-            found.add(node)
-            stack.extend(children.get(node, []))
-    return found
-
-
-def _ancestors(shape: Shape, start: str) -> set[str]:
-    """`start` and every task that leads to it, by an edge or a GOTO."""
-    parents: dict[str, list[str]] = {}
-    for source, target in [*shape.edges, *shape.gotos.items()]:
-        parents.setdefault(target, []).append(source)
-    found = {start}
-    stack = [start]
-    while stack:
-        for parent in parents.get(stack.pop(), []):
-            if parent not in found:
-                found.add(parent)
-                stack.append(parent)
-    return found

@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
     from ..state import GraphState
 
+from ..walk import reached
 from .progress import OPEN_TASK, Progress, current, note, note_instance, runs_of
 
 
@@ -37,16 +38,7 @@ class Reset:
 
 def downstream(state: GraphState, task_uuid: str) -> list[str]:
     """Every task downstream of `task_uuid` (by edges), in the order tasks were added."""
-    children: dict[str, list[str]] = {}
-    for edge in state.edges:
-        children.setdefault(edge.source, []).append(edge.target)
-    found: set[str] = set()
-    stack = list(children.get(task_uuid, []))
-    while stack:
-        node = stack.pop()
-        if node not in found:
-            found.add(node)
-            stack.extend(children.get(node, []))
+    found = reached(((edge.source, edge.target) for edge in state.edges), [task_uuid], with_starts=False)
     return [uuid for uuid in state.order if uuid in found]
 
 
