@@ -14,7 +14,10 @@ class InterventionRequest(Contract):
     """An operator's request to pause, resume or roll back part of a graph."""
 
     intervention_type: Literal["ROLLBACK_AND_MODIFY", "PAUSE", "RESUME"] = Field(description="What to do.")
-    target_task_id: UUID = Field(description="Engine-assigned UUID of the task concerned.")
+    target_task_uuid: UUID = Field(
+        alias="target_task_id",
+        description="Engine-assigned UUID of the task concerned (seed name `target_task_id`).",
+    )
     rollback_to_version: int | None = Field(
         default=None, description="Version whose inputs the re-run starts from (ROLLBACK_AND_MODIFY)."
     )

@@ -206,7 +206,7 @@ async def reopen(
             interventions.check(state, intervention)
         except ApplicationError as err:
             raise Refused(err.type, err.message) from err
-        what = f"ROLLBACK_AND_MODIFY of {state.tasks[str(intervention.target_task_id)].task_id!r}"
+        what = f"ROLLBACK_AND_MODIFY of {state.tasks[str(intervention.target_task_uuid)].task_id!r}"
         reason = f"{what}: {intervention.comment}"
     else:
         assert change is not None

@@ -508,7 +508,7 @@ async def rolled_back(_client: Client, handle: WorkflowHandle[Any, Any]) -> str 
         TaskGraphWorkflow.intervene_checked,
         GraphIntervention(
             intervention_type="ROLLBACK_AND_MODIFY",
-            target_task_id=extract.task_uuid,
+            target_task_uuid=extract.task_uuid,
             rollback_to_version=1,
             new_input_data={"echo": {"limit": 99, "sleep": 0}},
             comment="recorded",

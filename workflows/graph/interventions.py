@@ -65,9 +65,9 @@ def check_fields(request: GraphIntervention) -> None:
 
 def check(state: GraphState, request: GraphIntervention) -> GraphTask:
     """The task the intervention is about, or the reason it is refused (a typed ApplicationError)."""
-    task = state.tasks.get(str(request.target_task_id))
+    task = state.tasks.get(str(request.target_task_uuid))
     if task is None:
-        raise _refused(f"no task {request.target_task_id} in this graph", ErrorType.TASK_NOT_FOUND)
+        raise _refused(f"no task {request.target_task_uuid} in this graph", ErrorType.TASK_NOT_FOUND)
     name = f"task {task.task_id!r}"
     kind = request.intervention_type
     if kind == "PAUSE":

@@ -105,7 +105,7 @@ def intervention(view: GraphView, task_id: str, kind: str, **extra: Any) -> Grap
     """An intervention on one task of the view, by olga."""
     return GraphIntervention(
         intervention_type=kind,
-        target_task_id=by_id(view)[task_id].task_uuid,
+        target_task_uuid=by_id(view)[task_id].task_uuid,
         comment=f"{kind.lower()} {task_id}",
         principal="olga",
         **extra,

@@ -102,7 +102,7 @@ async def test_refused_interventions_say_why(client: Client, worker: None, task_
             "versions 1 to 1",
         ),
         (
-            intervention(view, "done", "PAUSE").model_copy(update={"target_task_id": uuid.uuid4()}),
+            intervention(view, "done", "PAUSE").model_copy(update={"target_task_uuid": uuid.uuid4()}),
             "TaskNotFound",
             "no task",
         ),
