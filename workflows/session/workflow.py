@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
 from ..agent.experience import EXPERIENCE_PATCH, remember
+from ..agent.handlers import AgentRunHandlers
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
 from ..identity.ids import session_key_of
@@ -73,7 +74,7 @@ def _message_metadata(message: InboundMessage) -> dict[str, Any]:
 
 
 @workflow.defn
-class SessionWorkflow(SupervisionHandlers, ControlHandlers, StreamHandlers):
+class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, StreamHandlers):
     """An interactive session: messages in, supervised agent turns, chunks out."""
 
     @workflow.init

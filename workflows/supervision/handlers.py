@@ -1,8 +1,8 @@
 """The handlers every supervised workflow exposes, inherited rather than written again.
 
-`SupervisionHandlers`: decisions (`respond_checked` and its signal twin `respond`), grants
-(`get_grants`, `revoke_grant`), the whole run's `pause` / `resume` / `cancel` signals, and a
-running tool's output (`tool_output`, `tool_outputs`). `ControlHandlers`: the update twins of
+`SupervisionHandlers`: decisions (`respond_checked` and its signal twin `respond`) and the whole
+run's `pause` / `resume` / `cancel` signals (a run that hosts the agent loop adds grants and a
+running tool's output: `agent.handlers`). `ControlHandlers`: the update twins of
 `pause` / `resume` / `cancel`, answered with the workflow's own view. `StreamHandlers`: the chunk
 stream's `watch` long-poll. A workflow class inherits them and sets `_supervisor` (and `_chunks`) in
 its `@workflow.init`; the handlers only delegate, so a session, a graph and a graph task answer the
@@ -18,25 +18,19 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        Grant,
-        GrantRevocation,
         InteractionOutcome,
         InteractionResponse,
         SessionControl,
-        TaskChunkType,
-        ToolOutput,
-        ToolOutputBatch,
         WatchRequest,
         WatchResult,
     )
-    from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
 
 from ..stream.chunks import ChunkStream
 from .supervisor import Supervisor
 
 
 class SupervisionHandlers:
-    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`, grants, a running tool's output."""
+    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`."""
 
     _supervisor: Supervisor
 
@@ -72,52 +66,6 @@ class SupervisionHandlers:
     def cancel(self, control: SessionControl) -> None:
         """End the run: a pending approval is denied by `system:cancel`."""
         self._supervisor.interventions.cancel(control)
-
-    @workflow.query
-    def get_grants(self) -> list[Grant]:
-        """Every grant made here, in force and revoked, oldest first."""
-        return list(self._supervisor.state.grants)
-
-    @workflow.update
-    def revoke_grant(self, revocation: GrantRevocation) -> Grant:
-        """Revoke a grant: later matching calls are asked for again (audited).
-
-        Rejected before history: unknown grant (`GrantNotFound`), already revoked (`GrantAlreadyRevoked`).
-        """
-        return self._supervisor.grants.revoke(revocation)
-
-    @revoke_grant.validator
-    def _validate_revoke(self, revocation: GrantRevocation) -> None:
-        self._supervisor.grants.check_revocation(revocation)
-
-    @workflow.signal(name=TOOL_OUTPUT)
-    def tool_output(self, output: ToolOutput) -> None:
-        """Output of a tool while it runs (a terminal command), shown on the stream as its chunk type.
-
-        Metadata: seed 004's for the type, plus `interaction_id`, `source_tool` (the tool running) and
-        `streaming`; `tool_name` is the tool running too, except on `tool_use`, where it is the tool
-        an agent CLI in the terminal uses. Kept for runs that send one signal per chunk.
-        """
-        self._show_output(output)
-
-    @workflow.signal(name=TOOL_OUTPUTS)
-    def tool_outputs(self, batch: ToolOutputBatch) -> None:
-        """Several chunks of a running tool's output, in order (one signal per batch)."""
-        for output in batch.outputs:
-            self._show_output(output)
-
-    def _show_output(self, output: ToolOutput) -> None:
-        self._supervisor.publish(
-            TaskChunkType(output.chunk_type),
-            output.text,
-            metadata={
-                "tool_name": output.tool_id,
-                **output.metadata,
-                "interaction_id": output.interaction_id,
-                "source_tool": output.tool_id,
-                "streaming": True,
-            },
-        )
 
 
 class ControlHandlers:

@@ -41,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import TaskRunState
 
 from ...agent.experience import TASK_EXPERIENCE_PATCH, remember
+from ...agent.handlers import AgentRunHandlers
 from ...agent.host import LoopOutcome
 from ...agent.loop import run_agent_loop
 from ...agent.supervised import SupervisedHost
@@ -54,7 +55,7 @@ from .report import experience_of, report_of
 
 
 @workflow.defn
-class AgentTaskWorkflow(SupervisionHandlers, StreamHandlers):
+class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
     """One run of one graph task: the agent loop, supervised, reporting to its graph."""
 
     @workflow.init

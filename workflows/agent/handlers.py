@@ -1,0 +1,68 @@
+"""The handlers of a run that hosts the agent loop (a session, a graph task's run), beside the
+supervision handlers every supervised run has: its grants (`get_grants`, `revoke_grant`) and the
+output of a tool while it runs (`tool_output`, `tool_outputs`). A graph runs no tools and grants
+nothing, so it has none of these. The workflow sets `_supervisor` in its `@workflow.init`. Their
+names are part of the workflows' public interface (clients, recorded histories): never rename one.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts import Grant, GrantRevocation, TaskChunkType, ToolOutput, ToolOutputBatch
+    from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
+
+from ..supervision.supervisor import Supervisor
+
+
+class AgentRunHandlers:
+    """`get_grants`, `revoke_grant`, `tool_output`, `tool_outputs`."""
+
+    _supervisor: Supervisor
+
+    @workflow.query
+    def get_grants(self) -> list[Grant]:
+        """Every grant made here, in force and revoked, oldest first."""
+        return list(self._supervisor.state.grants)
+
+    @workflow.update
+    def revoke_grant(self, revocation: GrantRevocation) -> Grant:
+        """Revoke a grant: later matching calls are asked for again (audited).
+
+        Rejected before history: unknown grant (`GrantNotFound`), already revoked (`GrantAlreadyRevoked`).
+        """
+        return self._supervisor.grants.revoke(revocation)
+
+    @revoke_grant.validator
+    def _validate_revoke(self, revocation: GrantRevocation) -> None:
+        self._supervisor.grants.check_revocation(revocation)
+
+    @workflow.signal(name=TOOL_OUTPUT)
+    def tool_output(self, output: ToolOutput) -> None:
+        """Output of a tool while it runs (a terminal command), shown on the stream as its chunk type.
+
+        Metadata: seed 004's for the type, plus `interaction_id`, `source_tool` (the tool running) and
+        `streaming`; `tool_name` is the tool running too, except on `tool_use`, where it is the tool
+        an agent CLI in the terminal uses. Kept for runs that send one signal per chunk.
+        """
+        self._show_output(output)
+
+    @workflow.signal(name=TOOL_OUTPUTS)
+    def tool_outputs(self, batch: ToolOutputBatch) -> None:
+        """Several chunks of a running tool's output, in order (one signal per batch)."""
+        for output in batch.outputs:
+            self._show_output(output)
+
+    def _show_output(self, output: ToolOutput) -> None:
+        self._supervisor.publish(
+            TaskChunkType(output.chunk_type),
+            output.text,
+            metadata={
+                "tool_name": output.tool_id,
+                **output.metadata,
+                "interaction_id": output.interaction_id,
+                "source_tool": output.tool_id,
+                "streaming": True,
+            },
+        )
