@@ -90,7 +90,10 @@ async def test_a_loop_whose_instances_answer_large_is_read_whole_by_what_follows
                 edge(
                     "each",
                     "report",
-                    condition={"evaluator": "CEL", "expression": "size(output) == 3 && size(output[2]) > 20000"},
+                    condition={
+                        "evaluator": "CEL",
+                        "expression": "size(output) == 3 && size(output[2]) > 20000",
+                    },
                     data_flow={"mappings": {"last": "output[2]", "first": "output[0]"}},
                 ),
             ],
@@ -101,7 +104,9 @@ async def test_a_loop_whose_instances_answer_large_is_read_whole_by_what_follows
     each = await task_of(handle, result, "each")
     instances = each.versions[0].instances
     assert all(i.artifact is not None for i in instances), "every instance's answer was offloaded"
-    assert all(isinstance(i.output, str) and len(i.output) < 20_000 for i in instances), "the state keeps previews"
+    assert all(isinstance(i.output, str) and len(i.output) < 20_000 for i in instances), (
+        "the state keeps previews"
+    )
     report = await task_of(handle, result, "report")
     assert report.versions, (report.status, report.reason, result.edges)
     assert report.versions[0].input_data == {"last": pages[2], "first": pages[0]}
