@@ -287,9 +287,6 @@ class TaskView(Contract):
 
     task_uuid: str = Field(description="Engine id.")
     task_id: str = Field(description="Blueprint id.")
-    parent_task_id: str | None = Field(
-        default=None, description="Blueprint id of the task this one was split from, if any."
-    )
     status: TaskStatus = Field(description="Where it is.")
     version: int = Field(default=0, description="Current version (0: never ran).")
     assignee_id: str = Field(description="Who runs (or ran) it.")
@@ -301,6 +298,9 @@ class TaskView(Contract):
     started_at: datetime | None = Field(default=None, description="Current version's start.")
     finished_at: datetime | None = Field(default=None, description="Current version's end.")
     instances: int = Field(default=0, description="Loop instances of the current version.")
+    parent_task_id: str | None = Field(
+        default=None, description="Blueprint id of the task this one was split from, if any."
+    )
 
 
 class GraphView(Contract):
