@@ -15,6 +15,7 @@ from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import AgentRegistry
 from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
+from core.rules.store import RuleStore
 from core.security import OPEN_ACCESS, Caller, Role
 from core.settings import Settings
 
@@ -45,6 +46,8 @@ get_artifacts = _kept("artifacts")
 """The artifact store (the workers write to the same one)."""
 get_experience = _kept("experience")
 """The experience index (the workers write to the same one)."""
+get_rules = _kept("rules")
+"""The approval rules store (the workers read the same one)."""
 
 
 ClientDep = Annotated[Client, Depends(get_client)]
@@ -53,6 +56,7 @@ RegistryDep = Annotated[AgentRegistry, Depends(get_registry)]
 ArtifactsDep = Annotated[ArtifactStore, Depends(get_artifacts)]
 ExperienceDep = Annotated[ExperienceIndex, Depends(get_experience)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+RulesDep = Annotated[RuleStore, Depends(get_rules)]
 
 
 def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
@@ -84,6 +88,7 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
 Viewer = Annotated[Caller, Depends(require(Role.viewer))]
 Operator = Annotated[Caller, Depends(require(Role.operator))]
 Approver = Annotated[Caller, Depends(require(Role.approver))]
+Admin = Annotated[Caller, Depends(require(Role.admin))]
 
 # Path parameters, each defined once for every route that takes it.
 SessionKey = Annotated[str, Path(pattern=SESSION_KEY_PATTERN, description="The session key.")]

@@ -17,6 +17,7 @@ from temporalio.service import RPCError
 from core.agent_registry import UnknownAssignee, load_registry
 from core.artifacts import ArtifactStorageUnavailable, ArtifactStore
 from core.experience import ExperienceIndex
+from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
 
@@ -33,7 +34,7 @@ from .errors import (
     validation_error_handler,
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
-from .routes import artifacts, events, experience, grants, graphs, health, interactions, sessions
+from .routes import artifacts, events, experience, grants, graphs, health, interactions, rules, sessions
 from .sse import StreamHub
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
@@ -79,6 +80,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.state.registry = load_registry(settings)
     app.state.artifacts = ArtifactStore.from_settings(settings)
     app.state.experience = ExperienceIndex.for_data_dir(settings.data_dir)
+    app.state.rules = RuleStore.at(settings.rules_url, settings.data_dir)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
     app.add_exception_handler(CallError, call_error_handler)
@@ -95,7 +97,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
-    for module in (health, sessions, interactions, grants, events, graphs, artifacts, experience):
+    for module in (health, sessions, interactions, grants, rules, events, graphs, artifacts, experience):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark

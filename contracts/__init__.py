@@ -62,6 +62,16 @@ from .intervention import InterventionRequest
 from .messages import InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
+from .rules import (
+    ANY_TOOL_RULE,
+    ApprovalRule,
+    NewRule,
+    RuleContext,
+    RuleDecision,
+    RuleMatch,
+    RuleScope,
+    RuleVerdict,
+)
 from .sandbox import SandboxProfile
 from .session import (
     AuditTrail,
@@ -103,6 +113,7 @@ from .tools import (
 
 __all__ = [
     "ANY_TOOL",
+    "ANY_TOOL_RULE",
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
     "FINISHED_TASK",
@@ -116,6 +127,7 @@ __all__ = [
     "AgentStepInput",
     "AgentTaskInput",
     "ApprovalPolicy",
+    "ApprovalRule",
     "ArchiveCursor",
     "ArchiveKind",
     "ArchivePage",
@@ -178,12 +190,18 @@ __all__ = [
     "MessageRequest",
     "MessageWindow",
     "MessagesQuery",
+    "NewRule",
     "Notification",
     "NotificationEvent",
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",
     "Readiness",
+    "RuleContext",
+    "RuleDecision",
+    "RuleMatch",
+    "RuleScope",
+    "RuleVerdict",
     "SandboxProfile",
     "SessionConfig",
     "SessionControl",

@@ -67,6 +67,15 @@ class SessionConfig(Contract):
         "`full`; over the agent's choice and the worker's SYNAPSE_TERMINAL_SANDBOX. An approver may "
         "still choose another for one call (`response_data.sandbox`).",
     )
+    project: str | None = Field(
+        default=None, max_length=1000, description="The project the session works in (its rules apply)."
+    )
+    user: str | None = Field(
+        default=None, max_length=200, description="The person the session is for (their rules apply)."
+    )
+    profile: str | None = Field(
+        default=None, description="A named set of rules and settings: `default`, `restricted`, `enterprise`."
+    )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
@@ -105,6 +114,21 @@ class CreateSessionRequest(Contract):
         description="The sandbox approved terminal commands run in: `workspace-write`, `read-only` or "
         "`full`; over the agent's choice and the worker's SYNAPSE_TERMINAL_SANDBOX. An approver may "
         "still choose another for one call (`response_data.sandbox`).",
+    )
+    project: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="The project the session works in: approval rules of scope `project` for it apply.",
+    )
+    user: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The person the session is for: their rules (scope `user`) apply; the caller by default.",
+    )
+    profile: str | None = Field(
+        default=None,
+        description="A named set of rules and settings: `default`, `restricted` (every write denied, "
+        "commands read-only) or `enterprise` (every call asked for).",
     )
 
 

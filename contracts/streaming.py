@@ -10,6 +10,7 @@ from pydantic import Field
 
 from .base import Contract
 from .messages import UniversalMessage
+from .sandbox import SandboxProfile
 
 
 class TaskChunkType(StrEnum):
@@ -171,6 +172,10 @@ class AuditKind(StrEnum):
     GRANTED = "granted"
     ALLOWED = "allowed"
     """A call a grant allowed without asking."""
+    RULE_ALLOWED = "rule_allowed"
+    """A call an approval rule allowed without asking (the comment names the rule)."""
+    RULE_DENIED = "rule_denied"
+    """A call an approval rule refused (the comment names the rule)."""
     REVOKED = "revoked"
     PAUSED = "paused"
     RESUMED = "resumed"
@@ -266,6 +271,13 @@ class LiveSession(Contract):
         default_factory=list, description="The conversation so far (of this run)."
     )
     next_offset: int = Field(default=0, description="The sequence id the session's next chunk will have.")
+    project: str | None = Field(default=None, description="The project it works in (its rules apply).")
+    user: str | None = Field(default=None, description="The person it is for (their rules apply).")
+    profile: str | None = Field(default=None, description="Its profile (`default` when None).")
+    sandbox: SandboxProfile | None = Field(
+        default=None,
+        description="The sandbox its approved commands run in (None: the agent's or the worker's).",
+    )
 
 
 class WatchRequest(Contract):

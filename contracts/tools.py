@@ -9,6 +9,7 @@ from pydantic import Field
 from .agent import ToolCallRequest
 from .artifacts import ArtifactRef
 from .base import Contract
+from .rules import RuleContext, RuleVerdict
 from .sandbox import SandboxProfile
 
 ApprovalPolicy = Literal["never", "always", "destructive"]
@@ -100,6 +101,11 @@ class ToolAssessment(Contract):
         description="The sandbox an approved run uses unless the session, its agent or the approver "
         "chooses another; None: the tool cannot run this call in a sandbox.",
     )
+    rule: RuleVerdict | None = Field(
+        default=None,
+        description="The approval rule that decides the call, if one covers it (`needs_approval` is "
+        "then true unless the tool runs it freely and the rule allows it).",
+    )
 
 
 class AssessRequest(Contract):
@@ -111,6 +117,11 @@ class AssessRequest(Contract):
         description="For a tool that keeps state in its worker: the metadata of its last result in "
         "this session while that worker still holds it (the terminal: `cwd`, the folder it is really "
         "in); empty otherwise.",
+    )
+    rules: RuleContext | None = Field(
+        default=None,
+        description="Where the session runs and for whom, for approval rules (None: a workflow from "
+        "before rules; only global rules apply).",
     )
 
 

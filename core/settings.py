@@ -387,6 +387,11 @@ class Settings(BaseSettings):
         description="TOML file declaring agents and groups (SYNAPSE_AGENTS_FILE); `./synapse.toml` or "
         "`~/.synapse/agents.toml` when unset (see core/agent_registry.py).",
     )
+    rules_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the approval rules every API and worker shares (SYNAPSE_RULES_URL); "
+        "`sqlite:///<data_dir>/rules.db` when unset.",
+    )
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)

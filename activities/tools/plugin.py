@@ -23,6 +23,7 @@ from contracts import (
     ToolRun,
     WorkerBinding,
 )
+from core.rules.match import CallFacts
 from core.settings import Settings
 
 from ..artifacts.offload import generic_preview
@@ -101,6 +102,11 @@ class Tool(ABC):
         E.g. `DELETE orders` for SQL, the program for a shell command.
         """
         return None
+
+    def rule_facts(self, call: ToolCallRequest, needs_approval: bool) -> CallFacts:
+        """What approval rules read of the call: its arguments and whether the tool would ask for it
+        (a shell tool adds a simple command's words, a SQL tool the statement's kind and table)."""
+        return CallFacts(tool_id=call.tool_id, arguments=call.arguments, writes=needs_approval)
 
     def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
         """Facts people need to judge the call, shown with it on approval requests and cards.

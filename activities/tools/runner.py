@@ -7,6 +7,7 @@ renaming one breaks running workflows; changing the logic does not (results are 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,9 @@ from temporalio import activity
 from contracts import (
     AssessRequest,
     GrantScope,
+    RuleContext,
+    RuleDecision,
+    RuleVerdict,
     ToolAssessment,
     ToolCallRequest,
     ToolDescriptor,
@@ -23,9 +27,11 @@ from contracts import (
 )
 from contracts.names import ASSESS_TOOL_CALL, RUN_TOOL
 from core.artifacts import ArtifactStore, preview_text
+from core.rules.store import RuleStore
 from core.settings import Settings
 
 from ..artifacts.offload import Offloader
+from ..rules.book import RuleBook, RulesUnreadable
 from .plugin import Tool, generic_summary
 from .registry import build_tools
 
@@ -59,6 +65,7 @@ class ToolActivities:
         self.worker_queue: str | None = None
         """This worker's own task queue (`worker.py` sets it): where a worker-bound tool's state is."""
         self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
+        self.rules = RuleBook(RuleStore.at(settings.rules_url, settings.data_dir))
 
     def prepare(self) -> None:
         """Let every tool create what it needs before its first run (worker start)."""
@@ -112,6 +119,8 @@ class ToolActivities:
             needs_approval, reason = True, f"{descriptor.name} always needs approval"
         else:
             needs_approval, reason = tool.assess(call, state)
+        rule, needs_approval, unreadable = await self._ruled(tool, call, request, needs_approval)
+        reason = unreadable or reason
         head = tool.head(call)
         activity.logger.info("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
         return ToolAssessment(
@@ -128,7 +137,27 @@ class ToolActivities:
             worker_bound=tool.binding(),
             context=tool.context(call, state),
             sandbox=tool.sandbox(call, state),
+            rule=rule,
         )
+
+    async def _ruled(
+        self, tool: Tool, call: ToolCallRequest, request: AssessRequest, needs_approval: bool
+    ) -> tuple[RuleVerdict | None, bool, str | None]:
+        """The rule that decides the call (None: none does, or it allows what runs freely anyway),
+        whether a person must be asked (a deny or an ask rule makes the workflow's gate take it,
+        an allow too, which the gate then applies), and why when the rules could not be read."""
+        facts = tool.rule_facts(call, needs_approval)
+        context = request.rules or RuleContext()
+        try:
+            rule = await asyncio.to_thread(
+                self.rules.decide, facts, context, critical=tool.descriptor.critical
+            )
+        except RulesUnreadable as err:
+            return None, True, f"{err}: a person is asked"
+        if rule is None or (rule.decision == RuleDecision.ALLOW and not needs_approval):
+            return None, needs_approval, None
+        activity.logger.info("rule %s decides %s: %s", rule.rule_id, call.tool_id, rule.decision)
+        return rule, True, None
 
     @activity.defn(name=RUN_TOOL)
     async def run_tool(self, run: ToolRun) -> ToolResult:

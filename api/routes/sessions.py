@@ -31,6 +31,7 @@ from contracts import (
 from contracts.session import TurnStatus
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
+from core.rules.profiles import profile_named
 from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -63,17 +64,26 @@ async def create_session(
     registry: RegistryDep,
     caller: Operator,
 ) -> LiveSession:
-    """Start a session explicitly (a first message would also start one); 422 for an unknown agent."""
+    """Start a session explicitly (a first message would also start one); 422 for an unknown agent
+    or profile. The session is for `user` (the caller by default): their approval rules apply, and
+    those of its `project` and `profile` (whose sandbox is its default)."""
     if body.notify_url and not settings.webhooks.secret:
         raise HTTPException(
             422,
             "notify_url needs SYNAPSE_WEBHOOK_SECRET set (on the API and the workers): notifications are signed",
         )
+    try:
+        profile = profile_named(body.profile)
+    except KeyError as err:
+        raise HTTPException(422, f"profile: {err.args[0]}") from None
     key = body.session_key or uuid.uuid4().hex[:12]
     config = SessionConfig(
         session_key=key,
         agent=registry.resolve(body.agent_id or DEFAULT_AGENT, key),
         **body.model_dump(exclude={"session_key"}, exclude_none=True),
+    )
+    config = config.model_copy(
+        update={"user": body.user or caller.principal, "sandbox": body.sandbox or profile.sandbox}
     )
     await sessions.start_session(client, settings.temporal.task_queue, config)
     return await sessions.get_status(client, config.session_key, wait=settings.api.query_wait)

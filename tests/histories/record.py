@@ -33,13 +33,18 @@ from contracts import (
     InboundMessage,
     InteractionResponse,
     LiveSession,
+    NewRule,
     PlanBlueprint,
+    RuleDecision,
+    RuleMatch,
+    RuleScope,
     SandboxProfile,
     SessionConfig,
     SessionControl,
     WatchRequest,
 )
 from core.agent_registry import BUILTIN_AGENTS
+from core.rules.store import RuleStore
 from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
@@ -389,6 +394,10 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             ),
             lark_escalated,
         ),
+        "session_ruled": (
+            SessionConfig(session_key="history-ruled", project=RULED_PROJECT, user="alice"),
+            ruled,
+        ),
         "session_two_people": (
             SessionConfig(
                 session_key="history-two-people",
@@ -402,6 +411,37 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             two_people,
         ),
     }
+
+
+RULED_PROJECT = "/shop"
+RULES = [
+    NewRule(
+        tool="sql",
+        decision=RuleDecision.DENY,
+        match=RuleMatch(sql_kind="DELETE", sql_table="orders"),
+        scope=RuleScope.PROJECT,
+        project=RULED_PROJECT,
+        reason="orders are kept",
+    ),
+    NewRule(
+        tool="sql",
+        decision=RuleDecision.ALLOW,
+        match=RuleMatch(sql_kind="UPDATE", sql_table="orders"),
+        scope=RuleScope.PROJECT,
+        project=RULED_PROJECT,
+    ),
+]
+"""The project's rules `session_ruled` is recorded with (saved before its first message)."""
+
+
+async def ruled(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """The DELETE is refused by a rule, then an UPDATE runs as another allows, nobody asked."""
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message,
+        InboundMessage(content="UPDATE orders SET status = 'shipped' WHERE id = 1", sender_id="alice"),
+    )
+    await _idle(handle, 2)
 
 
 BIG_SELECT = (
@@ -438,6 +478,9 @@ async def record_all(
     hook_url: str = "",
 ) -> None:
     """Run every scenario (or those in `only`) once with a worker; write the histories not recorded yet."""
+    store = RuleStore.at(settings.rules_url, settings.data_dir)
+    for rule in RULES:
+        store.add(rule)
     async with build_worker(env.client, settings):
         fake.enqueue(fake.tool_calls(BATCH_REPLY))
         for name, (config, scenario) in scenarios(fake, hook_url).items():

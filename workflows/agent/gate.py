@@ -13,6 +13,8 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         ASK_USER,
         AssessRequest,
+        RuleContext,
+        RuleDecision,
         TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
@@ -36,11 +38,14 @@ from .replies import denial, tool_message
 from .routing import LOST, remember_worker, run_or_lost
 
 
-async def assess(call: ToolCallRequest, state: dict[str, Any] | None) -> ToolAssessment:
-    """Assess the call; with `state` (the `terminal-sandbox` patch), knowing where its tool's state is."""
+async def assess(
+    call: ToolCallRequest, state: dict[str, Any] | None, rules: RuleContext | None = None
+) -> ToolAssessment:
+    """Assess the call; with `state` (the `terminal-sandbox` patch), knowing where its tool's state
+    is, and which approval rules apply (`rules`)."""
     assessment: ToolAssessment = await workflow.execute_local_activity(
         ASSESS_TOOL_CALL,
-        call if state is None else AssessRequest(call=call, state=state),
+        call if state is None else AssessRequest(call=call, state=state, rules=rules),
         result_type=ToolAssessment,
         start_to_close_timeout=ASSESS_TIMEOUT,
         retry_policy=ASSESS_RETRY,
@@ -114,7 +119,7 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
         return
     sandboxed = workflow.patched(sandbox.SANDBOX_PATCH)
     state = _tool_state(host, call, messages) if sandboxed else None
-    assessment = _contextual(host, call, await assess(call, state), messages, state)
+    assessment = _contextual(host, call, await assess(call, state, host.rules), messages, state)
     if not assessment.known:
         refuse_unknown(host, call, assessment, messages)
         return
@@ -131,18 +136,25 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
         if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
-            again = _contextual(host, call, await assess(call, state), messages, state)
+            again = _contextual(host, call, await assess(call, state, host.rules), messages, state)
             if sandboxed:
                 again = sandbox.proposed(again, host.sandbox)
             if not again.known:
                 refuse_unknown(host, call, again, messages)
                 return
-            if again.needs_approval and (again.head, again.reason) != (assessment.head, assessment.reason):
-                not_yet = f"not run yet: the edited call is of another kind ({again.reason}), so it is asked for again"
+            refused = again.rule is not None and again.rule.decision == RuleDecision.DENY
+            if refused or (
+                again.needs_approval and (again.head, again.reason) != (assessment.head, assessment.reason)
+            ):
+                not_yet = (
+                    f"not run: an approval rule refuses the edited call ({again.rule.description})"
+                    if refused and again.rule is not None
+                    else f"not run yet: the edited call is of another kind ({again.reason}), so it is asked for again"
+                )
                 host.tool_finished(
                     outcome.interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error=not_yet)
                 )
-                outcome = await host.ask_approval(call, again, edit_of=outcome)
+                outcome = await host.ask_approval(call, again, edit_of=outcome)  # a rule that denies: at once
                 if not outcome.approved:
                     messages.append(
                         tool_message(

@@ -14,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
         FailureDetails,
         InteractionOutcome,
         PlanBlueprint,
+        RuleContext,
         SandboxProfile,
         ToolAssessment,
         ToolCallRequest,
@@ -50,6 +51,11 @@ class LoopHost(Protocol):
 
     def tool_finished(self, interaction_id: str | None, result: ToolResult) -> None:
         """Record the result of an approved run (it answers the approver's update)."""
+        ...
+
+    @property
+    def rules(self) -> RuleContext | None:
+        """What approval rules read of the run: its project, person and profile."""
         ...
 
     @property

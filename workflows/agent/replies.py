@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
         UniversalMessage,
     )
 
+from ..supervision.rules import RULE_CHANNEL
 from .options import CANCELLATION_PROPAGATES_PATCH
 
 
@@ -63,6 +64,8 @@ def denial(outcome: InteractionOutcome, *, question: bool = False) -> ToolDenial
     """What the agent is told of a call a person denied (or of a question nobody answered)."""
     if question:
         reason = UNANSWERED_BY.get(outcome.decided_by, "the person declined to answer")
+    elif outcome.channel == RULE_CHANNEL:
+        reason = "an approval rule refuses it"
     else:
         reason = DENIED_BY.get(outcome.decided_by, "a person denied it")
     return ToolDenial(decided_by=outcome.decided_by, message=outcome.comment, reason=reason)

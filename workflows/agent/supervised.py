@@ -1,7 +1,7 @@
 """The agent loop's host, on supervision: `SupervisedHost` is the one `LoopHost`.
 
-It asks for approvals (a grant in force allows a call at once, audited; else a TOOL_APPROVAL
-request, with the two-person rule and escalation the decision policy names) and questions
+It asks for approvals (an approval rule or a grant in force decides a call at once, audited; else
+a TOOL_APPROVAL request, with the two-person rule and escalation the decision policy names) and questions
 (USER_INPUT), holds the loop while the run is paused, hands an approved run's result to its
 decision, and says where worker-bound tools keep their state and which sandbox the session or
 its agent chose. A session and a graph task's run each wrap their `Supervisor` in one.
@@ -17,6 +17,8 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         InteractionOutcome,
         InteractionType,
+        RuleContext,
+        RuleDecision,
         SandboxProfile,
         TaskChunkType,
         ToolAssessment,
@@ -28,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import AgentRunState
 
 from ..supervision import sandbox
+from ..supervision.rules import APPROVAL_RULES
 from ..supervision.supervisor import Supervisor
 
 
@@ -43,6 +46,11 @@ class SupervisedHost:
     def owner_id(self) -> str:
         """Workflow id of the supervised run."""
         return self._supervisor.owner_id
+
+    @property
+    def rules(self) -> RuleContext | None:
+        """The run's project, person and profile, for approval rules (None: only global rules)."""
+        return self._supervisor.policy.rules
 
     @property
     def sandbox(self) -> SandboxProfile | None:
@@ -64,13 +72,20 @@ class SupervisedHost:
     ) -> InteractionOutcome:
         """Open an approval request and wait for a decision, a cancel, or the timeout.
 
-        A grant in force that matches the call allows it at once (audited as allowed by it).
+        An approval rule that denies the call refuses it at once; else a grant in force that matches
+        the call allows it, and then a rule that allows it (each audited as deciding); a rule that
+        asks is shown on the request.
         `edit_of`: the approval whose edit made this call (asked again: its kind changed).
         """
         supervisor = self._supervisor
+        rule = assessment.rule if assessment.rule is not None and workflow.patched(APPROVAL_RULES) else None
+        if rule is not None and rule.decision == RuleDecision.DENY:
+            return supervisor.rules.deny(rule, assessment)
         grant = supervisor.grants.matching(call, assessment)
         if grant is not None:
             return supervisor.grants.allow(grant, assessment)
+        if rule is not None and rule.decision == RuleDecision.ALLOW:
+            return supervisor.rules.allow(rule, assessment)
         decision = policy_for(call.tool_id, *supervisor.policy.layers)
         content: dict[str, Any] = {
             "tool_name": call.tool_id,
@@ -82,6 +97,7 @@ class SupervisedHost:
             "grants": list(assessment.grants) if decision.allow_grants else [],
             **({"context": assessment.context} if assessment.context else {}),
             **({"sandboxes": offered} if (offered := sandbox.offered(assessment)) else {}),
+            **({"rule": rule.model_dump(mode="json")} if rule is not None else {}),
         }
         if edit_of is not None:
             content["edit_of"] = edit_of.interaction_id

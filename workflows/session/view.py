@@ -50,6 +50,10 @@ def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -
         approval_timeout_seconds=config.approval_timeout_seconds,
         messages=state.messages[-LIVE_MESSAGES:],
         next_offset=state.next_sequence,
+        project=config.project,
+        user=config.user,
+        profile=config.profile,
+        sandbox=config.sandbox,
         metadata={
             "queued_messages": len(state.inbox),
             "paused": state.paused,

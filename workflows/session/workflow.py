@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         LiveSession,
         MessagesQuery,
         MessageWindow,
+        RuleContext,
         SessionControl,
         SessionStatus,
         TaskChunkType,
@@ -93,6 +94,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             question_timeout_seconds=self._config.question_timeout_seconds,
             layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
             sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
+            rules=RuleContext(
+                project=self._config.project, user=self._config.user, profile=self._config.profile
+            ),
         )
         name = f"session {session_key_of(self.owner_id)!r}"
         self._chunks, self._supervisor = supervise(

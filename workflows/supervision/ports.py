@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
         DecisionPolicy,
         InteractionOutcome,
         InteractionRequest,
+        RuleContext,
         SandboxProfile,
     )
 
@@ -103,6 +104,8 @@ class Policy:
     channel: str = "http"
     sandbox: SandboxProfile | None = None
     """The sandbox approved calls run in, chosen by the session or its agent (None: the tool's default)."""
+    rules: RuleContext | None = None
+    """The run's project, person and profile, which approval rules read (None: only global rules)."""
 
     def approvers_for(self, requester: str | None) -> list[str]:
         """The approvers of a request made by `requester` (empty: anyone)."""

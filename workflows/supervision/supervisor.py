@@ -1,7 +1,8 @@
 """Supervision of one workflow run, wired once in `@workflow.init`.
 
 `Supervisor` binds the parts to the run's state and surface: `requests` (asking people),
-`decisions` (taking their decisions in), `grants` (standing approvals) and `interventions`
+`decisions` (taking their decisions in), `grants` (standing approvals), `rules` (calls an
+approval rule decided) and `interventions`
 (pause, resume, cancel). A session, a graph and a graph task's run each build one; the handlers
 they inherit (`handlers`) delegate to it, and a run that hosts the agent loop wraps it in
 `agent.supervised.SupervisedHost`.
@@ -24,6 +25,7 @@ from .grants import Grants
 from .interventions import Interventions
 from .ports import Channel, Policy, Silent, Surface
 from .requests import Requests
+from .rules import RuleOutcomes
 
 
 class Supervisor:
@@ -50,6 +52,7 @@ class Supervisor:
         self.surface = surface
         self.publish = surface.publish
         self.grants = Grants(state, surface, prefix=prefix)
+        self.rules = RuleOutcomes(state, surface, prefix=prefix)
         self.decisions = Decisions(state, surface, self.grants)
         self.requests = Requests(owner_id, state, policy, surface, self.decisions, prefix=prefix)
         self.interventions = Interventions(name, state, surface)

@@ -7,9 +7,11 @@ exactly-once claim (`database`); a result reads as a sentence (`report`).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Self
 
 from contracts import ArtifactRef, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from core.rules.match import CallFacts
 from core.settings import Settings
 
 from ..plugin import Tool, claim_key, one_line
@@ -78,6 +80,15 @@ class SqlTool(Tool):
             return True, bad_sql_argument(call.arguments)
         classification = self.database.classify(sql)
         return classification.destructive, classification.reason
+
+    def rule_facts(self, call: ToolCallRequest, needs_approval: bool) -> CallFacts:
+        """The statement's kind and table too (none for several statements or an unparseable one)."""
+        facts = super().rule_facts(call, needs_approval)
+        sql = sql_argument(call.arguments)
+        classification = self.database.classify(sql) if sql is not None else None
+        if classification is None or classification.kind in ("UNKNOWN", "MULTIPLE"):
+            return facts
+        return replace(facts, sql_kind=classification.kind, sql_table=classification.table)
 
     def head(self, call: ToolCallRequest) -> str | None:
         """`DELETE orders`: the statement kind and its table (None: unparseable or several)."""

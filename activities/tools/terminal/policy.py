@@ -170,9 +170,15 @@ class TerminalPolicy:
     def head(self, call: ToolCallRequest) -> str | None:
         """The program: `ls`, `git`, ... (a `session_prefix` grant allows that program). None for a
         command with shell syntax: `git status; rm -rf ~` is more than `git`."""
+        words = self.words(call)
+        return words[0] if words else None
+
+    def words(self, call: ToolCallRequest) -> tuple[str, ...] | None:
+        """The words of a simple command: one program and its arguments, no shell syntax (no `;`,
+        `&&`, `|`, redirections, substitutions, globs); None for anything more."""
         command = command_of(call.arguments)
         words = words_of(command) if command and not SHELL_SYNTAX.search(command) else None
-        return words[0] if words else None
+        return tuple(words) if words else None
 
     def launch(
         self, terminal: Terminal, command: str, *, approved: bool, sandbox: SandboxProfile | None

@@ -9,6 +9,7 @@ agent, the stream and people (`result`): the whole output with `exit_status`, `c
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Self
 
 from contracts import (
@@ -20,6 +21,7 @@ from contracts import (
     ToolRun,
     WorkerBinding,
 )
+from core.rules.match import CallFacts
 from core.settings import Settings
 
 from ..plugin import Tool, one_line
@@ -85,6 +87,10 @@ class TerminalTool(Tool):
         """`SYNAPSE_TERMINAL_SANDBOX` on PTY terminals; None on ttyd, and for input typed into a
         program waiting at its prompt (`TerminalPolicy.profile`)."""
         return self.policy.profile(state)
+
+    def rule_facts(self, call: ToolCallRequest, needs_approval: bool) -> CallFacts:
+        """A simple command's words too (a prefix rule matches those alone; `TerminalPolicy.words`)."""
+        return replace(super().rule_facts(call, needs_approval), words=self.policy.words(call))
 
     def head(self, call: ToolCallRequest) -> str | None:
         """The program (`ls`, `git`), None for a command with shell syntax (`TerminalPolicy.head`)."""

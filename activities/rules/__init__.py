@@ -1,0 +1,1 @@
+"""Approval rules read where calls are assessed (`book`): the saved rules and the session's profile."""

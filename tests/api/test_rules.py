@@ -1,0 +1,245 @@
+"""Approval rules over HTTP: managed by role, read by the workers at every assessment, named in the
+audit; profiles as named sets of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from temporalio.client import Client
+
+from api.main import create_app
+from core.settings import Settings
+
+from ..support import serve
+from .test_sessions import new_key
+
+KEYS = "k-view:vera:viewer,k-ok:ann:approver,k-admin:ada:admin"
+DELETE_ONE = "DELETE FROM orders WHERE id = 2"
+UPDATE_ONE = "UPDATE orders SET status = 'shipped' WHERE id = 1"
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def say(http: httpx.AsyncClient, key: str, content: str) -> dict[str, Any]:
+    """Send a message and wait for the turn: its answer, or what it waits for."""
+    sent = await http.post(
+        f"/sessions/{key}/messages?wait=true", json={"content": content, "principal": "alice"}
+    )
+    assert sent.status_code in (200, 202), sent.text
+    answer: dict[str, Any] = sent.json()
+    return answer
+
+
+async def audit_kinds(http: httpx.AsyncClient, key: str) -> list[tuple[str, str | None, str | None]]:
+    trail = (await http.get(f"/sessions/{key}/audit")).json()
+    return [(e["kind"], e.get("principal"), e.get("comment")) for e in trail["entries"]]
+
+
+async def test_only_admins_make_global_rules_approvers_make_project_ones_anyone_reads_them(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    app = create_app(
+        settings.model_copy(update={"api": settings.api.model_copy(update={"keys": KEYS})}), client=client
+    )
+    rule = {"tool": "sql", "decision": "deny", "match": {"sql_kind": "DROP"}, "reason": "no drops"}
+    async with serve(app) as http:
+        by_viewer = await http.post("/rules", json=rule, headers=bearer("k-view"))
+        assert by_viewer.status_code == 403 and "vera has role viewer" in by_viewer.json()["detail"]
+        by_approver = await http.post("/rules", json=rule, headers=bearer("k-ok"))
+        assert by_approver.status_code == 403, by_approver.text
+        assert "a global rule needs admin" in by_approver.json()["detail"]
+        made = await http.post("/rules", json={**rule, "created_by": "someone"}, headers=bearer("k-admin"))
+        assert made.status_code == 201, made.text
+        saved = made.json()
+        assert (saved["rule_id"], saved["created_by"], saved["scope"], saved["reason"]) == (
+            "rule_1",
+            "ada",
+            "global",
+            "no drops",
+        )
+        assert saved["match"]["sql_kind"] == "DROP" and saved["created_at"].startswith("20")
+        project = {
+            "tool": "terminal",
+            "decision": "allow",
+            "match": {"command_prefix": "make test"},
+            "scope": "project",
+            "project": "/repo",
+        }
+        mine = await http.post("/rules", json=project, headers=bearer("k-ok"))
+        assert mine.status_code == 201 and mine.json()["created_by"] == "ann"
+        listed = await http.get("/rules", headers=bearer("k-view"))
+        assert [r["rule_id"] for r in listed.json()] == ["rule_1", "rule_2"]
+        only = await http.get(
+            "/rules", params={"scope": "project", "project": "/repo"}, headers=bearer("k-view")
+        )
+        assert [r["rule_id"] for r in only.json()] == ["rule_2"]
+        with_profile = await http.get(
+            "/rules", params={"profile": "restricted", "tool": "none"}, headers=bearer("k-view")
+        )
+        assert [(r["rule_id"], r["decision"]) for r in with_profile.json()] == [
+            ("profile:restricted:1", "deny")
+        ]
+        assert (await http.delete("/rules/rule_1", headers=bearer("k-ok"))).status_code == 403
+        assert (await http.delete("/rules/rule_2", headers=bearer("k-ok"))).json()["rule_id"] == "rule_2"
+        gone = await http.delete("/rules/rule_2", headers=bearer("k-admin"))
+        assert gone.status_code == 404 and gone.json()["detail"] == "no rule 'rule_2'; GET /rules lists them"
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ({"tool": "sql", "decision": "maybe"}, "decision"),
+        (
+            {"tool": "sql", "decision": "allow", "match": {"command_prefix": "x", "sql_kind": "DELETE"}},
+            "match: give one of",
+        ),
+        (
+            {"tool": "sql", "decision": "allow", "scope": "project"},
+            "project: scope `project` needs the project",
+        ),
+        ({"tool": "sql", "decision": "allow", "match": {"glob": "*"}}, "glob"),
+    ],
+)
+async def test_a_bad_rule_is_422_naming_what_is_wrong(
+    http: httpx.AsyncClient, body: dict[str, Any], said: str
+) -> None:
+    answer = await http.post("/rules", json=body)
+    assert answer.status_code == 422 and said in answer.text, answer.text
+    assert (await http.get("/rules")).json() == [], "nothing was saved"
+
+
+async def test_a_rule_saved_mid_session_decides_the_next_call_and_the_audit_names_it(
+    http: httpx.AsyncClient,
+) -> None:
+    key = new_key()
+    first = await say(http, key, DELETE_ONE)
+    assert first["status"] == "waiting" and first["pending"]["interaction_id"] == "tool_1", first
+    denied_by_person = await http.post(
+        f"/sessions/{key}/interactions/tool_1", json={"approved": False, "principal": "bob"}
+    )
+    assert denied_by_person.status_code == 200
+    rule = {
+        "tool": "sql",
+        "decision": "deny",
+        "match": {"sql_kind": "DELETE", "sql_table": "orders"},
+        "reason": "orders are kept",
+    }
+    assert (await http.post("/rules", json=rule)).status_code == 201
+    second = await say(http, key, DELETE_ONE)
+    assert second["status"] == "completed", second
+    assert second["answer"] == (
+        'I did not run sql: denied by rule:rule_1 (an approval rule refuses it) — "denied by rule rule_1 '
+        '(deny sql DELETE orders): sql: DELETE FROM orders WHERE id = 2 — orders are kept".'
+    )
+    kinds = await audit_kinds(http, key)
+    assert kinds[-1] == (
+        "rule_denied",
+        "rule:rule_1",
+        "denied by rule rule_1 (deny sql DELETE orders): sql: DELETE FROM orders WHERE id = 2 — orders are kept",
+    )
+    assert [k for k, _, _ in kinds].count("requested") == 1, "the rule asked nobody"
+
+
+async def test_a_project_allow_runs_its_calls_without_asking_and_only_in_that_project(
+    http: httpx.AsyncClient, count_orders: Any
+) -> None:
+    rule = {
+        "tool": "sql",
+        "decision": "allow",
+        "match": {"sql_kind": "UPDATE", "sql_table": "orders"},
+        "scope": "project",
+        "project": "/shop",
+    }
+    assert (await http.post("/rules", json=rule)).status_code == 201
+    here, elsewhere = new_key(), new_key()
+    for key, project in ((here, "/shop"), (elsewhere, "/blog")):
+        assert (
+            await http.post("/sessions", json={"session_key": key, "project": project})
+        ).status_code == 201
+    ran = await say(http, here, UPDATE_ONE)
+    assert ran["status"] == "completed" and ran["answer"] == "UPDATE done: 1 row affected.", ran
+    assert count_orders("id = 1 AND status = 'shipped'") == 1
+    assert (await audit_kinds(http, here))[-1][:2] == ("rule_allowed", "rule:rule_1")
+    asked = await say(http, elsewhere, UPDATE_ONE)
+    assert asked["status"] == "waiting" and asked["pending"]["content"]["tool_name"] == "sql", asked
+
+
+async def test_an_ask_rule_asks_for_what_would_run_freely_and_says_which_rule_asks(
+    http: httpx.AsyncClient,
+) -> None:
+    rule = {
+        "tool": "sql",
+        "decision": "ask",
+        "match": {"sql_table": "orders"},
+        "reason": "orders are sensitive",
+    }
+    assert (await http.post("/rules", json=rule)).status_code == 201
+    key = new_key()
+    asked = await say(http, key, "SELECT customer FROM orders WHERE id = 1")
+    assert asked["status"] == "waiting", asked
+    assert asked["pending"]["content"]["rule"] == {
+        "rule_id": "rule_1",
+        "decision": "ask",
+        "description": "ask sql orders",
+        "reason": "orders are sensitive",
+        "created_by": "anonymous",
+    }
+
+
+async def test_the_restricted_profile_denies_writes_and_reads_on_the_enterprise_one_asks_for_everything(
+    http: httpx.AsyncClient, count_orders: Any
+) -> None:
+    restricted, enterprise = new_key(), new_key()
+    made = await http.post("/sessions", json={"session_key": restricted, "profile": "restricted"})
+    assert made.status_code == 201 and (made.json()["profile"], made.json()["sandbox"]) == (
+        "restricted",
+        "read-only",
+    )
+    assert (
+        await http.post("/sessions", json={"session_key": enterprise, "profile": "enterprise"})
+    ).status_code == 201
+    before = count_orders("1 = 1")
+    denied = await say(http, restricted, DELETE_ONE)
+    assert denied["status"] == "completed" and "denied by rule:profile:restricted:1" in denied["answer"], (
+        denied
+    )
+    assert count_orders("1 = 1") == before
+    read = await say(http, restricted, "SELECT customer FROM orders WHERE id = 1")
+    assert read["answer"] == "SELECT returned 1 row:\ncustomer\nAlice"
+    asked = await say(http, enterprise, "SELECT customer FROM orders WHERE id = 1")
+    assert (
+        asked["status"] == "waiting"
+        and asked["pending"]["content"]["rule"]["rule_id"] == "profile:enterprise:1"
+    )
+    unknown = await http.post("/sessions", json={"session_key": new_key(), "profile": "lax"})
+    assert unknown.status_code == 422
+    assert (
+        unknown.json()["detail"]
+        == "profile: profile 'lax' does not exist; known: default, restricted, enterprise"
+    )
+
+
+async def test_an_approval_that_edits_the_call_into_one_a_rule_denies_runs_nothing(
+    http: httpx.AsyncClient, count_orders: Any
+) -> None:
+    rule = {"tool": "sql", "decision": "deny", "match": {"sql_kind": "DROP"}, "reason": "tables stay"}
+    assert (await http.post("/rules", json=rule)).status_code == 201
+    key = new_key()
+    asked = await say(http, key, DELETE_ONE)
+    edit = {"arguments": {"sql": "DROP TABLE orders"}}
+    answered = await http.post(
+        f"/sessions/{key}/interactions/{asked['pending']['interaction_id']}",
+        json={"approved": True, "principal": "bob", "response_data": edit},
+    )
+    assert answered.status_code == 200, answered.text
+    assert (
+        answered.json()["tool_result"]["error"]
+        == "not run: an approval rule refuses the edited call (deny sql DROP)"
+    )
+    assert count_orders("1 = 1") > 0, "the table is still there"
+    kinds = [kind for kind, _, _ in await audit_kinds(http, key)]
+    assert kinds == ["requested", "approved", "edited", "rule_denied"]

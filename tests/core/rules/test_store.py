@@ -1,0 +1,47 @@
+"""The rules store: saved once, seen by every process that opens the same database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contracts import NewRule, RuleContext, RuleMatch, RuleScope
+from core.rules.store import RuleNotFound, RuleStore
+
+
+def test_a_rule_saved_by_one_process_is_read_by_another_and_deleted_for_both(tmp_path: Path) -> None:
+    api, worker = RuleStore.at(None, tmp_path), RuleStore.at(None, tmp_path)
+    saved = api.add(
+        NewRule(
+            tool="terminal", decision="allow", match=RuleMatch(command_prefix="git status"), created_by="olga"
+        )
+    )
+    assert saved.rule_id == "rule_1" and saved.created_by == "olga" and saved.created_at.tzinfo is not None
+    assert worker.get("rule_1") == saved
+    assert worker.for_call("terminal", RuleContext()) == [saved]
+    assert api.remove("rule_1") == saved
+    assert worker.for_call("terminal", RuleContext()) == []
+    with pytest.raises(RuleNotFound, match="no rule 'rule_1'"):
+        worker.get("rule_1")
+    with pytest.raises(RuleNotFound):
+        worker.remove("rule_9")
+    assert (tmp_path / "rules.db").is_file()
+
+
+def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_person(tmp_path: Path) -> None:
+    store = RuleStore.at(None, tmp_path)
+    made = [
+        store.add(NewRule(tool="sql", decision="deny")),
+        store.add(NewRule(tool="*", decision="ask")),
+        store.add(NewRule(tool="terminal", decision="deny")),
+        store.add(NewRule(tool="sql", decision="allow", scope="project", project="/repo")),
+        store.add(NewRule(tool="sql", decision="allow", scope="project", project="/other")),
+        store.add(NewRule(tool="sql", decision="allow", scope="user", user="alice")),
+        store.add(NewRule(tool="sql", decision="allow", scope="user", user="bob")),
+    ]
+    ids = [r.rule_id for r in store.for_call("sql", RuleContext(project="/repo", user="alice"))]
+    assert ids == [made[0].rule_id, made[1].rule_id, made[3].rule_id, made[5].rule_id]
+    assert [r.rule_id for r in store.for_call("sql", RuleContext())] == [made[0].rule_id, made[1].rule_id]
+    assert [r.rule_id for r in store.all(scope=RuleScope.PROJECT)] == [made[3].rule_id, made[4].rule_id]
+    assert [r.rule_id for r in store.all(tool="terminal")] == [made[2].rule_id]
