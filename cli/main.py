@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,59 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("workflow_id", metavar="WORKFLOW_ID", help="id of the workflow")
     export.add_argument("file", type=Path, metavar="FILE", help="JSON file to write")
     export.add_argument("--run-id", metavar="R", help="a specific run (default: the latest)")
+    add_run(commands)
     return parser
+
+
+EXIT_HELP = """exit codes: 0 the turn ended with an answer and nothing was denied; 1 the agent failed;
+2 bad input (flags, or a request the API refused: unknown agent or profile, a cancelled session);
+3 a person or an approval rule denied a call (or cancelled the turn); 4 nobody decided in time
+(--wait-approval, or the session's approval timeout; the turn is then cancelled); 5 the API could
+not be reached or failed."""
+
+
+def add_run(commands: Any) -> None:
+    """`synapse run`: one headless turn."""
+    run = commands.add_parser(
+        "run",
+        help="one turn, headless, for scripts and CI",
+        description="Send PROMPT to a session (a new one unless --session names one) and follow the "
+        "turn to its end. A request for a person waits for a decision from any channel (HTTP, Lark, a "
+        "REPL); the answer goes to stdout.",
+        epilog=EXIT_HELP,
+    )
+    run.add_argument("-p", "--prompt", required=True, help="what to tell the agent")
+    run.add_argument("--session", metavar="KEY", help="the session (default: a new one, run-<id>)")
+    run.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text: the answer (progress on stderr); json: one object at the end; stream-json: one "
+        "JSON line per event, then a `result` line",
+    )
+    run.add_argument(
+        "--wait-approval",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="how long a request for a person may wait (default: as long as the session's approval timeout)",
+    )
+    run.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
+    run.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    run.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session")
+    run.add_argument("--profile", help="profile of a new session: default, restricted, enterprise")
+    run.add_argument("--project", metavar="NAME", help="project of a new session (its approval rules apply)")
+    run.add_argument("--principal", metavar="WHO", help="who sends the prompt (default: $USER)")
+
+
+def positive_seconds(text: str) -> float:
+    """A number of seconds above zero (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} s: give a number of seconds above 0")
+    return value
 
 
 def settings_from(overrides: dict[str, Any]) -> Settings:
@@ -131,6 +184,24 @@ def run(args: argparse.Namespace) -> int:
         from cli.history import export
 
         return export(Settings(), args.workflow_id, args.file, args.run_id)
+    if args.command == "run":
+        from cli.headless import Headless, run_headless
+
+        port = Settings().api.port
+        return run_headless(
+            Headless(
+                api=args.api or os.environ.get("SYNAPSE_API_URL") or f"http://127.0.0.1:{port}",
+                prompt=args.prompt,
+                session=args.session,
+                api_key=args.api_key or os.environ.get("SYNAPSE_API_KEY"),
+                agent=args.agent,
+                profile=args.profile,
+                project=args.project,
+                principal=args.principal or os.environ.get("USER"),
+                output=args.output_format,
+                wait_approval=args.wait_approval,
+            )
+        )
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse rejects unknown ones
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -30,6 +30,7 @@ from contracts import (
     InteractionOutcome,
     LiveSession,
     SessionMessageAccepted,
+    TaskChunkType,
     TaskStreamChunk,
 )
 
@@ -91,6 +92,19 @@ async def parse_sse(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
             data.append(line[6:])
 
 
+def ends_turn(chunk: TaskStreamChunk) -> bool:
+    """Whether the chunk is a turn's last: its final chunk, or `cancelled`."""
+    return chunk.is_final or chunk.chunk_type == TaskChunkType.CANCELLED
+
+
+def _detail(response: httpx.Response) -> str:
+    """The API's `detail` of an error answer (its text when it is not the JSON error body)."""
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text
+
+
 class SynapseClient:
     """A client of one Synapse API."""
 
@@ -120,11 +134,7 @@ class SynapseClient:
     async def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
         response = await self.http.request(method, path, json=body)
         if response.is_error:
-            try:
-                detail = str(response.json().get("detail", response.text))
-            except ValueError:
-                detail = response.text
-            raise SynapseError(response.status_code, detail)
+            raise SynapseError(response.status_code, _detail(response))
         return response
 
     async def create_session(self, session_key: str | None = None, **fields: Any) -> LiveSession:
@@ -140,6 +150,51 @@ class SynapseClient:
             body["principal"] = principal
         response = await self._call("POST", f"/sessions/{key}/messages", body)
         return SessionMessageAccepted.model_validate_json(response.content)
+
+    async def turn(
+        self, key: str, content: str, *, principal: str | None = None
+    ) -> AsyncGenerator[TaskStreamChunk]:
+        """Send a message and follow its turn (ASYNC_STREAM): every chunk from its start to its end
+        (`complete` or `cancelled`), however long a person takes to decide. A dropped connection
+        is resumed on the session's stream after the last chunk seen.
+
+        Raises:
+            SynapseError: The API refused the message (4xx: a cancelled session, a bad body), or
+                the stream could not be resumed.
+        """
+        body: dict[str, Any] = {"content": content, **({"principal": principal} if principal else {})}
+        last: int | None = None
+        try:
+            async with self.http.stream(
+                "POST",
+                f"/sessions/{key}/messages",
+                json=body,
+                headers={"Accept": "text/event-stream"},
+                timeout=httpx.Timeout(self.http.timeout.connect, read=None),
+            ) as reply:
+                if reply.is_error:
+                    await reply.aread()
+                    raise SynapseError(reply.status_code, _detail(reply))
+                async for event in sse_events(reply):
+                    if event.id is not None:
+                        chunk = event.chunk
+                        last = chunk.sequence_id
+                        yield chunk
+                        if ends_turn(chunk):
+                            return
+        except httpx.TransportError:
+            if last is None:
+                raise
+        if last is None:
+            raise SynapseError(503, f"the event stream of {key!r} ended before its turn began")
+        async for chunk in self.events(key, after=last):  # the rest of the turn, resumed
+            yield chunk
+            if ends_turn(chunk):
+                return
+
+    async def cancel_turn(self, key: str, reason: str, principal: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/turn/cancel`: what waits for a person is denied, the agent is told."""
+        return await self._intervene(key, "turn/cancel", reason, principal)
 
     async def session(self, key: str) -> LiveSession:
         """`GET /sessions/{key}`: status, pending interactions, conversation."""
@@ -173,8 +228,11 @@ class SynapseClient:
         """`POST /sessions/{key}/cancel`."""
         return await self._intervene(key, "cancel", reason)
 
-    async def _intervene(self, key: str, action: str, reason: str | None) -> LiveSession:
-        response = await self._call("POST", f"/sessions/{key}/{action}", {"reason": reason})
+    async def _intervene(
+        self, key: str, action: str, reason: str | None, principal: str | None = None
+    ) -> LiveSession:
+        body = {"reason": reason, **({"principal": principal} if principal else {})}
+        response = await self._call("POST", f"/sessions/{key}/{action}", body)
         return LiveSession.model_validate_json(response.content)
 
     # ---------------------------------------------------------------- graphs
@@ -188,7 +246,7 @@ class SynapseClient:
         """`GET /graphs/{id}`: status, a page of tasks, edges, what waits for a person."""
         response = await self.http.get(f"/graphs/{graph_id}", params={"offset": offset, "limit": limit})
         if response.is_error:
-            raise SynapseError(response.status_code, str(response.json().get("detail", response.text)))
+            raise SynapseError(response.status_code, _detail(response))
         return GraphView.model_validate_json(response.content)
 
     async def intervene(self, graph_id: str, request: dict[str, Any]) -> GraphView:
@@ -226,7 +284,7 @@ class SynapseClient:
                 ) as reply:
                     if reply.is_error:
                         await reply.aread()
-                        raise SynapseError(reply.status_code, str(reply.json().get("detail", reply.text)))
+                        raise SynapseError(reply.status_code, _detail(reply))
                     if opened is not None:
                         opened.set()
                     async for event in sse_events(reply):

@@ -10,6 +10,7 @@ not run in CI are skipped, each saying why.
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import AsyncIterator
 from itertools import groupby
 from pathlib import Path
@@ -72,8 +73,10 @@ def test_a_block_ci_does_not_run(block: Block) -> None:
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Up]:
-    """`synapse up` on free ports, ready; its folder has the reader's `.synapse/`: its data dir."""
+    """`synapse up` on free ports, ready; its folder is the reader's checkout: `.synapse/` is its
+    data dir, and `.venv/` the checkout's (the README runs `.venv/bin/synapse`)."""
     (tmp_path / ".synapse").symlink_to("state", target_is_directory=True)
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     up = Up(tmp_path)
     try:
         try:
