@@ -59,6 +59,7 @@ from .graph import (
 )
 from .health import Readiness
 from .intervention import InterventionRequest
+from .mcp import McpServerStatus
 from .messages import InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
@@ -81,6 +82,7 @@ from .session import (
     SessionConfig,
     SessionControl,
     SessionMessageAccepted,
+    SessionSummary,
 )
 from .streaming import (
     AuditEntry,
@@ -185,6 +187,7 @@ __all__ = [
     "LiveSession",
     "LoopDirective",
     "LoopInstance",
+    "McpServerStatus",
     "MessageAccepted",
     "MessagePage",
     "MessageRequest",
@@ -207,6 +210,7 @@ __all__ = [
     "SessionControl",
     "SessionMessageAccepted",
     "SessionStatus",
+    "SessionSummary",
     "TaskChunkType",
     "TaskDefinition",
     "TaskDirectives",

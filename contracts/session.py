@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -203,3 +204,16 @@ class AuditTrail(Contract):
 
     workflow_id: str = Field(description="The session's workflow id.")
     entries: list[AuditEntry] = Field(default_factory=list, description="The events.")
+
+
+class SessionSummary(Contract):
+    """One session in `GET /sessions`: what a list shows (from Temporal's visibility)."""
+
+    session_key: str = Field(description="The session key.")
+    workflow_id: str = Field(description="`session:<key>`.")
+    status: str = Field(description="Where it is (`waiting`, `active`, `completed`, ...).")
+    pending: int = Field(default=0, description="Requests waiting for a person.")
+    channel: str | None = Field(default=None, description="Where it was started from.")
+    agent_id: str | None = Field(default=None, description="Its agent.")
+    started_at: datetime | None = Field(default=None, description="When it started (UTC).")
+    closed: bool = Field(default=False, description="Its workflow has ended (completed, cancelled, failed).")

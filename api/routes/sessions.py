@@ -26,6 +26,7 @@ from contracts import (
     SessionControl,
     SessionMessageAccepted,
     SessionStatus,
+    SessionSummary,
     UniversalMessage,
 )
 from contracts.session import TurnStatus
@@ -36,7 +37,7 @@ from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from ..calls import sessions
+from ..calls import listing, sessions
 from ..calls.archive import archived_items
 from ..calls.errors import NotFound
 from ..calls.sizes import check_size
@@ -54,6 +55,19 @@ CLOSED = (SessionStatus.CANCELLED, SessionStatus.COMPLETED, SessionStatus.FAILED
 """A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
 TURN_ENDED: tuple[TurnStatus, ...] = ("completed", "failed", "cancelled")
 """A SYNC answer with one of these (a turn's status, not the session's) is a 200; the others a 202."""
+
+
+@router.get("", response_model=list[SessionSummary], responses=ERROR_RESPONSES(401, 403, 422))
+async def list_sessions(
+    client: ClientDep,
+    caller: Viewer,
+    status: Annotated[SessionStatus | None, Query(description="Only sessions in this status.")] = None,
+    waiting: Annotated[bool, Query(description="Only sessions with a request waiting for a person.")] = False,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many, newest first.")] = 50,
+) -> list[SessionSummary]:
+    """Sessions, newest first, from Temporal's visibility (their search attributes: it costs the
+    sessions nothing); closed ones included, marked `closed`."""
+    return await listing.list_sessions(client, status=status, waiting=waiting, limit=limit)
 
 
 @router.post("", status_code=201, response_model=LiveSession)

@@ -1,0 +1,48 @@
+"""`GET /sessions`: the sessions, newest first, from Temporal's visibility; filtered by status
+and by whether a person is waited for."""
+
+from __future__ import annotations
+
+import httpx
+
+from ..conftest import assert_eventually
+from .test_sessions import new_key
+
+
+async def listed(http: httpx.AsyncClient, **params: str | bool) -> dict[str, dict[str, object]]:
+    answer = await http.get("/sessions", params={**params, "limit": 500})
+    assert answer.status_code == 200, answer.text
+    return {s["session_key"]: s for s in answer.json()}
+
+
+async def test_sessions_are_listed_with_what_waits_and_filtered(http: httpx.AsyncClient) -> None:
+    idle, asking = new_key(), new_key()
+    assert (
+        await http.post("/sessions", json={"session_key": idle, "agent_id": "Agent:demo-adk"})
+    ).status_code == 201
+    sent = await http.post(
+        f"/sessions/{asking}/messages?wait=true", json={"content": "DELETE FROM orders WHERE id = 2"}
+    )
+    assert sent.json()["status"] == "waiting", sent.text
+    everything = await assert_eventually(
+        lambda: listed(http),
+        lambda found: found.get(asking, {}).get("pending") == 1 and idle in found,
+        what="both sessions listed, one waiting",
+    )
+    assert everything[idle] | {"started_at": None} == {
+        "session_key": idle,
+        "workflow_id": f"session:{idle}",
+        "status": "active",
+        "pending": 0,
+        "channel": "http",
+        "agent_id": "Agent:demo-adk",
+        "started_at": None,
+        "closed": False,
+    }
+    assert everything[asking]["status"] == "waiting_approval"
+    waiting = await listed(http, waiting=True)
+    assert asking in waiting and idle not in waiting
+    active = await listed(http, status="active")
+    assert idle in active and asking not in active
+    bad = await http.get("/sessions", params={"status": "sleepy"})
+    assert bad.status_code == 422 and "status" in bad.text
