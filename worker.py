@@ -34,7 +34,9 @@ from activities.artifacts.whole import WholeOutputActivities
 from activities.channels.lark.delivery import LarkActivities
 from activities.channels.webhook.delivery import WebhookActivities
 from activities.experience.index import ExperienceActivities
+from activities.tools.mcp.servers import McpServers
 from activities.tools.runner import ToolActivities
+from core.agent_registry import load_registry
 from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
 from core.settings import Settings
@@ -70,22 +72,28 @@ class SynapseWorker:
     Used like a temporalio `Worker`: `await run()`, `await shutdown()`, or `async with`.
     """
 
-    def __init__(self, shared: Worker, own: Worker, worker_queue: str, tools: ToolActivities) -> None:
+    def __init__(
+        self, shared: Worker, own: Worker, worker_queue: str, tools: ToolActivities, mcp: McpTools
+    ) -> None:
         self.shared = shared
         self.own = own
         self.worker_queue = worker_queue
         self.tools = tools
+        self.mcp = mcp
+        """The MCP servers' tools, offered once they are connected (before polling starts)."""
         """Closed once both workers stopped (a terminal's shell ends with its worker)."""
         """The task queue only this worker polls."""
         self._running = contextlib.AsyncExitStack()
 
     async def run(self) -> None:
-        """Poll both queues until shut down (one failing stops the other)."""
+        """Connect to the MCP servers, then poll both queues until shut down (one failing stops the other)."""
         try:
+            await self.mcp.start()
             async with asyncio.TaskGroup() as group:
                 group.create_task(self.shared.run())
                 group.create_task(self.own.run())
         finally:
+            await self.mcp.close()
             await self.tools.close()
 
     async def shutdown(self) -> None:
@@ -97,6 +105,8 @@ class SynapseWorker:
 
     async def __aenter__(self) -> Self:
         async with contextlib.AsyncExitStack() as stack:  # one failing to start stops the other
+            await self.mcp.start()
+            stack.push_async_callback(self.mcp.close)
             await stack.enter_async_context(self.shared)
             await stack.enter_async_context(self.own)
             self._running = stack.pop_all()
@@ -109,6 +119,26 @@ class SynapseWorker:
             await self._running.__aexit__(kind, error, trace)  # the own queue's worker stops first
         finally:
             await self.tools.close()
+
+
+class McpTools:
+    """The declared MCP servers of one worker: connected before it polls, their tools then offered
+    to the tool activities (to run) and the agent activities (to declare to models)."""
+
+    def __init__(self, servers: McpServers, tools: ToolActivities, agents: AgentActivities) -> None:
+        self.servers, self._tools, self._agents = servers, tools, agents
+        self._started = False
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        await self.servers.start()
+        self._tools.tools.update(self.servers.tools())
+        self._agents.tools.update(self.servers.descriptors())
+
+    async def close(self) -> None:
+        await self.servers.close()
 
 
 def own_queue_name(shared_queue: str) -> str:
@@ -130,8 +160,10 @@ def build_worker(
     tools = tools or ToolActivities(settings)
     shared_queue = task_queue or settings.temporal.task_queue
     tools.worker_queue = own_queue_name(shared_queue)
+    agents = AgentActivities(settings)
+    mcp = McpServers(load_registry(settings).mcp_servers, settings.data_dir)
     activities: list[Callable[..., Any]] = [
-        *AgentActivities(settings).activities(),
+        *agents.activities(),
         *(directory or AgentDirectory(settings)).activities(),
         *tools.activities(),
         *LarkActivities(settings).activities(),
@@ -154,7 +186,7 @@ def build_worker(
         activities=[tools.run_tool],
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
-    return SynapseWorker(shared, own, tools.worker_queue, tools)
+    return SynapseWorker(shared, own, tools.worker_queue, tools, McpTools(mcp, tools, agents))
 
 
 async def run_worker(settings: Settings) -> None:

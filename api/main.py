@@ -34,7 +34,18 @@ from .errors import (
     validation_error_handler,
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
-from .routes import artifacts, events, experience, grants, graphs, health, interactions, rules, sessions
+from .routes import (
+    artifacts,
+    events,
+    experience,
+    grants,
+    graphs,
+    health,
+    interactions,
+    rules,
+    sessions,
+    tools,
+)
 from .sse import StreamHub
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
@@ -97,7 +108,18 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
-    for module in (health, sessions, interactions, grants, rules, events, graphs, artifacts, experience):
+    for module in (
+        health,
+        sessions,
+        interactions,
+        grants,
+        rules,
+        tools,
+        events,
+        graphs,
+        artifacts,
+        experience,
+    ):
         app.include_router(module.router)
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark

@@ -59,7 +59,7 @@ from .graph import (
 )
 from .health import Readiness
 from .intervention import InterventionRequest
-from .mcp import McpServerStatus
+from .mcp import Elicitation, ElicitationAnswer, McpServerSpec, McpServerStatus
 from .messages import InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
@@ -151,6 +151,8 @@ __all__ = [
     "Delivery",
     "EdgeDefinition",
     "EdgeStatus",
+    "Elicitation",
+    "ElicitationAnswer",
     "ErrorBody",
     "ErrorType",
     "ExecutionMode",
@@ -187,6 +189,7 @@ __all__ = [
     "LiveSession",
     "LoopDirective",
     "LoopInstance",
+    "McpServerSpec",
     "McpServerStatus",
     "MessageAccepted",
     "MessagePage",

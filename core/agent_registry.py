@@ -1,4 +1,5 @@
-"""Declared agents and groups: `Agent:<name>` / `Group:<name>` resolved to an AgentSpec.
+"""Declared agents and groups (`Agent:<name>` / `Group:<name>` resolved to an AgentSpec), and
+the MCP servers whose tools workers offer.
 
 Declarations come from a TOML file: `SYNAPSE_AGENTS_FILE`, else `./synapse.toml`, else
 `~/.synapse/agents.toml` (the first that exists and is not empty: an empty one declares nothing, and
@@ -20,6 +21,12 @@ conversation_history_config = { last_n = 20 }
 [groups.analysts]
 members = ["analyst", "demo"]
 selection = "hash"                 # first | hash (stable by session key)
+
+[mcp_servers.notes]                # MCP servers whose tools the workers offer (`mcp__notes__<tool>`)
+command = "python"                 # stdio: started on each worker; or url = "https://..." (streamable HTTP)
+args = ["notes_server.py"]
+trust = false                      # true: its calls run without asking
+exclude_tools = ["delete_all"]
 ```
 
 The API resolves the assignee when work is submitted (an unknown one is a 422 then, never a
@@ -36,11 +43,11 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from contracts import AgentGroup, AgentSpec
+from contracts import AgentGroup, AgentSpec, McpServerSpec
 
 from .settings import Settings
 
-M = TypeVar("M", AgentSpec, AgentGroup)
+M = TypeVar("M", AgentSpec, AgentGroup, McpServerSpec)
 
 DEMO_TOOLS = ["sql", "terminal"]
 """What the demo agents may call: SQL, and shell commands written as `!command`."""
@@ -72,6 +79,7 @@ class AgentRegistry:
 
     agents: dict[str, AgentSpec] = field(default_factory=lambda: dict(BUILTIN_AGENTS))
     groups: dict[str, AgentGroup] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServerSpec] = field(default_factory=dict)
     source: Path | None = None
 
     def known(self) -> list[str]:
@@ -127,6 +135,14 @@ def load_registry(settings: Settings) -> AgentRegistry:
         if missing:
             raise RegistryError(f"{path}: groups.{name} names undeclared agents: {', '.join(missing)}")
         registry.groups[name] = group
+    for name, body in data.get("mcp_servers", {}).items():
+        server = _parse(path, f"mcp_servers.{name}", McpServerSpec, {"name": name, **body})
+        if (server.command is None) == (server.url is None):
+            raise RegistryError(
+                f"{path}: mcp_servers.{name}: give `command` (a stdio server the worker starts) or `url` "
+                "(a streamable HTTP server), not both or neither"
+            )
+        registry.mcp_servers[name] = server
     return registry
 
 

@@ -8,6 +8,7 @@ the latest message of the conversation, or to `input_data` for graph tasks:
 * `!command` or `input_data.command` → a `terminal` tool call;
 * `ask: question` or `input_data.ask` → an `ask_user` call (the person's answer comes back);
 * `plan: {json}` or `input_data.plan` → a `PlanBlueprint`;
+* `use: <tool> {json}` → a call of that tool (an MCP server's, say) with those arguments;
 * a real SQL statement (sqlglot, strict) or `input_data.sql` → a `sql` tool call;
 * `input_data.fail` → a `FAILURE` result (checked before every other input);
 * `input_data.echo` → `FinalAnswer(echo)`;
@@ -37,12 +38,13 @@ from contracts import (
     UniversalMessage,
 )
 
-from ..tools.registry import ALWAYS_DECLARED
+from ..tools.registry import ALWAYS_DECLARED, allows
 from ..tools.sentences import describe_tool_message
 from ..tools.sql.syntax import classify, is_sql_statement
 
 _PLAN_PREFIX = "plan:"
 _ASK_PREFIX = "ask:"
+_USE_PREFIX = "use:"
 _PLAN_EXAMPLE = (
     'plan: {"new_tasks": [{"task_id": "hello", "input_data": {"echo": "hi"}, "assignee_id": "Agent:demo"}]}'
 )
@@ -76,7 +78,7 @@ def _failure(thought: str, type_: FailureType, message: str) -> AgentResult:
 
 
 def _tool_call(tool_id: str, arguments: dict[str, Any], thought: str, tools: list[str]) -> AgentResult:
-    if tools and tool_id not in tools and tool_id not in ALWAYS_DECLARED:
+    if tools and not allows([*tools, *ALWAYS_DECLARED], tool_id):
         return _answer(
             f"I would need the {tool_id} tool, which this agent may not use.",
             f"I cannot use the {tool_id} tool here; the tools I may use are: {', '.join(tools)}.",
@@ -112,6 +114,23 @@ def _parse_plan(raw: Any) -> PlanBlueprint | str:
     return plan
 
 
+def _use(rest: str, tools: list[str]) -> AgentResult:
+    """`use: <tool> {json arguments}`: a call of any tool the agent may use (an MCP server's)."""
+    tool_id, _, raw = rest.partition(" ")
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as err:
+        arguments = err.msg
+    if not tool_id or not isinstance(arguments, dict):
+        return _answer(
+            "The message asks for a tool call I cannot read.",
+            'Write `use: <tool> {json arguments}`, e.g. `use: mcp__notes__add_note {"text": "hi"}`'
+            + (f" (the arguments are not a JSON object: {arguments})" if isinstance(arguments, str) else ""),
+            "invalid_use",
+        )
+    return _tool_call(tool_id, arguments, f"The message asks me to use the {tool_id} tool.", tools)
+
+
 def _plan_result(plan: PlanBlueprint) -> AgentResult:
     names = ", ".join(task.task_id for task in plan.new_tasks) or "task updates"
     return _result(f"The request is a plan ({names}); I hand it to the graph engine.", plan, "plan")
@@ -142,6 +161,8 @@ def _decide_chat(text: str, tools: list[str]) -> AgentResult:
         return _tool_call(
             ASK_USER, {"question": question}, "The message asks me to ask you something; I ask.", tools
         )
+    if stripped.lower().startswith(_USE_PREFIX):
+        return _use(stripped[len(_USE_PREFIX) :].strip(), tools)
     if stripped.lower().startswith(_PLAN_PREFIX):
         plan = _parse_plan(stripped[len(_PLAN_PREFIX) :].strip())
         if isinstance(plan, str):

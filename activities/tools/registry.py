@@ -24,9 +24,15 @@ ALWAYS_DECLARED = (AskUserTool.DESCRIPTOR.name,)
 
 
 def declared_tools(names: Iterable[str], tools: dict[str, ToolDescriptor]) -> dict[str, ToolDescriptor]:
-    """The descriptors an agent is told about: those it names that exist, plus `ALWAYS_DECLARED`."""
+    """The descriptors an agent is told about: those it names that exist (`mcp__notes__*` names
+    every tool of the `notes` MCP server), plus `ALWAYS_DECLARED`."""
     wanted = [*names, *(name for name in ALWAYS_DECLARED if name not in names)]
-    return {name: tools[name] for name in wanted if name in tools}
+    return {known: d for known, d in tools.items() if allows(wanted, known)}
+
+
+def allows(names: Iterable[str], tool_id: str) -> bool:
+    """Whether a declaration's tool names take in `tool_id` (`mcp__notes__*`: every `notes` tool)."""
+    return any(tool_id == name or (name.endswith("*") and tool_id.startswith(name[:-1])) for name in names)
 
 
 def tool_class(name: str) -> type[Tool] | None:

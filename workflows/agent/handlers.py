@@ -1,8 +1,10 @@
 """The handlers of a run that hosts the agent loop (a session, a graph task's run), beside the
-supervision handlers every supervised run has: its grants (`get_grants`, `revoke_grant`) and the
-output of a tool while it runs (`tool_output`, `tool_outputs`). A graph runs no tools and grants
-nothing, so it has none of these. The workflow sets `_supervisor` in its `@workflow.init`. Their
-names are part of the workflows' public interface (clients, recorded histories): never rename one.
+supervision handlers every supervised run has: its grants (`get_grants`, `revoke_grant`), the
+output of a tool while it runs (`tool_output`, `tool_outputs`), and what a running MCP tool's
+server asks the person (`elicit`, answered through `get_elicitation`). A graph runs no tools and
+grants nothing, so it has none of these. The workflow sets `_supervisor` and `_host` in its
+`@workflow.init`. Their names are part of the workflows' public interface (clients, recorded
+histories): never rename one.
 """
 
 from __future__ import annotations
@@ -10,16 +12,37 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import Grant, GrantRevocation, TaskChunkType, ToolOutput, ToolOutputBatch
-    from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
+    from contracts import (
+        Elicitation,
+        ElicitationAnswer,
+        Grant,
+        GrantRevocation,
+        TaskChunkType,
+        ToolOutput,
+        ToolOutputBatch,
+    )
+    from contracts.names import ELICIT, GET_ELICITATION, TOOL_OUTPUT, TOOL_OUTPUTS
 
 from ..supervision.supervisor import Supervisor
+from .supervised import SupervisedHost
 
 
 class AgentRunHandlers:
-    """`get_grants`, `revoke_grant`, `tool_output`, `tool_outputs`."""
+    """`get_grants`, `revoke_grant`, `tool_output`, `tool_outputs`, `elicit`, `get_elicitation`."""
 
     _supervisor: Supervisor
+    _host: SupervisedHost
+
+    @workflow.signal(name=ELICIT)
+    async def elicit(self, asked: Elicitation) -> None:
+        """An MCP server asks the person something while its tool runs: a question on every
+        channel; the answer is kept for the tool (`get_elicitation`)."""
+        await self._host.elicit(asked)
+
+    @workflow.query(name=GET_ELICITATION)
+    def get_elicitation(self, elicitation_id: str) -> ElicitationAnswer | None:
+        """The person's answer to an elicitation (None until there is one)."""
+        return self._host.elicitation(elicitation_id)
 
     @workflow.query
     def get_grants(self) -> list[Grant]:

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import Field
 
+from contracts import ElicitationAnswer
+
 from ..supervision.state import SupervisedState
 
 
@@ -18,6 +20,8 @@ class AgentRunState(SupervisedState):
 
     worker_queues: dict[str, str] = Field(default_factory=dict)
     """Per worker-bound tool (the terminal), the task queue of the worker holding its state."""
+    elicitations: dict[str, ElicitationAnswer] = Field(default_factory=dict)
+    """Answers to MCP servers' elicitations, by id, for the running tool to read (the newest kept)."""
     tool_states: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per worker-bound tool, the metadata of its last result: where it left its state (the
     terminal's `cwd`, a program `waiting_for_input`), for the next call's assessment."""

@@ -15,8 +15,11 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        Elicitation,
+        ElicitationAnswer,
         InteractionOutcome,
         InteractionType,
+        Principal,
         RuleContext,
         RuleDecision,
         SandboxProfile,
@@ -32,6 +35,9 @@ with workflow.unsafe.imports_passed_through():
 from ..supervision import sandbox
 from ..supervision.rules import APPROVAL_RULES
 from ..supervision.supervisor import Supervisor
+
+ELICITATIONS_KEPT = 50
+"""Answers to MCP elicitations kept for their tools to read (each is read within seconds)."""
 
 
 class SupervisedHost:
@@ -121,17 +127,53 @@ class SupervisedHost:
         Who may answer: the approvers, and the person whose message led to it; anyone when the
         session names no approvers. It waits `question_timeout_seconds`.
         """
-        requests = self._supervisor.requests
         question = str(call.arguments.get("question", "")).strip()
+        return await self._question(
+            {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
+            self._supervisor.policy.question_timeout_seconds,
+        )
+
+    async def elicit(self, asked: Elicitation) -> ElicitationAnswer:
+        """A running MCP tool's server asks the person something: a USER_INPUT request like the
+        agent's questions (`response_data.text` answers it), waiting at most `asked.timeout_seconds`."""
+        outcome = await self._question(
+            {
+                "question": asked.message,
+                "tool_name": asked.tool_id,
+                "summary": f"{asked.tool_id} asks: {asked.message}",
+                "elicitation_id": asked.elicitation_id,
+                "requested_schema": asked.requested_schema,
+            },
+            asked.timeout_seconds,
+        )
+        self._supervisor.decisions.settle(outcome.interaction_id)  # the answer is in place
+        if outcome.approved:
+            text = (outcome.response_data or {}).get("text")
+            answer = ElicitationAnswer(action="accept", text=text, decided_by=outcome.decided_by)
+        else:
+            gone = outcome.decided_by in (Principal.TIMEOUT, Principal.CANCEL)
+            answer = ElicitationAnswer(action="cancel" if gone else "decline", decided_by=outcome.decided_by)
+        kept = self._state.elicitations
+        kept[asked.elicitation_id] = answer
+        for old in list(kept)[:-ELICITATIONS_KEPT]:
+            del kept[old]
+        return answer
+
+    def elicitation(self, elicitation_id: str) -> ElicitationAnswer | None:
+        """The answer to an elicitation, once there is one."""
+        return self._state.elicitations.get(elicitation_id)
+
+    async def _question(self, content: dict[str, Any], timeout_seconds: int | None) -> InteractionOutcome:
+        requests = self._supervisor.requests
         answerers = self._supervisor.policy.approvers_for(requests.requester)
         if answerers and requests.requester and requests.requester not in answerers:
             answerers.insert(0, requests.requester)
         return await requests.ask(
             InteractionType.USER_INPUT,
             "input",
-            {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
+            content,
             approvers=answerers,
-            timeout_seconds=self._supervisor.policy.question_timeout_seconds,
+            timeout_seconds=timeout_seconds,
             chunk=TaskChunkType.USER_INPUT_REQUEST,
         )
 
