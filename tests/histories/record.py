@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import uuid
 from collections.abc import Awaitable, Callable
@@ -398,6 +399,10 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             SessionConfig(session_key="history-ruled", project=RULED_PROJECT, user="alice"),
             ruled,
         ),
+        "session_elicited": (
+            SessionConfig(session_key="history-elicited", agent_id="Agent:scribe", agent=SCRIBE),
+            elicited,
+        ),
         "session_two_people": (
             SessionConfig(
                 session_key="history-two-people",
@@ -411,6 +416,47 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             two_people,
         ),
     }
+
+
+NOTES_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
+SCRIBE = AgentSpec(name="scribe", framework="demo", tools=["sql", "mcp__notes__*"])
+
+
+def mcp_declarations(folder: Path) -> str:
+    """The agents file the recording worker reads: the notes MCP server (`tests/fakes/mcp_server.py`)."""
+    env = f'{{NOTES_FILE = "{folder / "notes.txt"}", PID_FILE = "{folder / "server.pid"}"}}'
+    return f'[mcp_servers.notes]\ncommand = "{sys.executable}"\nargs = ["{NOTES_SERVER}"]\nenv = {env}\n'
+
+
+async def _pending_of(handle: WorkflowHandle[SessionWorkflow, LiveSession], kind: str) -> str:
+    status = await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: any(p.interaction_type == kind for p in s.pending_interactions),
+    )
+    return next(p.interaction_id for p in status.pending_interactions if p.interaction_type == kind)
+
+
+async def elicited(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """The DELETE denied, then an MCP tool approved (by signal: its update would wait for the
+    tool), whose server asks the person's name mid-call; answered, the tool greets them."""
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=await _pending_id(handle), approved=False, principal="bob"),
+    )
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="use: mcp__notes__greet {}"))
+    approval = await _pending_of(handle, "tool_approval")
+    await handle.signal(
+        SessionWorkflow.respond, InteractionResponse(interaction_id=approval, approved=True, principal="bob")
+    )
+    question = await _pending_of(handle, "user_input")
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(
+            interaction_id=question, approved=True, principal="alice", response_data={"text": "Alice"}
+        ),
+    )
+    await _idle(handle, 2)
 
 
 RULED_PROJECT = "/shop"
@@ -724,8 +770,11 @@ async def main(tag: str, only: list[str]) -> None:
     try:
         with tempfile.TemporaryDirectory() as data_dir:
             async with fake_chat_completions() as fake, lark_open_api() as lark, webhook_receiver() as hook:
+                agents = Path(data_dir) / "agents.toml"
+                agents.write_text(mcp_declarations(Path(data_dir)))
                 settings = Settings(
                     data_dir=Path(data_dir),
+                    agents_file=agents,
                     temporal=TemporalSettings(task_queue="history"),
                     lark=LarkSettings(app_id=lark.app_id, app_secret=lark.app_secret, domain=lark.base_url),
                     webhooks=WebhookSettings(secret="history"),
