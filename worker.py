@@ -178,6 +178,7 @@ def build_worker(
         workflows=list(WORKFLOWS),
         activities=activities,
         workflow_runner=WORKFLOW_RUNNER,
+        max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
     own = Worker(

@@ -10,6 +10,7 @@ Workflows never read settings; what changes their behaviour reaches them as inpu
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +50,19 @@ class TemporalSettings(_Group):
         validation_alias=env("task_queue", "SYNAPSE_TASK_QUEUE"),
         description="Task queue of workers and clients.",
     )
+    workflow_slots: int | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=env("workflow_slots", "SYNAPSE_WORKFLOW_SLOTS"),
+        description="Workflow tasks a worker runs at once; 8 per CPU when unset. Workflow code "
+        "shares one interpreter lock, so more only slows each one: past 2 s a task counts as "
+        "deadlocked and is retried.",
+    )
+
+    @property
+    def worker_workflow_slots(self) -> int:
+        """`workflow_slots`, or 8 per CPU of this machine."""
+        return self.workflow_slots or 8 * (os.cpu_count() or 1)
 
 
 class ApiSettings(_Group):

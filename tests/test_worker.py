@@ -1,0 +1,37 @@
+"""The worker's own settings: how many workflow tasks it runs at once."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from temporalio.client import Client
+
+from cli.main import main
+from core.settings import Settings, TemporalSettings
+from worker import build_worker
+
+
+@pytest.mark.parametrize(("slots", "expected"), [(None, 8 * (os.cpu_count() or 1)), (3, 3)])
+async def test_a_worker_runs_as_many_workflow_tasks_at_once_as_its_slots(
+    client: Client, tmp_path: os.PathLike[str], task_queue: str, slots: int | None, expected: int
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        temporal=TemporalSettings(task_queue=task_queue, workflow_slots=slots),
+        _env_file=None,
+    )
+
+    worker = build_worker(client, settings)
+
+    assert worker.shared.config().get("max_concurrent_workflow_tasks") == expected
+
+
+def test_zero_slots_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SYNAPSE_WORKFLOW_SLOTS", "0")
+
+    assert main(["worker"]) == 2
+
+    assert "SYNAPSE_WORKFLOW_SLOTS='0': Input should be greater than 0" in capsys.readouterr().err
