@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("file", type=Path, metavar="FILE", help="JSON file to write")
     export.add_argument("--run-id", metavar="R", help="a specific run (default: the latest)")
     add_run(commands)
+    add_chat(commands)
     return parser
 
 
@@ -127,6 +128,27 @@ def add_run(commands: Any) -> None:
     run.add_argument("--profile", help="profile of a new session: default, restricted, enterprise")
     run.add_argument("--project", metavar="NAME", help="project of a new session (its approval rules apply)")
     run.add_argument("--principal", metavar="WHO", help="who sends the prompt (default: $USER)")
+
+
+def add_chat(commands: Any) -> None:
+    """`synapse chat`: the interactive REPL."""
+    chat = commands.add_parser(
+        "chat",
+        help="the interactive REPL: talk to an agent, approve its calls inline",
+        description="Talk to an agent in a session and answer its requests inline (y approve, s allow "
+        "for the session, a allow always in this project, e edit, n deny, l later). /help lists the slash "
+        "commands; @path attaches files from trusted folders, !cmd runs a shell command. Settings: "
+        "~/.synapse/settings.toml, the project's .synapse/settings.toml, SYNAPSE_CHAT_* variables, flags.",
+    )
+    chat.add_argument(
+        "session", nargs="?", metavar="SESSION_KEY", help="a session to attach to (default: a new one)"
+    )
+    chat.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
+    chat.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    chat.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session (default Agent:demo)")
+    chat.add_argument(
+        "--profile", metavar="NAME", help="profile of a new session: default, restricted, enterprise"
+    )
 
 
 def positive_seconds(text: str) -> float:
@@ -202,6 +224,10 @@ def run(args: argparse.Namespace) -> int:
                 wait_approval=args.wait_approval,
             )
         )
+    if args.command == "chat":
+        from cli.chat import ChatOptions, run_chat
+
+        return run_chat(ChatOptions(args.session, args.api, args.api_key, args.agent, args.profile))
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse rejects unknown ones
 
 

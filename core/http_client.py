@@ -22,16 +22,26 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import httpx
+from pydantic import TypeAdapter
 
 from contracts import (
+    ApprovalRule,
+    ArtifactInfo,
     AuditTrail,
+    Grant,
+    GrantList,
     GraphCreated,
     GraphView,
     InteractionOutcome,
     LiveSession,
+    McpServerStatus,
+    MessagePage,
+    NewRule,
     SessionMessageAccepted,
+    SessionSummary,
     TaskChunkType,
     TaskStreamChunk,
+    ToolDescriptor,
 )
 
 RECONNECT_DELAY = 1.0
@@ -304,3 +314,90 @@ class SynapseClient:
             if stalled > RECONNECTS:
                 raise SynapseError(503, f"the event stream of {key!r} could not be resumed: {ended_early}")
             await asyncio.sleep(RECONNECT_DELAY)
+
+    # ------------------------------------------------- what the interactive client reads and writes
+
+    async def _get(self, path: str, **params: Any) -> httpx.Response:
+        """GET with query parameters (None ones left out); an error answer raises `SynapseError`."""
+        given = {name: value for name, value in params.items() if value is not None}
+        response = await self.http.get(path, params=given)
+        if response.is_error:
+            raise SynapseError(response.status_code, _detail(response))
+        return response
+
+    async def send_attached(
+        self, key: str, content: str, *, artifacts: list[str], principal: str | None = None
+    ) -> SessionMessageAccepted:
+        """`POST /sessions/{key}/messages` with artifacts attached (ids from `upload_artifact`)."""
+        body: dict[str, Any] = {"content": content, "artifacts": artifacts}
+        if principal:
+            body["principal"] = principal
+        response = await self._call("POST", f"/sessions/{key}/messages", body)
+        return SessionMessageAccepted.model_validate_json(response.content)
+
+    async def upload_artifact(
+        self, content: bytes, *, name: str | None = None, media_type: str = "application/octet-stream"
+    ) -> ArtifactInfo:
+        """`POST /artifacts`: store large content; its `artifact_id` goes in a message's `artifacts`."""
+        response = await self.http.post(
+            "/artifacts",
+            content=content,
+            params={"name": name} if name else {},
+            headers={"Content-Type": media_type},
+        )
+        if response.is_error:
+            raise SynapseError(response.status_code, _detail(response))
+        return ArtifactInfo.model_validate_json(response.content)
+
+    async def sessions(
+        self, *, status: str | None = None, waiting: bool | None = None, limit: int | None = None
+    ) -> list[SessionSummary]:
+        """`GET /sessions`: sessions newest first (closed ones marked `closed`)."""
+        response = await self._get("/sessions", status=status, waiting=waiting, limit=limit)
+        return _LIST_OF_SESSIONS.validate_json(response.content)
+
+    async def messages(self, key: str, *, before: int | None = None, limit: int | None = None) -> MessagePage:
+        """`GET /sessions/{key}/messages`: one page of the whole conversation, oldest first."""
+        response = await self._get(f"/sessions/{key}/messages", before=before, limit=limit)
+        return MessagePage.model_validate_json(response.content)
+
+    async def grants(self, key: str) -> GrantList:
+        """`GET /sessions/{key}/grants`: every grant of the session, in force and revoked."""
+        return GrantList.model_validate_json((await self._get(f"/sessions/{key}/grants")).content)
+
+    async def revoke_grant(
+        self, key: str, grant_id: str, *, principal: str | None = None, reason: str | None = None
+    ) -> Grant:
+        """`DELETE /sessions/{key}/grants/{grant_id}`: its calls are asked for again (audited)."""
+        params = {name: value for name, value in (("principal", principal), ("reason", reason)) if value}
+        response = await self.http.delete(f"/sessions/{key}/grants/{grant_id}", params=params)
+        if response.is_error:
+            raise SynapseError(response.status_code, _detail(response))
+        return Grant.model_validate_json(response.content)
+
+    async def rules(self, **filters: str | None) -> list[ApprovalRule]:
+        """`GET /rules` (`tool`, `scope`, `project`, `user`, `profile` as keywords)."""
+        return _LIST_OF_RULES.validate_json((await self._get("/rules", **filters)).content)
+
+    async def add_rule(self, rule: NewRule) -> ApprovalRule:
+        """`POST /rules`: save an approval rule; the next call it covers is decided by it."""
+        response = await self._call("POST", "/rules", rule.model_dump(mode="json", exclude_none=True))
+        return ApprovalRule.model_validate_json(response.content)
+
+    async def delete_rule(self, rule_id: str) -> ApprovalRule:
+        """`DELETE /rules/{rule_id}`."""
+        return ApprovalRule.model_validate_json((await self._call("DELETE", f"/rules/{rule_id}")).content)
+
+    async def tools(self) -> list[ToolDescriptor]:
+        """`GET /tools`: the tools agents may use, with their approval policies."""
+        return _LIST_OF_TOOLS.validate_json((await self._get("/tools")).content)
+
+    async def mcp_servers(self) -> list[McpServerStatus]:
+        """`GET /mcp`: the declared MCP servers, their state and tools."""
+        return _LIST_OF_MCP.validate_json((await self._get("/mcp")).content)
+
+
+_LIST_OF_SESSIONS = TypeAdapter(list[SessionSummary])
+_LIST_OF_RULES = TypeAdapter(list[ApprovalRule])
+_LIST_OF_TOOLS = TypeAdapter(list[ToolDescriptor])
+_LIST_OF_MCP = TypeAdapter(list[McpServerStatus])

@@ -1,0 +1,122 @@
+"""Following a session: its event stream in the background, shown as it comes, resumed after the
+last chunk seen whenever the connection drops or the API restarts (however long that takes).
+
+A request for a person goes to the approvals as it arrives, a decision closes it; a heartbeat
+reads the session every few seconds so that the footer says whether the API answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+import httpx
+
+from contracts import TaskChunkType, TaskStreamChunk
+from core.http_client import SynapseClient, SynapseError
+
+from .render import Renderer
+from .state import ChatState, Request
+
+HEARTBEAT_SECONDS = 3.0
+RETRY_SECONDS = (0.5, 1, 2, 5)
+ASKS = (TaskChunkType.TOOL_APPROVAL_REQUEST, TaskChunkType.USER_INPUT_REQUEST)
+
+
+class Follower:
+    """Follows `state.key` from a given chunk on; `follow` starts (or restarts) it."""
+
+    def __init__(
+        self,
+        client: SynapseClient,
+        state: ChatState,
+        renderer: Renderer,
+        *,
+        arrived: Callable[[Request], None],
+        decided: Callable[[str, str], None],
+    ) -> None:
+        self.client, self.state, self.renderer = client, state, renderer
+        self._arrived, self._decided = arrived, decided
+        self.last: int | None = None
+        """The sequence id of the last chunk seen."""
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def follow(self, after: int | None) -> None:
+        """Follow the session's chunks after `after` (None: from its first)."""
+        self.stop()
+        self.last = after
+        key = self.state.key
+        self._tasks = [asyncio.ensure_future(self._stream(key)), asyncio.ensure_future(self._heartbeat(key))]
+
+    def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+
+    async def close(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def take(self, chunk: TaskStreamChunk) -> None:
+        """One chunk of the stream: note what it changes, show it."""
+        self.last = chunk.sequence_id
+        content = chunk.content if isinstance(chunk.content, dict) else {}
+        interaction_id = chunk.metadata.get("interaction_id")
+        if chunk.chunk_type in ASKS and interaction_id and not chunk.metadata.get("streaming"):
+            request = Request.of_chunk(chunk)
+            self.state.pending[request.interaction_id] = request
+            self.state.activity = "waiting for you"
+            self._arrived(request)
+        elif chunk.chunk_type == TaskChunkType.PROGRESS and "approved" in content and interaction_id:
+            self.state.pending.pop(str(interaction_id), None)
+            self._decided(str(interaction_id), f"{content.get('decided_by')} ({content.get('channel')})")
+        self.renderer.chunk(chunk)
+        if chunk.chunk_type == TaskChunkType.CANCELLED and not content.get("turn_cancelled"):
+            self.state.pending.clear()
+
+    async def _stream(self, key: str) -> None:
+        failures = 0
+        while True:
+            opened = asyncio.Event()
+            self.state.connection = "connecting"
+            marker = asyncio.ensure_future(self._mark_open(opened))
+            try:
+                async for chunk in self.client.events(key, after=self.last, opened=opened):
+                    failures = 0
+                    self.take(chunk)
+                self.state.connection = "session ended"
+                return
+            except SynapseError as err:
+                if err.status == 404:
+                    self.state.connection = "no such session"
+                    return
+            except httpx.HTTPError:
+                pass
+            finally:
+                marker.cancel()
+            self.state.connection = "reconnecting"
+            await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+            failures += 1
+
+    async def _mark_open(self, opened: asyncio.Event) -> None:
+        await opened.wait()
+        self.state.connection = "connected"
+
+    async def _heartbeat(self, key: str) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                await self.client.session(key)
+            except SynapseError as err:
+                if err.status >= 500:
+                    self.state.connection = "API unavailable"
+            except httpx.HTTPError:
+                self.state.connection = "API unreachable"
+            else:
+                if self.state.connection.startswith("API"):
+                    self.state.connection = "connected"

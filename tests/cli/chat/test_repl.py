@@ -1,0 +1,231 @@
+"""The real `synapse chat`, driven in tmux against a real API and worker (issue 22): approvals
+inline (y, n, s, a with an edited prefix, e editing a DELETE), a decision over HTTP while the
+prompt is open, a saved chat resumed after SIGKILL, `@file` inside and outside trusted folders, a
+bad slash command, and Ctrl-C during a long command."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ...conftest import assert_eventually
+from .tmux import TMUX, Tmux
+
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (Debian: apt-get install tmux)")
+KEYS_LINE = "[l] later ›"
+FOOTER = " · Agent:demo · "
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The folder the REPL runs in: a project (it has `.synapse/`)."""
+    folder = tmp_path / "proj"
+    (folder / ".synapse").mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+async def repl(http: httpx.AsyncClient, tmp_path: Path, project: Path) -> AsyncIterator[Tmux]:
+    """A tmux server of the test's own, its REPLs against the test's API (none started yet)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    tmux = Tmux(home, project, str(http.base_url).rstrip("/"))
+    try:
+        yield tmux
+    finally:
+        await tmux.kill()
+
+
+async def session_key(tmux: Tmux) -> str:
+    """The session the REPL follows (its footer shows it, whenever a prompt is open)."""
+    screen = await tmux.wait_for(FOOTER)
+    footer = [line for line in screen.splitlines() if FOOTER in line][-1]
+    return next(word for word in footer.split() if word.startswith("chat-"))
+
+
+async def test_an_approved_call_runs_and_a_denied_one_does_not(
+    repl: Tmux, count_orders: Callable[[str], int]
+) -> None:
+    await repl.start()
+    await repl.type("DELETE FROM orders WHERE id = 1")
+    await repl.wait_for("? tool_1 · sql wants approval")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("y")
+    await repl.wait_for("DELETE done: 1 row affected.")
+    assert "✓ tool_1 approved by alice (http)" in await repl.screen()
+    assert count_orders("id = 1") == 0
+
+    await repl.type("DELETE FROM orders WHERE id = 2")
+    await repl.wait_for("? tool_2 · sql wants approval")
+    await repl.wait_for(KEYS_LINE, count=2)
+    await repl.keys("n")
+    await repl.wait_for("reason for the agent")
+    await repl.type("not today")
+    screen = await repl.wait_for("✗ tool_2 denied by alice (http): not today")
+    await repl.wait_for('I did not run sql: denied by alice (a person denied it) — "not today".')
+    assert count_orders("id = 2") == 1
+    assert "tool_3" not in screen
+
+
+async def test_allow_for_the_session_lets_the_next_matching_call_run(
+    repl: Tmux, count_orders: Callable[[str], int]
+) -> None:
+    await repl.start()
+    await repl.type("DELETE FROM orders WHERE id = 3")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("s")
+    await repl.wait_for("granted: sql DELETE orders")
+    await repl.wait_for("DELETE done: 1 row affected.")
+    await repl.type("DELETE FROM orders WHERE id = 5")
+    screen = await repl.wait_for("DELETE done: 1 row affected.", count=2)
+    assert "✓ tool_2 allowed by grant grant_1 of alice" in screen
+    assert "tool_2 · sql wants approval" not in screen
+    assert count_orders("id IN (3, 5)") == 0
+
+
+async def test_allow_always_with_an_edited_prefix_holds_in_a_new_session(
+    repl: Tmux, http: httpx.AsyncClient, project: Path
+) -> None:
+    await repl.start()
+    await repl.type("!printf hello")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("a")
+    await repl.wait_for("command prefix (edit, then Enter) › printf hello")
+    await repl.keys("C-u")
+    await repl.type("printf")
+    await repl.wait_for(f'allow terminal "printf" in project {project}')
+    await repl.wait_for("exit status 0:")
+
+    await repl.type("/agent Agent:demo")  # the next message starts a new session
+    await repl.wait_for("your next message starts session")
+    await repl.type("!printf bye")
+    screen = await repl.wait_for("✓ tool_1 allowed by rule:rule_")
+    assert screen.count("tool_1 · terminal wants approval") == 1  # the first session's, not this one's
+    await repl.wait_for("exit status 0:", count=2)
+    await repl.type("!touch never.txt")
+    await repl.wait_for("? tool_2 · terminal wants approval")
+
+    rules = (await http.get("/rules", params={"project": str(project)})).json()
+    assert [(r["match"]["command_prefix"], r["scope"], r["project"]) for r in rules] == [
+        ("printf", "project", str(project))
+    ]
+
+
+async def test_edit_narrows_a_delete_before_it_runs(repl: Tmux, count_orders: Callable[[str], int]) -> None:
+    await repl.start()
+    await repl.type("DELETE FROM orders WHERE status = 'cancelled'")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("e")
+    await repl.wait_for("sql › DELETE FROM orders WHERE status = 'cancelled'")
+    await repl.keys("C-u")
+    await repl.type("DELETE FROM orders WHERE id = 4")
+    await repl.wait_for("→ sql: DELETE FROM orders WHERE id = 4")
+    await repl.wait_for("DELETE done: 1 row affected.")
+    assert count_orders("id = 4") == 0
+    assert count_orders("status = 'cancelled'") == 2
+
+
+async def test_a_decision_over_http_closes_the_open_prompt(repl: Tmux, http: httpx.AsyncClient) -> None:
+    await repl.start()
+    await repl.type("UPDATE orders SET amount = 1 WHERE id = 7")
+    await repl.wait_for(KEYS_LINE)
+    key = await session_key(repl)
+    decided = await http.post(
+        f"/sessions/{key}/interactions/tool_1", json={"approved": True, "principal": "bob"}
+    )
+    assert decided.status_code == 200, decided.text
+    await repl.wait_for("(the prompt for tool_1 closed: bob (http) decided it)")
+    await repl.wait_for("UPDATE done: 1 row affected.")
+    await repl.type("/pending")  # the input line is back
+    await repl.wait_for("nothing waits for a person")
+
+
+async def test_a_saved_chat_resumes_in_a_new_repl_after_sigkill(
+    repl: Tmux, count_orders: Callable[[str], int]
+) -> None:
+    await repl.start()
+    await repl.type("DELETE FROM orders WHERE id = 6")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("l")
+    await repl.wait_for("tool_1 left pending")
+    await repl.type("/chat save nightly")
+    await repl.wait_for("saved as nightly")
+    key = await session_key(repl)
+    os.kill(await repl.pid(), signal.SIGKILL)
+
+    await repl.start()  # a new process, in a new window
+    assert await session_key(repl) != key
+    await repl.type("/chat resume nightly")
+    await repl.wait_for(f"attached to session {key}")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("y")
+    await repl.wait_for("DELETE done: 1 row affected.")
+    assert count_orders("id = 6") == 0
+
+
+async def test_at_file_reads_only_trusted_folders(repl: Tmux, http: httpx.AsyncClient, project: Path) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "notes.txt").write_text("the notes say 42\n")
+    (project / "other").mkdir()
+    (project / "other" / "plan.txt").write_text("the plan\n")
+    settings = repl.home / ".synapse" / "settings.toml"
+    settings.parent.mkdir()
+    settings.write_text(f'# mine\ntrusted_folders = ["{project / "docs"}"]\nvi_mode = false\n')
+    await repl.start()
+
+    await repl.type("read @docs/notes.txt please")
+    await repl.wait_for("attached docs/notes.txt (17 bytes)")
+    key = await session_key(repl)
+    sent = await assert_eventually(
+        lambda: http.get(f"/sessions/{key}/messages"),
+        lambda r: r.status_code == 200 and r.json()["total"] > 0,
+        what="the message",
+    )
+    first = sent.json()["messages"][0]["content"]
+    assert (
+        first
+        == "read @docs/notes.txt please\n\n--- @docs/notes.txt (17 bytes) ---\nthe notes say 42\n--- end of @docs/notes.txt ---"
+    )
+
+    await repl.type("read @other/plan.txt")
+    await repl.wait_for(f"Trust {project} (its files can then be attached)? [y/n] ›")
+    await repl.keys("n")
+    await repl.wait_for("@other/plan.txt is outside your trusted folders; nothing was sent")
+    await repl.type("read @other/plan.txt")
+    await repl.wait_for(f"Trust {project} (its files can then be attached)? [y/n] ›", count=2)
+    await repl.keys("y")
+    await repl.wait_for("attached other/plan.txt (9 bytes)")
+    assert settings.read_text().startswith("# mine\n")
+    assert f'"{project}"' in settings.read_text()
+
+
+async def test_a_bad_slash_command_names_the_closest(repl: Tmux) -> None:
+    await repl.start()
+    await repl.type("/staus")
+    await repl.wait_for("error: unknown command /staus: did you mean /status")
+    await repl.type("/chat sav nightly /agent")
+    await repl.wait_for("error: unknown /chat command 'sav': did you mean /chat save?")
+    await repl.wait_for("not run: /agent")
+    await repl.type("/agent /settings")  # two commands on one line
+    await repl.wait_for("agent: Agent:demo")
+    await repl.wait_for("profile                     default                    default")
+
+
+async def test_ctrl_c_during_a_long_command_cancels_the_turn(repl: Tmux, http: httpx.AsyncClient) -> None:
+    await repl.start()
+    await repl.type("!sleep 30")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("y")
+    await repl.wait_for("→ terminal: sleep 30")
+    await repl.keys("C-c")
+    await repl.wait_for("Cancel the running turn? [y/n] ›")
+    await repl.keys("y")
+    await repl.wait_for("✗ turn cancelled by alice: cancelled in synapse chat (Ctrl-C)", within=15)
+    key = await session_key(repl)
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert [e["principal"] for e in audit if e["kind"] == "turn_cancelled"] == ["alice"]
