@@ -12,6 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench)
 SCHEMA_DIR := schemas
 # Tests run in parallel, one Temporal dev server per worker; most of their time is spent waiting.
+# The 15 slowest are listed at the end, so a slow CI run says which tests took its time.
 PYTEST_WORKERS ?= 4
 # A stage's recipe starts with $(TIMED): its commands are shown as they run (`+ ...`), and at its end,
 # passed or failed, it says how long it took (`time: pytest took 250 s`), so a slow CI run says
@@ -46,7 +47,7 @@ typecheck: venv ## mypy
 	@$(TIMED) $(BIN)/mypy $(TYPED)
 
 pytest: venv ## only the tests, in PYTEST_WORKERS parallel workers (0: one after another)
-	@$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	@$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
 
 test: lint typecheck pytest ## everything CI runs: lint, types, tests (each says how long it took)
 
