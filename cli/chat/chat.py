@@ -26,6 +26,8 @@ from .state import ChatState, Request
 
 SHOWN_ON_ATTACH = 6
 """Messages of the conversation shown when attaching to a session."""
+SESSIONS_LISTED = 30
+"""Sessions `/sessions` lists and completion offers."""
 
 
 class CommandError(Exception):
@@ -170,6 +172,17 @@ class Chat:
                 raise
             self.renderer.note(f"  nothing to cancel: {err.detail}")
             self.state.turn, self.state.activity = False, None
+
+    async def refresh_known(self, kind: str) -> None:
+        """Read afresh what completion offers for `kind` (`sessions`, `grants`, `rules`)."""
+        if kind == "sessions":
+            self.known[kind] = [s.session_key for s in await self.client.sessions(limit=SESSIONS_LISTED)]
+        elif kind == "grants" and self.state.started:
+            listed = (await self.client.grants(self.state.key)).grants
+            self.known[kind] = [g.grant_id for g in listed if g.revoked_at is None]
+        elif kind == "rules":
+            listed_rules = await self.client.rules(project=self.state.project, profile=self.state.profile)
+            self.known[kind] = [r.rule_id for r in listed_rules if not r.rule_id.startswith("profile:")]
 
     async def close(self) -> None:
         for task in self.background:

@@ -75,6 +75,11 @@ class Follower:
         elif chunk.chunk_type == TaskChunkType.PROGRESS and "approved" in content and interaction_id:
             self.state.pending.pop(str(interaction_id), None)
             self._decided(str(interaction_id), f"{content.get('decided_by')} ({content.get('channel')})")
+        elif chunk.chunk_type == TaskChunkType.PROGRESS:
+            settled = self.state.gate_settled(content)
+            if settled is not None:
+                self.state.pending.pop(settled.request.interaction_id, None)
+                self._decided(settled.request.interaction_id, settled.by)
         self.renderer.chunk(chunk)
         if chunk.chunk_type == TaskChunkType.CANCELLED and not content.get("turn_cancelled"):
             self.state.pending.clear()
@@ -112,6 +117,7 @@ class Follower:
             await asyncio.sleep(HEARTBEAT_SECONDS)
             try:
                 await self.client.session(key)
+                await self._graph_requests()
             except SynapseError as err:
                 if err.status >= 500:
                     self.state.connection = "API unavailable"
@@ -120,3 +126,18 @@ class Follower:
             else:
                 if self.state.connection.startswith("API"):
                     self.state.connection = "connected"
+
+    async def _graph_requests(self) -> None:
+        """Forget the requests of the session's graphs that no longer wait (the session's stream
+        does not say when a graph's tool approval is decided)."""
+        known: dict[str, list[str]] = {}  # read before the graph is: what arrives meanwhile is newer
+        for request in self.state.pending.values():
+            if request.graph_id is not None:
+                known.setdefault(request.graph_id, []).append(request.interaction_id)
+        for graph_id, asked in known.items():
+            view = await self.client.graph(graph_id)
+            waiting = {i.interaction_id for i in view.pending_interactions}
+            for interaction_id in asked:
+                if interaction_id not in waiting and interaction_id in self.state.pending:
+                    del self.state.pending[interaction_id]
+                    self._decided(interaction_id, "someone else")

@@ -50,6 +50,8 @@ def decision_line(content: dict[str, Any]) -> Text:
         verb = f"allowed by grant {content.get('grant_id')} of {who}"
     elif channel == "rule":
         verb = f"{'allowed' if approved else 'denied'} by {who}"
+    elif isinstance(content.get("response_data"), dict) and "text" in content["response_data"]:
+        verb = f"answered by {who} ({channel}): {content['response_data']['text']}"
     else:
         verb = f"{'approved' if approved else 'denied'} by {who} ({channel})"
     text = Text(
@@ -130,6 +132,9 @@ class Renderer:
                 Text(f"? {request.interaction_id} asks: {request.content.get('question')}", "bold yellow")
             )
             return
+        if request.kind == "confirmation":
+            self._gate(request)
+            return
         title = f"? {request.interaction_id} · {request.tool or request.kind} wants approval"
         self.console.print(Text(title, "bold yellow"))
         argument, lexer = LEXERS.get(request.tool, ("", ""))
@@ -137,14 +142,7 @@ class Renderer:
         if isinstance(value, str):
             self.console.print(Syntax(value, lexer, theme="ansi_dark", word_wrap=True, padding=(0, 2)))
         elif request.params:
-            self.console.print(
-                Syntax(
-                    json.dumps(request.params, indent=2, ensure_ascii=False),
-                    "json",
-                    theme="ansi_dark",
-                    padding=(0, 2),
-                )
-            )
+            self._json(request.params)
         else:
             self.console.print(Text(f"  {request.line()}"))
         context = request.content.get("context") or {}
@@ -158,6 +156,24 @@ class Renderer:
                 self.console.print(Text(f"  {key}: {said}", "dim"))
 
     # ------------------------------------------------------------------ pieces
+
+    def _gate(self, request: Request) -> None:
+        """A gated graph task: what it asks, who would run it with what input."""
+        asked = request.content
+        task = f"{asked.get('task_id')}" + (f" #{asked['instance']}" if "instance" in asked else "")
+        self.console.print(
+            Text(
+                f"? {request.interaction_id} · graph task {task} waits: {asked.get('prompt')}", "bold yellow"
+            )
+        )
+        if asked.get("assignee_id"):
+            self.console.print(Text(f"  run by {asked['assignee_id']} with", "dim"))
+        self._json(asked.get("input_data") or {})
+
+    def _json(self, value: Any) -> None:
+        self.console.print(
+            Syntax(json.dumps(value, indent=2, ensure_ascii=False), "json", theme="ansi_dark", padding=(0, 2))
+        )
 
     def _call(self, content: dict[str, Any]) -> None:
         tool = content.get("tool_name")
@@ -206,8 +222,10 @@ class Renderer:
             )
         elif "task_id" in content:
             status = content.get("status") or ("paused" if content.get("paused") else "resumed")
-            version = f" v{content['version']}" if content.get("version", 1) != 1 else ""
-            self.note(Text(f"◆ graph task {content['task_id']}{version}: {status}", "magenta"))
+            version = f" v{content['version']}" if (content.get("version") or 1) > 1 else ""
+            instance = f" #{content['instance']}" if "instance" in content else ""
+            why = f" ({content['reason']})" if content.get("reason") else ""
+            self.note(Text(f"◆ graph task {content['task_id']}{instance}{version}: {status}{why}", "magenta"))
         elif "status" in content:
             self.note(
                 Text(

@@ -57,7 +57,7 @@ class Repl:
         history.parent.mkdir(parents=True, exist_ok=True)
         self.input: PromptSession[str] = PromptSession(
             history=FileHistory(str(history)),
-            completer=ChatCompleter(self._known),
+            completer=ChatCompleter(self._known, chat.refresh_known),
             complete_while_typing=False,
             vi_mode=settings.vi_mode,
             bottom_toolbar=self._footer,

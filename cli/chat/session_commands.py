@@ -8,7 +8,7 @@ from rich.table import Table
 
 from core.rules.match import describe
 
-from .chat import Chat, CommandError
+from .chat import SESSIONS_LISTED, Chat, CommandError
 from .state import Request
 
 
@@ -45,15 +45,25 @@ async def status(chat: Chat, args: list[str]) -> None:
 
 async def pending(chat: Chat, args: list[str]) -> None:
     live = await chat.client.session(_started(chat))
-    if not live.pending_interactions:
-        chat.renderer.note("nothing waits for a person")
-        return
-    table = Table("id", "what", "asks", "expires", box=None, padding=(0, 2))
+    rows: list[tuple[Request, str]] = []
     for interaction in live.pending_interactions:
         request = Request.of_interaction(interaction)
         chat.state.pending.setdefault(request.interaction_id, request)
+        rows.append(
+            (request, interaction.expires_at.isoformat(timespec="seconds") if interaction.expires_at else "-")
+        )
+    listed = {request.interaction_id for request, _ in rows}
+    rows += [  # what the session's graph asks (the stream said so; the session's state does not list it)
+        (request, "-")
+        for request in chat.state.pending.values()
+        if request.graph_id is not None and request.interaction_id not in listed
+    ]
+    if not rows:
+        chat.renderer.note("nothing waits for a person")
+        return
+    table = Table("id", "what", "asks", "expires", box=None, padding=(0, 2))
+    for request, expires in rows:
         later = " (later)" if request.interaction_id in chat.approvals.later else ""
-        expires = interaction.expires_at.isoformat(timespec="seconds") if interaction.expires_at else "-"
         table.add_row(request.interaction_id + later, request.kind, request.line(), expires)
     chat.console.print(table)
 
@@ -139,7 +149,7 @@ async def cancel(chat: Chat, args: list[str]) -> None:
 
 
 async def sessions(chat: Chat, args: list[str]) -> None:
-    listed = await chat.client.sessions(limit=30)
+    listed = await chat.client.sessions(limit=SESSIONS_LISTED)
     chat.known["sessions"] = [s.session_key for s in listed]
     table = Table("session", "status", "waiting", "agent", "started", box=None, padding=(0, 2))
     for summary in listed:

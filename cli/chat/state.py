@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from contracts import InteractionRequest, TaskStreamChunk
+
+GATE_REASON = re.compile(
+    r"^(?:confirmed by (?P<approver>.+)|its gate was (?:denied by (?P<denier>.+)|(?P<timeout>timed out)))$"
+)
+"""How a graph says a task left its gate (`workflows/graph/gates.py`): the reason of the change."""
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A request that a graph task's change settled: approved or not, and by whom."""
+
+    request: Request
+    approved: bool
+    by: str
 
 
 @dataclass
@@ -56,6 +71,8 @@ class Request:
         """The request on one line."""
         if self.kind == "user_input":
             return f"question: {self.content.get('question')}"
+        if self.kind == "confirmation" and self.content.get("prompt"):
+            return f"{self.content.get('summary') or 'gate'}: {self.content['prompt']}"
         summary = self.content.get("summary") or self.content.get("prompt")
         if summary:
             return str(summary)
@@ -88,3 +105,27 @@ class ChatState:
         self.agent = agent or self.agent
         self.profile = profile or self.profile
         self.pending.clear()
+
+    def gate_settled(self, change: dict[str, Any]) -> Settled | None:
+        """The waiting gate that a graph task's change (a progress chunk) moved past, if any.
+
+        A session relays its graph's task changes but not the gates' decisions: a gated task that
+        leaves `waiting` was decided (`confirmed by bob`, `its gate was denied by bob`), timed
+        out, or was moved on otherwise (a rollback, a cancellation)."""
+        if "task_uuid" not in change or change.get("status") in (None, "waiting"):
+            return None
+        for request in self.pending.values():
+            asked = request.content
+            if (
+                request.kind == "confirmation"
+                and asked.get("task_uuid") == change["task_uuid"]
+                and asked.get("instance") == change.get("instance")
+                and change.get("graph", request.workflow_id) == request.workflow_id
+            ):
+                said = GATE_REASON.match(str(change.get("reason") or ""))
+                if said is None:
+                    return Settled(request, False, f"the graph ({change['status']})")
+                if said["timeout"]:
+                    return Settled(request, False, "system:timeout")
+                return Settled(request, said["approver"] is not None, said["approver"] or said["denier"])
+        return None

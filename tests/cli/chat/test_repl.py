@@ -5,6 +5,7 @@ bad slash command, and Ctrl-C during a long command."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -41,11 +42,15 @@ async def repl(http: httpx.AsyncClient, tmp_path: Path, project: Path) -> AsyncI
         await tmux.kill()
 
 
-async def session_key(tmux: Tmux) -> str:
-    """The session the REPL follows (its footer shows it, whenever a prompt is open)."""
+async def footer(tmux: Tmux) -> str:
+    """The REPL's footer line (shown whenever a prompt is open)."""
     screen = await tmux.wait_for(FOOTER)
-    footer = [line for line in screen.splitlines() if FOOTER in line][-1]
-    return next(word for word in footer.split() if word.startswith("chat-"))
+    return [line for line in screen.splitlines() if FOOTER in line][-1].strip()
+
+
+async def session_key(tmux: Tmux) -> str:
+    """The session the REPL follows."""
+    return next(word for word in (await footer(tmux)).split() if word.startswith("chat-"))
 
 
 async def test_an_approved_call_runs_and_a_denied_one_does_not(
@@ -229,3 +234,61 @@ async def test_ctrl_c_during_a_long_command_cancels_the_turn(repl: Tmux, http: h
     key = await session_key(repl)
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [e["principal"] for e in audit if e["kind"] == "turn_cancelled"] == ["alice"]
+
+
+GATED_PLAN = {
+    "new_tasks": [
+        {
+            "task_id": task,
+            "assignee_id": "Agent:demo",
+            "input_data": {"echo": task},
+            "directives": {"human_interaction": {"prompt": f"Run {task}?"}},
+        }
+        for task in ("first", "second")
+    ],
+    "new_edges": [{"source_task_id": "first", "target_task_id": "second"}],
+}
+
+
+async def test_a_graph_gate_is_asked_inline_and_closed_when_decided_over_http(
+    repl: Tmux, http: httpx.AsyncClient
+) -> None:
+    await repl.start()
+    await repl.type("plan: " + json.dumps(GATED_PLAN))
+    await repl.wait_for("? gate_1 · graph task first waits: Run first?")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("y")
+    await repl.wait_for("◆ graph task first: ready (confirmed by alice)")
+
+    screen = await repl.wait_for("? gate_2 · graph task second waits: Run second?")
+    await repl.wait_for(KEYS_LINE, count=2)
+    graph = next(line for line in screen.splitlines() if "◆ task graph " in line).split()[3].rstrip(":")
+    decided = await http.post(
+        f"/graphs/{graph}/interactions/gate_2", json={"approved": True, "principal": "bob"}
+    )
+    assert decided.status_code == 200, decided.text
+    await repl.wait_for("(the prompt for gate_2 closed: bob decided it)")
+    await repl.wait_for("◆ graph task second: ready (confirmed by bob)")
+    await repl.wait_for('"status": "completed"')
+    assert (await footer(repl)).endswith("· 0 pending · profile default")
+    await repl.type("/pending")
+    await repl.wait_for("nothing waits for a person")
+
+
+async def test_tab_completes_a_session_key_the_repl_has_not_listed(
+    repl: Tmux, http: httpx.AsyncClient
+) -> None:
+    created = await http.post("/sessions", json={"session_key": "elsewhere-7f3a"})
+    assert created.status_code == 201, created.text
+    await assert_eventually(
+        lambda: http.get("/sessions"),
+        lambda r: "elsewhere-7f3a" in r.text,
+        what="the session listed",
+    )
+    await repl.start()
+    await repl.type("/attach elsewhere-", enter=False)
+    await repl.keys("Tab")
+    await repl.wait_for("› /attach elsewhere-7f3a")
+    await repl.keys("Enter")
+    await repl.wait_for("attached to session elsewhere-7f3a")
+    assert (await footer(repl)).startswith("elsewhere-7f3a · Agent:demo · ")

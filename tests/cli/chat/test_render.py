@@ -1,0 +1,79 @@
+"""How the REPL shows chunks: decisions (an answer with its text), graph task changes with why."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.console import Console
+
+from cli.chat.render import Renderer, decision_line
+from cli.chat.state import ChatState, Request
+from contracts import TaskChunkType, TaskStreamChunk
+
+
+def shown(*chunks: TaskStreamChunk, request: Request | None = None) -> str:
+    console = Console(record=True, width=120, color_system=None)
+    state = ChatState(key="chat-1", agent="Agent:demo", profile="default", project="/p", principal="alice")
+    renderer = Renderer(console, state)
+    for chunk in chunks:
+        renderer.chunk(chunk)
+    if request is not None:
+        renderer.request(request)
+    return console.export_text()
+
+
+def progress(content: dict[str, object]) -> TaskStreamChunk:
+    return TaskStreamChunk(
+        workflow_id="session:chat-1",
+        chunk_type=TaskChunkType.PROGRESS,
+        sequence_id=1,
+        content=content,
+        timestamp=datetime.now(UTC),
+    )
+
+
+def test_decisions_say_who_and_an_answer_its_text() -> None:
+    approved = {"interaction_id": "tool_1", "approved": True, "decided_by": "bob", "channel": "http"}
+    assert decision_line(approved).plain == "✓ tool_1 approved by bob (http)"
+    answered = {**approved, "interaction_id": "input_1", "response_data": {"text": "Bob"}}
+    assert decision_line(answered).plain == "✓ input_1 answered by bob (http): Bob"
+
+
+def test_graph_task_changes_show_versions_past_the_first_and_why() -> None:
+    text = shown(
+        progress({"task_id": "b", "task_uuid": "u", "status": "waiting", "version": 0, "reason": None}),
+        progress(
+            {"task_id": "b", "task_uuid": "u", "status": "ready", "version": 0, "reason": "confirmed by bob"}
+        ),
+        progress({"task_id": "b", "task_uuid": "u", "status": "running", "version": 2}),
+        progress({"task_id": "l", "task_uuid": "v", "instance": 3, "status": "skipped"}),
+    )
+    assert text.splitlines() == [
+        "◆ graph task b: waiting",
+        "◆ graph task b: ready (confirmed by bob)",
+        "◆ graph task b v2: running",
+        "◆ graph task l #3: skipped",
+    ]
+
+
+def test_a_gate_shows_its_prompt_and_the_task_input() -> None:
+    gate = Request(
+        "gate_1",
+        "confirmation",
+        "graph:g",
+        {
+            "task_id": "b",
+            "task_uuid": "u",
+            "prompt": "Run b?",
+            "assignee_id": "Agent:demo",
+            "input_data": {"n": 1},
+        },
+    )
+    lines = [line.rstrip() for line in shown(request=gate).splitlines() if line.strip()]
+    assert lines == [
+        "? gate_1 · graph task b waits: Run b?",
+        "  run by Agent:demo with",
+        "  {",
+        '    "n": 1',
+        "  }",
+    ]
