@@ -90,7 +90,7 @@ class Approvals:
         """Show the request and act on the person's key (see the module docstring).
 
         Raises:
-            Interrupted: Ctrl-C (the request is asked again later).
+            Interrupted: Ctrl-C (the request is asked again later); `Quit`: Ctrl-D (it stays pending).
         """
         self.asking = request.interaction_id
         try:

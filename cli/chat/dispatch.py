@@ -13,7 +13,7 @@ from core.http_client import SynapseError
 from . import chat_commands, graphs, info_commands, session_commands
 from .chat import Chat, CommandError
 from .commands import BY_NAME, parse
-from .prompts import Closed, Interrupted
+from .prompts import Closed, Interrupted, Quit
 
 Handler = Callable[[Chat, list[str]], Awaitable[None]]
 HANDLERS: dict[str, Handler] = {
@@ -56,6 +56,9 @@ async def guarded(chat: Chat, work: Awaitable[Any]) -> bool:
         chat.renderer.error(
             f"the API at {chat.client.http.base_url} could not be reached ({err or type(err).__name__})"
         )
+    except Quit:
+        chat.renderer.note("  (left unanswered: nothing was done)")
+        chat.quitting = True
     except (Closed, Interrupted):
         chat.renderer.note("  (left unanswered: nothing was done)")
     else:

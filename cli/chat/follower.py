@@ -41,6 +41,8 @@ class Follower:
         self.last: int | None = None
         """The sequence id of the last chunk seen."""
         self._tasks: list[asyncio.Task[None]] = []
+        self._open = False
+        """The event stream is open (the API answered it and it has not dropped since)."""
 
     def follow(self, after: int | None) -> None:
         """Follow the session's chunks after `after` (None: from its first)."""
@@ -88,7 +90,7 @@ class Follower:
         failures = 0
         while True:
             opened = asyncio.Event()
-            self.state.connection = "connecting"
+            self._say("connecting")
             marker = asyncio.ensure_future(self._mark_open(opened))
             try:
                 async for chunk in self.client.events(key, after=self.last, opened=opened):
@@ -104,13 +106,20 @@ class Follower:
                 pass
             finally:
                 marker.cancel()
-            self.state.connection = "reconnecting"
+                self._open = False
+            self._say("reconnecting")
             await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
             failures += 1
 
     async def _mark_open(self, opened: asyncio.Event) -> None:
         await opened.wait()
+        self._open = True
         self.state.connection = "connected"
+
+    def _say(self, connection: str) -> None:
+        """The stream's state, unless the heartbeat found the API itself away (that says more)."""
+        if not self.state.connection.startswith("API"):
+            self.state.connection = connection
 
     async def _heartbeat(self, key: str) -> None:
         while True:
@@ -125,7 +134,7 @@ class Follower:
                 self.state.connection = "API unreachable"
             else:
                 if self.state.connection.startswith("API"):
-                    self.state.connection = "connected"
+                    self.state.connection = "connected" if self._open else "reconnecting"
 
     async def _graph_requests(self) -> None:
         """Forget the requests of the session's graphs that no longer wait (the session's stream

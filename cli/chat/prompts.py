@@ -22,7 +22,11 @@ class Closed(Exception):
 
 
 class Interrupted(Exception):
-    """Ctrl-C (or Ctrl-D) while a question was open."""
+    """Ctrl-C while a question was open."""
+
+
+class Quit(Interrupted):
+    """Ctrl-D while a question was open: the person leaves (what was asked stays unanswered)."""
 
 
 def _answer(key: str) -> Callable[[KeyPressEvent], None]:
@@ -48,7 +52,7 @@ class Prompts:
 
         Raises:
             Closed: `close` was called meanwhile.
-            Interrupted: Ctrl-C.
+            Interrupted: Ctrl-C (`Quit`: Ctrl-D).
         """
         bindings = KeyBindings()
         for key in keys:
@@ -66,7 +70,7 @@ class Prompts:
 
         Raises:
             Closed: `close` was called meanwhile.
-            Interrupted: Ctrl-C.
+            Interrupted: Ctrl-C (`Quit`: Ctrl-D).
         """
         bindings = KeyBindings()
 
@@ -93,7 +97,9 @@ class Prompts:
         self._open = session
         try:
             return await session.prompt_async(message, **self.look, **options)
-        except (KeyboardInterrupt, EOFError):
+        except KeyboardInterrupt:
             raise Interrupted from None
+        except EOFError:
+            raise Quit from None
         finally:
             self._open = None

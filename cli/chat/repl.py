@@ -3,7 +3,8 @@ line, vi keys if set, Ctrl-L clears), the footer (session, agent, connection, wh
 profile, and a spinner while the agent works), and the loop that alternates between the input
 line and the requests that wait for the person.
 
-Ctrl-C while a turn runs asks whether to cancel it; Ctrl-D quits (the session goes on). Output
+Ctrl-C while a turn runs asks whether to cancel it; Ctrl-D quits, also at a request's prompt (the
+session goes on, the request stays pending). Output
 printed while the person types appears above the input line (`patch_stdout`).
 """
 
@@ -28,7 +29,7 @@ from .commands import is_command
 from .completion import ChatCompleter
 from .dispatch import guarded, run_commands
 from .outgoing import send_line
-from .prompts import Closed, Interrupted
+from .prompts import Closed, Interrupted, Quit
 from .state import Request
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -142,6 +143,10 @@ class Repl:
         approvals = self.chat.approvals
         try:
             await approvals.ask(request)
+        except Quit:
+            approvals.later.add(request.interaction_id)
+            self.chat.renderer.note(f"  {request.interaction_id} left pending")
+            self.chat.quitting = True
         except Interrupted:
             approvals.later.add(request.interaction_id)
             if not await self._offer_cancel():
@@ -158,6 +163,9 @@ class Repl:
         """Ask whether to cancel the running turn, and do it; whether it was."""
         try:
             key = await self.chat.prompts.key("Cancel the running turn? [y/n] › ", "yn")
+        except Quit:
+            self.chat.quitting = True
+            return False
         except (Interrupted, Closed):
             key = "n"
         if key != "y":

@@ -182,12 +182,12 @@ def as_markdown(log: dict[str, Any]) -> str:
             ]
         if message.get("content") is not None:
             content = message["content"]
-            lines += [
-                "",
+            lines += [""] if lines[-1] else []
+            lines.append(
                 content
                 if isinstance(content, str)
-                else f"```json\n{json.dumps(content, ensure_ascii=False)}\n```",
-            ]
+                else f"```json\n{json.dumps(content, ensure_ascii=False)}\n```"
+            )
     lines += [
         "",
         "## Audit",

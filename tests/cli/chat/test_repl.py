@@ -5,6 +5,7 @@ bad slash command, and Ctrl-C during a long command."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import httpx
 import pytest
 
 from ...conftest import assert_eventually
+from .proxy import Gateway
 from .tmux import TMUX, Tmux
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (Debian: apt-get install tmux)")
@@ -40,6 +42,14 @@ async def repl(http: httpx.AsyncClient, tmp_path: Path, project: Path) -> AsyncI
         yield tmux
     finally:
         await tmux.kill()
+
+
+def user_settings(tmux: Tmux, text: str) -> Path:
+    """Write the REPL user's `~/.synapse/settings.toml`."""
+    settings = tmux.home / ".synapse" / "settings.toml"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(text)
+    return settings
 
 
 async def footer(tmux: Tmux) -> str:
@@ -178,9 +188,7 @@ async def test_at_file_reads_only_trusted_folders(repl: Tmux, http: httpx.AsyncC
     (project / "docs" / "notes.txt").write_text("the notes say 42\n")
     (project / "other").mkdir()
     (project / "other" / "plan.txt").write_text("the plan\n")
-    settings = repl.home / ".synapse" / "settings.toml"
-    settings.parent.mkdir()
-    settings.write_text(f'# mine\ntrusted_folders = ["{project / "docs"}"]\nvi_mode = false\n')
+    settings = user_settings(repl, f'# mine\ntrusted_folders = ["{project / "docs"}"]\nvi_mode = false\n')
     await repl.start()
 
     await repl.type("read @docs/notes.txt please")
@@ -292,3 +300,126 @@ async def test_tab_completes_a_session_key_the_repl_has_not_listed(
     await repl.keys("Enter")
     await repl.wait_for("attached to session elsewhere-7f3a")
     assert (await footer(repl)).startswith("elsewhere-7f3a · Agent:demo · ")
+
+
+async def test_chat_share_writes_the_session_log(repl: Tmux, project: Path) -> None:
+    (project / "notes.txt").write_text("delete order 8\n")
+    user_settings(repl, f'trusted_folders = ["{project}"]\n')
+    await repl.start()
+    await repl.type("see @notes.txt")
+    await repl.wait_for("I did not understand")
+    await repl.type("DELETE FROM orders WHERE id = 8")
+    await repl.wait_for(KEYS_LINE)
+    await repl.keys("n")
+    await repl.wait_for("reason for the agent")
+    await repl.type("not this one")
+    await repl.wait_for("I did not run sql")
+    await repl.type("SELECT id FROM orders WHERE id = 8")
+    await repl.wait_for("SELECT returned 1 row")
+    await repl.type("/chat save shared /chat share out/log.json /chat share out/log.md")
+    await repl.wait_for("wrote " + str(project / "out/log.md"))
+    key = await session_key(repl)
+
+    log = json.loads((project / "out/log.json").read_text())
+    assert (log["version"], log["project_root"], log["session_key"], log["agent_id"]) == (
+        1,
+        str(project),
+        key,
+        "Agent:demo",
+    )
+    assert log["created_at"].endswith("Z")
+    messages = log["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    digest = "sha256:" + hashlib.sha256(b"delete order 8").hexdigest()
+    assert messages[0]["attachments"] == [{"type": "file", "path": "notes.txt", "size": 15, "digest": digest}]
+    assert messages[0]["author"] == "alice"
+    assert messages[1]["tool_calls"] == []
+    (denied,) = messages[3]["tool_calls"]
+    assert (denied["name"], denied["arguments"], denied["status"]) == (
+        "sql",
+        {"sql": "DELETE FROM orders WHERE id = 8"},
+        "denied",
+    )
+    (ran,) = messages[5]["tool_calls"]
+    assert (ran["name"], ran["status"], ran["result"]["ok"]) == ("sql", "success", True)
+    assert isinstance(ran["duration_ms"], int) and ran["duration_ms"] >= 0
+    assert messages[5]["content"].startswith("SELECT returned 1 row")
+    decided = [
+        (e["kind"], e["principal"], e.get("comment")) for e in log["audit"] if e["interaction_id"] == "tool_1"
+    ]
+    assert ("denied", "alice", "not this one") in decided, log["audit"]
+    assert [c["tag"] for c in log["checkpoints"]] == ["shared"]
+
+    markdown = (project / "out/log.md").read_text()
+    assert markdown.startswith(f"# Synapse session `{key}`\n")
+    assert "- attached file `notes.txt`" in markdown
+    assert "- tool `sql`: denied" in markdown
+    assert f"**alice** · {messages[2]['timestamp']}\n\nDELETE FROM orders WHERE id = 8\n" in markdown
+    assert "| denied | alice | http | tool_1 | not this one |" in markdown
+
+
+async def test_the_stream_resumes_after_the_connection_drops(repl: Tmux, http: httpx.AsyncClient) -> None:
+    gateway = Gateway(http.base_url.port or 80)
+    await gateway.restore()
+    repl.api = gateway.url
+    try:
+        await repl.start()
+        await repl.type("SELECT id FROM orders WHERE id = 1")
+        await repl.wait_for("SELECT returned 1 row")
+        await repl.wait_for(" · connected · ")
+        key = await session_key(repl)
+
+        await gateway.cut()
+        await repl.wait_for(" · API unreachable · ")
+        sent = await http.post(
+            f"/sessions/{key}/messages",
+            json={"content": "SELECT id FROM orders WHERE id = 2", "principal": "bob"},
+        )
+        assert sent.status_code == 202, sent.text
+        await assert_eventually(
+            lambda: http.get(f"/sessions/{key}"),
+            lambda r: (
+                str(r.json()["messages"][-1]["content"]).startswith("SELECT returned 1 row")
+                and any(m.get("name") == "bob" for m in r.json()["messages"])
+            ),
+            what="bob's turn to end",
+        )
+        assert "bob: SELECT" not in await repl.screen()
+
+        await gateway.restore()
+        screen = await repl.wait_for("SELECT returned 1 row", count=2, within=30)
+        assert screen.count("bob: SELECT id FROM orders WHERE id = 2") == 1
+        assert screen.count("→ sql: SELECT id FROM orders WHERE id = 1") == 1  # resumed, not replayed
+        await repl.wait_for(" · connected · ")
+    finally:
+        await gateway.cut()
+
+
+async def test_ctrl_d_at_a_request_quits_and_leaves_it_pending(repl: Tmux, http: httpx.AsyncClient) -> None:
+    await repl.start()
+    await repl.type("DELETE FROM orders WHERE id = 9")
+    await repl.wait_for(KEYS_LINE)
+    key = await session_key(repl)
+    await repl.keys("C-d")
+    screen = await repl.wait_for(f"bye: session {key} goes on")
+    assert "Cancel the running turn?" not in screen
+    assert "tool_1 left pending" in screen
+    live = (await http.get(f"/sessions/{key}")).json()
+    assert [i["interaction_id"] for i in live["pending_interactions"]] == ["tool_1"]
+
+
+async def test_bang_alone_switches_shell_mode(repl: Tmux) -> None:
+    await repl.start()
+    await repl.type("!")
+    await repl.wait_for("shell mode: each line is a command for the agent's terminal")
+    assert (await footer(repl)).endswith("· profile default · shell mode")
+    await repl.type("touch made-in-shell-mode.txt")
+    await repl.wait_for("? tool_1 · terminal wants approval")
+    await repl.wait_for("  touch made-in-shell-mode.txt")
+    await repl.keys("n")
+    await repl.wait_for("reason for the agent")
+    await repl.keys("Enter")
+    await repl.wait_for("✗ tool_1 denied by alice (http)")
+    await repl.type("!")
+    await repl.wait_for("shell mode off: lines go to the agent as messages")
+    assert "shell mode" not in await footer(repl)
