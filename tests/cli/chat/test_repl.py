@@ -209,10 +209,22 @@ async def test_at_file_reads_only_trusted_folders(repl: Tmux, http: httpx.AsyncC
     await repl.wait_for(f"Trust {project} (its files can then be attached)? [y/n] ›")
     await repl.keys("n")
     await repl.wait_for("@other/plan.txt is outside your trusted folders; nothing was sent")
+    said = (await http.get(f"/sessions/{key}/messages")).json()["messages"]
+    assert [m["content"] for m in said if m["role"] == "user"] == [first]
     await repl.type("read @other/plan.txt")
     await repl.wait_for(f"Trust {project} (its files can then be attached)? [y/n] ›", count=2)
     await repl.keys("y")
     await repl.wait_for("attached other/plan.txt (9 bytes)")
+    await assert_eventually(
+        lambda: http.get(f"/sessions/{key}/messages"),
+        lambda r: any(
+            str(m["content"]).endswith(
+                "--- @other/plan.txt (9 bytes) ---\nthe plan\n--- end of @other/plan.txt ---"
+            )
+            for m in r.json()["messages"]
+        ),
+        what="the trusted file sent",
+    )
     assert settings.read_text().startswith("# mine\n")
     assert f'"{project}"' in settings.read_text()
 
@@ -231,14 +243,17 @@ async def test_a_bad_slash_command_names_the_closest(repl: Tmux) -> None:
 
 async def test_ctrl_c_during_a_long_command_cancels_the_turn(repl: Tmux, http: httpx.AsyncClient) -> None:
     await repl.start()
-    await repl.type("!sleep 30")
+    await repl.type("!for i in $(seq 30); do echo tick $i; sleep 1; done")
     await repl.wait_for(KEYS_LINE)
     await repl.keys("y")
-    await repl.wait_for("→ terminal: sleep 30")
+    await repl.wait_for("→ terminal: for i in $(seq 30)")
+    await repl.wait_for("tick 2")  # its output, live, while it runs
     await repl.keys("C-c")
     await repl.wait_for("Cancel the running turn? [y/n] ›")
     await repl.keys("y")
-    await repl.wait_for("✗ turn cancelled by alice: cancelled in synapse chat (Ctrl-C)", within=15)
+    screen = await repl.wait_for("✗ turn cancelled by alice: cancelled in synapse chat (Ctrl-C)", within=15)
+    assert "tick 30" not in screen and "exit status 0" not in screen
+    assert "running terminal" not in await footer(repl)
     key = await session_key(repl)
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [e["principal"] for e in audit if e["kind"] == "turn_cancelled"] == ["alice"]
