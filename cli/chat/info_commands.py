@@ -94,13 +94,17 @@ async def settings_reset(chat: Chat, args: list[str]) -> None:
     except SettingsError as err:
         raise CommandError("; ".join(err.problems)) from None
     chat.renderer.note(f"{shown(chat.effective.user_file)} moved to {shown(backup)}; the defaults apply")
+    if not chat.state.started:  # the session to come takes the agent and profile in force now
+        chat.state.agent, chat.state.profile = chat.effective.settings.agent, chat.effective.settings.profile
     changed = [
         key
         for key in ("api_url", "api_key", "vi_mode", "history_file")
         if getattr(before.settings, key) != getattr(chat.effective.settings, key)
     ]
     if changed:
-        chat.renderer.note(f"  {', '.join(changed)} take effect when synapse chat starts again", "yellow")
+        chat.renderer.note(
+            f"  changed: {', '.join(changed)}; that takes effect when synapse chat starts again", "yellow"
+        )
 
 
 async def help_(chat: Chat, args: list[str]) -> None:

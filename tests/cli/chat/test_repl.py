@@ -438,3 +438,20 @@ async def test_bang_alone_switches_shell_mode(repl: Tmux) -> None:
     await repl.type("!")
     await repl.wait_for("shell mode off: lines go to the agent as messages")
     assert "shell mode" not in await footer(repl)
+
+
+async def test_settings_reset_keeps_a_backup_and_the_defaults_apply(repl: Tmux) -> None:
+    settings = user_settings(repl, 'profile = "restricted"\nvi_mode = true\n')
+    await repl.start()
+    assert (await footer(repl)).endswith("· profile restricted")
+    await repl.type("/settings")
+    await repl.wait_for("profile                     restricted                 ~/.synapse/settings.toml")
+    await repl.type("/settings reset")
+    await repl.wait_for("Reset ~/.synapse/settings.toml to the defaults (a backup is kept)? [y/n] ›")
+    await repl.keys("y")
+    await repl.wait_for("changed: vi_mode; that takes effect when synapse chat starts again")
+    (backup,) = settings.parent.glob("settings.toml.bak-*")
+    assert backup.read_text() == 'profile = "restricted"\nvi_mode = true\n' and not settings.exists()
+    await repl.type("/settings")
+    await repl.wait_for("profile                     default                    default")
+    assert (await footer(repl)).endswith("· profile default")  # the session to come takes it
