@@ -119,7 +119,10 @@ def load(project: Path, flags: Mapping[str, Any], env: Mapping[str, str] | None 
         SettingsError: A file cannot be read or a value is wrong (each problem says where).
     """
     project_file = project / ".synapse" / "settings.toml"
-    project_layer = _file_layer(project_file)
+    if project_file.resolve() == user_file().resolve():  # run in the home folder: no project file
+        project_layer = Layer(shown(project_file), {}, {})
+    else:
+        project_layer = _file_layer(project_file)
     refused = [key for key in USER_ONLY if key in project_layer.values]
     if refused:
         raise SettingsError(

@@ -455,3 +455,14 @@ async def test_settings_reset_keeps_a_backup_and_the_defaults_apply(repl: Tmux) 
     await repl.type("/settings")
     await repl.wait_for("profile                     default                    default")
     assert (await footer(repl)).endswith("· profile default")  # the session to come takes it
+
+
+async def test_a_question_is_answered_inline(repl: Tmux) -> None:
+    await repl.start()
+    await repl.type("ask: which table?")
+    await repl.wait_for("? input_1 asks: which table?")
+    await repl.wait_for("answer (Enter: later) ›")
+    await repl.type("orders")
+    await repl.wait_for("✓ input_1 answered by alice (http): orders")
+    await repl.wait_for('alice answered "which table?": orders')
+    assert (await footer(repl)).endswith("· 0 pending · profile default")

@@ -129,3 +129,10 @@ def test_reset_keeps_a_backup(home: Path) -> None:
     backup = reset(path)
     assert backup is not None and backup.read_text() == "vi_mode = true\n" and not path.exists()
     assert reset(path) is None
+
+
+def test_in_the_home_folder_the_users_file_is_not_a_projects(home: Path) -> None:
+    write(home / ".synapse/settings.toml", f'trusted_folders = ["{home}"]\nvi_mode = true\n')
+    effective = load(home, NO_FLAGS, {})
+    assert effective.settings.trusted_folders == [str(home)]
+    assert {key: source for key, _, source in effective.rows()}["vi_mode"] == "~/.synapse/settings.toml"
