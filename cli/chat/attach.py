@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .places import project_root
+from .trust import trusted_folder
 
 REFERENCE = re.compile(r"(?<!\S)@((?:\\ |[^\s])+)")
 MESSAGE_BUDGET = 60 * 1024
@@ -63,8 +64,11 @@ def references(text: str, cwd: Path) -> list[Reference]:
     return found
 
 
-def gather(refs: list[Reference], cwd: Path, *, inline_limit: int, max_files: int) -> Gathered:
-    """Read the files the references name (see the module docstring for what goes how)."""
+def gather(
+    refs: list[Reference], cwd: Path, *, inline_limit: int, max_files: int, trusted: list[str] | None = None
+) -> Gathered:
+    """Read the files the references name (see the module docstring for what goes how); with
+    `trusted`, a file whose real path lies outside those folders (a link in a folder) is skipped."""
     gathered = Gathered()
     paths: list[tuple[str, Path]] = []
     for ref in refs:
@@ -77,11 +81,16 @@ def gather(refs: list[Reference], cwd: Path, *, inline_limit: int, max_files: in
             paths += [(_shown(p, cwd), p) for p in inside]
         else:
             paths.append((_shown(ref.path, cwd), ref.path))
-    paths = list({path.resolve(): (shown, path) for shown, path in paths[::-1]}.values())
+    unique: dict[Path, tuple[str, Path]] = {}
+    for shown, path in paths:  # a file named twice goes once, where it was first named
+        unique.setdefault(path.resolve(), (shown, path))
+    paths = list(unique.values())
     ignored = git_ignored([path for _, path in paths])
     budget = MESSAGE_BUDGET
     for shown, path in paths:
-        if path in ignored:
+        if trusted is not None and trusted_folder(path, trusted) is None:
+            gathered.skipped.append(f"{shown}: outside your trusted folders (reached through a link)")
+        elif path in ignored:
             gathered.skipped.append(f"{shown}: ignored by git")
         elif len(gathered.files) >= max_files:
             gathered.skipped.append(f"{shown}: past attach_max_files={max_files}")

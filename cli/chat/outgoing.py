@@ -49,7 +49,11 @@ async def send_line(chat: Chat, line: str) -> None:
             raise CommandError(f"@{ref.typed} is outside your trusted folders; nothing was sent")
     settings = chat.effective.settings
     gathered = attach.gather(
-        refs, chat.cwd, inline_limit=settings.inline_limit_bytes, max_files=settings.attach_max_files
+        refs,
+        chat.cwd,
+        inline_limit=settings.inline_limit_bytes,
+        max_files=settings.attach_max_files,
+        trusted=settings.trusted_folders,
     )
     for skipped in gathered.skipped:
         chat.renderer.note(f"  skipped {skipped}", "yellow")

@@ -71,3 +71,14 @@ def test_missing_paths_are_said_and_inline_files_are_marked(repo: Path) -> None:
     assert compose("see", gathered.files, {}) == (
         "see\n\n--- @src/a.py (11 bytes) ---\nprint('a')\n--- end of @src/a.py ---"
     )
+
+
+def test_a_link_out_of_the_trusted_folders_is_skipped(repo: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("key\n")
+    (repo / "src" / "key.txt").symlink_to(secret)
+    (repo / "src" / "c.py").write_text("print('c')\n")
+    refs = references("@src @src/c.py", repo)
+    gathered = gather(refs, repo, inline_limit=1000, max_files=50, trusted=[str(repo)])
+    assert [f.shown for f in gathered.files] == ["src/a.py", "src/b.log", "src/c.py"]  # sorted, once each
+    assert gathered.skipped == [f"{secret}: outside your trusted folders (reached through a link)"]
