@@ -175,6 +175,9 @@ async def test_a_saved_chat_resumes_in_a_new_repl_after_sigkill(
 
     await repl.start()  # a new process, in a new window
     assert await session_key(repl) != key
+    await repl.keys("Up")  # the history file kept what was typed
+    await repl.wait_for("› /chat save nightly")
+    await repl.keys("C-u")
     await repl.type("/chat resume nightly")
     await repl.wait_for(f"attached to session {key}")
     await repl.wait_for(KEYS_LINE)
@@ -466,3 +469,39 @@ async def test_a_question_is_answered_inline(repl: Tmux) -> None:
     await repl.wait_for("✓ input_1 answered by alice (http): orders")
     await repl.wait_for('alice answered "which table?": orders')
     assert (await footer(repl)).endswith("· 0 pending · profile default")
+
+
+async def test_a_large_file_goes_as_an_artifact_and_git_ignored_ones_stay(
+    repl: Tmux, http: httpx.AsyncClient, project: Path
+) -> None:
+    (project / ".synapse" / "settings.toml").write_text("inline_limit_bytes = 100\n")
+    (project / ".gitignore").write_text("*.log\n")
+    (project / "data").mkdir()
+    (project / "data" / "big.csv").write_text("id,amount\n" + "1,2.5\n" * 40)
+    (project / "data" / "run.log").write_text("noise\n")
+    (project / "data" / "small.txt").write_text("small\n")
+    user_settings(repl, f'trusted_folders = ["{project}"]\n')
+    await repl.start()
+    await repl.type("look at @data")
+    await repl.wait_for("skipped data/run.log: ignored by git")
+    await repl.wait_for("data/big.csv (250 bytes, over inline_limit_bytes=100): sent as an artifact")
+    await repl.wait_for("attached data/small.txt (6 bytes)")
+    key = await session_key(repl)
+    said = await assert_eventually(
+        lambda: http.get(f"/sessions/{key}/messages"),
+        lambda r: r.status_code == 200 and r.json()["total"] > 0,
+        what="the message",
+    )
+    message = said.json()["messages"][0]
+    (artifact,) = message["metadata"]["artifacts"]
+    assert message["content"].splitlines()[:3] == [
+        "look at @data",
+        "",
+        f"--- @data/big.csv (250 bytes): attached as {artifact} ---",
+    ]
+    assert (
+        "noise" not in message["content"]
+        and "--- @data/small.txt (6 bytes) ---\nsmall\n" in message["content"]
+    )
+    stored = await http.get(f"/artifacts/{artifact}")
+    assert stored.status_code == 200 and stored.content.startswith(b"id,amount\n1,2.5\n")
