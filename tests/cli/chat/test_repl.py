@@ -11,6 +11,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -50,6 +51,17 @@ def user_settings(tmux: Tmux, text: str) -> Path:
     settings.parent.mkdir(exist_ok=True)
     settings.write_text(text)
     return settings
+
+
+async def first_message(http: httpx.AsyncClient, key: str) -> dict[str, Any]:
+    """The session's first message, once it has one (as the API lists it)."""
+    said = await assert_eventually(
+        lambda: http.get(f"/sessions/{key}/messages"),
+        lambda r: r.status_code == 200 and r.json()["total"] > 0,
+        what=f"the first message of {key}",
+    )
+    message: dict[str, Any] = said.json()["messages"][0]
+    return message
 
 
 async def footer(tmux: Tmux) -> str:
@@ -197,12 +209,7 @@ async def test_at_file_reads_only_trusted_folders(repl: Tmux, http: httpx.AsyncC
     await repl.type("read @docs/notes.txt please")
     await repl.wait_for("attached docs/notes.txt (17 bytes)")
     key = await session_key(repl)
-    sent = await assert_eventually(
-        lambda: http.get(f"/sessions/{key}/messages"),
-        lambda r: r.status_code == 200 and r.json()["total"] > 0,
-        what="the message",
-    )
-    first = sent.json()["messages"][0]["content"]
+    first = (await first_message(http, key))["content"]
     assert (
         first
         == "read @docs/notes.txt please\n\n--- @docs/notes.txt (17 bytes) ---\nthe notes say 42\n--- end of @docs/notes.txt ---"
@@ -486,13 +493,7 @@ async def test_a_large_file_goes_as_an_artifact_and_git_ignored_ones_stay(
     await repl.wait_for("skipped data/run.log: ignored by git")
     await repl.wait_for("data/big.csv (250 bytes, over inline_limit_bytes=100): sent as an artifact")
     await repl.wait_for("attached data/small.txt (6 bytes)")
-    key = await session_key(repl)
-    said = await assert_eventually(
-        lambda: http.get(f"/sessions/{key}/messages"),
-        lambda r: r.status_code == 200 and r.json()["total"] > 0,
-        what="the message",
-    )
-    message = said.json()["messages"][0]
+    message = await first_message(http, await session_key(repl))
     (artifact,) = message["metadata"]["artifacts"]
     assert message["content"].splitlines()[:3] == [
         "look at @data",
