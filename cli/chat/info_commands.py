@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import TypeVar
@@ -18,6 +19,7 @@ from .settings import FLAGS, SettingsError, load
 from .settings_file import reset
 
 T = TypeVar("T")
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?:\s|$)")
 NOT_LISTED = "this API does not list {what} yet (GET {route} answered 404): it is older than this client"
 
 
@@ -31,6 +33,11 @@ async def _listing(call: Awaitable[list[T]]) -> list[T] | None:
         raise
 
 
+def first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (not the one in "e.g." or "i.e.")."""
+    return SENTENCE_END.split(text, maxsplit=1)[0]
+
+
 async def tools(chat: Chat, args: list[str]) -> None:
     listed = await _listing(chat.client.tools())
     if listed is None:
@@ -39,7 +46,7 @@ async def tools(chat: Chat, args: list[str]) -> None:
     table = Table("tool", "asks", "from", "what it does", box=None, padding=(0, 2))
     for tool in listed:
         asks = str(tool.approval) + (", two people" if tool.critical else "")
-        table.add_row(tool.name, asks, tool.source, tool.description.split(". ")[0])
+        table.add_row(tool.name, asks, tool.source, first_sentence(tool.description))
     chat.console.print(table)
 
 

@@ -43,8 +43,18 @@ async def status(chat: Chat, args: list[str]) -> None:
     chat.console.print(table)
 
 
+def _not_yet(chat: Chat, nothing: str) -> bool:
+    """Whether the session has not started yet (said: `nothing` there is, which is no error)."""
+    if chat.state.started:
+        return False
+    chat.renderer.note(f"{nothing}: session {chat.state.key} starts with your first message")
+    return True
+
+
 async def pending(chat: Chat, args: list[str]) -> None:
-    live = await chat.client.session(_started(chat))
+    if _not_yet(chat, "nothing waits for a person"):
+        return
+    live = await chat.client.session(chat.state.key)
     rows: list[tuple[Request, str]] = []
     for interaction in live.pending_interactions:
         request = Request.of_interaction(interaction)
@@ -90,7 +100,9 @@ async def deny(chat: Chat, args: list[str]) -> None:
 
 
 async def grants(chat: Chat, args: list[str]) -> None:
-    listed = (await chat.client.grants(_started(chat))).grants
+    if _not_yet(chat, "no grants"):
+        return
+    listed = (await chat.client.grants(chat.state.key)).grants
     chat.known["grants"] = [g.grant_id for g in listed if g.revoked_at is None]
     if not listed:
         chat.renderer.note("no grants: every call that asks is asked for")

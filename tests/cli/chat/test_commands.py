@@ -6,6 +6,7 @@ import pytest
 
 from cli.chat.commands import BY_NAME, closest, is_command, parse, words
 from cli.chat.dispatch import HANDLERS
+from cli.chat.info_commands import first_sentence
 
 
 def names(line: str) -> list[tuple[str, list[str], str | None]]:
@@ -83,3 +84,12 @@ def test_aliases_and_messages() -> None:
 
 def test_every_command_has_a_handler() -> None:
     assert set(HANDLERS) == set(BY_NAME)
+
+
+def test_a_tool_is_described_by_its_first_sentence() -> None:
+    assert (
+        first_sentence("Ask a question (e.g. a choice) and wait. Then more.")
+        == "Ask a question (e.g. a choice) and wait"
+    )
+    assert first_sentence("Run it, i.e. now.") == "Run it, i.e. now"
+    assert first_sentence("No full stop") == "No full stop"

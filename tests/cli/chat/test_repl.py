@@ -506,3 +506,14 @@ async def test_a_large_file_goes_as_an_artifact_and_git_ignored_ones_stay(
     )
     stored = await http.get(f"/artifacts/{artifact}")
     assert stored.status_code == 200 and stored.content.startswith(b"id,amount\n1,2.5\n")
+
+
+async def test_listings_on_a_new_repl_all_run(repl: Tmux) -> None:
+    await repl.start()
+    key = await session_key(repl)
+    await repl.type("/pending /grants /tools /mcp")
+    await repl.wait_for(f"nothing waits for a person: session {key} starts with your first message")
+    await repl.wait_for(f"no grants: session {key} starts with your first message")
+    screen = await repl.wait_for("no MCP servers are declared")
+    assert "ask_user    never          builtin    Ask the person you are working for" in screen
+    assert "not run:" not in screen and "error:" not in screen
