@@ -517,3 +517,13 @@ async def test_listings_on_a_new_repl_all_run(repl: Tmux) -> None:
     screen = await repl.wait_for("no MCP servers are declared")
     assert "ask_user    never          builtin    Ask the person you are working for" in screen
     assert "not run:" not in screen and "error:" not in screen
+
+
+async def test_vi_mode_edits_the_line_with_vi_keys(repl: Tmux) -> None:
+    user_settings(repl, "vi_mode = true\n")
+    await repl.start()
+    key = await session_key(repl)
+    await repl.type("tatus", enter=False)
+    await repl.keys("Escape", "0", "i")  # normal mode: to the start of the line, insert there
+    await repl.type("/s")
+    await repl.wait_for(f"session {key}: not started yet (Agent:demo, profile default)")
