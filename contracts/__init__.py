@@ -4,6 +4,7 @@ Every workflow, activity, signal, update and query takes one of these models and
 one, so fields can be added (with defaults) without breaking recorded histories.
 """
 
+from .access import CallerView
 from .agent import (
     AgentIntent,
     AgentResult,
@@ -141,6 +142,7 @@ __all__ = [
     "AuditKind",
     "AuditTrail",
     "BlueprintChange",
+    "CallerView",
     "Condition",
     "ContextBuildConfig",
     "ContextOverrides",

@@ -6,12 +6,17 @@ Read from the search attributes every session keeps up to date (`SynapseStatus`,
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from contracts import SessionStatus, SessionSummary
+from contracts import InteractionRequest, SessionStatus, SessionSummary
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_key_of
 from workflows.session import SessionWorkflow
+
+from . import sessions
 
 SEARCHED_AS = {str(SessionStatus.ACTIVE): "running"}
 """A session status as `SynapseStatus` holds it, where they differ (`session.view.SEARCH_STATUS`)."""
@@ -49,3 +54,30 @@ def _status(searched: str | None) -> str:
     """The session status a `SynapseStatus` value stands for."""
     back = {value: status for status, value in SEARCHED_AS.items()}
     return back.get(searched or "running", searched or str(SessionStatus.ACTIVE))
+
+
+def answerable_by(request: InteractionRequest, principal: str) -> bool:
+    """Whether `principal` may answer `request`: anyone may when it names no approvers; else its
+    approvers, and once it has escalated, those it escalated to."""
+    if not request.approvers or principal in request.approvers:
+        return True
+    return request.escalated and principal in request.escalate_to
+
+
+async def waiting_for(
+    client: Client, found: list[SessionSummary], principal: str, *, wait: timedelta
+) -> list[SessionSummary]:
+    """Those of `found` with a request `principal` may answer (each waiting session is asked; one
+    whose worker does not answer within `wait` is kept, so nothing waiting is hidden)."""
+
+    async def mine(summary: SessionSummary) -> bool:
+        if summary.closed or not summary.pending:
+            return False
+        try:
+            live = await sessions.get_status(client, summary.session_key, wait=wait)
+        except Exception:  # unreadable now: show it rather than hide a request
+            return True
+        return any(answerable_by(request, principal) for request in live.pending_interactions)
+
+    kept = await asyncio.gather(*(mine(summary) for summary in found))
+    return [summary for summary, keep in zip(found, kept, strict=True) if keep]
