@@ -11,9 +11,10 @@ from datetime import timedelta
 
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from contracts import InteractionRequest, SessionStatus, SessionSummary
+from contracts import GraphSummary, InteractionRequest, SessionStatus, SessionSummary
+from workflows.graph import TaskGraphWorkflow
 from workflows.identity import search_attributes
-from workflows.identity.ids import session_key_of
+from workflows.identity.ids import graph_id_of, session_key_of
 from workflows.session import SessionWorkflow
 
 from . import sessions
@@ -43,6 +44,28 @@ async def list_sessions(
                 pending=attributes.get(search_attributes.PENDING) or 0,
                 channel=attributes.get(search_attributes.CHANNEL),
                 agent_id=attributes.get(search_attributes.ASSIGNEE),
+                started_at=execution.start_time,
+                closed=execution.status not in (None, WorkflowExecutionStatus.RUNNING),
+            )
+        )
+    return found
+
+
+async def list_graphs(client: Client, *, status: str | None = None, limit: int = 50) -> list[GraphSummary]:
+    """The newest graphs first, at most `limit`; only those in `status` when asked."""
+    query = f"WorkflowType = '{TaskGraphWorkflow.__name__}' AND ExecutionStatus != 'ContinuedAsNew'"
+    if status is not None:
+        query += f" AND {search_attributes.STATUS.name} = '{status}'"
+    found: list[GraphSummary] = []
+    async for execution in client.list_workflows(query, limit=limit):
+        attributes = execution.typed_search_attributes
+        found.append(
+            GraphSummary(
+                graph_id=graph_id_of(execution.id),
+                workflow_id=execution.id,
+                status=attributes.get(search_attributes.STATUS) or "running",
+                pending=attributes.get(search_attributes.PENDING) or 0,
+                channel=attributes.get(search_attributes.CHANNEL),
                 started_at=execution.start_time,
                 closed=execution.status not in (None, WorkflowExecutionStatus.RUNNING),
             )

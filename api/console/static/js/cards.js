@@ -19,7 +19,8 @@ function asked(request) {
   return [`${content.tool_name ?? "tool"} wants approval`, params];
 }
 
-export function card(sessionKey, request, { canApprove, onDecided }) {
+// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`.
+export function card(owner, request, { canApprove, onDecided }) {
   const id = request.interaction_id;
   const content = typeof request.content === "object" && request.content ? request.content : {};
   const [title, shown] = asked(request);
@@ -48,7 +49,7 @@ export function card(sessionKey, request, { canApprove, onDecided }) {
     buttons.forEach((b) => { b.disabled = true; });
     status.textContent = `${button.textContent}…`;
     try {
-      await post(`/sessions/${encodeURIComponent(sessionKey)}/interactions/${encodeURIComponent(id)}`,
+      await post(`${owner}/interactions/${encodeURIComponent(id)}`,
         { ...body, principal: who.me || undefined, channel: "console" });
       status.textContent = "Sent.";
       onDecided();

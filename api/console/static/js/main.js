@@ -1,7 +1,10 @@
 // The console's entry: the "who you are" form (name and key, kept in sessionStorage), what the key
-// may do (`GET /me`), and the pages by location hash: #/sessions, #/sessions/<key>.
+// may do (`GET /me`), and the pages by location hash: #/sessions, #/sessions/<key>, #/graphs,
+// #/graphs/<id>.
 
 import { get, who } from "./api.js";
+import { graphPage } from "./graph.js";
+import { graphsPage } from "./graphs.js";
 import { el } from "./render.js";
 import { sessionPage } from "./session.js";
 import { sessionsPage } from "./sessions.js";
@@ -30,6 +33,10 @@ async function route() {
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "sessions" && parts[1]) {
     leave = sessionPage(main, decodeURIComponent(parts[1]), params, (text) => { connection.textContent = text; });
+  } else if (parts[0] === "graphs" && parts[1]) {
+    leave = graphPage(main, decodeURIComponent(parts[1]), params, (text) => { connection.textContent = text; });
+  } else if (parts[0] === "graphs") {
+    await graphsPage(main);
   } else if (parts[0] === "sessions" || !parts.length) {
     await sessionsPage(main, params);
   } else {

@@ -42,7 +42,7 @@ export function sessionPage(main, key, params, setConnection) {
       const live = await get(path);
       status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "");
       const canApprove = who.may("approver");
-      cards.replaceChildren(...live.pending_interactions.map((request) => card(key, request, { canApprove, onDecided: refreshSoon })));
+      cards.replaceChildren(...live.pending_interactions.map((request) => card(path, request, { canApprove, onDecided: refreshSoon })));
       for (const request of live.pending_interactions) announce(request);
       focusLinked();
       const [grantList, trail] = await Promise.all([get(`${path}/grants`), get(`${path}/audit`)]);
@@ -87,10 +87,11 @@ export function sessionPage(main, key, params, setConnection) {
   function onChunk(chunk) {
     if (chunk.metadata && chunk.metadata.streaming && chunk.chunk_type !== "complete") {
       if (!terminal) {
-        terminal = el("pre", { class: "terminal", "aria-label": "Command output" });
+        terminal = el("pre", { class: "terminal", role: "log", "aria-label": "Command output" });
         conversation.append(el("li", {}, terminal));
       }
-      terminal.append(ansi(typeof chunk.content === "string" ? chunk.content : JSON.stringify(chunk.content)));
+      const shown = chunk.metadata.styled ?? chunk.content; // `styled`: the same text with its colours
+      terminal.append(ansi(typeof shown === "string" ? shown : JSON.stringify(shown)));
       return;
     }
     terminal = null;
