@@ -7,9 +7,10 @@ Read from the search attributes every session keeps up to date (`SynapseStatus`,
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
 from contracts import GraphSummary, InteractionRequest, SessionStatus, SessionSummary
 from workflows.graph import TaskGraphWorkflow
@@ -34,7 +35,7 @@ async def list_sessions(
     if waiting:
         query += f" AND {search_attributes.PENDING.name} > 0"
     found: list[SessionSummary] = []
-    async for execution in client.list_workflows(query, limit=limit):
+    async for execution in latest_runs(client.list_workflows(query, limit=limit)):
         attributes = execution.typed_search_attributes
         found.append(
             SessionSummary(
@@ -57,7 +58,7 @@ async def list_graphs(client: Client, *, status: str | None = None, limit: int =
     if status is not None:
         query += f" AND {search_attributes.STATUS.name} = '{status}'"
     found: list[GraphSummary] = []
-    async for execution in client.list_workflows(query, limit=limit):
+    async for execution in latest_runs(client.list_workflows(query, limit=limit)):
         attributes = execution.typed_search_attributes
         found.append(
             GraphSummary(
@@ -77,6 +78,16 @@ def _status(searched: str | None) -> str:
     """The session status a `SynapseStatus` value stands for."""
     back = {value: status for status, value in SEARCHED_AS.items()}
     return back.get(searched or "running", searched or str(SessionStatus.ACTIVE))
+
+
+async def latest_runs(executions: AsyncIterator[WorkflowExecution]) -> AsyncIterator[WorkflowExecution]:
+    """Each workflow once, as its newest run (visibility lists a reopened graph's or restarted
+    session's earlier runs too; newest first, so the first seen is the latest)."""
+    seen: set[str] = set()
+    async for execution in executions:
+        if execution.id not in seen:
+            seen.add(execution.id)
+            yield execution
 
 
 def answerable_by(request: InteractionRequest, principal: str) -> bool:

@@ -23,9 +23,12 @@ from .conftest import shot
 KEYS = "k-approve:alice:approver,k-view:vic:viewer"
 
 
-async def asking(http: httpx.AsyncClient, key: str, sql: str, headers: dict[str, str] | None = None) -> str:
-    """Start session `key`, send `sql` and wait for its approval request; the interaction id."""
-    created = await http.post("/sessions", json={"session_key": key}, headers=headers)
+async def asking(
+    http: httpx.AsyncClient, key: str, sql: str, headers: dict[str, str] | None = None, **session: object
+) -> str:
+    """Start session `key` (with `session`'s fields), send `sql` and wait for its approval request;
+    the interaction id."""
+    created = await http.post("/sessions", json={"session_key": key, **session}, headers=headers)
     assert created.status_code == 201, created.text
     sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": sql}, headers=headers)
     assert sent.status_code in (200, 202), sent.text

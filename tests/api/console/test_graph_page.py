@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 from playwright.async_api import Page, expect
 
+from ...conftest import assert_eventually
 from ...workflows.graph.flows import edge, gated, task
 from ..test_graphs import submit, wait_graph
 from .conftest import shot
@@ -72,4 +73,12 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
         ("rollback_and_modify", "task 'first': wrong data")
     ], "the rollback is in the graph's audit"
     await expect(page.locator('section[aria-labelledby="graph-audit-h"]')).to_contain_text("wrong data")
+    listed = await assert_eventually(
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: [g["status"] for g in got.json() if g["graph_id"] == gid] == ["completed"],
+        what="the reopened graph listed once, as its latest run",
+    )
+    assert listed.status_code == 200
+    await page.get_by_role("link", name="Graphs").click()
+    await expect(page.get_by_role("row", name=gid)).to_contain_text("completed")
     await shot(page, "graph-rollback")
