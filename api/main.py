@@ -21,7 +21,7 @@ from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
 
-from . import docs, openapi
+from . import console, docs, openapi
 from .calls.errors import CallError
 from .calls.sizes import TooLarge
 from .errors import (
@@ -35,6 +35,7 @@ from .errors import (
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .routes import (
+    access,
     artifacts,
     events,
     experience,
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     app.add_middleware(BodyLimit, limit_for=body_limit)
     for module in (
         health,
+        access,
         sessions,
         interactions,
         grants,
@@ -127,4 +129,5 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         lark.install(app, settings)
     openapi.install(app, keys_on=api_keys is not None)
     docs.install(app)
+    console.install(app)
     return app

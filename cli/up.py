@@ -185,6 +185,7 @@ def banner(api_base: str, ui_port: int) -> list[str]:
     """What `up` prints once everything is ready (the README shows the same lines)."""
     return [
         "Synapse is ready (Ctrl-C stops it):",
+        f"  Console:          {api_base}/ui/",
         f"  API docs:         {api_base}/docs",
         f"  Temporal Web UI:  http://127.0.0.1:{ui_port}",
     ]

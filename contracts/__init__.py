@@ -4,6 +4,7 @@ Every workflow, activity, signal, update and query takes one of these models and
 one, so fields can be added (with defaults) without breaking recorded histories.
 """
 
+from .access import CallerView
 from .agent import (
     AgentIntent,
     AgentResult,
@@ -48,6 +49,7 @@ from .graph import (
     GraphQuery,
     GraphStatus,
     GraphSubmission,
+    GraphSummary,
     GraphTask,
     GraphView,
     LoopInstance,
@@ -141,6 +143,7 @@ __all__ = [
     "AuditKind",
     "AuditTrail",
     "BlueprintChange",
+    "CallerView",
     "Condition",
     "ContextBuildConfig",
     "ContextOverrides",
@@ -177,6 +180,7 @@ __all__ = [
     "GraphQuery",
     "GraphStatus",
     "GraphSubmission",
+    "GraphSummary",
     "GraphTask",
     "GraphView",
     "InboundMessage",

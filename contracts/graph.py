@@ -326,6 +326,18 @@ class GraphView(Contract):
     reason: str | None = Field(default=None, description="Why it failed or was cancelled.")
 
 
+class GraphSummary(Contract):
+    """One graph in `GET /graphs`, from Temporal's visibility (its search attributes)."""
+
+    graph_id: str = Field(description="The graph's UUID.")
+    workflow_id: str = Field(description="`graph:<uuid>`.")
+    status: str = Field(description="Where it is: running, paused, completed, failed, cancelled.")
+    pending: int = Field(default=0, description="Gates and tool approvals waiting for a person.")
+    channel: str | None = Field(default=None, description="Where it was started from.")
+    started_at: datetime | None = Field(default=None, description="When its first run started (UTC).")
+    closed: bool = Field(default=False, description="Its current run has ended (it may still be reopened).")
+
+
 class GraphQuery(Contract):
     """A page of a graph's tasks (the `get_state` query)."""
 

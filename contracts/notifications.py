@@ -28,3 +28,6 @@ class Notification(Contract):
     interaction: InteractionRequest = Field(description="The interaction.")
     outcome: InteractionOutcome | None = Field(default=None, description="Its decision (decided, timed out).")
     url: str = Field(description="Where it is POSTed (not part of the body).")
+    link: str | None = Field(
+        default=None, description="Where a person decides it in the web console (set when it is sent)."
+    )

@@ -14,6 +14,7 @@ import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -401,6 +402,11 @@ class Settings(BaseSettings):
         description="TOML file declaring agents and groups (SYNAPSE_AGENTS_FILE); `./synapse.toml` or "
         "`~/.synapse/agents.toml` when unset (see core/agent_registry.py).",
     )
+    console_url: str | None = Field(
+        default=None,
+        description="Public URL of the web console (SYNAPSE_CONSOLE_URL), for the links in webhook "
+        "notifications and Lark cards; `http://<api host>:<api port>/ui/` when unset.",
+    )
     rules_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL of the approval rules every API and worker shares (SYNAPSE_RULES_URL); "
@@ -413,6 +419,12 @@ class Settings(BaseSettings):
     artifacts: ArtifactSettings = Field(default_factory=ArtifactSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+
+    def console_link(self, session_key: str, interaction_id: str | None = None) -> str:
+        """Where a session (and one of its requests) is opened in the web console."""
+        base = self.console_url or f"http://{self.api.host}:{self.api.port}/ui/"
+        link = f"{base.rstrip('/')}/#/sessions/{quote(session_key, safe='')}"
+        return f"{link}?interaction={quote(interaction_id, safe='')}" if interaction_id else link
 
     @property
     def demo_db_url(self) -> str:

@@ -34,6 +34,7 @@ from activities.channels.lark.cards import (
     parse_card_action,
 )
 from contracts import ErrorType, InteractionOutcome, InteractionRequest, InteractionResponse, Principal
+from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, sessions
@@ -137,6 +138,7 @@ def _answer(
     request: InteractionRequest | None,
     outcome: InteractionOutcome,
     session_key: str = "",
+    link: str | None = None,
 ) -> Answer:
     """A toast, plus the card redrawn (without buttons once decided; "1/2" while a second approver is needed)."""
     answer = toast(kind, text)
@@ -144,7 +146,9 @@ def _answer(
         if outcome.complete:
             card = decided_card(request, outcome)
         else:
-            card = approval_card(request.model_copy(update={"approved_by": outcome.approvals}), session_key)
+            card = approval_card(
+                request.model_copy(update={"approved_by": outcome.approvals}), session_key, link
+            )
         answer["card"] = {"type": "raw", "data": card}
     return answer
 
@@ -172,8 +176,11 @@ def _log_late(task: asyncio.Task[InteractionOutcome]) -> None:
         log.info("a Lark card decision finished after its answer: %r", error)
 
 
-async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]]) -> Answer:
-    """Run the decision and say how it went, within `ANSWER_BUDGET_SECONDS`.
+async def decide(
+    client: Client, click: Click, background: set[asyncio.Task[Any]], settings: Settings
+) -> Answer:
+    """Run the decision and say how it went, within `ANSWER_BUDGET_SECONDS` (a card redrawn keeps
+    its link to the console, from `settings`).
 
     A decision still in flight then goes on in a task kept in `background`.
     """
@@ -214,4 +221,5 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
                 "warning", "Synapse is busy and took no decision; press the button again in a moment."
             )
         raise
-    return _answer("success", _decided_text(outcome), request, outcome, click.session_key)
+    link = settings.console_link(click.session_key, click.interaction_id)
+    return _answer("success", _decided_text(outcome), request, outcome, click.session_key, link)

@@ -228,7 +228,7 @@ class LarkInbound:
         click = lark_clicks.read_click(data)
         if isinstance(click, dict):
             return click
-        return await lark_clicks.decide(self.client, click, self._tasks)
+        return await lark_clicks.decide(self.client, click, self._tasks, self._settings)
 
     # ---------------------------------------------------------- long connection
 

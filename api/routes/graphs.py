@@ -10,13 +10,17 @@ from fastapi import APIRouter, Body, Query
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from contracts import (
+    AuditEntry,
+    AuditTrail,
     BlueprintChange,
     GraphConfig,
     GraphControl,
     GraphCreated,
     GraphIntervention,
     GraphQuery,
+    GraphStatus,
     GraphSubmission,
+    GraphSummary,
     GraphTask,
     GraphView,
     InteractionDecision,
@@ -28,7 +32,7 @@ from contracts import (
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
-from ..calls import blueprints, decisions, graphs
+from ..calls import blueprints, decisions, graphs, listing
 from ..calls.sizes import check_size
 from ..deps import (
     Approver,
@@ -49,6 +53,17 @@ from .interactions import DECISION_RESPONSES, answer, check_matches
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
 OptionalControl = Annotated[GraphControl | None, Body()]
+
+
+@router.get("", response_model=list[GraphSummary], responses=ERROR_RESPONSES(401, 403, 422))
+async def list_graphs(
+    client: ClientDep,
+    caller: Viewer,
+    status: Annotated[GraphStatus | None, Query(description="Only graphs in this status.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500, description="At most this many, newest first.")] = 50,
+) -> list[GraphSummary]:
+    """Graphs, newest first, from Temporal's visibility (a reopened graph once, as its latest run)."""
+    return await listing.list_graphs(client, status=status, limit=limit)
 
 
 @router.post("", status_code=201, response_model=GraphCreated, responses=BUSY_RESPONSE)
@@ -135,6 +150,17 @@ async def get_diagram(
         client, graph_id, TaskGraphWorkflow.get_diagram, wait=settings.api.query_wait
     )
     return PlainTextResponse(diagram)
+
+
+@router.get("/{graph_id}/audit", response_model=AuditTrail, responses=ERROR_RESPONSES(401, 403, 404, 422))
+async def get_audit(
+    graph_id: GraphId, client: ClientDep, settings: SettingsDep, caller: Viewer
+) -> AuditTrail:
+    """Extensions, interventions, gate decisions and reopenings, with who, where and when."""
+    entries: list[AuditEntry] = await graphs.query(
+        client, graph_id, TaskGraphWorkflow.get_audit, wait=settings.api.query_wait
+    )
+    return AuditTrail(workflow_id=graph_workflow_id(graph_id_of(graph_id)), entries=entries)
 
 
 @router.get("/{graph_id}/events", response_class=StreamingResponse, responses=EVENTS_RESPONSES)

@@ -60,14 +60,30 @@ TURN_ENDED: tuple[TurnStatus, ...] = ("completed", "failed", "cancelled")
 @router.get("", response_model=list[SessionSummary], responses=ERROR_RESPONSES(401, 403, 422))
 async def list_sessions(
     client: ClientDep,
+    settings: SettingsDep,
     caller: Viewer,
     status: Annotated[SessionStatus | None, Query(description="Only sessions in this status.")] = None,
     waiting: Annotated[bool, Query(description="Only sessions with a request waiting for a person.")] = False,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many, newest first.")] = 50,
+    waiting_for: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=200,
+            description="Only sessions with a request this principal may answer (its approvers "
+            "name them, or name no one, or it escalated to them).",
+        ),
+    ] = None,
 ) -> list[SessionSummary]:
     """Sessions, newest first, from Temporal's visibility (their search attributes: it costs the
-    sessions nothing); closed ones included, marked `closed`."""
-    return await listing.list_sessions(client, status=status, waiting=waiting, limit=limit)
+    sessions nothing); closed ones included, marked `closed`. With `waiting_for`, each waiting
+    session is asked who may answer its requests."""
+    found = await listing.list_sessions(
+        client, status=status, waiting=waiting or waiting_for is not None, limit=limit
+    )
+    if waiting_for is None:
+        return found
+    return await listing.waiting_for(client, found, waiting_for, wait=settings.api.query_wait)
 
 
 @router.post("", status_code=201, response_model=LiveSession)

@@ -46,3 +46,28 @@ async def test_sessions_are_listed_with_what_waits_and_filtered(http: httpx.Asyn
     assert idle in active and asking not in active
     bad = await http.get("/sessions", params={"status": "sleepy"})
     assert bad.status_code == 422 and "status" in bad.text
+
+
+async def test_waiting_for_keeps_the_sessions_whose_requests_that_person_may_answer(
+    http: httpx.AsyncClient,
+) -> None:
+    anyone, bobs = new_key(), new_key()
+    created = await http.post("/sessions", json={"session_key": bobs, "approvers": ["bob"]})
+    assert created.status_code == 201, created.text
+    for key in (anyone, bobs):
+        sent = await http.post(
+            f"/sessions/{key}/messages?wait=true", json={"content": "DELETE FROM orders WHERE id = 3"}
+        )
+        assert sent.json()["status"] == "waiting", sent.text
+    await assert_eventually(
+        lambda: listed(http, waiting=True),
+        lambda found: anyone in found and bobs in found,
+        what="both sessions listed as waiting",
+    )
+
+    for_bob = await listed(http, waiting_for="bob")
+    for_carol = await listed(http, waiting_for="carol")
+
+    assert anyone in for_bob and bobs in for_bob
+    assert anyone in for_carol and bobs not in for_carol, "carol may not answer a request only bob may"
+    assert all(s["pending"] for s in for_carol.values()), "only sessions that wait are listed"

@@ -77,6 +77,9 @@ async def test_opened_and_decided_are_posted_signed_and_retried(
     for received in receiver.received:
         assert signed_correctly(received.headers, received.body)
         assert received.json["session_key"] == key and "url" not in received.json
+        assert (
+            received.json["link"] == f"http://127.0.0.1:8000/ui/#/sessions/{key}?interaction={interaction_id}"
+        ), "the console's page of the request (SYNAPSE_CONSOLE_URL unset: the API's own address)"
     decided = receiver.received[-1].json
     assert (
         decided["outcome"]["decided_by"] == "bob"

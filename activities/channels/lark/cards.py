@@ -231,13 +231,14 @@ def _button(label: str, style: str, value: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def approval_card(request: InteractionRequest, session_key: str) -> dict[str, Any]:
+def approval_card(request: InteractionRequest, session_key: str, link: str | None = None) -> dict[str, Any]:
     """The interactive card asking a person to approve or deny a tool call.
 
     Args:
         request: The pending interaction (`content`: tool_name, tool_params, tool_description,
             summary, reason); its approvers and deadline are shown.
         session_key: The session (e.g. `lark:oc_…`), carried in the button values.
+        link: The request's page in the web console, shown under the buttons.
 
     Returns:
         Card JSON 2.0, for `msg_type=interactive`. Button values are `button_value(...)`.
@@ -279,6 +280,7 @@ def approval_card(request: InteractionRequest, session_key: str) -> dict[str, An
             ],
         },
         _markdown(f"<font color='grey'>{_REPLY_HINT}</font>"),
+        *([_markdown(f"[Open in the console]({link})")] if link else []),
     ]
     asked = (
         "Confirmation needed"

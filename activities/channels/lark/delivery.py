@@ -242,16 +242,19 @@ class LarkActivities:
         if request is None:
             raise _invalid(f"a {message.kind} needs the `interaction` it shows")
         session_key = message.session_key or request.workflow_id.removeprefix(SESSION_PREFIX)
+        link = self._settings.console_link(session_key, request.interaction_id)
         if message.kind == "approval_card":
             return Delivery(
-                message_id=self._send(message, "interactive", approval_card(request, session_key), key, 0)
+                message_id=self._send(
+                    message, "interactive", approval_card(request, session_key, link), key, 0
+                )
             )
         # No outcome (escalated: more people may decide) or not complete (one approval of two
         # counted, "1/2"): the card still asks.
         card = (
             decided_card(request, message.outcome)
             if message.outcome is not None and message.outcome.complete
-            else approval_card(request, session_key)
+            else approval_card(request, session_key, link)
         )
         if message.card_message_id is None:
             # The approval card never arrived (its delivery failed): post the decision instead.

@@ -1,6 +1,7 @@
 """`notify_webhook`: POST one `Notification` to a session's `notify_url`, signed.
 
-The body is the notification as JSON (without `url`). Headers: `X-Synapse-Event`,
+The body is the notification as JSON (without `url`), its `link` the console's page of the
+request (SYNAPSE_CONSOLE_URL). Headers: `X-Synapse-Event`,
 `X-Synapse-Notification-Id`, `X-Synapse-Timestamp` (Unix seconds) and `X-Synapse-Signature:
 sha256=<hex>`, the HMAC-SHA256 with SYNAPSE_WEBHOOK_SECRET of `<timestamp>.<body>`; a receiver
 recomputes it and rejects old timestamps (see `signature`). A 2xx answer delivers it; 408, 429,
@@ -37,8 +38,10 @@ class WebhookActivities:
     """The `notify_webhook` activity."""
 
     def __init__(self, settings: Settings) -> None:
-        """Sign with `settings.webhooks.secret`; each POST may take `timeout_seconds`."""
+        """Sign with `settings.webhooks.secret`; each POST may take `timeout_seconds`; link to the
+        console at `settings.console_url`."""
         self._settings = settings.webhooks
+        self._links = settings
 
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""
@@ -59,7 +62,8 @@ class WebhookActivities:
                 type=ErrorType.WEBHOOK_NOT_CONFIGURED,
                 non_retryable=True,
             )
-        body = notification.model_dump_json(exclude={"url"}).encode()
+        link = self._links.console_link(notification.session_key, notification.interaction.interaction_id)
+        body = notification.model_copy(update={"link": link}).model_dump_json(exclude={"url"}).encode()
         timestamp = str(int(time.time()))
         headers = {
             "content-type": "application/json",

@@ -1,5 +1,6 @@
 """Terminal output as text people and agents read: ANSI/OSC sequences and carriage-return
-overwrites removed. Pure functions, no I/O."""
+overwrites removed (or, for a screen that shows colours, every sequence but the colours).
+Pure functions, no I/O."""
 
 from __future__ import annotations
 
@@ -12,13 +13,27 @@ _CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _OTHER = re.compile(r"\x1b[@-Z\\-_]|\x1b[()][0-9A-Za-z]")
 """Two-byte escapes and character-set selections."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+"""Select graphic rendition: colours and bold, the one control sequence a web page can show."""
 
 
 def strip_ansi(text: str) -> str:
     """`text` without escape sequences and control characters; `\\r\\n` as `\\n`; a line
     overwritten with `\\r` (progress bars) keeps what was written last."""
-    text = _OSC.sub("", text)
-    text = _CSI.sub("", text)
+    return _lines(_CSI.sub("", _OSC.sub("", text)))
+
+
+def keep_colours(text: str) -> str:
+    """`strip_ansi(text)` with its colour and bold sequences (SGR) kept, for a screen that shows them."""
+    return _lines(_CSI.sub(_colour_only, _OSC.sub("", text)))
+
+
+def _colour_only(found: re.Match[str]) -> str:
+    return found.group(0) if _SGR.fullmatch(found.group(0)) else ""
+
+
+def _lines(text: str) -> str:
+    """The rest of the cleaning: two-byte escapes and control characters out, `\\r` overwrites done."""
     text = _OTHER.sub("", text)
     text = text.replace("\r\n", "\n")
     if "\r" in text:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .ansi import strip_ansi
+from .ansi import keep_colours, strip_ansi
 
 ChunkKind = Literal["thinking", "tool_use", "content", "pending", "complete", "error"]
 TerminalType = Literal["generic", "qcli"]
@@ -38,8 +38,11 @@ class TerminalChunk:
     content: str
     metadata: dict[str, Any] = field(default_factory=dict)
 
-    def extend(self, text: str, raw_length: int) -> None:
-        """More `content`: the text appended, `raw_length` and `content_length` counted."""
+    def extend(self, text: str, raw_length: int, styled: str | None = None) -> None:
+        """More `content`: the text appended (and its coloured form, `styled`, when either part has
+        colours), `raw_length` and `content_length` counted."""
+        if styled is not None or "styled" in self.metadata:
+            self.metadata["styled"] = self.metadata.get("styled", self.content) + (styled or text)
         self.content += text
         self.metadata["raw_length"] += raw_length
         self.metadata["content_length"] = len(self.content)
@@ -61,14 +64,16 @@ def process(raw: str, terminal_type: TerminalType) -> list[TerminalChunk]:
     chunks: list[TerminalChunk] = []
     if terminal_type == "generic":
         text = strip_ansi(raw)
-        return [content_chunk(text, len(raw), terminal_type)] if text else []
+        return [content_chunk(text, len(raw), terminal_type, keep_colours(raw))] if text else []
     prompt = _PROMPT.search(raw)
     body, rest = (raw[: prompt.start()], raw[prompt.end() :]) if prompt else (raw, "")
     for line in body.splitlines(keepends=True):  # `\r` ends a line too: a spinner redraws with it
-        text = strip_ansi(line.rstrip("\r\n")) + ("\n" if line.endswith("\n") else "")
+        end = "\n" if line.endswith("\n") else ""
+        text = strip_ansi(line.rstrip("\r\n")) + end
+        styled = keep_colours(line.rstrip("\r\n")) + end
         if not text.strip():
             if chunks and chunks[-1].type == "content" and text:
-                chunks[-1].extend(text, len(line))
+                chunks[-1].extend(text, len(line), styled if styled != text else None)
             continue
         if _THINKING.match(text):
             meta = {"raw_length": len(line), "terminal_type": terminal_type}
@@ -77,9 +82,9 @@ def process(raw: str, terminal_type: TerminalType) -> list[TerminalChunk]:
             meta = {"tool_name": tool.group(1), "raw_length": len(line), "terminal_type": terminal_type}
             chunks.append(TerminalChunk("tool_use", text.strip(), meta))
         elif chunks and chunks[-1].type == "content":
-            chunks[-1].extend(text, len(line))
+            chunks[-1].extend(text, len(line), styled if styled != text else None)
         else:
-            chunks.append(content_chunk(text, len(line), terminal_type))
+            chunks.append(content_chunk(text, len(line), terminal_type, styled))
     if prompt:
         prompt_text = strip_ansi(prompt.group(1)).strip()
         chunks.append(
@@ -91,9 +96,18 @@ def process(raw: str, terminal_type: TerminalType) -> list[TerminalChunk]:
     return chunks
 
 
-def content_chunk(text: str, raw_length: int, terminal_type: TerminalType) -> TerminalChunk:
-    """Text for people: `raw_length`, `content_length`, `terminal_type`."""
-    meta = {"raw_length": raw_length, "content_length": len(text), "terminal_type": terminal_type}
+def content_chunk(
+    text: str, raw_length: int, terminal_type: TerminalType, styled: str | None = None
+) -> TerminalChunk:
+    """Text for people: `raw_length`, `content_length`, `terminal_type`, and `styled`, the text
+    with its colours (SGR sequences), when it has any."""
+    meta: dict[str, Any] = {
+        "raw_length": raw_length,
+        "content_length": len(text),
+        "terminal_type": terminal_type,
+    }
+    if styled is not None and styled != text:
+        meta["styled"] = styled
     return TerminalChunk("content", text, meta)
 
 

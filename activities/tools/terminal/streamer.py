@@ -44,7 +44,7 @@ class Streamer:
     def add(self, chunk: TerminalChunk) -> None:
         last = self._pending[-1] if self._pending else None
         if last is not None and last.type == chunk.type == "content":
-            last.extend(chunk.content, chunk.metadata["raw_length"])
+            last.extend(chunk.content, chunk.metadata["raw_length"], chunk.metadata.get("styled"))
         elif chunk.type == "thinking" and (last.type if last else self._last_type) == "thinking":
             return  # one chunk per spinner, not one per frame (the shell reports every frame)
         else:

@@ -20,6 +20,7 @@ from activities.channels.lark.cards import (
     text_chunks,
 )
 from contracts import InteractionOutcome, InteractionRequest
+from core.settings import Settings
 
 AT = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 
@@ -77,6 +78,17 @@ def test_anyone_may_approve_without_a_deadline_and_other_tools_show_json() -> No
     assert "**Who may approve:** anyone in this chat" in text and "**Deadline:** none" in text
     assert '```json\n{\n  "url": "https://x",\n  "n": 1\n}\n```' in text
     assert card["header"]["subtitle"]["content"] == "tool_7"
+
+
+def test_a_card_links_to_the_request_in_the_console() -> None:
+    link = Settings(console_url="https://synapse.example/ui/", _env_file=None).console_link(
+        "lark:oc_1", "tool_7"
+    )
+    card = approval_card(request(), "lark:oc_1", link)
+
+    assert link == "https://synapse.example/ui/#/sessions/lark%3Aoc_1?interaction=tool_7"
+    assert f"[Open in the console]({link})" in markdown(card)
+    assert "Open in the console" not in markdown(approval_card(request(), "lark:oc_1"))
 
 
 def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:

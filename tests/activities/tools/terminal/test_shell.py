@@ -142,7 +142,12 @@ async def test_an_agent_cli_is_done_at_its_marked_prompt_and_its_output_is_typed
 def test_generic_output_is_content_with_seed_004_metadata() -> None:
     [chunk] = process("\x1b[31mred\x1b[0m\n", "generic")
     assert (chunk.type, chunk.content) == ("content", "red\n")
-    assert chunk.metadata == {"raw_length": 13, "content_length": 4, "terminal_type": "generic"}
+    assert chunk.metadata == {
+        "raw_length": 13,
+        "content_length": 4,
+        "terminal_type": "generic",
+        "styled": "\x1b[31mred\x1b[0m\n",
+    }
     assert process("\x1b[0m", "generic") == []
 
 

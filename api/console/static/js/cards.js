@@ -1,0 +1,105 @@
+// An approval card for one pending request: what is asked (the tool and its arguments, a question,
+// a graph task's gate), the two-person progress and the escalation deadline, and the decisions a
+// person may take: approve once, allow for this session, edit the arguments, deny with a reason,
+// or answer. Viewers see the card without its buttons.
+
+import { post, who } from "./api.js";
+import { el } from "./render.js";
+
+const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
+
+function asked(request) {
+  const content = typeof request.content === "object" && request.content ? request.content : { question: request.content };
+  if (request.interaction_type === "user_input") return [`Question: ${content.question ?? ""}`, null];
+  if (request.interaction_type === "confirmation") {
+    const task = content.task_id ?? "";
+    return [`Graph task ${task} waits: ${content.prompt ?? ""}`, content.input_data ?? {}];
+  }
+  const params = content.tool_params ?? {};
+  return [`${content.tool_name ?? "tool"} wants approval`, params];
+}
+
+// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`.
+export function card(owner, request, { canApprove, onDecided }) {
+  const id = request.interaction_id;
+  const content = typeof request.content === "object" && request.content ? request.content : {};
+  const [title, shown] = asked(request);
+  const headingId = `card-${id}`;
+  const status = el("p", { class: "muted", role: "status", "aria-live": "polite" });
+  const node = el("article", { class: "card", "aria-labelledby": headingId, "data-interaction": id },
+    el("h3", { id: headingId }, `${id} · ${title}`));
+  if (content.summary) node.append(el("p", {}, content.summary));
+  if (shown && Object.keys(shown).length) node.append(el("pre", {}, JSON.stringify(shown, null, 2)));
+  if (content.context && content.context.cwd) node.append(el("p", { class: "muted" }, `in ${content.context.cwd}`));
+  if (content.reason) node.append(el("p", { class: "muted" }, `why it asks: ${typeof content.reason === "string" ? content.reason : JSON.stringify(content.reason)}`));
+  if (request.approvals_required > 1) {
+    const got = request.approved_by.length;
+    node.append(el("p", { class: "line-note" }, `${got}/${request.approvals_required} approvals${got ? ` (${request.approved_by.join(", ")})` : ""}`));
+  }
+  if (request.escalate_at && !request.escalated) node.append(el("p", { class: "muted" }, `escalates to ${request.escalate_to.join(", ")} at ${time(request.escalate_at)}`));
+  if (request.expires_at) node.append(el("p", { class: "muted" }, `denied by timeout at ${time(request.expires_at)} unless answered`));
+  if (request.approvers && request.approvers.length) node.append(el("p", { class: "muted" }, `may answer: ${request.approvers.join(", ")}`));
+  if (!canApprove) {
+    node.append(el("p", { class: "muted" }, "Your key may view this request; deciding needs the approver role."));
+    return node;
+  }
+
+  const decide = async (body, button) => {
+    const buttons = node.querySelectorAll("button");
+    buttons.forEach((b) => { b.disabled = true; });
+    status.textContent = `${button.textContent}…`;
+    try {
+      await post(`${owner}/interactions/${encodeURIComponent(id)}`,
+        { ...body, principal: who.me || undefined, channel: "console" });
+      status.textContent = "Sent.";
+      onDecided();
+    } catch (err) {
+      status.textContent = `Not sent: ${err.message}`;
+      status.className = "error";
+      buttons.forEach((b) => { b.disabled = false; });
+    }
+  };
+
+  if (request.interaction_type === "user_input") {
+    const answer = el("textarea", { rows: 2, name: "answer" });
+    node.append(el("label", {}, "Your answer", answer));
+    const actions = el("div", { class: "actions" });
+    actions.append(el("button", { class: "primary", type: "button", onclick: (e) => decide({ approved: true, response_data: { text: answer.value } }, e.target) }, "Answer"));
+    actions.append(el("button", { class: "danger", type: "button", onclick: (e) => decide({ approved: false, user_message: "declined" }, e.target) }, "Decline"));
+    node.append(actions, status);
+    return node;
+  }
+
+  const reason = el("textarea", { rows: 2, name: "reason" });
+  const actions = el("div", { class: "actions" });
+  actions.append(el("button", { class: "primary", type: "button", onclick: (e) => decide({ approved: true }, e.target) }, "Approve once"));
+  const grants = content.grants || [];
+  if (grants.length) {
+    const grant = grants.includes("session_prefix") ? "session_prefix" : "session";
+    actions.append(el("button", { type: "button", onclick: (e) => decide({ approved: true, response_data: { grant } }, e.target) }, "Allow for this session"));
+  }
+  if (request.interaction_type === "tool_approval") {
+    const editor = el("textarea", { rows: 6, name: "arguments", spellcheck: "false" });
+    editor.value = JSON.stringify(shown, null, 2);
+    const editBox = el("div", { hidden: true },
+      el("label", {}, "Arguments (JSON)", editor),
+      el("button", { type: "button", onclick: (e) => {
+        let args;
+        try { args = JSON.parse(editor.value); } catch (err) { status.textContent = `The arguments are not JSON: ${err.message}`; status.className = "error"; return; }
+        decide({ approved: true, response_data: { arguments: args } }, e.target);
+      } }, "Approve with these arguments"));
+    actions.append(el("button", { type: "button", "aria-expanded": "false", onclick: (e) => {
+      editBox.hidden = !editBox.hidden;
+      e.target.setAttribute("aria-expanded", String(!editBox.hidden));
+      if (!editBox.hidden) editor.focus();
+    } }, "Edit arguments"));
+    node.append(actions, editBox);
+  } else node.append(actions);
+  node.append(el("label", {}, "Reason (sent to the agent when you deny)", reason));
+  node.append(el("div", { class: "actions" }, el("button", { class: "danger", type: "button", onclick: (e) => {
+    if (!reason.value.trim()) { status.textContent = "Say why you deny it: the agent is told."; status.className = "error"; reason.focus(); return; }
+    decide({ approved: false, user_message: reason.value.trim() }, e.target);
+  } }, "Deny")));
+  node.append(status);
+  return node;
+}

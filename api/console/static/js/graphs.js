@@ -1,0 +1,27 @@
+// The graphs page: every graph newest first, with its status and what waits in it.
+
+import { get } from "./api.js";
+import { el } from "./render.js";
+
+export async function graphsPage(main) {
+  const body = el("tbody");
+  main.replaceChildren(el("h1", {}, "Graphs"),
+    el("table", {},
+      el("caption", { class: "muted" }, "Task graphs, newest first"),
+      el("thead", {}, el("tr", {}, ["Graph", "Status", "Pending", "Channel", "Started"].map((h) => el("th", { scope: "col" }, h)))),
+      body));
+  try {
+    const graphs = await get("/graphs?limit=100");
+    if (!graphs.length) body.append(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No graphs yet.")));
+    for (const g of graphs) {
+      body.append(el("tr", {},
+        el("td", {}, el("a", { href: `#/graphs/${g.graph_id}` }, g.graph_id)),
+        el("td", {}, g.closed ? `${g.status} (closed)` : g.status),
+        el("td", {}, String(g.pending)),
+        el("td", {}, g.channel ?? ""),
+        el("td", {}, g.started_at ? new Date(g.started_at).toLocaleString() : "")));
+    }
+  } catch (err) {
+    body.append(el("tr", {}, el("td", { colspan: 5, class: "error" }, `Could not list graphs: ${err.message}`)));
+  }
+}

@@ -1,0 +1,150 @@
+// Turning the API's data into DOM: small Markdown (answers), ANSI colours (terminal output), and
+// one conversation line per stream chunk. Everything shown is text set through textContent or
+// escaped first: nothing an agent or a tool says can become markup.
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const escapeHtml = (text) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+function inline(text) {
+  return escapeHtml(text)
+    .replace(/`([^`]+)`/g, "<code>$1</code>")
+    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
+}
+
+// Markdown as agents write it: fenced code, headings, lists, paragraphs with their line breaks.
+export function markdown(text) {
+  const out = [];
+  let fence = null, list = null, para = [];
+  const flush = () => {
+    if (para.length) out.push(`<p>${para.map(inline).join("<br>")}</p>`);
+    para = [];
+    if (list) { out.push(`<ul>${list.map((item) => `<li>${inline(item)}</li>`).join("")}</ul>`); list = null; }
+  };
+  for (const line of String(text).split("\n")) {
+    if (fence !== null) {
+      if (line.trim().startsWith("```")) { out.push(`<pre><code>${escapeHtml(fence.join("\n"))}</code></pre>`); fence = null; }
+      else fence.push(line);
+    } else if (line.trim().startsWith("```")) { flush(); fence = []; }
+    else if (/^#{1,6} /.test(line)) { flush(); out.push(`<p><strong>${inline(line.replace(/^#+ /, ""))}</strong></p>`); }
+    else if (/^\s*[-*] /.test(line)) { if (para.length) { const keep = list; list = null; flush(); list = keep; } (list ||= []).push(line.replace(/^\s*[-*] /, "")); }
+    else if (!line.trim()) flush();
+    else { if (list) flush(); para.push(line); }
+  }
+  if (fence !== null) out.push(`<pre><code>${escapeHtml(fence.join("\n"))}</code></pre>`);
+  flush();
+  const node = el("div", { class: "answer" });
+  node.innerHTML = out.join("");
+  return node;
+}
+
+// Terminal output with its colours: SGR codes become classes, every other escape is dropped.
+export function ansi(text) {
+  const node = document.createDocumentFragment();
+  let classes = [];
+  const parts = String(text).split(/(\x1b\[[0-9;?]*[A-Za-z])/);
+  for (const part of parts) {
+    const sgr = /^\x1b\[([0-9;]*)m$/.exec(part);
+    if (sgr) {
+      const codes = sgr[1] ? sgr[1].split(";").map(Number) : [0];
+      for (const code of codes) {
+        if (code === 0) classes = [];
+        else if (code === 1 || (code >= 30 && code <= 37) || (code >= 90 && code <= 97)) classes.push(`ansi-${code}`);
+      }
+    } else if (part && !part.startsWith("\x1b")) {
+      const clean = part.replace(/\r(?!\n)/g, "").replace(/[\x00-\x08\x0b-\x1f\x7f]/g, "");
+      node.append(classes.length ? el("span", { class: classes.join(" ") }, clean) : document.createTextNode(clean));
+    }
+  }
+  return node;
+}
+
+export function decisionText(content) {
+  const approved = Boolean(content.approved);
+  const who = content.decided_by, channel = content.channel;
+  let verb;
+  if (channel === "grant") verb = `allowed by grant ${content.grant_id} of ${who}`;
+  else if (channel === "rule") verb = `${approved ? "allowed" : "denied"} by ${who}`;
+  else if (content.response_data && "text" in content.response_data) verb = `answered by ${who} (${channel}): ${content.response_data.text}`;
+  else verb = `${approved ? "approved" : "denied"} by ${who} (${channel})`;
+  const comment = content.comment && (!["grant", "rule"].includes(channel) || !approved) ? `: ${content.comment}` : "";
+  return `${approved ? "✓" : "✗"} ${content.interaction_id} ${verb}${comment}`;
+}
+
+function resultText(content) {
+  const result = content.result || {};
+  const tool = content.tool_name || result.tool_id;
+  if (!result.ok) return [`✗ ${tool} failed: ${result.error}`, "line-bad"];
+  const body = result.content;
+  let said = "";
+  if (body && typeof body === "object" && "rowcount" in body) {
+    const selected = Array.isArray(body.columns) && body.columns.length > 0;
+    const count = selected ? (body.rows || []).length : body.rowcount;
+    said = `${count} row${count === 1 ? "" : "s"}${selected ? "" : " affected"}`;
+  } else if (body && typeof body === "object" && "exit_status" in body) said = `exit status ${body.exit_status}`;
+  return [`← ${tool} ok${said ? `: ${said}` : ""}`, "line-ok"];
+}
+
+function progressText(content) {
+  if ("approved" in content && "interaction_id" in content) return [decisionText(content), content.approved ? "line-ok" : "line-bad"];
+  if ("approvals" in content) return [`… ${content.interaction_id}: ${content.approvals} approvals`, "line-note"];
+  if ("grant" in content) return [`granted: ${content.comment}`, "line-ok"];
+  if ("revoked_by" in content) return [`${content.grant_id} revoked by ${content.revoked_by}`, "line-note"];
+  if ("escalated_to" in content) return [`… ${content.interaction_id} escalated to ${content.escalated_to.join(", ")}`, "line-note"];
+  if ("graph_id" in content) return [`◆ task graph ${content.graph_id}: ${(content.tasks || []).join(", ")}`, "line-note"];
+  if ("task_id" in content) return [`◆ graph task ${content.task_id}: ${content.status || (content.paused ? "paused" : "resumed")}`, "line-note"];
+  if ("status" in content) return [`session ${content.status}${content.reason ? `: ${content.reason}` : ""}`, "line-note"];
+  return null;
+}
+
+// One chunk as a conversation line, or null for chunks shown elsewhere (requests: the cards).
+export function chunkLine(chunk, principal) {
+  const content = chunk.content && typeof chunk.content === "object" ? chunk.content : {};
+  const kind = chunk.chunk_type;
+  if (chunk.metadata && chunk.metadata.streaming) {
+    if (kind === "complete") return el("li", { class: "muted" }, String(chunk.content));
+    return null; // appended to the running command's output block by the session page
+  }
+  switch (kind) {
+    case "processing":
+      return content.from ? el("li", {}, el("span", { class: "from-user" }, `${content.from}: `), String(content.message ?? "")) : null;
+    case "thinking":
+      return el("li", { class: "thinking" }, String(chunk.content));
+    case "tool_call_request": {
+      const where = content.context && content.context.cwd ? `  (in ${content.context.cwd})` : "";
+      return el("li", { class: "line-call" }, `→ ${content.summary || content.tool_name}${where}`);
+    }
+    case "tool_use": {
+      const [text, cls] = resultText(content);
+      return el("li", { class: cls }, text);
+    }
+    case "progress": {
+      const found = progressText(content);
+      return found ? el("li", { class: found[1] }, found[0]) : null;
+    }
+    case "response":
+      return el("li", {}, typeof chunk.content === "string" ? markdown(chunk.content) : el("pre", {}, JSON.stringify(chunk.content, null, 2)));
+    case "error": {
+      const what = content.error || content.message || content.reason || chunk.content;
+      return el("li", { class: "line-bad" }, `✗ ${content.tool_name ? `${content.tool_name}: ` : ""}${typeof what === "string" ? what : JSON.stringify(what)}`);
+    }
+    case "cancelled":
+      return el("li", { class: "line-note" }, `✗ ${content.turn_cancelled ? "turn" : "session"} cancelled by ${content.by || "someone"}${content.reason ? `: ${content.reason}` : ""}`);
+    default:
+      return null;
+  }
+}

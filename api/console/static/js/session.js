@@ -1,0 +1,127 @@
+// One session: its conversation streamed live (answers, tool calls and results, a running
+// command's output with its colours, thinking, decisions), a card per pending request, a message
+// box, its grants (revocable) and who decided what. Followed by SSE from the start of the stream,
+// resumed after a drop; the cards, grants and audit are read again whenever a chunk may change them.
+
+import { del, follow, get, post, who } from "./api.js";
+import { card } from "./cards.js";
+import { ansi, chunkLine, el } from "./render.js";
+
+const REFRESHING = new Set(["tool_approval_request", "user_input_request", "progress", "tool_use", "complete", "cancelled", "error"]);
+
+export function sessionPage(main, key, params, setConnection) {
+  const path = `/sessions/${encodeURIComponent(key)}`;
+  const controller = new AbortController();
+  const status = el("p", { class: "muted", id: "session-status" });
+  const cards = el("section", { class: "cards", "aria-label": "Requests waiting for a decision" });
+  const conversation = el("ol", { class: "conversation", "aria-label": "Conversation", "aria-live": "polite" });
+  const input = el("textarea", { id: "message", rows: 2, name: "message" });
+  const sendStatus = el("span", { class: "muted", role: "status" });
+  const form = el("form", { class: "send", "aria-label": "Send a message" },
+    el("label", { for: "message", class: "muted" }, "Message"), input,
+    el("button", { class: "primary", type: "submit" }, "Send"), sendStatus);
+  const grants = el("ul");
+  const audit = el("ul");
+  const notify = el("button", { type: "button", onclick: askToNotify }, "Notify me when something waits");
+  main.replaceChildren(
+    el("h1", {}, `Session ${key}`), status,
+    el("div", { class: "layout" },
+      el("div", {}, cards, conversation, who.may("operator") ? form : el("p", { class: "muted" }, "Your key may read this session; sending needs the operator role.")),
+      el("aside", {},
+        el("section", { "aria-labelledby": "grants-h" }, el("h2", { id: "grants-h" }, "Grants"), grants),
+        el("section", { "aria-labelledby": "audit-h" }, el("h2", { id: "audit-h" }, "Who decided what"), audit),
+        "Notification" in window && Notification.permission !== "granted" ? notify : "")));
+
+  let terminal = null; // the <pre> of the command whose output is arriving
+  const seen = new Set(); // requests already announced (a browser notification once each)
+  let timer = null;
+  const refreshSoon = () => { clearTimeout(timer); timer = setTimeout(refresh, 150); };
+
+  async function refresh() {
+    try {
+      const live = await get(path);
+      status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "");
+      const canApprove = who.may("approver");
+      cards.replaceChildren(...live.pending_interactions.map((request) => card(path, request, { canApprove, onDecided: refreshSoon })));
+      for (const request of live.pending_interactions) announce(request);
+      focusLinked();
+      const [grantList, trail] = await Promise.all([get(`${path}/grants`), get(`${path}/audit`)]);
+      grants.replaceChildren(...(grantList.grants.length ? grantList.grants.map(grantItem) : [el("li", { class: "muted" }, "none")]));
+      audit.replaceChildren(...trail.entries.slice(-30).map((e) => el("li", {},
+        `${new Date(e.at).toLocaleTimeString()} ${e.kind} by ${e.principal} (${e.channel})${e.interaction_id ? ` ${e.interaction_id}` : ""}${e.comment ? `: ${e.comment}` : ""}`)));
+    } catch (err) {
+      status.textContent = `Could not read the session: ${err.message}`;
+      status.className = "error";
+    }
+  }
+
+  function grantItem(grant) {
+    const item = el("li", {}, `${grant.grant_id}: ${grant.tool_id} ${grant.head ?? grant.summary} by ${grant.granted_by}`);
+    if (grant.revoked_by) item.append(el("span", { class: "muted" }, ` (revoked by ${grant.revoked_by})`));
+    else if (who.may("approver")) {
+      item.append(" ", el("button", { type: "button", class: "danger", "aria-label": `Revoke ${grant.grant_id}`, onclick: async (e) => {
+        e.target.disabled = true;
+        try { await del(`${path}/grants/${encodeURIComponent(grant.grant_id)}${who.me ? `?principal=${encodeURIComponent(who.me)}` : ""}`); }
+        catch (err) { item.append(el("span", { class: "error" }, ` ${err.message}`)); }
+        refreshSoon();
+      } }, "Revoke"));
+    }
+    return item;
+  }
+
+  function announce(request) {
+    if (seen.has(request.interaction_id)) return;
+    seen.add(request.interaction_id);
+    if (!("Notification" in window) || Notification.permission !== "granted" || !document.hidden) return;
+    if (request.approvers.length && !request.approvers.includes(who.me)) return;
+    new Notification(`Synapse: ${key} waits for you`, { body: `${request.interaction_id}: ${request.interaction_type}`, tag: request.interaction_id });
+  }
+
+  function focusLinked() {
+    const wanted = params.get("interaction");
+    if (!wanted) return;
+    const target = cards.querySelector(`[data-interaction="${CSS.escape(wanted)}"]`);
+    if (target) { target.scrollIntoView({ block: "center" }); (target.querySelector("button") || target).focus(); params.delete("interaction"); }
+  }
+
+  function onChunk(chunk) {
+    if (chunk.metadata && chunk.metadata.streaming && chunk.chunk_type !== "complete") {
+      if (!terminal) {
+        terminal = el("pre", { class: "terminal", role: "log", "aria-label": "Command output" });
+        conversation.append(el("li", {}, terminal));
+      }
+      const shown = chunk.metadata.styled ?? chunk.content; // `styled`: the same text with its colours
+      terminal.append(ansi(typeof shown === "string" ? shown : JSON.stringify(shown)));
+      return;
+    }
+    terminal = null;
+    const line = chunkLine(chunk, who.me);
+    if (line) conversation.append(line);
+    if (REFRESHING.has(chunk.chunk_type) || chunk.is_final) refreshSoon();
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const content = input.value.trim();
+    if (!content) return;
+    sendStatus.textContent = "sending…";
+    try {
+      await post(`${path}/messages`, { content, principal: who.me || undefined });
+      input.value = "";
+      sendStatus.textContent = "";
+    } catch (err) {
+      sendStatus.textContent = `Not sent: ${err.message}`;
+    }
+  });
+
+  refresh();
+  follow(`${path}/events`, -1, onChunk, (state, detail) => {
+    setConnection(state === "live" ? "Live" : state === "reconnecting" ? "Reconnecting…" : `Stream ended${detail ? `: ${detail}` : ""}`);
+    if (state === "reconnecting") refreshSoon();
+  }, controller.signal);
+  return () => controller.abort();
+}
+
+function askToNotify(event) {
+  Notification.requestPermission().then((answer) => { if (answer === "granted") event.target.remove(); });
+}

@@ -1,0 +1,22 @@
+"""`GET /me`: who the caller's key makes them, so a client hides what they may not do."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from contracts import CallerView
+
+from ..deps import Viewer
+
+router = APIRouter(tags=["access"])
+
+
+@router.get("/me", response_model=CallerView)
+async def me(caller: Viewer, request: Request) -> CallerView:
+    """The principal and role of the key sent (any role may ask); with keys off, `admin` and no
+    principal (callers then name themselves)."""
+    return CallerView(
+        principal=caller.principal,
+        role=caller.role.name,
+        keys_required=request.app.state.api_keys is not None,
+    )

@@ -1,0 +1,68 @@
+"""A real browser on the real console: Debian's Chromium driven by Playwright, against the API
+served on loopback with a real worker. Skipped, saying why, where Chromium is not installed."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+CHROMIUM = next(
+    (
+        path
+        for path in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "")
+        if path and Path(path).exists()
+    ),
+    None,
+)
+QUIET = [
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+"""Chromium's own calls home stay off: this machine reaches no outside host."""
+SHOTS = Path(__file__).parents[3] / ".synapse" / "test-artifacts" / "console"
+"""Screenshots the tests take, kept for a person to look at."""
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)"
+)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A headless Chromium for one test."""
+    assert CHROMIUM is not None
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=QUIET)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser, http: httpx.AsyncClient) -> AsyncIterator[Page]:
+    """A desktop-sized page (1280×800) whose base is the API under test."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=str(http.base_url))
+    opened = await context.new_page()
+    opened.set_default_timeout(30_000)
+    try:
+        yield opened
+    finally:
+        await context.close()
+
+
+async def shot(page: Page, name: str) -> Path:
+    """Save a screenshot of the page as a test artifact; its path."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=True)
+    return path

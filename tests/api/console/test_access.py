@@ -1,0 +1,131 @@
+"""Who may do what in the console, and whether everyone can use it: a viewer's key shows no
+decision buttons, a phone-sized screen approves from a deep link, and axe-core finds no serious
+accessibility violation on the pages."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+import pytest
+from axe_playwright_python.async_playwright import Axe
+from playwright.async_api import Browser, Page, expect
+from temporalio.client import Client
+
+from api.main import create_app
+from core.settings import ApiSettings, Settings
+
+from ...conftest import assert_eventually
+from ...support import serve
+from ..test_sessions import new_key
+from .conftest import shot
+
+KEYS = "k-approve:alice:approver,k-view:vic:viewer"
+
+
+async def asking(
+    http: httpx.AsyncClient, key: str, sql: str, headers: dict[str, str] | None = None, **session: object
+) -> str:
+    """Start session `key` (with `session`'s fields), send `sql` and wait for its approval request;
+    the interaction id."""
+    created = await http.post("/sessions", json={"session_key": key, **session}, headers=headers)
+    assert created.status_code == 201, created.text
+    sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": sql}, headers=headers)
+    assert sent.status_code in (200, 202), sent.text
+    live = await assert_eventually(
+        lambda: http.get(f"/sessions/{key}", headers=headers),
+        lambda got: bool(got.json()["pending_interactions"]),
+        what=f"{key} asking for approval",
+    )
+    return str(live.json()["pending_interactions"][0]["interaction_id"])
+
+
+@pytest.fixture
+async def keyed(client: Client, settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
+    """The API with API keys on (an approver and a viewer)."""
+    keyed_settings = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
+    async with serve(create_app(keyed_settings, client=client)) as http:
+        yield http
+
+
+async def use_key(page: Page, key: str) -> None:
+    await page.get_by_label("API key").fill(key)
+    await page.get_by_role("button", name="Use").click()
+
+
+async def test_a_viewer_sees_the_request_but_no_button_to_decide_it(
+    browser: Browser, keyed: httpx.AsyncClient
+) -> None:
+    key = new_key()
+    await asking(keyed, key, "DELETE FROM orders WHERE id = 3", {"Authorization": "Bearer k-approve"})
+    context = await browser.new_context(base_url=str(keyed.base_url))
+    page = await context.new_page()
+    try:
+        await page.goto("/ui/")
+        await use_key(page, "k-view")
+        await expect(page.locator("#connection")).to_have_text("vic (viewer)")
+        await page.goto(f"/ui/#/sessions/{key}")
+        card = page.locator("article.card")
+        await expect(card).to_contain_text("sql wants approval")
+        await expect(card).to_contain_text("deciding needs the approver role")
+        await expect(card.get_by_role("button")).to_have_count(0)
+        await expect(page.get_by_role("textbox", name="Message", exact=True)).to_have_count(0)
+
+        await use_key(page, "k-approve")
+        await expect(page.locator("#connection")).to_have_text("alice (approver)")
+        await page.goto(f"/ui/#/sessions/{key}")
+        await expect(page.locator("article.card").get_by_role("button", name="Approve once")).to_be_visible()
+    finally:
+        await context.close()
+
+
+async def test_at_phone_width_a_deep_link_opens_the_card_and_approves(
+    browser: Browser, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    interaction = await asking(http, key, "DELETE FROM orders WHERE id = 4")
+    context = await browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, base_url=str(http.base_url)
+    )
+    page = await context.new_page()
+    try:
+        await page.goto(f"/ui/#/sessions/{key}?interaction={interaction}")
+        approve = page.locator(f'article[data-interaction="{interaction}"]').get_by_role(
+            "button", name="Approve once"
+        )
+        await expect(approve).to_be_focused()
+        box = await approve.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        width = await page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page scrolls sideways at phone width ({width} px)"
+        await shot(page, "phone-card")
+        await approve.tap()
+        await expect(page.locator(".conversation")).to_contain_text("1 row affected")
+        assert count_orders("id = 4") == 0
+    finally:
+        await context.close()
+
+
+@pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])
+async def test_axe_finds_no_serious_violation(
+    browser: Browser, http: httpx.AsyncClient, width: int, height: int
+) -> None:
+    key = new_key()
+    await asking(http, key, "DELETE FROM orders WHERE id = 5")
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, base_url=str(http.base_url)
+    )
+    page = await context.new_page()
+    try:
+        for where, ready in (("/ui/#/sessions", "table"), (f"/ui/#/sessions/{key}", "article.card")):
+            await page.goto(where)
+            await expect(page.locator(ready).first).to_be_visible()
+            results = await Axe().run(page)
+            serious = [
+                f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+                for v in results.response["violations"]
+                if v["impact"] in ("serious", "critical")
+            ]
+            assert serious == [], f"{where} at {width}x{height}"
+    finally:
+        await context.close()

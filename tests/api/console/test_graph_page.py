@@ -1,0 +1,84 @@
+"""The console's graph page in a real browser: the diagram follows the tasks live (a gate approved
+on its card lets the next task run), and a rollback with new input started from the page shows
+its new version; input that breaks the contract is refused before it is sent."""
+
+from __future__ import annotations
+
+import httpx
+from playwright.async_api import Page, expect
+
+from ...conftest import assert_eventually
+from ...workflows.graph.flows import edge, gated, task
+from ..test_graphs import submit, wait_graph
+from .conftest import shot
+
+
+def node(page: Page, task_id: str):  # type: ignore[no-untyped-def]
+    return page.locator(f'.task-node[data-task="{task_id}"]')
+
+
+async def test_the_diagram_follows_a_gate_approved_on_the_page(page: Page, http: httpx.AsyncClient) -> None:
+    created = await submit(
+        http,
+        {
+            "new_tasks": [task("fetch", input_data={"echo": "rows"}), gated("publish")],
+            "new_edges": [edge("fetch", "publish")],
+        },
+    )
+    gid = created["graph_id"]
+    await page.goto(f"/ui/#/graphs/{gid}")
+    await expect(node(page, "fetch")).to_have_attribute("data-status", "completed")
+    await expect(node(page, "publish")).to_have_attribute("data-status", "waiting")
+    card = page.locator("article.card")
+    await expect(card).to_contain_text("Graph task publish waits")
+    await shot(page, "graph-gate")
+
+    await card.get_by_role("button", name="Approve once").click()
+
+    await expect(node(page, "publish")).to_have_attribute("data-status", "completed")
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.get_by_role("list").last).to_contain_text("publish")
+
+
+async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: httpx.AsyncClient) -> None:
+    created = await submit(
+        http,
+        {
+            "new_tasks": [task("first", input_data={"echo": "v1"}), task("second", input_data={})],
+            "new_edges": [edge("first", "second", data_flow={"mappings": {"was": "output"}})],
+        },
+    )
+    gid = created["graph_id"]
+    await wait_graph(http, gid, lambda v: all(t.status.value == "completed" for t in v.tasks), "both done")
+    await page.goto(f"/ui/#/graphs/{gid}")
+    await expect(node(page, "second")).to_have_attribute("data-status", "completed")
+    await page.get_by_role("button", name="Details of first").click()
+    detail = page.locator('section[aria-labelledby="task-h"]')
+    await expect(detail.get_by_role("heading", name="Task first")).to_be_visible()
+
+    await detail.get_by_label("New input (JSON object)").fill('{"echo": ')
+    await detail.get_by_label("Comment").fill("wrong data")
+    await detail.get_by_role("button", name="Roll back").click()
+    await expect(detail.get_by_role("status")).to_contain_text("new input: not JSON")
+    await detail.get_by_label("New input (JSON object)").fill('{"echo": "v2"}')
+    await detail.get_by_role("button", name="Roll back").click()
+
+    await expect(detail.locator('tr[data-version="2"]')).to_contain_text('"echo": "v2"')
+    await expect(detail.locator('tr[data-version="1"]')).to_contain_text("superseded")
+    await expect(node(page, "second")).to_contain_text("v2")
+    final = await wait_graph(http, gid, lambda v: {t.task_id: t.version for t in v.tasks}["second"] == 2)
+    assert {t.task_id: t.output for t in final.tasks}["second"] == {"was": "v2"}
+    entries = (await http.get(f"/graphs/{gid}/audit")).json()["entries"]
+    assert [(e["kind"], e["comment"]) for e in entries if e["kind"] == "rollback_and_modify"] == [
+        ("rollback_and_modify", "task 'first': wrong data")
+    ], "the rollback is in the graph's audit"
+    await expect(page.locator('section[aria-labelledby="graph-audit-h"]')).to_contain_text("wrong data")
+    listed = await assert_eventually(
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: [g["status"] for g in got.json() if g["graph_id"] == gid] == ["completed"],
+        what="the reopened graph listed once, as its latest run",
+    )
+    assert listed.status_code == 200
+    await page.get_by_role("link", name="Graphs").click()
+    await expect(page.get_by_role("row", name=gid)).to_contain_text("completed")
+    await shot(page, "graph-rollback")

@@ -1,0 +1,82 @@
+"""The console's session page in a real browser: a DELETE asked for on a card, denied with a
+reason, asked again and approved, its result streamed in; a decision made over HTTP closing the
+card in the open page without a reload."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from playwright.async_api import Page, expect
+
+from ..test_sessions import new_key
+from .conftest import shot
+
+
+async def open_session(page: Page, http: httpx.AsyncClient) -> str:
+    """A new session, opened in the console; its key."""
+    key = new_key()
+    created = await http.post("/sessions", json={"session_key": key})
+    assert created.status_code == 201, created.text
+    await page.goto(f"/ui/#/sessions/{key}")
+    await expect(page.get_by_role("heading", name=f"Session {key}")).to_be_visible()
+    await expect(page.locator("#connection")).to_have_text("Live")
+    return key
+
+
+async def send(page: Page, text: str) -> None:
+    await page.get_by_role("textbox", name="Message", exact=True).fill(text)
+    await page.get_by_role("button", name="Send").click()
+
+
+async def test_deny_with_a_reason_then_approve_and_see_the_result(
+    page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    await open_session(page, http)
+    before = count_orders("id = 1")
+    await send(page, "DELETE FROM orders WHERE id = 1")
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    await expect(card).to_contain_text("sql wants approval")
+    await expect(card).to_contain_text("DELETE FROM orders WHERE id = 1")
+    await shot(page, "approval-card")
+
+    await card.get_by_role("button", name="Deny").click()
+    await expect(card.get_by_role("status")).to_have_text("Say why you deny it: the agent is told.")
+    await card.get_by_label("Reason").fill("not on a Friday")
+    await card.get_by_role("button", name="Deny").click()
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text("denied by")
+    await expect(page.locator(".conversation")).to_contain_text("not on a Friday")
+    assert count_orders("id = 1") == before, "a denied DELETE deleted nothing"
+
+    await send(page, "DELETE FROM orders WHERE id = 1")
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    await card.get_by_role("button", name="Approve once").click()
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text("← sql ok: 1 row affected")
+    assert count_orders("id = 1") == 0
+    await expect(page.locator("aside")).to_contain_text("approved")
+    await shot(page, "approved")
+
+
+async def test_a_decision_over_http_closes_the_card_in_the_open_page(
+    page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = await open_session(page, http)
+    await send(page, "DELETE FROM orders WHERE id = 2")
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    interaction = await card.get_attribute("data-interaction")
+
+    decided = await http.post(
+        f"/sessions/{key}/interactions/{interaction}",
+        json={"approved": True, "principal": "bob", "user_message": "fine"},
+    )
+    assert decided.status_code == 200, decided.text
+
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text(f"✓ {interaction} approved by bob (http)")
+    await expect(page.locator(".conversation")).to_contain_text("1 row affected")
+    assert count_orders("id = 2") == 0
