@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 from api.main import create_app
 from contracts import TaskStreamChunk
 from core.http_client import SseEvent, sse_events
-from core.settings import Settings
+from core.settings import Settings, TemporalSettings, ToolSettings
 from worker import build_worker
 
 
@@ -189,3 +189,16 @@ async def updates_in_flight(handle: WorkflowHandle[Any, Any], name: str | None =
         elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             completed.add(event.workflow_execution_update_completed_event_attributes.meta.update_id)
     return len(accepted - completed)
+
+
+def terminal_settings(tmp_path: Path, task_queue: str, **tools: Any) -> Settings:
+    """A test's settings whose terminal starts (and is trusted) in its own folder, `tmp_path/work`,
+    with `tools` (ToolSettings fields) on top."""
+    work = tmp_path / "work"
+    work.mkdir()
+    return Settings(
+        data_dir=tmp_path,
+        temporal=TemporalSettings(task_queue=task_queue),
+        tools=ToolSettings(terminal_cwd=work, **tools),
+        _env_file=None,
+    )

@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from contracts import GraphView, SandboxProfile, TaskChunkType, TaskStreamChunk
-from core.settings import Settings, TemporalSettings, ToolSettings
+from core.settings import Settings
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
 from ..conftest import assert_eventually
-from ..support import collect_events, fields
+from ..support import collect_events, fields, terminal_settings
 from ..workflows.graph.flows import task
 from .test_sessions import decide, is_type, new_key
 
@@ -24,14 +24,7 @@ from .test_sessions import decide, is_type, new_key
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """The test's settings; the terminal starts (and is trusted) in its own folder. Approved commands
     run without a sandbox here (`full`): the sandboxes have their own tests, which need bwrap."""
-    work = tmp_path / "work"
-    work.mkdir()
-    return Settings(
-        data_dir=tmp_path,
-        temporal=TemporalSettings(task_queue=task_queue),
-        tools=ToolSettings(terminal_cwd=work, terminal_sandbox=SandboxProfile.FULL),
-        _env_file=None,
-    )
+    return terminal_settings(tmp_path, task_queue, terminal_sandbox=SandboxProfile.FULL)
 
 
 async def ask(http: httpx.AsyncClient, key: str, command: str) -> tuple[str, int]:

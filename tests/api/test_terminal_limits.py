@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 from contracts import SandboxProfile, TaskChunkType
-from core.settings import Settings, TemporalSettings, ToolSettings
+from core.settings import Settings
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
-from ..support import collect_events, fields
+from ..support import collect_events, fields, terminal_settings
 from .test_sessions import decide, new_key
 from .test_terminal import ask, turn_over
 
@@ -28,17 +28,8 @@ SANDBOXES = [
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """The test's settings: a terminal in its own folder, with short time limits."""
-    work = tmp_path / "work"
-    work.mkdir()
-    return Settings(
-        data_dir=tmp_path,
-        temporal=TemporalSettings(task_queue=task_queue),
-        tools=ToolSettings(
-            terminal_cwd=work,
-            terminal_idle_seconds=IDLE_SECONDS,
-            terminal_timeout_seconds=TIMEOUT_SECONDS,
-        ),
-        _env_file=None,
+    return terminal_settings(
+        tmp_path, task_queue, terminal_idle_seconds=IDLE_SECONDS, terminal_timeout_seconds=TIMEOUT_SECONDS
     )
 
 

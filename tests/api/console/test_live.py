@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 from playwright.async_api import Browser, expect
 
+from ...gateway import Gateway
 from ..test_sessions import new_key
-from .network import link_to
 from .test_access import asking
 from .test_session_page import open_session, send
 
@@ -16,34 +16,36 @@ from .test_session_page import open_session, send
 async def test_a_dropped_stream_is_shown_then_resumed_without_a_gap_or_a_repeat(
     browser: Browser, http: httpx.AsyncClient
 ) -> None:
-    async with link_to(str(http.base_url)) as link:
-        context = await browser.new_context(base_url=link.url)
-        page = await context.new_page()
-        try:
-            key = await open_session(page, http)
-            await send(page, "DELETE FROM orders WHERE id = 6")
-            card = page.locator("article.card")
-            await expect(card).to_have_count(1)
-            interaction = await card.get_attribute("data-interaction")
+    gateway = Gateway(http.base_url.port or 80)
+    await gateway.restore()
+    context = await browser.new_context(base_url=gateway.url)
+    page = await context.new_page()
+    try:
+        key = await open_session(page, http)
+        await send(page, "DELETE FROM orders WHERE id = 6")
+        card = page.locator("article.card")
+        await expect(card).to_have_count(1)
+        interaction = await card.get_attribute("data-interaction")
 
-            link.cut()
-            await expect(page.locator("#connection")).to_have_text("Reconnecting…")
-            decided = await http.post(
-                f"/sessions/{key}/interactions/{interaction}", json={"approved": True, "principal": "bob"}
-            )
-            assert decided.status_code == 200, decided.text
-            link.restore()
+        await gateway.cut()
+        await expect(page.locator("#connection")).to_have_text("Reconnecting…")
+        decided = await http.post(
+            f"/sessions/{key}/interactions/{interaction}", json={"approved": True, "principal": "bob"}
+        )
+        assert decided.status_code == 200, decided.text
+        await gateway.restore()
 
-            await expect(page.locator("#connection")).to_have_text("Live", timeout=30_000)
-            line = page.locator(".conversation > li", has_text=f"✓ {interaction} approved by bob (http)")
-            await expect(line).to_have_count(1)
-            await expect(page.locator(".conversation")).to_contain_text("DELETE done: 1 row affected.")
-            await expect(page.locator(".conversation > li", has_text="DELETE done")).to_have_count(1)
-            await expect(
-                page.locator(".conversation > li", has_text="DELETE FROM orders WHERE id = 6")
-            ).to_have_count(2)
-        finally:
-            await context.close()
+        await expect(page.locator("#connection")).to_have_text("Live", timeout=30_000)
+        line = page.locator(".conversation > li", has_text=f"✓ {interaction} approved by bob (http)")
+        await expect(line).to_have_count(1)
+        await expect(page.locator(".conversation")).to_contain_text("DELETE done: 1 row affected.")
+        await expect(page.locator(".conversation > li", has_text="DELETE done")).to_have_count(1)
+        await expect(
+            page.locator(".conversation > li", has_text="DELETE FROM orders WHERE id = 6")
+        ).to_have_count(2)
+    finally:
+        await context.close()
+        await gateway.cut()
 
 
 async def test_waiting_for_me_lists_only_what_the_person_may_answer(

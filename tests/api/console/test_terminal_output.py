@@ -10,22 +10,16 @@ import pytest
 from playwright.async_api import Page, expect
 
 from contracts import SandboxProfile
-from core.settings import Settings, TemporalSettings, ToolSettings
+from core.settings import Settings
 
+from ...support import terminal_settings
 from .test_session_page import open_session, send
 
 
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """Approved commands run without a sandbox here (`full`): the sandboxes have their own tests."""
-    work = tmp_path / "work"
-    work.mkdir()
-    return Settings(
-        data_dir=tmp_path,
-        temporal=TemporalSettings(task_queue=task_queue),
-        tools=ToolSettings(terminal_cwd=work, terminal_sandbox=SandboxProfile.FULL),
-        _env_file=None,
-    )
+    return terminal_settings(tmp_path, task_queue, terminal_sandbox=SandboxProfile.FULL)
 
 
 async def test_a_commands_output_appears_line_by_line_in_colour(

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from ...conftest import assert_eventually
-from .proxy import Gateway
+from ...gateway import Gateway
 from .tmux import TMUX, Tmux
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (Debian: apt-get install tmux)")

@@ -1,5 +1,6 @@
-"""A TCP gateway between a REPL and the API that a test can cut and restore, as a network drop or
-an API restart looks to the REPL (its connections reset, then nothing answers, then it does)."""
+"""A TCP gateway between a client (a REPL, a browser) and the API that a test can cut and restore,
+as a network drop or an API restart looks to the client (its connections reset, then nothing
+answers, then it does)."""
 
 from __future__ import annotations
 
