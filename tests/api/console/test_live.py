@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 from playwright.async_api import Browser, expect
 
+from ...conftest import assert_eventually
 from ...gateway import Gateway
 from ..test_sessions import new_key
 from .test_access import asking
@@ -54,6 +55,11 @@ async def test_waiting_for_me_lists_only_what_the_person_may_answer(
     mine, bobs = new_key(), new_key()
     await asking(http, mine, "DELETE FROM orders WHERE id = 7")
     await asking(http, bobs, "DELETE FROM orders WHERE id = 8", approvers=["bob"])
+    await assert_eventually(  # Temporal's visibility, which lists sessions, follows a moment later
+        lambda: http.get("/sessions", params={"waiting": True, "limit": 500}),
+        lambda got: {mine, bobs} <= {s["session_key"] for s in got.json()},
+        what="both sessions listed as waiting",
+    )
     context = await browser.new_context(base_url=str(http.base_url))
     page = await context.new_page()
     try:
