@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, HTTPException, Query
@@ -53,6 +54,8 @@ OptionalControl = Annotated[SessionControl | None, Body()]
 
 CLOSED = (SessionStatus.CANCELLED, SessionStatus.COMPLETED, SessionStatus.FAILED)
 """A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
+WHO_WAIT = timedelta(seconds=2)
+"""How long `waiting_for` asks each waiting session who may answer (one that does not say is listed)."""
 TURN_ENDED: tuple[TurnStatus, ...] = ("completed", "failed", "cancelled")
 """A SYNC answer with one of these (a turn's status, not the session's) is a 200; the others a 202."""
 
@@ -83,7 +86,7 @@ async def list_sessions(
     )
     if waiting_for is None:
         return found
-    return await listing.waiting_for(client, found, waiting_for, wait=settings.api.query_wait)
+    return await listing.waiting_for(client, found, waiting_for, wait=min(settings.api.query_wait, WHO_WAIT))
 
 
 @router.post("", status_code=201, response_model=LiveSession)

@@ -37,8 +37,10 @@ export async function sessionsPage(main, params) {
   const query = new URLSearchParams({ limit: "100" });
   if (mine && who.me) query.set("waiting_for", who.me);
   else if (mine) query.set("waiting", "true");
+  body.append(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "Loading…")));
   try {
     const sessions = await get(`/sessions?${query}`);
+    body.replaceChildren();
     if (!sessions.length) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No sessions yet.")));
     for (const s of sessions) {
       body.append(el("tr", {},
