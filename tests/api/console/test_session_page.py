@@ -80,3 +80,21 @@ async def test_a_decision_over_http_closes_the_card_in_the_open_page(
     await expect(page.locator(".conversation")).to_contain_text(f"✓ {interaction} approved by bob (http)")
     await expect(page.locator(".conversation")).to_contain_text("1 row affected")
     assert count_orders("id = 2") == 0
+
+
+async def test_what_a_person_types_on_a_card_survives_the_streams_refreshes(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    key = await open_session(page, http)
+    await send(page, "DELETE FROM orders WHERE id = 3")
+    card = page.locator("article.card")
+    await card.get_by_label("Reason").fill("half typed")
+    await card.get_by_label("Reason").focus()
+
+    paused = await http.post(f"/sessions/{key}/pause", json={"reason": "lunch"})
+    assert paused.status_code == 200, paused.text
+    await expect(page.locator(".conversation")).to_contain_text("session paused")
+    await expect(page.locator("#session-status")).to_contain_text("paused · Agent:demo")  # re-read
+
+    await expect(card.get_by_label("Reason")).to_have_value("half typed")
+    await expect(card.get_by_label("Reason")).to_be_focused()

@@ -103,3 +103,20 @@ export function card(owner, request, { canApprove, onDecided }) {
   node.append(status);
   return node;
 }
+
+// Show `requests` in `container`, one card each, keeping the cards already there for requests that
+// have not changed: what a person is typing (a reason, edited arguments) and where their focus is
+// survive the refreshes every event of the stream brings.
+export function showCards(container, owner, requests, options) {
+  const shown = new Map([...container.children].map((node) => [node.dataset.interaction, node]));
+  const cards = requests.map((request) => {
+    const state = `${request.approved_by.length}/${request.approvals_required}/${request.escalated}/${options.canApprove}`;
+    const kept = shown.get(request.interaction_id);
+    if (kept && kept.dataset.state === state) return kept;
+    const made = card(owner, request, options);
+    made.dataset.state = state;
+    return made;
+  });
+  const same = cards.length === container.children.length && cards.every((node, i) => container.children[i] === node);
+  if (!same) container.replaceChildren(...cards);
+}

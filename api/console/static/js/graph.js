@@ -3,7 +3,7 @@
 // input (checked before it is sent), and who did what. Refreshed on every event of its stream.
 
 import { follow, get, post, who } from "./api.js";
-import { card } from "./cards.js";
+import { showCards } from "./cards.js";
 import { diagram } from "./diagram.js";
 import { el } from "./render.js";
 
@@ -45,7 +45,7 @@ export function graphPage(main, graphId, params, setConnection) {
       const view = await get(`${path}?limit=1000`);
       status.textContent = `${view.status} · requested by ${view.requested_by} · ${Object.entries(view.counts).map(([s, n]) => `${n} ${s}`).join(", ")}${view.reason ? ` · ${view.reason}` : ""}`;
       showControls(view);
-      cards.replaceChildren(...view.pending_interactions.map((r) => card(path, r, { canApprove: who.may("approver"), onDecided: refreshSoon })));
+      showCards(cards, path, view.pending_interactions, { canApprove: who.may("approver"), onDecided: refreshSoon });
       picture.replaceChildren(diagram(view, (t) => pick(t.task_uuid)));
       table.replaceChildren(...view.tasks.map((t) => el("tr", { "data-task": t.task_id },
         el("td", {}, t.task_id), el("td", {}, t.paused ? `${t.status} (paused)` : t.status), el("td", {}, String(t.version)),

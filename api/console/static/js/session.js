@@ -4,7 +4,7 @@
 // resumed after a drop; the cards, grants and audit are read again whenever a chunk may change them.
 
 import { del, follow, get, post, who } from "./api.js";
-import { card } from "./cards.js";
+import { showCards } from "./cards.js";
 import { ansi, chunkLine, el } from "./render.js";
 
 const REFRESHING = new Set(["tool_approval_request", "user_input_request", "progress", "tool_use", "complete", "cancelled", "error"]);
@@ -42,7 +42,7 @@ export function sessionPage(main, key, params, setConnection) {
       const live = await get(path);
       status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "");
       const canApprove = who.may("approver");
-      cards.replaceChildren(...live.pending_interactions.map((request) => card(path, request, { canApprove, onDecided: refreshSoon })));
+      showCards(cards, path, live.pending_interactions, { canApprove, onDecided: refreshSoon });
       for (const request of live.pending_interactions) announce(request);
       focusLinked();
       const [grantList, trail] = await Promise.all([get(`${path}/grants`), get(`${path}/audit`)]);
