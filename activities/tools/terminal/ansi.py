@@ -15,6 +15,8 @@ _OTHER = re.compile(r"\x1b[@-Z\\-_]|\x1b[()][0-9A-Za-z]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]")
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 """Select graphic rendition: colours and bold, the one control sequence a web page can show."""
+_CRLF = re.compile(r"\r((?:\x1b\[[0-9;]*m)*)\n")
+"""A line end `\\r\\n`, colours between its two characters included."""
 
 
 def strip_ansi(text: str) -> str:
@@ -33,9 +35,15 @@ def _colour_only(found: re.Match[str]) -> str:
 
 
 def _lines(text: str) -> str:
-    """The rest of the cleaning: two-byte escapes and control characters out, `\\r` overwrites done."""
+    """The rest of the cleaning: two-byte escapes and control characters out, `\\r` overwrites done
+    (colours count as no text: a line keeps the colours set before it was overwritten)."""
     text = _OTHER.sub("", text)
-    text = text.replace("\r\n", "\n")
+    text = _CRLF.sub(r"\1\n", text)
     if "\r" in text:
-        text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+        text = "\n".join(_overwritten(line) for line in text.split("\n"))
     return _CONTROL.sub("", text)
+
+
+def _overwritten(line: str) -> str:
+    *before, last = line.split("\r")
+    return "".join(_SGR.findall("".join(before))) + last

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 CHROMIUM = next(
     (
@@ -30,6 +30,9 @@ QUIET = [
 """Chromium's own calls home stay off: this machine reaches no outside host."""
 SHOTS = Path(__file__).parents[3] / ".synapse" / "test-artifacts" / "console"
 """Screenshots the tests take, kept for a person to look at."""
+
+expect.set_options(timeout=20_000)
+"""How long an `expect` waits for the page: a 2-core machine running the whole suite is slow."""
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)"

@@ -46,7 +46,7 @@ async def test_a_loop_over_1000_records_and_conditions_and_data_flow_see_the_who
         },
         max_running_tasks=200,
     )
-    result = await finished(handle, within=240)
+    result = await finished(handle, within=480)  # a 2-core machine under the whole suite's load
     assert result.status == GraphStatus.COMPLETED, result
     export = await task_of(handle, result, "export")
     assert export.versions[0].artifact is not None, "the answer was offloaded (the state keeps a preview)"

@@ -21,6 +21,8 @@ RED, RESET = "\x1b[31m", "\x1b[0m"
         ("\x1b[2K\x1b[1Gmoved\n", "moved\n", "moved\n"),
         ("\x1b]0;a title\x07titled\n", "titled\n", "titled\n"),
         (f"50%\r{RED}100%{RESET}\n", "100%\n", f"{RED}100%{RESET}\n"),
+        (f"{RED}50%\r100%{RESET}\n", "100%\n", f"{RED}100%{RESET}\n"),
+        (f"a\r{RED}\n", "a\n", f"a{RED}\n"),
     ],
 )
 def test_colours_are_kept_and_nothing_else(raw: str, plain: str, coloured: str) -> None:
@@ -28,11 +30,12 @@ def test_colours_are_kept_and_nothing_else(raw: str, plain: str, coloured: str) 
     assert keep_colours(raw) == coloured
 
 
-@given(
-    st.text(
-        alphabet=st.sampled_from(["a", " ", "\n", "\r", "\x1b", "[", "3", "1", ";", "m", "]", "\x07", "K"])
-    )
-)
+PIECES = ["a", "b", " ", "\n", "\r", "\r\n", "\x07", RED, RESET, "\x1b[1;32m", "\x1b[m", "\x1b[2K", "\x1b[1G"]
+PIECES += ["\x1b]0;a title\x07", "\x1b]8;;http://x\x1b\\", "\x1b(B", "\x1b=", "\t"]
+"""What programs print: text, colours, cursor moves, titles and links, charset switches."""
+
+
+@given(st.lists(st.sampled_from(PIECES)).map("".join))
 def test_the_coloured_text_reads_as_the_plain_text(raw: str) -> None:
     assert strip_ansi(keep_colours(raw)) == strip_ansi(raw)
 
