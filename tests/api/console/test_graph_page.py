@@ -66,7 +66,11 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
     await expect(detail.locator('tr[data-version="2"]')).to_contain_text('"echo": "v2"')
     await expect(detail.locator('tr[data-version="1"]')).to_contain_text("superseded")
     await expect(node(page, "second")).to_contain_text("v2")
-    final = await wait_graph(http, gid, lambda v: {t.task_id: t.version for t in v.tasks}["second"] == 2)
+    final = await wait_graph(
+        http,
+        gid,
+        lambda v: {t.task_id: (t.version, t.status.value) for t in v.tasks}["second"] == (2, "completed"),
+    )
     assert {t.task_id: t.output for t in final.tasks}["second"] == {"was": "v2"}
     entries = (await http.get(f"/graphs/{gid}/audit")).json()["entries"]
     assert [(e["kind"], e["comment"]) for e in entries if e["kind"] == "rollback_and_modify"] == [
