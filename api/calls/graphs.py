@@ -29,7 +29,7 @@ from core.settings import Settings
 from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
-from workflows.graph.state import GraphRunInput, Reopening
+from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
 from workflows.identity import search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
@@ -67,6 +67,7 @@ async def start_graph(
         run,
         id=graph_workflow_id(config.graph_id),
         task_queue=settings.temporal.task_queue,
+        task_timeout=GRAPH_TASK_TIMEOUT,
         static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
         search_attributes=TypedSearchAttributes(
             [
@@ -241,6 +242,7 @@ async def reopen(
         run,
         id=workflow_id,
         task_queue=settings.temporal.task_queue,
+        task_timeout=GRAPH_TASK_TIMEOUT,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
         search_attributes=TypedSearchAttributes(

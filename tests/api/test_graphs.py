@@ -10,10 +10,11 @@ from temporalio.client import Client
 
 from contracts import GraphView, TaskChunkType
 from workflows.graph import TaskGraphWorkflow
+from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
 from ..conftest import assert_eventually
 from ..support import collect_events
-from ..workflows.graph.flows import edge, gated, task
+from ..workflows.graph.flows import edge, gated, task, task_timeout
 
 
 async def submit(http: httpx.AsyncClient, blueprint: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -408,6 +409,7 @@ async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
     failed = await wait_graph(http, gid, lambda v: v.status == "failed", "the graph failed")
     assert status_of(failed) == {"charge": "failed", "ship": "skipped"}
     first_run = (await client.get_workflow_handle(f"graph:{gid}").describe()).run_id
+    assert await task_timeout(client, f"graph:{gid}") == GRAPH_TASK_TIMEOUT, "room to replay a long history"
     paused = await http.post(
         f"/graphs/{gid}/interventions",
         json={"intervention_type": "PAUSE", "target_task_id": created["tasks"]["charge"], "comment": "x"},
@@ -435,6 +437,7 @@ async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
     assert tasks["ship"].output == {"paid": "paid by card 2"}
     handle = client.get_workflow_handle(f"graph:{gid}")
     assert (await handle.describe()).run_id != first_run, "the same workflow id, its next run"
+    assert await task_timeout(client, f"graph:{gid}") == GRAPH_TASK_TIMEOUT, "the reopened run too"
     audit = await handle.query(TaskGraphWorkflow.get_audit)
     reopened = next(e for e in audit if e.kind == "reopened")
     comment = reopened.comment or ""

@@ -7,11 +7,13 @@ import uuid
 from typing import Any
 
 import httpx
+from temporalio.client import Client
 
 from contracts import TaskChunkType
+from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
 from ..support import collect_events, fields
-from ..workflows.graph.flows import edge, task
+from ..workflows.graph.flows import edge, task, task_timeout
 
 
 def plan_message(blueprint: dict[str, Any]) -> str:
@@ -27,7 +29,9 @@ BLUEPRINT = {
 }
 
 
-async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(http: httpx.AsyncClient) -> None:
+async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(
+    http: httpx.AsyncClient, client: Client
+) -> None:
     key = f"plan-{uuid.uuid4().hex[:8]}"
     sent = await http.post(
         f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT), "principal": "alice"}
@@ -47,6 +51,7 @@ async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(http
     gate = chunks[-1]
     assert gate.content["prompt"] == "Publish the total?"  # type: ignore[index]
     assert gate.metadata["workflow_id"] == f"graph:{graph_id}"
+    assert await task_timeout(client, f"graph:{graph_id}") == GRAPH_TASK_TIMEOUT, "room to replay"
     decided = await http.post(
         f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
         json={"approved": True, "principal": "bob"},

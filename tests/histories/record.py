@@ -49,7 +49,7 @@ from core.rules.store import RuleStore
 from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
-from workflows.graph.state import GraphRunInput
+from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
 from workflows.identity.ids import graph_workflow_id, session_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
@@ -94,6 +94,24 @@ async def approved(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="SELECT COUNT(*) FROM orders"))
     await _idle(handle, 2)
+
+
+async def planned(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete approved; then a plan, run as a child graph (since `graph-task-timeout`, with room to
+    replay), whose outputs answer the turn."""
+    interaction = await _pending_id(handle)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+    )
+    await _idle(handle, 1)
+    plan = {"new_tasks": [{"task_id": "count", "assignee_id": "Agent:demo", "input_data": {"echo": 3}}]}
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="plan: " + json.dumps(plan)))
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: s.status == "active" and isinstance(s.messages[-1].content, dict),
+        within=60,
+    )
 
 
 async def denied(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
@@ -403,6 +421,7 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             SessionConfig(session_key="history-elicited", agent_id="Agent:scribe", agent=SCRIBE),
             elicited,
         ),
+        "session_planned": (SessionConfig(session_key="history-planned"), planned),
         "session_two_people": (
             SessionConfig(
                 session_key="history-two-people",
@@ -750,6 +769,7 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
                 ),
                 id=graph_workflow_id(graph_id),
                 task_queue=settings.temporal.task_queue,
+                task_timeout=GRAPH_TASK_TIMEOUT,
             )
             task_run = await scenario(env.client, handle)
             await handle.result()

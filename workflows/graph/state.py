@@ -6,7 +6,7 @@ continue-as-new input of graphs already running.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -25,6 +25,18 @@ from contracts import (
 )
 
 from ..supervision.state import SupervisedState
+
+GRAPH_TASK_TIMEOUT = timedelta(seconds=60)
+"""A graph's workflow task timeout (Temporal's default is 10 s), kept across continue-as-new.
+
+A graph replays its whole history after its worker restarts or a workflow task fails (the server
+refusing a continue-as-new because reports arrived meanwhile is ordinary for a busy graph). Such a
+replay runs as one workflow task: measured at about 2 ms per event on a starved 2-core machine, a
+4,000-event graph took 9.5 s, so under 10 s it timed out, replayed again, and stayed stuck."""
+
+GRAPH_EVENTS = 4_000
+"""History events after which a graph continues as new (`continue_as_new_after_events`): its
+replay stays well within `GRAPH_TASK_TIMEOUT`."""
 
 
 class GraphState(SupervisedState):
@@ -93,7 +105,7 @@ class GraphRunInput(BaseModel):
         default=None, description="Set when a closed graph is reopened: `state` is its final state."
     )
     continue_as_new_after_events: int = Field(
-        default=8_000,
+        default=GRAPH_EVENTS,
         gt=0,
         description="Continue-as-new once history reaches this many events, if the server has not "
         "suggested it sooner (tests lower it).",

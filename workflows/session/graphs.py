@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.names import RESPOND
 
-    from ..graph.state import GraphRunInput
+    from ..graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
     from .state import SessionState
 
 from ..agent.host import LoopOutcome
@@ -46,6 +46,8 @@ from .outbox import ChannelOutbox
 
 SESSION_GRAPHS_PATCH = "sessions-run-graphs"
 """Patch id: a plan from a session's agent runs as a child graph (it used to end the turn)."""
+GRAPH_TASK_TIMEOUT_PATCH = "graph-task-timeout"
+"""Patch id: a child graph starts with `GRAPH_TASK_TIMEOUT` (Temporal's 10 s before)."""
 
 
 class SessionGraphs:
@@ -89,6 +91,7 @@ class SessionGraphs:
             GraphRunInput(config=config, blueprint=plan),
             id=workflow_id,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            task_timeout=GRAPH_TASK_TIMEOUT if workflow.patched(GRAPH_TASK_TIMEOUT_PATCH) else None,
             static_summary=f"Graph of {len(plan.new_tasks)} tasks proposed in session {self._config.session_key}",
         )
         self._state.graph = workflow_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
@@ -20,7 +21,7 @@ from contracts import (
     TaskView,
 )
 from workflows.graph import TaskGraphWorkflow
-from workflows.graph.state import GraphRunInput
+from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
 from workflows.identity.ids import graph_workflow_id
 
 from ...conftest import assert_eventually
@@ -51,9 +52,19 @@ async def start_graph(
     if cas_after is not None:
         run.continue_as_new_after_events = cas_after
     handle: GraphHandle = await client.start_workflow(
-        TaskGraphWorkflow.run, run, id=graph_workflow_id(graph_id), task_queue=task_queue
+        TaskGraphWorkflow.run,
+        run,
+        id=graph_workflow_id(graph_id),
+        task_queue=task_queue,
+        task_timeout=GRAPH_TASK_TIMEOUT,  # as the API starts graphs
     )
     return handle
+
+
+async def task_timeout(client: Client, workflow_id: str, run_id: str | None = None) -> timedelta:
+    """The workflow task timeout a run of `workflow_id` was given (the latest run by default)."""
+    described = await client.get_workflow_handle(workflow_id, run_id=run_id).describe()
+    return described.raw_description.execution_config.default_workflow_task_timeout.ToTimedelta()
 
 
 async def view_of(handle: GraphHandle, limit: int = 1000) -> GraphView:

@@ -15,6 +15,7 @@ from contracts import (
 )
 from worker import WORKFLOWS
 from workflows.graph import TaskGraphWorkflow
+from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
 from ...conftest import assert_eventually
 from .flows import (
@@ -28,6 +29,7 @@ from .flows import (
     statuses,
     task,
     task_of,
+    task_timeout,
     wait_view,
 )
 
@@ -187,6 +189,7 @@ async def test_continue_as_new_mid_graph_loses_no_running_task_and_no_open_gate(
     assert by_id(result)["join"].output == {f"n{n}": n for n in range(12)}
     runs = await _runs(client, handle.id)
     for run_id in runs:
+        assert await task_timeout(client, handle.id, run_id) == GRAPH_TASK_TIMEOUT, "kept across runs"
         history = await client.get_workflow_handle(handle.id, run_id=run_id).fetch_history()
         await Replayer(workflows=list(WORKFLOWS), data_converter=client.data_converter).replay_workflow(
             history
