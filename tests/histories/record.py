@@ -49,7 +49,7 @@ from core.rules.store import RuleStore
 from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
-from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
+from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInput
 from workflows.identity.ids import graph_workflow_id, session_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
@@ -735,12 +735,26 @@ async def paged(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str | Non
     return None
 
 
+HANDED_OVER_BLUEPRINT = {
+    "new_tasks": [_graph_task(f"slow{n}", input_data={"echo": n, "sleep_seconds": 3}) for n in range(3)],
+    "new_edges": [],
+}
+"""Three runs in flight when the graph continues as new (`CAS_AFTER`): told to report to its next run."""
+CAS_AFTER = {"graph_handed_over": 20}
+"""History events after which a scenario's graph continues as new (`GRAPH_EVENTS` otherwise)."""
+
+
+async def handed_over(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str | None:
+    return None
+
+
 GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_rollback": (ROLLBACK_BLUEPRINT, rolled_back),
     "graph_gated": (GATED_BLUEPRINT, gated),
     "graph_retry": (RETRY_BLUEPRINT, retried),
     "graph_cancelled": (CANCELLED_BLUEPRINT, cancelled),
     "graph_loop_pages": (PAGES_BLUEPRINT, paged),
+    "graph_handed_over": (HANDED_OVER_BLUEPRINT, handed_over),
 }
 
 
@@ -766,6 +780,7 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
                 GraphRunInput(
                     config=GraphConfig(graph_id=graph_id, requested_by="alice"),
                     blueprint=PlanBlueprint.model_validate(blueprint),
+                    continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
                 ),
                 id=graph_workflow_id(graph_id),
                 task_queue=settings.temporal.task_queue,
@@ -773,8 +788,8 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
             )
             task_run = await scenario(env.client, handle)
             await handle.result()
-            history = await handle.fetch_history()
-            write_history(path, history)
+            first = env.client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
+            write_history(path, await first.fetch_history())  # a run that continued as new, too
             if task_run is not None:
                 run_path = HERE / f"{name}_task_run.{tag}.json"
                 write_history(run_path, await env.client.get_workflow_handle(task_run).fetch_history())

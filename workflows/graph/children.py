@@ -141,8 +141,12 @@ class Children:
             except Exception as err:  # the run has ended meanwhile
                 workflow.logger.info("task run %s could not be cancelled: %s", run_id, err)
 
-    async def hand_over(self) -> None:
-        """Before continue-as-new: the next run cannot await these runs, so they must signal."""
+    async def hand_over(self, *, together: bool) -> None:
+        """Before continue-as-new: the next run cannot await these runs, so they must signal
+        (`together`: every signal sent at once; else one after another, as graphs did before)."""
+        if together:
+            await asyncio.gather(*(self.signal(run_id, REPORT_TO_GRAPH) for run_id in self.running_ids()))
+            return
         for run_id in self.running_ids():
             await self.signal(run_id, REPORT_TO_GRAPH)
 

@@ -45,6 +45,9 @@ from .run import GraphRun
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
+HAND_OVER_TOGETHER = "hand-over-together"
+"""Patch: before continue-as-new the runs in flight are told to report in one workflow task (one
+by one before: a round trip each, hundreds of events for a wide loop)."""
 NOTED_CANCELS = "noted-cancels"
 """Patch: what a cancelled graph's close ends is announced on the stream, task by task (and loop
 instances), like every other status change."""
@@ -158,7 +161,7 @@ class Lifecycle:
     async def continue_as_new(self) -> None:
         """Continue as new with the state and the recent stream (see the module docstring)."""
         await workflow.wait_condition(workflow.all_handlers_finished)
-        await self._children.hand_over()
+        await self._children.hand_over(together=workflow.patched(HAND_OVER_TOGETHER))
         snapshot = self._chunks.snapshot()
         up_to = await archive_stream(
             self._owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE
