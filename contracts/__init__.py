@@ -72,6 +72,8 @@ from .rules import (
     RuleContext,
     RuleDecision,
     RuleMatch,
+    RuleOffer,
+    RuleOfferRequest,
     RuleScope,
     RuleVerdict,
 )
@@ -210,6 +212,8 @@ __all__ = [
     "RuleContext",
     "RuleDecision",
     "RuleMatch",
+    "RuleOffer",
+    "RuleOfferRequest",
     "RuleScope",
     "RuleVerdict",
     "SandboxProfile",

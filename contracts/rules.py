@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import Field
 
@@ -82,6 +83,29 @@ class NewRule(Contract):
     created_by: str | None = Field(
         default=None, description="Who made it (set from the caller's credentials when auth is on)."
     )
+
+
+class RuleOfferRequest(Contract):
+    """Body of `POST /rules/offer`: a call a person wants to allow always, and their edit, if any."""
+
+    tool: str = Field(min_length=1, description="The call's tool (`sql`, `terminal`, an MCP tool).")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
+    line: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="The person's edit of the offered `line`; absent: the offer as it is.",
+    )
+
+
+class RuleOffer(Contract):
+    """The "allow always" rule offered for a call: what it would match, and the one line a person may edit."""
+
+    tool: str = Field(description="The tool.")
+    match: RuleMatch = Field(description="Which of its calls the rule would cover.")
+    label: str = Field(
+        description="What `line` is: `command prefix`, `SQL kind and table`, an argument's pattern."
+    )
+    line: str = Field(description="The editable line (e.g. `git push`, `DELETE orders`).")
 
 
 class ApprovalRule(NewRule):

@@ -1,6 +1,7 @@
 """Approval rules: lasting allow / ask / deny decisions about kinds of tool calls, for every channel.
 
-Anyone may read them. An approver may save or delete a rule of a project or a person (the REPL's
+Anyone may read them, and ask what "allow always" would save for a call (`POST /rules/offer`, the
+console's button; the REPL works it out itself with the same `activities.rules.offers`). An approver may save or delete a rule of a project or a person (the REPL's
 "allow always in this project"); a global rule, which every session obeys, needs an admin. The
 workers read the same store at every assessment: a rule saved now decides the next call.
 """
@@ -12,7 +13,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query
 
-from contracts import ApprovalRule, NewRule, RuleScope
+from activities.rules import offers
+from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope
 from core.rules.match import problems
 from core.rules.profiles import PROFILES
 from core.rules.store import RuleNotFound
@@ -56,6 +58,23 @@ async def add_rule(body: NewRule, store: RulesDep, caller: Approver) -> Approval
         raise HTTPException(422, "; ".join(found))
     rule = body.model_copy(update={"created_by": caller.principal or body.created_by or "anonymous"})
     return await asyncio.to_thread(store.add, rule)
+
+
+@router.post("/rules/offer", response_model=RuleOffer, responses=ERROR_RESPONSES(401, 403, 422))
+async def offer_rule(body: RuleOfferRequest, caller: Viewer) -> RuleOffer:
+    """What "allow always" would save for this call: its match and the one line a person may edit;
+    with `line`, the match that edit makes (422 saying what is wrong with it). Saves nothing."""
+    try:
+        offered = offers.offer(body.tool, body.arguments)
+    except ValueError as err:
+        raise HTTPException(422, f"arguments: {err}") from None
+    if body.line is None:
+        return RuleOffer(tool=body.tool, match=offered.match, label=offered.label, line=offered.line)
+    try:
+        match = offers.edited(offered, body.line)
+    except ValueError as err:
+        raise HTTPException(422, f"line: {err}") from None
+    return RuleOffer(tool=body.tool, match=match, label=offered.label, line=body.line.strip())
 
 
 @router.delete("/rules/{rule_id}", response_model=ApprovalRule, responses=ERROR_RESPONSES(401, 403, 404, 422))

@@ -5,7 +5,7 @@ Modules, one concept each:
 - `launch`: the command's entry (settings, terminal check, run); `repl`: the input line, footer,
   keys and the loop; `chat`: the session followed (start, attach, send); `state`: what the REPL
   knows of it; `follower`: its event stream, resumed after drops; `render`: chunks through rich;
-- `approvals`: requests answered inline (y s a e n l); `proposal`: the "allow always" rule;
+- `approvals`: requests answered inline (y s a e n l; `a` saves `activities.rules.offers`' rule);
   `prompts`: one-key and one-line questions that can be closed from elsewhere;
 - `commands`: the slash commands and how a line is read into them; `dispatch`: running them;
   `session_commands`, `chat_commands`, `graphs`, `info_commands`: what they do; `saved`: saved

@@ -23,9 +23,9 @@ from typing import Any
 from prompt_toolkit.lexers import Lexer, PygmentsLexer
 from rich.text import Text
 
+from activities.rules import offers
 from core.http_client import SynapseClient, SynapseError
 
-from . import proposal
 from .prompts import Closed, Prompts
 from .render import LEXERS, Renderer
 from .state import ChatState, Request
@@ -153,7 +153,11 @@ class Approvals:
         self.decide(request, True, response_data={"text": text})
 
     async def _allow_always(self, request: Request) -> None:
-        offer = proposal.offer(request.tool, request.params)
+        try:
+            offer = offers.offer(request.tool, request.params)
+        except ValueError as err:
+            self.renderer.error(f"no rule to offer: {err}")
+            return self.again(request)
         self.renderer.note(
             Text(
                 f"  allow always in project {self.state.project}: {request.tool} calls with this {offer.label}",
@@ -162,8 +166,12 @@ class Approvals:
         )
         line = await self.prompts.line(f"{offer.label} (edit, then Enter) › ", default=offer.line)
         try:
-            rule = proposal.rule(
-                request.tool, proposal.edited(offer, line), self.state.project, self.state.principal
+            rule = offers.rule(
+                request.tool,
+                offers.edited(offer, line),
+                self.state.principal,
+                "synapse chat",
+                project=self.state.project,
             )
             saved = await self.client.add_rule(rule)
         except (ValueError, SynapseError) as err:

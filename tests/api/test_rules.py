@@ -34,6 +34,11 @@ async def say(http: httpx.AsyncClient, key: str, content: str) -> dict[str, Any]
     return answer
 
 
+def given(match: dict[str, Any]) -> dict[str, Any]:
+    """A rule match's fields that are set."""
+    return {name: value for name, value in match.items() if value is not None}
+
+
 async def audit_kinds(http: httpx.AsyncClient, key: str) -> list[tuple[str, str | None, str | None]]:
     trail = (await http.get(f"/sessions/{key}/audit")).json()
     return [(e["kind"], e.get("principal"), e.get("comment")) for e in trail["entries"]]
@@ -243,3 +248,29 @@ async def test_an_approval_that_edits_the_call_into_one_a_rule_denies_runs_nothi
     assert count_orders("1 = 1") > 0, "the table is still there"
     kinds = [kind for kind, _, _ in await audit_kinds(http, key)]
     assert kinds == ["requested", "approved", "edited", "rule_denied"]
+
+
+async def test_allow_always_offers_a_rule_for_the_call_takes_an_edit_and_refuses_a_bad_one(
+    http: httpx.AsyncClient,
+) -> None:
+    """The console's "Allow always": the offer for a waiting call, the person's edit, a bad edit."""
+    call = {"tool": "sql", "arguments": {"sql": DELETE_ONE}}
+    offered = await http.post("/rules/offer", json=call)
+    assert offered.status_code == 200, offered.text
+    assert {**offered.json(), "match": given(offered.json()["match"])} == {
+        "tool": "sql",
+        "match": {"sql_kind": "DELETE", "sql_table": "orders"},
+        "label": "SQL kind and table",
+        "line": "DELETE orders",
+    }
+    widened = await http.post("/rules/offer", json={**call, "line": " delete "})
+    assert given(widened.json()["match"]) == {"sql_kind": "DELETE"}, "every DELETE, whatever the table"
+    bad = await http.post("/rules/offer", json={**call, "line": "DELETE FROM orders"})
+    assert bad.status_code == 422 and bad.json()["detail"].startswith("line: 'DELETE FROM orders':"), bad.text
+    piped = await http.post("/rules/offer", json={"tool": "terminal", "arguments": {"command": "ls | sh"}})
+    assert given(piped.json()["match"]) == {"argument": "command", "pattern": "ls | sh"}, (
+        "only that exact command"
+    )
+    empty = await http.post("/rules/offer", json={"tool": "sql", "arguments": {}})
+    assert empty.status_code == 422 and "would allow every call of sql" in empty.json()["detail"], empty.text
+    assert (await http.get("/rules")).json() == [], "an offer saves nothing"

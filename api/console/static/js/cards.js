@@ -1,8 +1,9 @@
 // An approval card for one pending request: what is asked (the tool and its arguments, a question,
 // a graph task's gate), the two-person progress and the escalation deadline, and the decisions a
-// person may take: approve once, allow for this session, edit the arguments, deny with a reason,
-// or answer. Viewers see the card without its buttons.
+// person may take: approve once, allow for this session, allow always (a rule: `always.js`), edit
+// the arguments, deny with a reason, or answer. Viewers see the card without its buttons.
 
+import { allowAlways } from "./always.js";
 import { post, who } from "./api.js";
 import { el } from "./render.js";
 
@@ -19,8 +20,9 @@ function asked(request) {
   return [`${content.tool_name ?? "tool"} wants approval`, params];
 }
 
-// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`.
-export function card(owner, request, { canApprove, onDecided }) {
+// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`; `rules`: where an "allow
+// always" rule would apply (`ruleScope`), absent where none is offered.
+export function card(owner, request, { canApprove, onDecided, rules }) {
   const id = request.interaction_id;
   const content = typeof request.content === "object" && request.content ? request.content : {};
   const [title, shown] = asked(request);
@@ -93,7 +95,13 @@ export function card(owner, request, { canApprove, onDecided }) {
       e.target.setAttribute("aria-expanded", String(!editBox.hidden));
       if (!editBox.hidden) editor.focus();
     } }, "Edit arguments"));
-    node.append(actions, editBox);
+    const boxes = [editBox];
+    if (rules) {
+      const [always, ruleBox] = allowAlways(content.tool_name, shown, rules, { status, decide });
+      actions.append(always);
+      boxes.push(ruleBox);
+    }
+    node.append(actions, ...boxes);
   } else node.append(actions);
   node.append(el("label", {}, "Reason (sent to the agent when you deny)", reason));
   node.append(el("div", { class: "actions" }, el("button", { class: "danger", type: "button", onclick: (e) => {
@@ -110,7 +118,7 @@ export function card(owner, request, { canApprove, onDecided }) {
 export function showCards(container, owner, requests, options) {
   const shown = new Map([...container.children].map((node) => [node.dataset.interaction, node]));
   const cards = requests.map((request) => {
-    const state = `${request.approved_by.length}/${request.approvals_required}/${request.escalated}/${options.canApprove}`;
+    const state = `${request.approved_by.length}/${request.approvals_required}/${request.escalated}/${options.canApprove}/${options.rules?.text}`;
     const kept = shown.get(request.interaction_id);
     if (kept && kept.dataset.state === state) return kept;
     const made = card(owner, request, options);

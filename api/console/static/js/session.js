@@ -3,6 +3,7 @@
 // box, its grants (revocable) and who decided what. Followed by SSE from the start of the stream,
 // resumed after a drop; the cards, grants and audit are read again whenever a chunk may change them.
 
+import { ruleScope } from "./always.js";
 import { del, follow, get, post, who } from "./api.js";
 import { showCards } from "./cards.js";
 import { ansi, chunkLine, el } from "./render.js";
@@ -42,7 +43,7 @@ export function sessionPage(main, key, params, setConnection) {
       const live = await get(path);
       status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "");
       const canApprove = who.may("approver");
-      showCards(cards, path, live.pending_interactions, { canApprove, onDecided: refreshSoon });
+      showCards(cards, path, live.pending_interactions, { canApprove, onDecided: refreshSoon, rules: ruleScope(live) });
       for (const request of live.pending_interactions) announce(request);
       focusLinked();
       const [grantList, trail] = await Promise.all([get(`${path}/grants`), get(`${path}/audit`)]);

@@ -1,4 +1,6 @@
-""" "Allow always" (`a`): the rule offered for a call, and the rule a person's edit of it makes.
+""" "Allow always": the rule offered for a call, and the rule a person's edit of it makes.
+
+The REPL's `a` and the console's "Allow always" button (through `POST /rules/offer`) offer the same.
 
 The offer is `core.rules.match.propose` of the call's facts, worked out here as the tools do:
 a simple shell command's words (`git push`, never a line with `;`, `|`, ...), a SQL statement's
@@ -46,7 +48,11 @@ def facts(tool: str, arguments: dict[str, Any]) -> CallFacts:
 
 
 def offer(tool: str, arguments: dict[str, Any]) -> Offer:
-    """The rule offered for this call."""
+    """The rule offered for this call.
+
+    Raises:
+        ValueError: The call has no argument to narrow the rule to (none, or all null).
+    """
     match = propose(facts(tool, arguments))
     if match.command_prefix is not None:
         return Offer(tool, match, "command prefix", match.command_prefix)
@@ -54,8 +60,14 @@ def offer(tool: str, arguments: dict[str, Any]) -> Offer:
         return Offer(
             tool, match, "SQL kind and table", " ".join(filter(None, (match.sql_kind, match.sql_table)))
         )
-    name = "command" if "command" in arguments else "sql" if "sql" in arguments else next(iter(arguments), "")
-    value = arguments.get(name)
+    given = [name for name, value in arguments.items() if value is not None and name.strip()]
+    if not given:
+        raise ValueError(
+            "the call has no argument a rule could match: allowing it always would allow every call "
+            f"of {tool}; save such a rule by hand (POST /rules) if that is meant"
+        )
+    name = next((name for name in ("command", "sql") if name in given), given[0])
+    value = arguments[name]
     pattern = escape(value if isinstance(value, str) else str(value))
     return Offer(
         tool, RuleMatch(argument=name, pattern=pattern), f"`{name}` pattern (* is any text)", pattern
@@ -81,19 +93,24 @@ def edited(offer: Offer, line: str) -> RuleMatch:
     return RuleMatch(argument=offer.match.argument, pattern=text)
 
 
-def rule(tool: str, match: RuleMatch, project: str, who: str) -> NewRule:
-    """The rule to save: allow these calls in this project.
+def rule(
+    tool: str, match: RuleMatch, who: str, where: str, *, project: str | None = None, user: str | None = None
+) -> NewRule:
+    """The rule to save: allow these calls in `project`, else for `user`, else everywhere; `where`
+    the person said so (`synapse chat`, `the console`).
 
     Raises:
         ValueError: The rule would not be valid (what is wrong, by field).
     """
+    scope = RuleScope.PROJECT if project else RuleScope.USER if user else RuleScope.GLOBAL
     made = NewRule(
         tool=tool,
         match=match,
         decision=RuleDecision.ALLOW,
-        scope=RuleScope.PROJECT,
+        scope=scope,
         project=project,
-        reason=f"allowed always by {who} in synapse chat",
+        user=user if scope == RuleScope.USER else None,
+        reason=f"allowed always by {who} in {where}",
         created_by=who,
     )
     wrong = problems(made)
