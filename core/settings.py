@@ -420,10 +420,16 @@ class Settings(BaseSettings):
     lark: LarkSettings = Field(default_factory=LarkSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
 
-    def console_link(self, session_key: str, interaction_id: str | None = None) -> str:
-        """Where a session (and one of its requests) is opened in the web console."""
+    def console_link(self, workflow_id: str, interaction_id: str | None = None) -> str:
+        """Where the workflow that asks (a session `session:<key>`, a graph `graph:<uuid>` or one of
+        its task runs `graph:<uuid>:task:…`) is opened in the web console, at one of its requests:
+        a graph's requests, its task runs' too, are decided on the graph's page."""
         base = self.console_url or f"http://{self.api.host}:{self.api.port}/ui/"
-        link = f"{base.rstrip('/')}/#/sessions/{quote(session_key, safe='')}"
+        if workflow_id.startswith("graph:"):  # workflows.identity.ids' prefixes (core cannot import it)
+            page = f"graphs/{quote(workflow_id.removeprefix('graph:').split(':', 1)[0], safe='')}"
+        else:
+            page = f"sessions/{quote(workflow_id.removeprefix('session:'), safe='')}"
+        link = f"{base.rstrip('/')}/#/{page}"
         return f"{link}?interaction={quote(interaction_id, safe='')}" if interaction_id else link
 
     @property

@@ -221,5 +221,5 @@ async def decide(
                 "warning", "Synapse is busy and took no decision; press the button again in a moment."
             )
         raise
-    link = settings.console_link(click.session_key, click.interaction_id)
+    link = settings.console_link(click.workflow_id, click.interaction_id)
     return _answer("success", _decided_text(outcome), request, outcome, click.session_key, link)

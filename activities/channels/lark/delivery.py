@@ -242,7 +242,7 @@ class LarkActivities:
         if request is None:
             raise _invalid(f"a {message.kind} needs the `interaction` it shows")
         session_key = message.session_key or request.workflow_id.removeprefix(SESSION_PREFIX)
-        link = self._settings.console_link(session_key, request.interaction_id)
+        link = self._settings.console_link(request.workflow_id, request.interaction_id)
         if message.kind == "approval_card":
             return Delivery(
                 message_id=self._send(

@@ -62,7 +62,7 @@ class WebhookActivities:
                 type=ErrorType.WEBHOOK_NOT_CONFIGURED,
                 non_retryable=True,
             )
-        link = self._links.console_link(notification.session_key, notification.interaction.interaction_id)
+        link = self._links.console_link(notification.workflow_id, notification.interaction.interaction_id)
         body = notification.model_copy(update={"link": link}).model_dump_json(exclude={"url"}).encode()
         timestamp = str(int(time.time()))
         headers = {

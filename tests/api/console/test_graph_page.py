@@ -1,11 +1,14 @@
 """The console's graph page in a real browser: the diagram follows the tasks live (a gate approved
-on its card lets the next task run), and a rollback with new input started from the page shows
-its new version; input that breaks the contract is refused before it is sent."""
+on its card lets the next task run), a notification's deep link to one of two gates opens at that
+gate's card on a phone, and a rollback with new input started from the page shows its new version;
+input that breaks the contract is refused before it is sent."""
 
 from __future__ import annotations
 
 import httpx
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, expect
+
+from core.settings import Settings
 
 from ...conftest import assert_eventually
 from ...workflows.graph.flows import edge, gated, task
@@ -38,6 +41,33 @@ async def test_the_diagram_follows_a_gate_approved_on_the_page(page: Page, http:
     await expect(node(page, "publish")).to_have_attribute("data-status", "completed")
     await expect(page.locator("article.card")).to_have_count(0)
     await expect(page.get_by_role("list").last).to_contain_text("publish")
+
+
+async def test_a_deep_link_to_a_graph_gate_opens_its_card_on_a_phone(
+    browser: Browser, http: httpx.AsyncClient
+) -> None:
+    created = await submit(http, {"new_tasks": [gated("drop"), gated("deploy")], "new_edges": []})
+    gid = created["graph_id"]
+    view = await wait_graph(http, gid, lambda v: len(v.pending_interactions) == 2, "both gates open")
+    deploy = next(r for r in view.pending_interactions if "deploy" in str(r.content))
+    link = Settings(console_url=f"{http.base_url}/ui/", _env_file=None).console_link(
+        f"graph:{gid}", deploy.interaction_id
+    )  # as a Lark card or a webhook notification carries it
+    context = await browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, base_url=str(http.base_url)
+    )
+    page = await context.new_page()
+    try:
+        await page.goto(link)
+        card = page.locator(f'article[data-interaction="{deploy.interaction_id}"]')
+        await expect(card).to_contain_text("Graph task deploy waits")
+        await expect(card.get_by_role("button", name="Approve once")).to_be_focused()
+        await shot(page, "phone-graph-gate")
+        await card.get_by_role("button", name="Approve once").tap()
+        await expect(node(page, "deploy")).to_have_attribute("data-status", "completed")
+        await expect(node(page, "drop")).to_have_attribute("data-status", "waiting")
+    finally:
+        await context.close()
 
 
 async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: httpx.AsyncClient) -> None:

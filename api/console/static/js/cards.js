@@ -128,3 +128,12 @@ export function showCards(container, owner, requests, options) {
   const same = cards.length === container.children.length && cards.every((node, i) => container.children[i] === node);
   if (!same) container.replaceChildren(...cards);
 }
+
+// A deep link's request (`?interaction=<id>`, from a notification or a chat card): once its card is
+// shown, scrolled to and focused (its first button), once.
+export function focusLinked(container, params) {
+  const wanted = params.get("interaction");
+  if (!wanted) return;
+  const target = container.querySelector(`[data-interaction="${CSS.escape(wanted)}"]`);
+  if (target) { target.scrollIntoView({ block: "center" }); (target.querySelector("button") || target).focus(); params.delete("interaction"); }
+}

@@ -3,7 +3,7 @@
 // input (checked before it is sent), and who did what. Refreshed on every event of its stream.
 
 import { follow, get, post, who } from "./api.js";
-import { showCards } from "./cards.js";
+import { focusLinked, showCards } from "./cards.js";
 import { diagram } from "./diagram.js";
 import { el } from "./render.js";
 
@@ -46,6 +46,7 @@ export function graphPage(main, graphId, params, setConnection) {
       status.textContent = `${view.status} · requested by ${view.requested_by} · ${Object.entries(view.counts).map(([s, n]) => `${n} ${s}`).join(", ")}${view.reason ? ` · ${view.reason}` : ""}`;
       showControls(view);
       showCards(cards, path, view.pending_interactions, { canApprove: who.may("approver"), onDecided: refreshSoon });
+      focusLinked(cards, params);
       picture.replaceChildren(diagram(view, (t) => pick(t.task_uuid)));
       table.replaceChildren(...view.tasks.map((t) => el("tr", { "data-task": t.task_id },
         el("td", {}, t.task_id), el("td", {}, t.paused ? `${t.status} (paused)` : t.status), el("td", {}, String(t.version)),

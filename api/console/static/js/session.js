@@ -5,7 +5,7 @@
 
 import { ruleScope } from "./always.js";
 import { del, follow, get, post, who } from "./api.js";
-import { showCards } from "./cards.js";
+import { focusLinked, showCards } from "./cards.js";
 import { ansi, chunkLine, el } from "./render.js";
 
 const REFRESHING = new Set(["tool_approval_request", "user_input_request", "progress", "tool_use", "complete", "cancelled", "error"]);
@@ -45,7 +45,7 @@ export function sessionPage(main, key, params, setConnection) {
       const canApprove = who.may("approver");
       showCards(cards, path, live.pending_interactions, { canApprove, onDecided: refreshSoon, rules: ruleScope(live) });
       for (const request of live.pending_interactions) announce(request);
-      focusLinked();
+      focusLinked(cards, params);
       const [grantList, trail] = await Promise.all([get(`${path}/grants`), get(`${path}/audit`)]);
       grants.replaceChildren(...(grantList.grants.length ? grantList.grants.map(grantItem) : [el("li", { class: "muted" }, "none")]));
       audit.replaceChildren(...trail.entries.slice(-30).map((e) => el("li", {},
@@ -76,13 +76,6 @@ export function sessionPage(main, key, params, setConnection) {
     if (!("Notification" in window) || Notification.permission !== "granted" || !document.hidden) return;
     if (request.approvers.length && !request.approvers.includes(who.me)) return;
     new Notification(`Synapse: ${key} waits for you`, { body: `${request.interaction_id}: ${request.interaction_type}`, tag: request.interaction_id });
-  }
-
-  function focusLinked() {
-    const wanted = params.get("interaction");
-    if (!wanted) return;
-    const target = cards.querySelector(`[data-interaction="${CSS.escape(wanted)}"]`);
-    if (target) { target.scrollIntoView({ block: "center" }); (target.querySelector("button") || target).focus(); params.delete("interaction"); }
   }
 
   function onChunk(chunk) {

@@ -81,12 +81,18 @@ def test_anyone_may_approve_without_a_deadline_and_other_tools_show_json() -> No
 
 
 def test_a_card_links_to_the_request_in_the_console() -> None:
-    link = Settings(console_url="https://synapse.example/ui/", _env_file=None).console_link(
-        "lark:oc_1", "tool_7"
-    )
+    settings = Settings(console_url="https://synapse.example/ui/", _env_file=None)
+    link = settings.console_link("session:lark:oc_1", "tool_7")
     card = approval_card(request(), "lark:oc_1", link)
 
     assert link == "https://synapse.example/ui/#/sessions/lark%3Aoc_1?interaction=tool_7"
+    graph = "graph:6f1c2d3e-0000-4000-8000-000000000001"
+    assert settings.console_link(graph, "gate-1") == (
+        "https://synapse.example/ui/#/graphs/6f1c2d3e-0000-4000-8000-000000000001?interaction=gate-1"
+    ), "a graph's gate is decided on the graph's page"
+    assert settings.console_link(f"{graph}:task:9a:v2", "t9av2-tool_1").startswith(
+        "https://synapse.example/ui/#/graphs/6f1c2d3e-0000-4000-8000-000000000001?"
+    ), "so are its task runs' tool approvals"
     assert f"[Open in the console]({link})" in markdown(card)
     assert "Open in the console" not in markdown(approval_card(request(), "lark:oc_1"))
 
