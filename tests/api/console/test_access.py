@@ -1,10 +1,12 @@
 """Who may do what in the console, and whether everyone can use it: a viewer's key shows no
-decision buttons, a phone-sized screen approves from a deep link, and axe-core finds no serious
+decision buttons, a phone-sized screen approves from a deep link, a keyboard alone finds a session
+and approves its request with the focus always visible, and axe-core finds no serious
 accessibility violation on the pages."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -104,6 +106,57 @@ async def test_at_phone_width_a_deep_link_opens_the_card_and_approves(
         assert count_orders("id = 4") == 0
     finally:
         await context.close()
+
+
+FOCUSED = """() => {
+  const e = document.activeElement;
+  const style = getComputedStyle(e);
+  return {
+    tag: e.tagName, text: (e.textContent || "").trim().slice(0, 60), id: e.id,
+    outline: style.outlineStyle, width: parseFloat(style.outlineWidth),
+  };
+}"""
+"""What has the focus, and the outline that shows it."""
+
+
+async def tab_to(page: Page, wanted: Callable[[dict[str, Any]], bool], what: str) -> list[str]:
+    """Press Tab until `wanted` has the focus (at most 60 times); every stop had a visible outline.
+    The stops passed on the way."""
+    stops: list[str] = []
+    for _ in range(60):
+        await page.keyboard.press("Tab")
+        focused: dict[str, Any] = await page.evaluate(FOCUSED)
+        if focused["tag"] == "BODY":
+            continue
+        stops.append(f"{focused['tag']} {focused['text'] or focused['id']}")
+        assert focused["outline"] != "none" and focused["width"] >= 2, f"focus not visible on {stops[-1]}"
+        if wanted(focused):
+            return stops
+    raise AssertionError(f"{what} never took the focus; Tab went through {stops}")
+
+
+async def test_a_keyboard_alone_finds_the_session_and_approves_with_the_focus_always_visible(
+    page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = new_key()
+    await asking(http, key, "DELETE FROM orders WHERE id = 6")
+    await page.goto("/ui/#/sessions")
+    await expect(page.get_by_role("link", name=key)).to_be_visible()
+    await tab_to(page, lambda f: f["text"] == "Skip to content", "the skip link")
+    await expect(page.get_by_role("link", name="Skip to content")).to_be_in_viewport()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("main")).to_be_focused()
+    await expect(page.get_by_role("heading", name="Sessions")).to_be_visible()  # still the same page
+    await tab_to(page, lambda f: f["tag"] == "A" and f["text"] == key, "the session's link")
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("heading", name=f"Session {key}")).to_be_visible()
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    await tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"] == "Approve once", "Approve once")
+    await shot(page, "keyboard-focus")
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".conversation")).to_contain_text("1 row affected")
+    assert count_orders("id = 6") == 0
 
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (390, 844)])

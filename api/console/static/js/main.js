@@ -52,5 +52,7 @@ document.getElementById("who").addEventListener("submit", async (event) => {
   await learnWho();
   route();
 });
+// "Skip to content" moves the focus; followed as a link, its `#main` would be taken for a page.
+document.querySelector(".skip").addEventListener("click", (event) => { event.preventDefault(); main.focus(); });
 window.addEventListener("hashchange", route);
 learnWho().then(route);
