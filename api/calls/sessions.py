@@ -6,6 +6,8 @@ Used by the HTTP routes and the Lark channel alike; built on `workflow.py`, whos
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -101,6 +103,8 @@ class EndedRun:
     status: str
     """`cancelled`, `completed` (after being idle), `failed`, `terminated` or `timed out`."""
     closed_at: datetime | None
+    """None: cancelled, and still closing (a message signalled to it now would be dropped, and one
+    sent once it has closed would start it again)."""
 
     @property
     def cancelled(self) -> bool:
@@ -118,7 +122,8 @@ def when(moment: datetime | None) -> str:
 
 
 async def ended_run(client: Client, key: str) -> EndedRun | None:
-    """How the session's latest run ended; None while it runs, or when no session has the key.
+    """How the session's latest run ended; None while it runs, or when no session has the key. A
+    cancelled run still closing counts as ended: it takes no more messages.
 
     Asks the server, not a worker: a session closes completed both when cancelled and when idle,
     and its `SynapseStatus` search attribute says which.
@@ -130,6 +135,8 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
             return None
         raise
     if description.status in (None, WorkflowExecutionStatus.RUNNING):
+        if description.typed_search_attributes.get(search_attributes.STATUS) == SessionStatus.CANCELLED:
+            return EndedRun(SessionStatus.CANCELLED, None)  # cancelled, still closing (deliveries drain)
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
         status = description.typed_search_attributes.get(search_attributes.STATUS) or SessionStatus.COMPLETED
@@ -176,6 +183,12 @@ async def accepting(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -
     if ended is not None and ended.cancelled:
         raise await cancellation(client, key, ended, wait=wait)
     return ended
+
+
+async def closed(client: Client, key: str, *, within: float) -> None:
+    """Wait (at most `within` seconds) for the session's latest run to close, however it ends."""
+    with contextlib.suppress(Exception):  # its outcome does not matter here, only that it closed
+        await asyncio.wait_for(handle_for(client, key).result(follow_runs=False), within)
 
 
 def restart_note(key: str, ended: EndedRun) -> str:

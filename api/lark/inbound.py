@@ -49,6 +49,8 @@ T = TypeVar("T")
 SEEN_EVENTS_KEPT = 1024
 MESSAGE_WAIT_SECONDS = 2.5
 """How long a message callback waits for signal-with-start (Lark retries after ~3 s)."""
+CLOSING_WAIT_SECONDS = 30.0
+"""How long `/restart` waits for a cancelled session that is still closing (its deliveries drain)."""
 CLICK_WAIT_SECONDS = 2.8
 DRAIN_SECONDS = 5.0
 UNSUPPORTED_TEXT = "I can only read text messages for now."
@@ -181,20 +183,29 @@ class LarkInbound:
             channel="lark",
             chat_id=found.chat_id,
         )
-        task_queue = self._settings.temporal.task_queue
         ended = await sessions.ended_run(self.client, found.session_key)
         if ended is not None and ended.cancelled:  # a message would silently start a new run
-            reply_to = found.message.metadata.get("lark_message_id")
             if found.message.content.strip().lower() == RESTART_COMMAND:
-                with contextlib.suppress(AlreadyExists):  # restarted by someone else meanwhile
-                    await sessions.start_session(self.client, task_queue, config)
-                self._spawn(self._reply(found.chat_id, reply_to, RESTARTED_TEXT, "restarted"))
+                self._spawn(self._restart(found, config, still_closing=ended.closed_at is None))
             else:
                 self._spawn(self._tell_cancelled(found, ended))
             return
         await sessions.send_message(
-            self.client, task_queue, config, found.message, within=MESSAGE_WAIT_SECONDS
+            self.client,
+            self._settings.temporal.task_queue,
+            config,
+            found.message,
+            within=MESSAGE_WAIT_SECONDS,
         )
+
+    async def _restart(self, found: ChatText, config: SessionConfig, *, still_closing: bool) -> None:
+        """`/restart` in a cancelled chat: a new conversation, once the cancelled run has closed."""
+        if still_closing:  # its last deliveries drain; a start now would find it running
+            await sessions.closed(self.client, found.session_key, within=CLOSING_WAIT_SECONDS)
+        with contextlib.suppress(AlreadyExists):  # restarted by someone else meanwhile
+            await sessions.start_session(self.client, self._settings.temporal.task_queue, config)
+        reply_to = found.message.metadata.get("lark_message_id")
+        await self._reply(found.chat_id, reply_to, RESTARTED_TEXT, "restarted")
 
     async def _tell_cancelled(self, found: ChatText, ended: sessions.EndedRun) -> None:
         """Answer a message to a cancelled session: who cancelled it, when, and how to go on."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 from temporalio.client import Client
 
+from api.calls import sessions
 from api.lark.inbound import RESTART_COMMAND, RESTARTED_TEXT
 from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents
@@ -31,10 +32,13 @@ async def test_a_cancelled_chat_says_so_and_restarts_only_when_asked(
     key = f"lark:{chat}"
     await say(http, lark, lark_api, chat, "hello synapse")
     await user_messages(http, key)
+    lark_api.fail_next(500, 1000004, "internal error")  # the chat's last message is retried: it closes slowly
     cancelled = await http.post(f"/sessions/{key}/cancel", json={"reason": "done here", "principal": "ops"})
     assert cancelled.status_code == 200, cancelled.text
     handle = client.get_workflow_handle(session_workflow_id(key))
     run_id = (await handle.describe()).run_id
+    ended = await sessions.ended_run(client, key)
+    assert ended is not None and ended.cancelled, "cancelled from the answer on, while it closes too"
 
     event = await say(http, lark, lark_api, chat, "are you there?")
 
