@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -24,6 +25,11 @@ STOP_TIMEOUT = 10.0
 """Seconds a child gets to exit after SIGTERM before it is killed."""
 
 _PR_SET_PDEATHSIG = 1
+
+SAYS_WHY = re.compile(r"\b(error|panic|fatal|failed|refused|in use)\b", re.IGNORECASE)
+"""A log line that says what went wrong."""
+SAYS_WHY_KEPT = 3
+"""Such lines shown above a dead child's last lines."""
 
 
 class ChildExited(Exception):
@@ -70,10 +76,15 @@ class Child:
     log: Path | None = None
 
     def log_tail(self, lines: int = 10) -> list[str]:
-        """The last `lines` lines of the child's log (empty when it logs to the terminal)."""
+        """The last `lines` lines of the child's log, after its last few lines that say what went
+        wrong (a dev server that dies ends with a Go stack trace: the reason is above it). Empty
+        when it logs to the terminal."""
         if self.log is None or not self.log.is_file():
             return []
-        return self.log.read_text(errors="replace").splitlines()[-lines:]
+        text = self.log.read_text(errors="replace").splitlines()
+        tail = text[-lines:]
+        said = [line for line in text[:-lines] if SAYS_WHY.search(line)][-SAYS_WHY_KEPT:]
+        return [*said, *(["…"] if said else []), *tail]
 
     @property
     def pid(self) -> int:

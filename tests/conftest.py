@@ -161,6 +161,33 @@ async def assert_eventually(
     raise AssertionError(f"{what} not reached in {within}s; last value {last!r}, error {last_error!r}")
 
 
+async def assert_progressing(
+    probe: Callable[[], Awaitable[T]],
+    done: Callable[[T], int],
+    goal: int,
+    *,
+    stall: float = 60.0,
+    interval: float = 0.5,
+    what: str = "work",
+) -> T:
+    """Poll `probe` until `done(value)` reaches `goal`; fail when it has not moved for `stall` seconds.
+
+    For long work whose pace follows the machine's load (a thousand turns): a hang fails within
+    `stall`, a slow but steady run finishes.
+    """
+    moved_at, best = time.monotonic(), -1
+    while True:
+        value = await probe()
+        count = done(value)
+        if count >= goal:
+            return value
+        if count > best:
+            moved_at, best = time.monotonic(), count
+        elif time.monotonic() - moved_at > stall:
+            raise AssertionError(f"{what}: stuck at {count} of {goal} for {stall}s; last value {value!r}")
+        await asyncio.sleep(interval)
+
+
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """Settings of one test: its own data dir (demo DB) and task queue."""

@@ -87,3 +87,23 @@ async def test_output_goes_to_the_log(tmp_path: Path) -> None:
 
     assert child.log_tail() == ["hello"]
     assert str(exited.value) == f"talker exited with code 1 (its output is in {log})"
+
+
+async def test_a_dead_childs_log_shows_why_above_its_last_lines(tmp_path: Path) -> None:
+    """A Go program that dies prints the reason, then a stack trace longer than the tail."""
+    log = tmp_path / "server.log"
+    script = (
+        "print('starting'); print('Error: listen tcp 127.0.0.1:7233: bind: address already in use'); "
+        "[print(f'  frame {n}') for n in range(30)]; raise SystemExit(2)"
+    )
+    sup = Supervisor()
+    child = await sup.start("server", [sys.executable, "-c", script], os.environ, log)
+    with pytest.raises(ChildExited):
+        await sup.wait()
+    assert child.log_tail(lines=3) == [
+        "Error: listen tcp 127.0.0.1:7233: bind: address already in use",
+        "…",
+        "  frame 27",
+        "  frame 28",
+        "  frame 29",
+    ]

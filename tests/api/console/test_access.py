@@ -65,7 +65,7 @@ async def test_a_viewer_sees_the_request_but_no_button_to_decide_it(
     try:
         await page.goto("/ui/")
         await use_key(page, "k-view")
-        await expect(page.locator("#connection")).to_have_text("vic (viewer)")
+        await expect(page.locator("#whoami")).to_have_text("vic (viewer)")
         await page.goto(f"/ui/#/sessions/{key}")
         card = page.locator("article.card")
         await expect(card).to_contain_text("sql wants approval")
@@ -74,7 +74,7 @@ async def test_a_viewer_sees_the_request_but_no_button_to_decide_it(
         await expect(page.get_by_role("textbox", name="Message", exact=True)).to_have_count(0)
 
         await use_key(page, "k-approve")
-        await expect(page.locator("#connection")).to_have_text("alice (approver)")
+        await expect(page.locator("#whoami")).to_have_text("alice (approver)")
         await page.goto(f"/ui/#/sessions/{key}")
         await expect(page.locator("article.card").get_by_role("button", name="Approve once")).to_be_visible()
     finally:

@@ -10,7 +10,8 @@ import { sessionPage } from "./session.js";
 import { sessionsPage } from "./sessions.js";
 
 const main = document.getElementById("main");
-const connection = document.getElementById("connection");
+const connection = document.getElementById("connection"); // the live stream: Live, Reconnecting…
+const whoami = document.getElementById("whoami"); // the key's principal and role
 let leave = null;
 
 async function learnWho() {
@@ -18,11 +19,11 @@ async function learnWho() {
     const me = await get("/me");
     who.role = me.role;
     who.keyPrincipal = me.principal;
-    connection.textContent = me.keys_required ? `${me.principal} (${me.role})` : "";
+    whoami.textContent = me.keys_required ? `${me.principal} (${me.role})` : "";
   } catch (err) {
     who.role = "viewer";
     who.keyPrincipal = null;
-    connection.textContent = `Key not accepted: ${err.message}`;
+    whoami.textContent = `Key not accepted: ${err.message}`;
   }
 }
 
