@@ -19,6 +19,7 @@ from core.settings import ApiSettings, Settings
 
 from ...conftest import assert_eventually
 from ...support import serve
+from ...workflows.graph.flows import gated
 from ..test_sessions import new_key
 from .conftest import shot
 
@@ -165,12 +166,20 @@ async def test_axe_finds_no_serious_violation(
 ) -> None:
     key = new_key()
     await asking(http, key, "DELETE FROM orders WHERE id = 5")
+    graph = await http.post("/graphs", json={"blueprint": {"new_tasks": [gated("deploy")], "new_edges": []}})
+    assert graph.status_code == 201, graph.text
+    gid = graph.json()["graph_id"]
     context = await browser.new_context(
         viewport={"width": width, "height": height}, base_url=str(http.base_url)
     )
     page = await context.new_page()
     try:
-        for where, ready in (("/ui/#/sessions", "table"), (f"/ui/#/sessions/{key}", "article.card")):
+        for where, ready in (
+            ("/ui/#/sessions", "table"),
+            (f"/ui/#/sessions/{key}", "article.card"),
+            ("/ui/#/graphs", "table"),
+            (f"/ui/#/graphs/{gid}", "article.card"),
+        ):
             await page.goto(where)
             await expect(page.locator(ready).first).to_be_visible()
             results = await Axe().run(page)

@@ -62,6 +62,9 @@ async def test_a_deep_link_to_a_graph_gate_opens_its_card_on_a_phone(
         card = page.locator(f'article[data-interaction="{deploy.interaction_id}"]')
         await expect(card).to_contain_text("Graph task deploy waits")
         await expect(card.get_by_role("button", name="Approve once")).to_be_focused()
+        await expect(node(page, "drop")).to_be_visible()  # the diagram and the task table are drawn
+        width = await page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the graph page scrolls sideways at phone width ({width} px)"
         await shot(page, "phone-graph-gate")
         await card.get_by_role("button", name="Approve once").tap()
         await expect(node(page, "deploy")).to_have_attribute("data-status", "completed")

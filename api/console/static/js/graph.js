@@ -19,6 +19,8 @@ export function rollbackProblem(inputText, assignee, comment) {
   return null;
 }
 
+const WIDE_ONLY = new Set(["Version", "Assignee"]); // a phone shows them in the task's details
+
 export function graphPage(main, graphId, params, setConnection) {
   const path = `/graphs/${encodeURIComponent(graphId)}`;
   const controller = new AbortController();
@@ -31,7 +33,7 @@ export function graphPage(main, graphId, params, setConnection) {
   const audit = el("ul");
   main.replaceChildren(el("h1", {}, `Graph ${graphId}`), status, controls, cards, picture,
     el("h2", {}, "Tasks"),
-    el("table", {}, el("thead", {}, el("tr", {}, ["Task", "Status", "Version", "Assignee", "Why", ""].map((h) => el("th", { scope: "col" }, h)))), table),
+    el("table", {}, el("thead", {}, el("tr", {}, ["Task", "Status", "Version", "Assignee", "Why", ""].map((h) => el("th", { scope: "col", class: WIDE_ONLY.has(h) ? "wide-only" : undefined }, h)))), table),
     detail,
     el("section", { "aria-labelledby": "graph-audit-h" }, el("h2", { id: "graph-audit-h" }, "Who did what"), audit));
 
@@ -49,8 +51,8 @@ export function graphPage(main, graphId, params, setConnection) {
       focusLinked(cards, params);
       picture.replaceChildren(diagram(view, (t) => pick(t.task_uuid)));
       table.replaceChildren(...view.tasks.map((t) => el("tr", { "data-task": t.task_id },
-        el("td", {}, t.task_id), el("td", {}, t.paused ? `${t.status} (paused)` : t.status), el("td", {}, String(t.version)),
-        el("td", {}, t.assignee_id), el("td", {}, t.reason ?? ""),
+        el("td", {}, t.task_id), el("td", {}, t.paused ? `${t.status} (paused)` : t.status), el("td", { class: "wide-only" }, String(t.version)),
+        el("td", { class: "wide-only" }, t.assignee_id), el("td", {}, t.reason ?? ""),
         el("td", {}, el("button", { type: "button", "aria-label": `Details of ${t.task_id}`, onclick: () => pick(t.task_uuid) }, "Details")))));
       if (picked) await showTask(picked, view.tasks.find((t) => t.task_uuid === picked || t.task_id === picked));
       const trail = await get(`${path}/audit`);
