@@ -137,11 +137,13 @@ class Follower:
                     self.state.connection = "connected" if self._open else "reconnecting"
 
     async def _graph_requests(self) -> None:
-        """Forget the requests of the session's graphs that no longer wait (the session's stream
-        does not say when a graph's tool approval is decided)."""
+        """Forget the tool approvals of the session's graphs that no longer wait (the session's
+        stream does not say when one is decided). Not their gates: the stream relays each gated
+        task's next status, which names who decided (`gate_settled`); read here first, the prompt
+        would close saying only "someone else"."""
         known: dict[str, list[str]] = {}  # read before the graph is: what arrives meanwhile is newer
         for request in self.state.pending.values():
-            if request.graph_id is not None:
+            if request.graph_id is not None and request.kind != "confirmation":
                 known.setdefault(request.graph_id, []).append(request.interaction_id)
         for graph_id, asked in known.items():
             view = await self.client.graph(graph_id)
