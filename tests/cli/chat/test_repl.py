@@ -239,6 +239,16 @@ async def test_at_file_reads_only_trusted_folders(repl: Tmux, http: httpx.AsyncC
     assert f'"{project}"' in settings.read_text()
 
 
+async def test_ctrl_l_clears_the_screen_and_the_repl_goes_on(repl: Tmux) -> None:
+    await repl.start()
+    await repl.type("/staus")
+    await repl.wait_for("error: unknown command /staus")
+    await repl.keys("C-l")
+    await assert_eventually(repl.visible, lambda shown: "/staus" not in shown, what="the screen cleared")
+    await repl.type("/agent")
+    await repl.wait_for("agent: Agent:demo")
+
+
 async def test_a_bad_slash_command_names_the_closest(repl: Tmux) -> None:
     await repl.start()
     await repl.type("/staus")

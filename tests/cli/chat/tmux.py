@@ -100,6 +100,10 @@ class Tmux:
         """What the window shows, with its scrollback (wrapped lines joined)."""
         return await self.tmux("capture-pane", "-p", "-J", "-S", "-5000", "-t", self.target)
 
+    async def visible(self) -> str:
+        """What the window shows now, without its scrollback."""
+        return await self.tmux("capture-pane", "-p", "-J", "-t", self.target)
+
     async def wait_for(self, text: str, *, count: int = 1, within: float = 30.0) -> str:
         """The screen once `text` is on it `count` times; fails after `within` seconds, showing it."""
         deadline = time.monotonic() + within
