@@ -86,7 +86,7 @@ class NewRule(Contract):
 
 
 class RuleOfferRequest(Contract):
-    """Body of `POST /rules/offer`: a call a person wants to allow always, and their edit, if any."""
+    """Body of `POST /rule-offers`: a call a person wants to allow always, and their edit, if any."""
 
     tool: str = Field(min_length=1, description="The call's tool (`sql`, `terminal`, an MCP tool).")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")

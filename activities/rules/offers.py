@@ -1,6 +1,6 @@
 """ "Allow always": the rule offered for a call, and the rule a person's edit of it makes.
 
-The REPL's `a` and the console's "Allow always" button (through `POST /rules/offer`) offer the same.
+The REPL's `a` and the console's "Allow always" button (through `POST /rule-offers`) offer the same.
 
 The offer is `core.rules.match.propose` of the call's facts, worked out here as the tools do:
 a simple shell command's words (`git push`, never a line with `;`, `|`, ...), a SQL statement's

@@ -1,8 +1,9 @@
 """Approval rules: lasting allow / ask / deny decisions about kinds of tool calls, for every channel.
 
-Anyone may read them, and ask what "allow always" would save for a call (`POST /rules/offer`, the
-console's button; the REPL works it out itself with the same `activities.rules.offers`). An approver may save or delete a rule of a project or a person (the REPL's
-"allow always in this project"); a global rule, which every session obeys, needs an admin. The
+Anyone may read them, and ask what "allow always" would save for a call (`POST /rule-offers`, the
+console's button; the REPL works it out itself with the same `activities.rules.offers`). An
+approver may save or delete a rule of a project or a person (the REPL's "allow always in this
+project"); a global rule, which every session obeys, needs an admin. The
 workers read the same store at every assessment: a rule saved now decides the next call.
 """
 
@@ -60,7 +61,9 @@ async def add_rule(body: NewRule, store: RulesDep, caller: Approver) -> Approval
     return await asyncio.to_thread(store.add, rule)
 
 
-@router.post("/rules/offer", response_model=RuleOffer, responses=ERROR_RESPONSES(401, 403, 422))
+@router.post(  # not under /rules/: a DELETE there would be taken for a rule's id
+    "/rule-offers", response_model=RuleOffer, responses=ERROR_RESPONSES(401, 403, 422)
+)
 async def offer_rule(body: RuleOfferRequest, caller: Viewer) -> RuleOffer:
     """What "allow always" would save for this call: its match and the one line a person may edit;
     with `line`, the match that edit makes (422 saying what is wrong with it). Saves nothing."""

@@ -255,7 +255,7 @@ async def test_allow_always_offers_a_rule_for_the_call_takes_an_edit_and_refuses
 ) -> None:
     """The console's "Allow always": the offer for a waiting call, the person's edit, a bad edit."""
     call = {"tool": "sql", "arguments": {"sql": DELETE_ONE}}
-    offered = await http.post("/rules/offer", json=call)
+    offered = await http.post("/rule-offers", json=call)
     assert offered.status_code == 200, offered.text
     assert {**offered.json(), "match": given(offered.json()["match"])} == {
         "tool": "sql",
@@ -263,14 +263,14 @@ async def test_allow_always_offers_a_rule_for_the_call_takes_an_edit_and_refuses
         "label": "SQL kind and table",
         "line": "DELETE orders",
     }
-    widened = await http.post("/rules/offer", json={**call, "line": " delete "})
+    widened = await http.post("/rule-offers", json={**call, "line": " delete "})
     assert given(widened.json()["match"]) == {"sql_kind": "DELETE"}, "every DELETE, whatever the table"
-    bad = await http.post("/rules/offer", json={**call, "line": "DELETE FROM orders"})
+    bad = await http.post("/rule-offers", json={**call, "line": "DELETE FROM orders"})
     assert bad.status_code == 422 and bad.json()["detail"].startswith("line: 'DELETE FROM orders':"), bad.text
-    piped = await http.post("/rules/offer", json={"tool": "terminal", "arguments": {"command": "ls | sh"}})
+    piped = await http.post("/rule-offers", json={"tool": "terminal", "arguments": {"command": "ls | sh"}})
     assert given(piped.json()["match"]) == {"argument": "command", "pattern": "ls | sh"}, (
         "only that exact command"
     )
-    empty = await http.post("/rules/offer", json={"tool": "sql", "arguments": {}})
+    empty = await http.post("/rule-offers", json={"tool": "sql", "arguments": {}})
     assert empty.status_code == 422 and "would allow every call of sql" in empty.json()["detail"], empty.text
     assert (await http.get("/rules")).json() == [], "an offer saves nothing"

@@ -1,4 +1,4 @@
-// "Allow always" on a session's tool approval: the rule offered for the call (`POST /rules/offer`,
+// "Allow always" on a session's tool approval: the rule offered for the call (`POST /rule-offers`,
 // the same offer the REPL's `a` makes), its one line edited by the person, saved (`POST /rules`) in
 // the session's project, else for the person the session is for, else, by an admin, everywhere;
 // then the call itself approved once. The rule decides every later call it covers, in any channel.
@@ -25,7 +25,7 @@ export function allowAlways(tool, args, where, { status, decide }) {
     const button = e.target;
     button.disabled = true;
     try {
-      const edited = await post("/rules/offer", { tool, arguments: args, line: line.value });
+      const edited = await post("/rule-offers", { tool, arguments: args, line: line.value });
       const saved = await post("/rules", {
         tool, match: edited.match, decision: "allow", scope: where.scope,
         project: where.project, user: where.user,
@@ -44,7 +44,7 @@ export function allowAlways(tool, args, where, { status, decide }) {
   const open = el("button", { type: "button", "aria-expanded": "false", onclick: async () => {
     if (!box.hidden) { box.hidden = true; open.setAttribute("aria-expanded", "false"); return; }
     try {
-      const offer = await post("/rules/offer", { tool, arguments: args });
+      const offer = await post("/rule-offers", { tool, arguments: args });
       label.textContent = `${offer.label[0].toUpperCase()}${offer.label.slice(1)}`;
       line.value = offer.line;
       note.textContent = `Allow ${tool} calls with this ${offer.label} ${where.text}, without asking.`;
