@@ -51,6 +51,19 @@ HEARTBEAT_THROTTLE = timedelta(seconds=1)
 timeout, 8 s for a terminal command). A heartbeat's answer is how a running activity learns it
 was cancelled, so this bounds how long a cancelled command runs on before its Ctrl-C."""
 
+DEADLOCK_SECONDS = 30.0
+"""How long one workflow activation may run before the SDK calls it deadlocked (its default: 2 s).
+
+Past that limit the SDK raises an exception into the workflow's thread and fails the task
+(`TMPRL1101`). On a starved machine (two cores running the whole test suite, a graph of a
+thousand runs) an ordinary activation can take over 2 s, and the interrupted run can then never
+be evicted: the worker keeps it, answers none of its tasks (each times out), and cannot shut down
+(the SDK logs "Failed running eviction job ... continually retrying eviction"). Seen in CI: a
+1,000-record loop stuck for good, its test's teardown hung until CI gave up. Synapse's workflows
+do no I/O and never loop unbounded, and the interruption frees nothing (the run stays stuck), so
+a longer limit only makes a real deadlock's report come later.
+"""
+
 WORKFLOWS: Sequence[type] = (SessionWorkflow, TaskGraphWorkflow, AgentTaskWorkflow)
 
 WORKFLOW_RUNNER = SandboxedWorkflowRunner(
@@ -181,6 +194,7 @@ def build_worker(
         max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
+    allow_slow_activations(shared)
     own = Worker(
         client,
         task_queue=tools.worker_queue,
@@ -188,6 +202,21 @@ def build_worker(
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
     return SynapseWorker(shared, own, tools.worker_queue, tools, McpTools(mcp, tools, agents))
+
+
+def allow_slow_activations(worker: Worker, seconds: float = DEADLOCK_SECONDS) -> None:
+    """Let `worker`'s workflow activations run `seconds` before they count as deadlocked.
+
+    The SDK has no option for this (only `debug_mode`, which turns detection off and runs
+    workflows on the event loop's thread), so its workflow worker's limit is set here; an SDK
+    that no longer has it fails loudly rather than silently keeping 2 s.
+    """
+    workflows = worker._workflow_worker  # no public setting exists
+    if workflows is None:
+        return
+    if not hasattr(workflows, "_deadlock_timeout_seconds"):
+        raise RuntimeError("this temporalio version has no deadlock timeout to set; see DEADLOCK_SECONDS")
+    workflows._deadlock_timeout_seconds = seconds  # type: ignore[assignment]
 
 
 async def run_worker(settings: Settings) -> None:

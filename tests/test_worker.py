@@ -9,7 +9,7 @@ from temporalio.client import Client
 
 from cli.main import main
 from core.settings import Settings, TemporalSettings
-from worker import build_worker
+from worker import DEADLOCK_SECONDS, build_worker
 
 
 @pytest.mark.parametrize(("slots", "expected"), [(None, 8 * (os.cpu_count() or 1)), (3, 3)])
@@ -35,3 +35,16 @@ def test_zero_slots_is_refused_naming_the_variable(
     assert main(["worker"]) == 2
 
     assert "SYNAPSE_WORKFLOW_SLOTS='0': Input should be greater than 0" in capsys.readouterr().err
+
+
+async def test_a_worker_lets_workflow_activations_run_past_the_sdks_two_seconds(
+    client: Client, tmp_path: os.PathLike[str], task_queue: str
+) -> None:
+    """What that limit does to a workflow is shown in tests/faults/test_starved_queries.py; here,
+    that the worker Synapse runs has it (the SDK keeps it in its workflow worker)."""
+    settings = Settings(data_dir=tmp_path, temporal=TemporalSettings(task_queue=task_queue), _env_file=None)
+
+    worker = build_worker(client, settings)
+
+    workflows = worker.shared._workflow_worker
+    assert workflows is not None and workflows._deadlock_timeout_seconds == DEADLOCK_SECONDS > 2

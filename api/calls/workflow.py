@@ -15,6 +15,7 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -72,10 +73,18 @@ async def query(
 
     Raises:
         NotFound: No such workflow.
-        NotAnswered: It did not answer within `wait` (no worker serves it).
+        NotAnswered: It did not answer within `wait` (no worker serves it), or its worker
+            interrupted it for holding the thread too long (`TMPRL1101`).
     """
     try:
         return await client.get_workflow_handle(workflow_id).query(query, *args, rpc_timeout=wait)
+    except WorkflowQueryFailedError as err:
+        if "TMPRL1101" in err.message:
+            raise NotAnswered(
+                f"{name} could not answer: its worker interrupted it for running too long without "
+                f"yielding ({err.message}); if it stays unanswered, restart that worker"
+            ) from err
+        raise
     except RPCError as err:
         if is_not_found(err):
             raise NotFound(f"no {name}") from err

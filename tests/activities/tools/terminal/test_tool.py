@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -24,18 +25,31 @@ from .sandboxing import call, needs_bwrap, tool_run
 AGENT_CLI = Path(__file__).parents[3] / "fakes" / "agent_cli.py"
 
 
-def _tool(tmp_path: Path, **tools: object) -> TerminalTool:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    settings = ToolSettings.model_validate({"terminal_cwd": work, **tools})
-    tool = TerminalTool.from_settings(Settings(data_dir=tmp_path, tools=settings, _env_file=None))
-    tool.prepare()
-    return tool
+Make = Callable[..., TerminalTool]
+
+
+@pytest.fixture
+async def make(tmp_path: Path) -> AsyncIterator[Make]:
+    """Makes terminal tools working in `tmp_path/work` (settings as keywords); their shells end
+    with the test, passed or failed."""
+    made: list[TerminalTool] = []
+
+    def tool(**tools: object) -> TerminalTool:
+        work = tmp_path / "work"
+        work.mkdir(exist_ok=True)
+        settings = ToolSettings.model_validate({"terminal_cwd": work, **tools})
+        made.append(TerminalTool.from_settings(Settings(data_dir=tmp_path, tools=settings, _env_file=None)))
+        made[-1].prepare()
+        return made[-1]
+
+    yield tool
+    for each in made:
+        await each.close()
 
 
 @needs_bwrap
-async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path: Path) -> None:
-    tool = _tool(tmp_path)
+async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path: Path, make: Make) -> None:
+    tool = make()
     free, _ = tool.assess(call("ls"), {})
     assert free is False, "ls in the trusted folder is free in the shell"
     started = await tool.run(tool_run(f"{sys.executable} {AGENT_CLI}", "tool_1", SandboxProfile.FULL))
@@ -57,10 +71,10 @@ async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path:
 
 
 @needs_bwrap
-async def test_a_prompt_printed_in_a_sandbox_takes_no_input(tmp_path: Path) -> None:
+async def test_a_prompt_printed_in_a_sandbox_takes_no_input(tmp_path: Path, make: Make) -> None:
     """A sandboxed command that prints an OSC 697 prompt (a file's content, say) is not a program
     waiting for input: the next command still runs in its own sandbox, never typed into the shell."""
-    tool = _tool(tmp_path)
+    tool = make()
     work, outside = tmp_path / "work", tmp_path / "outside"
     outside.mkdir()
     (work / "banner.txt").write_text("\x1b]697;StartPrompt\x07> \x1b]697;EndPrompt\x07")
@@ -72,14 +86,14 @@ async def test_a_prompt_printed_in_a_sandbox_takes_no_input(tmp_path: Path) -> N
     assert shown.ok and shown.metadata["waiting_for_input"] is None
 
 
-def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path) -> None:
-    pty = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path, make: Make) -> None:
+    pty = make(terminal_bwrap="no-such-bwrap")
     where = str((tmp_path / "work").resolve())
     context = pty.context(call("rm x"), {})
     assert context["cwd"] == where and context["sandbox"] == "workspace-write"
     assert "'no-such-bwrap' was not found" in context["sandbox_unavailable"]
     assert pty.context(call("rm x"), {"cwd": "/srv"})["cwd"] == "/srv", "where the terminal really is"
-    ttyd = _tool(tmp_path, terminal_backend="ttyd")
+    ttyd = make(terminal_backend="ttyd")
     remote = ttyd.context(call("ls"), {})
     assert remote["cwd"] is None, "a ttyd terminal's folder is known after a command"
     assert remote["sandbox"].startswith("none: a ttyd terminal runs elsewhere")
@@ -87,10 +101,10 @@ def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path) -> Non
 
 
 def test_without_bwrap_nothing_is_free_and_the_log_says_why_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    make: Make, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING):
-        tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+        tool = make(terminal_bwrap="no-such-bwrap")
         needs_approval, why = tool.assess(call("ls"), {})
         tool.assess(call("cat README.md"), {})
     assert needs_approval and "no sandbox on this worker" in why and "no-such-bwrap" in why
@@ -99,9 +113,9 @@ def test_without_bwrap_nothing_is_free_and_the_log_says_why_once(
 
 
 async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_runs_bare(
-    tmp_path: Path,
+    tmp_path: Path, make: Make
 ) -> None:
-    tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+    tool = make(terminal_bwrap="no-such-bwrap")
     marker = tmp_path / "work" / "ran.txt"
     refused = await tool.run(tool_run(f"touch {marker}", "tool_1"))
     assert not refused.ok and not marker.exists()
@@ -113,19 +127,19 @@ async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_
     assert full.ok and marker.exists() and full.metadata["sandbox"] == "full"
 
 
-def test_a_command_with_shell_syntax_has_no_head_a_grant_could_match(tmp_path: Path) -> None:
+def test_a_command_with_shell_syntax_has_no_head_a_grant_could_match(make: Make) -> None:
     """`git --version; touch x` is more than `git`: a `session_prefix` grant for `git` must not cover it."""
-    tool = _tool(tmp_path)
+    tool = make()
     assert tool.head(call("git --version")) == "git"
     assert tool.head(call("git --version; touch x")) is None
     assert tool.head(call("git status && rm -rf ~")) is None
 
 
 @needs_bwrap
-async def test_a_prompt_printed_by_a_program_that_ended_takes_no_input(tmp_path: Path) -> None:
+async def test_a_prompt_printed_by_a_program_that_ended_takes_no_input(tmp_path: Path, make: Make) -> None:
     """A file holding an OSC 697 prompt, shown by `cat` (approved without a sandbox): the shell has
     the terminal again, so the next command is not taken for a program's input."""
-    tool = _tool(tmp_path)
+    tool = make()
     (tmp_path / "work" / "build.log").write_text("done\n\x1b]697;StartPrompt\x07q> \x1b]697;EndPrompt\x07")
     shown = await tool.run(tool_run("cat build.log", "tool_1", SandboxProfile.FULL))
     assert shown.ok and shown.metadata["waiting_for_input"] is None
@@ -133,9 +147,9 @@ async def test_a_prompt_printed_by_a_program_that_ended_takes_no_input(tmp_path:
     assert after.ok and after.content["output"] == "in bash\n"
 
 
-async def test_an_approved_run_retried_is_answered_with_its_first_result(tmp_path: Path) -> None:
+async def test_an_approved_run_retried_is_answered_with_its_first_result(tmp_path: Path, make: Make) -> None:
     """A retry of the same approval (an activity retried) finds its claim: the command is not typed again."""
-    tool = _tool(tmp_path, terminal_bwrap="no-such-bwrap")
+    tool = make(terminal_bwrap="no-such-bwrap")
     log = tmp_path / "work" / "log.txt"
     first = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_1", SandboxProfile.FULL))
     again = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_1", SandboxProfile.FULL))
@@ -143,7 +157,6 @@ async def test_an_approved_run_retried_is_answered_with_its_first_result(tmp_pat
     assert log.read_text() == "once\n"
     other = await tool.run(tool_run("echo once >> log.txt; wc -l < log.txt", "tool_2", SandboxProfile.FULL))
     assert other.ok and other.content["output"] == "2\n", "another approval runs it again"
-    await tool.runner.terminals.close()
 
 
 async def test_a_stopping_worker_ends_its_terminals(tmp_path: Path, client: Client, task_queue: str) -> None:
