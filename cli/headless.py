@@ -26,6 +26,7 @@ from typing import Any, Literal, TextIO
 import httpx
 
 from contracts import Principal, TaskChunkType, TaskStreamChunk
+from contracts.names import SESSION_PREFIX
 from core.http_client import SynapseClient, SynapseError
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -251,4 +252,4 @@ def _progress(chunk: TaskStreamChunk) -> str | None:
 
 
 def _key(chunk: TaskStreamChunk) -> str:
-    return chunk.workflow_id.removeprefix("session:")
+    return chunk.workflow_id.removeprefix(SESSION_PREFIX)

@@ -56,3 +56,9 @@ GET_ELICITATION = "get_elicitation"
 """What the person answered to an elicitation (`ElicitationAnswer`, None until then)."""
 GET_ARCHIVE = "get_archive"
 """Where the archived part of a workflow's kept lists is."""
+
+# ------------------------------------------------------------------ workflow ids
+SESSION_PREFIX = "session:"
+"""A session's workflow id is `session:<key>` (built by `workflows.identity.ids`)."""
+GRAPH_PREFIX = "graph:"
+"""A graph's workflow id is `graph:<uuid>`, its task runs' `graph:<uuid>:task:…`."""

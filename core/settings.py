@@ -22,6 +22,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pydantic_settings.sources import EnvSettingsSource
 
 from contracts import SandboxProfile
+from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
 
 def env(name: str, *more: str) -> AliasChoices:
@@ -425,10 +426,10 @@ class Settings(BaseSettings):
         its task runs `graph:<uuid>:task:…`) is opened in the web console, at one of its requests:
         a graph's requests, its task runs' too, are decided on the graph's page."""
         base = self.console_url or f"http://{self.api.host}:{self.api.port}/ui/"
-        if workflow_id.startswith("graph:"):  # workflows.identity.ids' prefixes (core cannot import it)
-            page = f"graphs/{quote(workflow_id.removeprefix('graph:').split(':', 1)[0], safe='')}"
+        if workflow_id.startswith(GRAPH_PREFIX):
+            page = f"graphs/{quote(workflow_id.removeprefix(GRAPH_PREFIX).split(':', 1)[0], safe='')}"
         else:
-            page = f"sessions/{quote(workflow_id.removeprefix('session:'), safe='')}"
+            page = f"sessions/{quote(workflow_id.removeprefix(SESSION_PREFIX), safe='')}"
         link = f"{base.rstrip('/')}/#/{page}"
         return f"{link}?interaction={quote(interaction_id, safe='')}" if interaction_id else link
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts import InteractionRequest, TaskStreamChunk
+from contracts.names import GRAPH_PREFIX
 
 GATE_REASON = re.compile(
     r"^(?:confirmed by (?P<approver>.+)|its gate was (?:denied by (?P<denier>.+)|(?P<timeout>timed out)))$"
@@ -63,7 +64,7 @@ class Request:
     @property
     def graph_id(self) -> str | None:
         """The graph that asks (its decisions go to `/graphs/{id}/interactions`), or None."""
-        if not self.workflow_id.startswith("graph:"):
+        if not self.workflow_id.startswith(GRAPH_PREFIX):
             return None
         return self.workflow_id.split(":")[1]
 

@@ -1,6 +1,6 @@
 """Workflow ids are business keys, built in one place."""
 
-SESSION_PREFIX = "session:"
+from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
 
 def session_workflow_id(session_key: str) -> str:
@@ -11,9 +11,6 @@ def session_workflow_id(session_key: str) -> str:
 def session_key_of(workflow_id: str) -> str:
     """The session key inside a session workflow id."""
     return workflow_id.removeprefix(SESSION_PREFIX)
-
-
-GRAPH_PREFIX = "graph:"
 
 
 def graph_workflow_id(graph_id: str) -> str:

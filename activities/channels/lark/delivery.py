@@ -32,12 +32,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import Delivery, ErrorType, OutboundMessage
-from contracts.names import DELIVER_MESSAGE
+from contracts.names import DELIVER_MESSAGE, SESSION_PREFIX
 from core.settings import Settings
 
 from .cards import approval_card, decided_card, text_chunks, with_mentions
 
-SESSION_PREFIX = "session:"
 NOT_CONFIGURED = "Lark channel is not configured (set LARK_APP_ID, LARK_APP_SECRET)"
 CLIENT_TIMEOUT_SECONDS = 10.0
 """One Open API request; the activity's start-to-close timeout covers a few of them."""
