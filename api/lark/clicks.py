@@ -8,8 +8,8 @@ the session). The click runs that workflow's `respond_checked` update as the cli
 redrawn without buttons (`cards.decided_card`) once the decision is taken. Lark drops
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
-acceptance is pending: "still applying"), and the session's outbox updates the card when it is
-done. Refusals come from the update's validator, by `ApplicationError.type` (`Refused.error_type`);
+acceptance is pending: "still applying"; so too when a starved API took the whole window), and
+the session's outbox updates the card when it is done. Refusals come from the update's validator, by `ApplicationError.type` (`Refused.error_type`);
 a refused approver is also audited, even when the refusal comes after the answer.
 """
 
@@ -153,11 +153,16 @@ def _answer(
     return answer
 
 
+def still_applying() -> Answer:
+    """The answer to a click whose decision is not taken yet (it goes on after the answer)."""
+    return toast("info", "Decision received; Synapse is still applying it. The card updates when done.")
+
+
 def _still_running(click: Click, request: InteractionRequest | None, accepted: bool) -> Answer:
     if not accepted:
         # A worker may be running a quick tool inside the very workflow task that takes this
         # decision (acceptance is reported when that task completes), or no worker is up.
-        return toast("info", "Decision received; Synapse is still applying it. The card updates when done.")
+        return still_applying()
     # Validated and recorded by the workflow; only the approved tool is still running.
     running = InteractionOutcome(
         interaction_id=click.interaction_id,

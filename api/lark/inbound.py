@@ -16,6 +16,7 @@ the session ignores a repeated Lark `message_id` anyway.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -65,6 +66,12 @@ CANCELLED_TEXT = (
     f"Send {RESTART_COMMAND} to start a new conversation in this chat."
 )
 RESTARTED_TEXT = "Started a new conversation; I do not remember the one before. What can I do for you?"
+
+
+def _log_late_click(click: concurrent.futures.Future[Any]) -> None:
+    error = None if click.cancelled() else click.exception()
+    if error is not None:
+        log.warning("a Lark card click answered late failed: %r", error)
 
 
 class SeenEvents:
@@ -125,17 +132,24 @@ class LarkInbound:
 
     # ---------------------------------------------------------- SDK callbacks (SDK thread)
 
-    def _run(self, work: Coroutine[Any, Any, T], timeout: float) -> T:
+    def _submit(self, work: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         if self._loop is None:
             work.close()
             raise RuntimeError("the Lark channel received an event before the API finished starting")
-        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout)
+        return asyncio.run_coroutine_threadsafe(work, self._loop)
 
     def _on_message(self, data: P2ImMessageReceiveV1) -> None:
-        self._run(self.on_message(data), MESSAGE_WAIT_SECONDS)
+        self._submit(self.on_message(data)).result(MESSAGE_WAIT_SECONDS)
 
     def _on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
-        return P2CardActionTriggerResponse(self._run(self.on_card_action(data), CLICK_WAIT_SECONDS))
+        """The click's answer within Lark's window; past it (a starved API), "still applying": the
+        decision goes on, and a redelivered click would only be refused as already decided."""
+        click = self._submit(self.on_card_action(data))
+        try:
+            return P2CardActionTriggerResponse(click.result(CLICK_WAIT_SECONDS))
+        except TimeoutError:
+            click.add_done_callback(_log_late_click)
+            return P2CardActionTriggerResponse(lark_clicks.still_applying())
 
     # ---------------------------------------------------------- the work (API event loop)
 

@@ -43,7 +43,7 @@ def schemathesis_binary() -> str:
     return str(Path(sys.executable).parent / "schemathesis")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=165)
 @pytest.mark.parametrize("keys", [False, True], ids=["keys-off", "keys-on"])
 async def test_schemathesis_finds_nothing(
     client: Client, settings: Settings, worker: None, keys: bool

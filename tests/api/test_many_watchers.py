@@ -264,7 +264,7 @@ async def test_reconnecting_with_last_event_id_or_after_misses_nothing(served: S
         await watcher.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=70)
 async def test_fifty_idle_watchers_add_no_history(served: Served, client: Client) -> None:
     key = new_key()
     assert (await served.http.post(f"/sessions/{key}/messages", json={"content": "hello"})).status_code == 202

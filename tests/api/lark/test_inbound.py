@@ -17,6 +17,8 @@ from temporalio.client import Client
 
 from activities.channels.lark.cards import Action, button_value
 from activities.tools.runner import ToolActivities
+from api.lark import clicks as lark_clicks
+from api.lark.inbound import CLICK_WAIT_SECONDS
 from api.main import create_app
 from contracts import TaskChunkType, ToolResult, ToolRun
 from core.settings import Settings
@@ -378,6 +380,32 @@ async def test_a_click_on_a_long_running_tool_is_answered_within_three_seconds(
         }
         assert "Approved" in answer["card"]["data"]["header"]["title"]["content"]
         await assert_eventually(lambda: _orders_left(count_orders), lambda left: left == 0, what="the DELETE")
+
+
+async def test_a_click_the_api_cannot_answer_within_lark_s_window_is_still_applied(
+    http: httpx.AsyncClient,
+    lark: LarkEvents,
+    lark_api: FakeLarkOpenApi,
+    count_orders: Callable[[str], int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A starved API (here: the click's handling held up past the callback's window) answers in
+    time that the decision is on its way, not a 500 Lark would redeliver; the decision applies."""
+    key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, new_chat())
+    decide = lark_clicks.decide
+
+    async def starved(*args: Any) -> dict[str, Any]:
+        await asyncio.sleep(CLICK_WAIT_SECONDS + 0.5)
+        return await decide(*args)
+
+    monkeypatch.setattr(lark_clicks, "decide", starved)
+
+    answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
+
+    assert answer == lark_clicks.still_applying()
+    await assert_eventually(lambda: _orders_left(count_orders), lambda left: left == 0, what="the DELETE")
+    audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert [(e["kind"], e["principal"]) for e in audit if e["kind"] == "approved"] == [("approved", ADMIN)]
 
 
 async def test_a_click_while_a_quick_tool_blocks_the_workflow_task_is_answered_in_time(

@@ -10,7 +10,7 @@ from contracts import GraphStatus
 from .flows import by_id, edge, finished, start_graph, task, task_of
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=250)
 async def test_a_loop_over_1000_records_and_conditions_and_data_flow_see_the_whole_answer(
     client: Client, worker: None, task_queue: str
 ) -> None:

@@ -25,7 +25,7 @@ STATUS_BYTES_BOUND = 64 * 1024
 """A LiveSession answer stays under this however long the session ran."""
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=240)
 async def test_a_thousand_turns_keep_state_small_and_everything_readable(
     client: Client, settings: object, http: httpx.AsyncClient, task_queue: str
 ) -> None:
