@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import io
 import os
 import sys
 import threading
 import traceback
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +70,12 @@ def where_everything_waits() -> str:
         for task in tasks:
             out.write(f"\n--- task {task.get_name()}\n")
             out.write("".join(traceback.format_list(_awaiting(task.get_coro()))))
+    # A task awaiting an async generator (a fixture's teardown) shows only the `__anext__`: the
+    # generators themselves say where they wait.
+    for generator in gc.get_objects():
+        if isinstance(generator, types.AsyncGeneratorType) and generator.ag_await is not None:
+            out.write(f"\n--- async generator {generator.__qualname__}\n")
+            out.write("".join(traceback.format_list(_awaiting(generator))))
     return out.getvalue()
 
 
