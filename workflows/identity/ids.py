@@ -1,6 +1,9 @@
 """Workflow ids are business keys, built in one place."""
 
-from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
 
 def session_workflow_id(session_key: str) -> str:
