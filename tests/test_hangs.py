@@ -36,7 +36,8 @@ def test_a_failed_test_whose_teardown_hangs_is_stopped_and_named(tmp_path: Path)
         "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n"
         "asyncio_default_test_loop_scope = session\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not an xdist worker
+    env["PYTHONPATH"] = str(ROOT)
 
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.hangs", "-o", "hang_timeout=3", "-p", "no:xdist"],
