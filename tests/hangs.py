@@ -33,7 +33,8 @@ _loops: list[asyncio.AbstractEventLoop] = []
 
 def _directory(config: pytest.Config) -> Path | None:
     """Where reports are written (none without pytest's cache: then only to stderr)."""
-    return None if config.cache is None else Path(config.cache.mkdir(HANGS_DIR))
+    cache = getattr(config, "cache", None)  # absent with `-p no:cacheprovider`
+    return None if cache is None else Path(cache.mkdir(HANGS_DIR))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -116,6 +117,7 @@ def bounded(config: pytest.Config, what: str) -> Iterator[None]:
             capture.suspend_global_capture(in_=False)
         sys.stderr.write(report)
         sys.stderr.flush()
+        _kill_children()  # the worker's dev server, shells, ...: nothing outlives it
         os._exit(1)
 
     timer = threading.Timer(seconds, give_up)
@@ -125,6 +127,15 @@ def bounded(config: pytest.Config, what: str) -> Iterator[None]:
         yield
     finally:
         timer.cancel()
+
+
+def _kill_children() -> None:
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if fields[1] == me:  # its parent
+                os.kill(int(stat.parent.name), 9)
 
 
 @pytest.hookimpl(hookwrapper=True)

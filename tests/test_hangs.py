@@ -11,12 +11,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 HANGING = """
 import asyncio
+import subprocess
 
 import pytest
 
 
 @pytest.fixture
 async def cleanup():
+    child = subprocess.Popen(["sleep", "300"])
+    with open("child.pid", "w") as pid:
+        pid.write(str(child.pid))
     yield
     await asyncio.Event().wait()  # a teardown that never ends
 
@@ -53,3 +57,7 @@ def test_a_failed_test_whose_teardown_hangs_is_stopped_and_named(tmp_path: Path)
     assert "test_hanging.py::test_fails_then_hangs still running after 3 s (worker main)" in output
     assert "await asyncio.Event().wait()  # a teardown that never ends" in output, output
     assert "1 passed" not in output, "the run stopped there: test_after never ran"
+    child = int((tmp_path / "child.pid").read_text())
+    assert not Path(f"/proc/{child}").exists() or "State:\tZ" in Path(f"/proc/{child}/status").read_text(), (
+        "what the hung test started was killed with it"
+    )
