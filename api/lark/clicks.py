@@ -9,8 +9,9 @@ redrawn without buttons (`cards.decided_card`) once the decision is taken. Lark 
 answers after 3 s, so the click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
 acceptance is pending: "still applying"; so too when a starved API took the whole window), and
-the session's outbox updates the card when it is done. Refusals come from the update's validator, by `ApplicationError.type` (`Refused.error_type`);
-a refused approver is also audited, even when the refusal comes after the answer.
+the session's outbox updates the card when it is done. Refusals come from the update's
+validator, by `ApplicationError.type` (`Refused.error_type`); a refused approver is also
+audited, even when the refusal comes after the answer.
 """
 
 from __future__ import annotations
