@@ -46,8 +46,11 @@ lint: venv ## ruff lint and format check
 typecheck: venv ## mypy
 	@$(TIMED) $(BIN)/mypy $(TYPED)
 
+# The tests start about a hundred Python processes (xdist workers, `synapse up`, workers, fault
+# tests' processes). With PYTHONDONTWRITEBYTECODE set, each would compile Synapse's own modules
+# and pytest would rewrite every test module again: the first process writes the caches instead.
 pytest: venv ## only the tests, in PYTEST_WORKERS parallel workers (0: one after another)
-	@$(TIMED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
+	@$(TIMED) env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
 
 test: lint typecheck pytest ## everything CI runs: lint, types, tests (each says how long it took)
 

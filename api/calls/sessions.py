@@ -260,7 +260,9 @@ async def intervene(
     session: LiveSession = await run_update(
         client,
         key,
-        lambda handle: handle.execute_update(update, control, result_type=LiveSession),
+        lambda handle: handle.execute_update(
+            update, control, result_type=LiveSession, rpc_timeout=workflow.UPDATE_WAIT
+        ),
         within=within,
     )
     return session
@@ -273,7 +275,9 @@ async def revoke_grant(
     grant: Grant = await run_update(
         client,
         key,
-        lambda handle: handle.execute_update(SessionWorkflow.revoke_grant, revocation),
+        lambda handle: handle.execute_update(
+            SessionWorkflow.revoke_grant, revocation, rpc_timeout=workflow.UPDATE_WAIT
+        ),
         within=within,
     )
     return grant

@@ -31,6 +31,11 @@ QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
 a workflow that says nothing for this long has no worker serving it (`NotAnswered`, never a hung
 request)."""
+NO_WORKER = "no worker is serving it right now (is `synapse worker` running on its task queue?)"
+UPDATE_WAIT = timedelta(seconds=20)
+"""How long a control update (pause, rollback, a blueprint change...) may wait for its workflow's
+worker: past it the caller is told it was not confirmed (`NotAnswered`), instead of waiting for as
+long as no worker runs. A graph replaying a long history after a worker restart takes seconds."""
 BUSY_RETRY_SECONDS = 10.0
 """Default time a command Temporal refuses as busy is retried (`Settings.api.busy_retry_seconds`)."""
 
@@ -54,6 +59,12 @@ def is_timeout(err: RPCError) -> bool:
     return err.status in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
 
 
+def is_no_worker(err: RPCError) -> bool:
+    """Whether Temporal says no worker has polled the workflow's task queue lately (its workers
+    stopped some seconds ago; until then a query only runs out of time)."""
+    return err.status == RPCStatusCode.FAILED_PRECONDITION and "no poller seen" in err.message
+
+
 async def why_unavailable(client: Client, workflow_id: str, name: str) -> CallError:
     """`NotFound` for a workflow that never existed, `Closed` for one that has closed."""
     try:
@@ -73,7 +84,7 @@ async def query(
 
     Raises:
         NotFound: No such workflow.
-        NotAnswered: It did not answer within `wait` (no worker serves it), or its worker
+        NotAnswered: It did not answer within `wait`, or Temporal says no worker serves it, or its worker
             interrupted it for holding the thread too long (`TMPRL1101`).
     """
     try:
@@ -90,9 +101,10 @@ async def query(
             raise NotFound(f"no {name}") from err
         if is_timeout(err):
             raise NotAnswered(
-                f"{name} did not answer within {wait.total_seconds():g} s: no worker "
-                "is serving it right now (is `synapse worker` running on its task queue?)"
+                f"{name} did not answer within {wait.total_seconds():g} s: {NO_WORKER}"
             ) from err
+        if is_no_worker(err):
+            raise NotAnswered(f"{name} could not answer: {NO_WORKER}") from err
         raise
 
 
@@ -128,7 +140,8 @@ async def update_errors(
     Raises:
         Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
         NotFound, Closed: There is no running workflow to take it.
-        NotAnswered: It was not answered in time (`check_with`, when given, is the read to check).
+        NotAnswered: It was not answered in time (`check_with`, when given, is the read to check);
+            a worker may still apply it (Temporal keeps it for the next worker a while).
     """
     try:
         yield
