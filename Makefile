@@ -53,9 +53,14 @@ pytest: venv ## only the tests, in PYTEST_WORKERS parallel workers (0: one after
 	@$(TIMED) env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS)
 
 # mypy takes one core for about a minute: it runs beside the tests instead of before them, where
-# the 2-core CI machine's other core would idle. Each line of their output stays whole (-Oline).
-test: venv ## everything CI runs: lint, types and tests side by side (each says how long it took)
-	@$(MAKE) --no-print-directory -j3 --output-sync=line lint typecheck pytest
+# the 2-core CI machine's other core would idle. Its report follows the tests' (which show their
+# progress as they run); the target fails if either failed.
+test: lint ## everything CI runs: lint, then types and tests side by side (each says how long it took)
+	@types=$$(mktemp); \
+	$(MAKE) --no-print-directory typecheck > $$types 2>&1 & checking=$$!; \
+	$(MAKE) --no-print-directory pytest; tested=$$?; \
+	wait $$checking; typed=$$?; cat $$types; rm -f $$types; \
+	[ $$tested -eq 0 ] && [ $$typed -eq 0 ]
 
 schema: venv ## write the JSON Schemas of the contracts to schemas/
 	$(BIN)/synapse schema $(SCHEMA_DIR)
