@@ -20,6 +20,7 @@ from cli.ports import PortError, check_ports, ports_of
 from cli.supervisor import ChildExited, Interrupted, Supervisor
 from core.connect import ConnectError, connect_client
 from core.settings import Settings
+from core.tls import tls_context
 from core.workers import workflow_pollers
 from workflows.identity.search_attributes import dev_server_flags
 
@@ -162,7 +163,7 @@ async def wait_for_worker(client: Client, task_queue: str) -> None:
 async def wait_for_api(url: str) -> None:
     """Wait until `GET url` answers 200, or fail after `API_START_TIMEOUT` with its last answer."""
     last = "no answer"
-    async with httpx.AsyncClient(timeout=5.0) as http:
+    async with httpx.AsyncClient(timeout=5.0, verify=tls_context()) as http:
 
         async def ready() -> bool:
             nonlocal last

@@ -44,6 +44,8 @@ from contracts import (
     ToolDescriptor,
 )
 
+from .tls import tls_context
+
 RECONNECT_DELAY = 1.0
 """Seconds before resuming a stream the server ended early (what its `retry:` line asks)."""
 RECONNECTS = 20
@@ -129,7 +131,9 @@ class SynapseClient:
         """Connect lazily to `base_url` (e.g. `http://127.0.0.1:8000`), with an API key if set."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        self.http = httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout, limits=limits)
+        self.http = httpx.AsyncClient(
+            base_url=base_url, headers=headers, timeout=timeout, limits=limits, verify=tls_context()
+        )
 
     async def __aenter__(self) -> Self:
         return self

@@ -20,6 +20,7 @@ from api.main import create_app
 from contracts import TaskStreamChunk
 from core.http_client import SseEvent, sse_events
 from core.settings import Settings, TemporalSettings, ToolSettings
+from core.tls import tls_context
 from worker import build_worker
 
 
@@ -62,7 +63,10 @@ async def running(app: Any, *, send_buffer: int | None = None) -> AsyncIterator[
 @asynccontextmanager
 async def serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """Run `app` on a real uvicorn server on loopback; yield an HTTP client for it."""
-    async with running(app) as base_url, httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+    async with (
+        running(app) as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=30, verify=tls_context()) as http,
+    ):
         yield http
 
 

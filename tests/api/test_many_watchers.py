@@ -21,6 +21,7 @@ from api.sse import StreamHub
 from contracts import TaskChunkType, TaskStreamChunk
 from core.http_client import SseEvent, parse_sse
 from core.settings import Settings
+from core.tls import tls_context
 from workflows.identity.ids import session_workflow_id
 
 from ..conftest import assert_eventually
@@ -56,7 +57,7 @@ async def served(client: Client, settings: Settings, worker: None) -> AsyncItera
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with (
         running(app) as base_url,
-        httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as http,
+        httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits, verify=tls_context()) as http,
     ):
         yield Served(app, http, base_url)
 
@@ -158,7 +159,7 @@ async def test_a_slow_client_is_dropped_with_a_reconnect_event_and_resumes_witho
     app = create_app(settings, client=client)
     async with (
         running(app, send_buffer=8192) as base_url,
-        httpx.AsyncClient(base_url=base_url, timeout=30) as http,
+        httpx.AsyncClient(base_url=base_url, timeout=30, verify=tls_context()) as http,
     ):
         served = Served(app, http, base_url)
         key = new_key()

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from cli.up import banner
+from core.tls import tls_context
 from tests.conftest import assert_eventually
 
 from .ports_helper import free_ports
@@ -73,7 +74,7 @@ class Up:
     async def wait_healthy(self) -> None:
         """Poll `/healthz` until it answers 200 (fails with `up`'s output after the bound)."""
         url = f"http://127.0.0.1:{self.api_port}/healthz"
-        async with httpx.AsyncClient(timeout=5.0) as http:
+        async with httpx.AsyncClient(timeout=5.0, verify=tls_context()) as http:
 
             async def probe() -> int:
                 if self.process.poll() is not None:
@@ -147,7 +148,7 @@ async def assert_all_gone(pids: set[int], up: Up) -> None:
 @pytest.mark.slow
 async def test_sigterm_stops_every_part(up: Up) -> None:
     await up.wait_healthy()
-    async with httpx.AsyncClient(timeout=5.0) as http:
+    async with httpx.AsyncClient(timeout=5.0, verify=tls_context()) as http:
         ready = await http.get(f"http://127.0.0.1:{up.api_port}/readyz")
     assert ready.status_code == 200, f"`up` said it was ready before the API was: {ready.text}"
     children = descendants(up.process.pid)

@@ -13,6 +13,8 @@ import uuid
 import httpx
 import pytest
 
+from core.tls import tls_context
+
 from .conftest import DemoDb
 from .flows import ask, audit, decisions, increment, wait_answer, wait_pending
 
@@ -25,7 +27,7 @@ async def race(
 ) -> dict[str, httpx.Response]:
     """Each principal decides `interaction_id` at the same moment, from an HTTP client of their own."""
     path = f"/sessions/{key}/interactions/{interaction_id}"
-    clients = {name: httpx.AsyncClient(base_url=base_url, timeout=60) for name in votes}
+    clients = {name: httpx.AsyncClient(base_url=base_url, timeout=60, verify=tls_context()) for name in votes}
     try:
         await asyncio.gather(*(http.get("/healthz") for http in clients.values()))  # connected: fair start
         answers = await asyncio.gather(

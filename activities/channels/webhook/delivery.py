@@ -24,6 +24,7 @@ from temporalio.exceptions import ApplicationError
 from contracts import ErrorType, Notification
 from contracts.names import NOTIFY_WEBHOOK
 from core.settings import Settings
+from core.tls import tls_context
 
 RETRYABLE_STATUSES = frozenset({408, 429})
 
@@ -73,7 +74,9 @@ class WebhookActivities:
             "x-synapse-signature": signature(secret, timestamp, body),
         }
         try:
-            async with httpx.AsyncClient(timeout=self._settings.timeout_seconds) as http:
+            async with httpx.AsyncClient(
+                timeout=self._settings.timeout_seconds, verify=tls_context()
+            ) as http:
                 response = await http.post(notification.url, content=body, headers=headers)
         except httpx.HTTPError as err:
             raise ApplicationError(
