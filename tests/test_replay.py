@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.worker import Replayer
 
-from worker import WORKFLOWS
-from workflows.graph.cel import prepare_parser
+from .support import replayer
 
 HERE = Path(__file__).parent / "histories"
 WORKFLOW_IDS: dict[str, str] = json.loads((HERE / "workflow_ids.json").read_text())
@@ -38,7 +36,5 @@ def test_there_are_histories_to_replay() -> None:
     ids=[p.stem for p in HISTORIES],
 )
 async def test_history_replays(history: WorkflowHistory) -> None:
-    prepare_parser()  # as a worker does before its first workflow task
-    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=pydantic_data_converter)
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    result = await replayer(pydantic_data_converter).replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

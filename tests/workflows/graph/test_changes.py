@@ -8,16 +8,15 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from temporalio.worker import Replayer
 
 from contracts import (
     GraphStatus,
 )
-from worker import WORKFLOWS
 from workflows.graph import TaskGraphWorkflow
 from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
 from ...conftest import assert_eventually
+from ...support import replayer
 from .flows import (
     by_id,
     decide_gate,
@@ -191,9 +190,7 @@ async def test_continue_as_new_mid_graph_loses_no_running_task_and_no_open_gate(
     for run_id in runs:
         assert await task_timeout(client, handle.id, run_id) == GRAPH_TASK_TIMEOUT, "kept across runs"
         history = await client.get_workflow_handle(handle.id, run_id=run_id).fetch_history()
-        await Replayer(workflows=list(WORKFLOWS), data_converter=client.data_converter).replay_workflow(
-            history
-        )
+        await replayer(client.data_converter).replay_workflow(history)
 
 
 async def _runs(client: Client, workflow_id: str) -> list[str]:

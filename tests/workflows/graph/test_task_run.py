@@ -16,16 +16,16 @@ import httpx
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer
 
 from contracts import AgentTaskInput, GraphView, InteractionResponse, SessionControl, TaskReport
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
-from worker import WORKFLOWS, build_worker
+from worker import build_worker
 from workflows.graph import AgentTaskWorkflow
 from workflows.identity.ids import graph_workflow_id, task_run_workflow_id
 
 from ...conftest import assert_eventually
+from ...support import replayer
 from .flows import by_id, edge, finished, start_graph, statuses, task, wait_view
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -91,8 +91,8 @@ async def assert_running(handle: TaskRunHandle, status: str) -> None:
 
 async def assert_replays(client: Client, handle: WorkflowHandle[Any, Any]) -> None:
     """The run's history replays against today's code (its work budget is deterministic)."""
-    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=client.data_converter)
-    result = await replayer.replay_workflow(await handle.fetch_history(), raise_on_replay_failure=False)
+    history = await handle.fetch_history()
+    result = await replayer(client.data_converter).replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
 
 

@@ -9,16 +9,14 @@ import uuid
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer
 
 from contracts import InboundMessage, LiveSession, MessagesQuery, SessionConfig, TaskChunkType
-from worker import WORKFLOWS
 from workflows.session import SessionWorkflow
 from workflows.session.bounds import MESSAGES_KEPT
 from workflows.session.state import SessionRunInput
 
 from ...conftest import assert_progressing
-from ...support import collect_events, fields
+from ...support import collect_events, fields, replayer
 
 TURNS = 400
 """Eight times the conversation the state keeps (`MESSAGES_KEPT`: 100 messages), over four runs
@@ -87,7 +85,5 @@ async def test_hundreds_of_turns_keep_state_small_and_everything_readable(
         ]
         for payloads in continued_with:
             assert payloads.ByteSize() < 512 * 1024, "continue-as-new carries only what is needed"
-        await Replayer(workflows=list(WORKFLOWS), data_converter=client.data_converter).replay_workflow(
-            history
-        )
+        await replayer(client.data_converter).replay_workflow(history)
     assert json.loads(history.to_json())
