@@ -10,7 +10,7 @@ from .base import Contract
 from .policy import DecisionPolicy
 from .sandbox import SandboxProfile
 
-Framework = Literal["adk", "langgraph", "demo"]
+Framework = Literal["adk", "langgraph", "autogen", "demo"]
 
 
 class AgentContextConfig(Contract):
@@ -40,7 +40,9 @@ class AgentSpec(Contract):
     """One declared agent (settings file `[agents.<name>]`)."""
 
     name: str = Field(description="The agent's name; `Agent:<name>` refers to it.")
-    framework: Framework = Field(default="demo", description="adk, langgraph, or demo (offline rules).")
+    framework: Framework = Field(
+        default="demo", description="adk, langgraph, autogen, or demo (offline rules)."
+    )
     model: str | None = Field(
         default=None,
         description="Model name: `demo` (offline rules), a Gemini model (ADK, GOOGLE_API_KEY), or any "

@@ -8,7 +8,7 @@ sandboxed command can create one), on top of the builtin offline agents:
 
 ```toml
 [agents.analyst]
-framework = "langgraph"            # adk | langgraph | demo
+framework = "langgraph"            # adk | langgraph | autogen | demo
 model = "gpt-4o-mini"
 base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible endpoint
 api_key_env = "OPENAI_API_KEY"     # the env var holding its key
@@ -53,11 +53,13 @@ DEMO_TOOLS = ["sql", "terminal"]
 """What the demo agents may call: SQL, and shell commands written as `!command`."""
 
 BUILTIN_AGENTS = {
-    # The offline demo rules, plain, as a google-adk model in an ADK agent, and as a LangChain
-    # chat model in a LangGraph graph (defined here only; the adapters use these).
+    # The offline demo rules, plain, as a google-adk model in an ADK agent, as a LangChain chat
+    # model in a LangGraph graph, and as the model client of an AutoGen AssistantAgent (defined
+    # here only; the adapters use these).
     "demo": AgentSpec(name="demo", framework="demo", model="demo", tools=DEMO_TOOLS),
     "demo-adk": AgentSpec(name="demo-adk", framework="adk", model="demo", tools=DEMO_TOOLS),
     "demo-langgraph": AgentSpec(name="demo-langgraph", framework="langgraph", model="demo", tools=DEMO_TOOLS),
+    "demo-autogen": AgentSpec(name="demo-autogen", framework="autogen", model="demo", tools=DEMO_TOOLS),
 }
 
 

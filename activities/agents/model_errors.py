@@ -1,6 +1,6 @@
 """Provider errors → what the agent step does about them: retry, or fail for good.
 
-Shared by the ADK and LangGraph adapters. A model call that fails is either
+Shared by the ADK, LangGraph and AutoGen adapters. A model call that fails is either
 
 * **transient** (rate limit, 5xx, connection refused, timeout): `transient_error` builds a
   retryable `ApplicationError(type=TRANSIENT_ERROR_TYPE)`; the adapter raises it and Temporal
@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import openai
 from temporalio.exceptions import ApplicationError
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from google.genai import errors as genai_errors
 
 #: `ApplicationError.type` of a transient model failure (retryable; not in the non-retryable list).
+ENDPOINT_ERRORS = (openai.OpenAIError, httpx.HTTPError, OSError, TimeoutError)
+"""What a call to an OpenAI-compatible endpoint raises when the model fails (to classify)."""
 TRANSIENT_ERROR_TYPE = ErrorType.MODEL_UNAVAILABLE
 
 

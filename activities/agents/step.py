@@ -72,11 +72,19 @@ async def _langgraph(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> 
     return result
 
 
+async def _autogen(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+    # autogen-agentchat and autogen-ext take a second to import: load them on first use, as for ADK.
+    module = await asyncio.to_thread(importlib.import_module, "activities.agents.autogen.agent")
+    result: AgentResult = await module.autogen_step(step, tools)
+    return result
+
+
 #: Adapters by `AgentSpec.framework`; each module imports its framework lazily.
 FRAMEWORKS: dict[str, FrameworkFn] = {
     "demo": _demo_framework,
     "adk": _adk,
     "langgraph": _langgraph,
+    "autogen": _autogen,
 }
 
 
@@ -123,6 +131,7 @@ class AgentActivities:
             "Agent:demo": _demo,
             "Agent:demo-adk": self._declared(BUILTIN_AGENTS["demo-adk"]),
             "Agent:demo-langgraph": self._declared(BUILTIN_AGENTS["demo-langgraph"]),
+            "Agent:demo-autogen": self._declared(BUILTIN_AGENTS["demo-autogen"]),
         }
 
     def _declared(self, spec: AgentSpec) -> AgentFn:

@@ -45,13 +45,13 @@ async def remote_http(
         f'[agents.remote-{framework}]\nframework = "{framework}"\nmodel = "fake-model"\n'
         f'base_url = "{fake.base_url}"\napi_key_env = "REMOTE_MODEL_KEY"\n'
         f'instruction = "You run SQL for the user."\ntools = ["sql"]\n'
-        for framework in ("adk", "langgraph")
+        for framework in ("adk", "langgraph", "autogen")
     )
     async with serve_agents(client, settings, declared, tmp_path) as http:
         yield http
 
 
-@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+@pytest.mark.parametrize("framework", ["adk", "langgraph", "autogen"])
 async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_call(
     remote_http: httpx.AsyncClient,
     fake: FakeChatCompletions,
@@ -95,7 +95,7 @@ async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_c
     assert len(fake.requests) == 2, "the adapter never runs the tool itself: one model call per step"
 
 
-@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+@pytest.mark.parametrize("framework", ["adk", "langgraph", "autogen"])
 async def test_a_rejected_key_surfaces_as_authentication_failed_without_the_key(
     remote_http: httpx.AsyncClient, fake: FakeChatCompletions, framework: str
 ) -> None:
@@ -110,7 +110,7 @@ async def test_a_rejected_key_surfaces_as_authentication_failed_without_the_key(
     assert len(fake.requests) == 1, "an authentication error is not retried"
 
 
-@pytest.mark.parametrize("framework", ["adk", "langgraph"])
+@pytest.mark.parametrize("framework", ["adk", "langgraph", "autogen"])
 async def test_several_calls_in_one_turn_are_each_gated_and_answered_together(
     remote_http: httpx.AsyncClient,
     fake: FakeChatCompletions,

@@ -27,8 +27,8 @@ def is_type(kind: TaskChunkType) -> Callable[[TaskStreamChunk], bool]:
     return lambda chunk: chunk.chunk_type == kind
 
 
-DEMO_AGENTS = ["Agent:demo", "Agent:demo-adk", "Agent:demo-langgraph"]
-"""The same rules on three frameworks: every session scenario must look the same on each."""
+DEMO_AGENTS = ["Agent:demo", "Agent:demo-adk", "Agent:demo-langgraph", "Agent:demo-autogen"]
+"""The same rules on four frameworks: every session scenario must look the same on each."""
 
 
 async def ask_for_delete(

@@ -68,7 +68,7 @@ def test_an_unknown_assignee_names_the_declared_ones(tmp_path: Path) -> None:
     [
         (
             '[agents.bad]\nframework = "crewai"\n',
-            r"agents\.bad\.framework: Input should be 'adk', 'langgraph' or 'demo'",
+            r"agents\.bad\.framework: Input should be 'adk', 'langgraph', 'autogen' or 'demo'",
         ),
         ('[agents.bad]\nmodle = "x"\n', r"agents\.bad\.modle: Extra inputs are not permitted"),
         ('[groups.g]\nmembers = ["nobody"]\n', r"groups\.g names undeclared agents: nobody"),

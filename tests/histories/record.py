@@ -348,6 +348,23 @@ async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     await _idle(handle, 5)
 
 
+async def autogen(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """`Agent:demo-autogen`: a delete denied with a reason, asked again and approved."""
+    interaction = await _pending_id(handle)
+    denial = InteractionResponse(
+        interaction_id=interaction, approved=False, principal="bob", user_message="not today"
+    )
+    await handle.execute_update(SessionWorkflow.respond_checked, denial)
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
+    second = await _next_pending(handle, interaction)
+    await handle.execute_update(
+        SessionWorkflow.respond_checked,
+        InteractionResponse(interaction_id=second, approved=True, principal="bob"),
+    )
+    await _idle(handle, 2)
+
+
 async def _running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
     described = await handle.describe()
     return [a.activity_type.name for a in described.raw_description.pending_activities]
@@ -360,6 +377,14 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
     return {
         "session_approved": (SessionConfig(session_key="history-approved"), approved),
         "session_denied": (SessionConfig(session_key="history-denied"), denied),
+        "session_autogen": (
+            SessionConfig(
+                session_key="history-autogen",
+                agent_id="Agent:demo-autogen",
+                agent=BUILTIN_AGENTS["demo-autogen"],
+            ),
+            autogen,
+        ),
         "session_timed_out": (
             SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
             timed_out,

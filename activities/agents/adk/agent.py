@@ -49,12 +49,11 @@ from contracts import (
 from core.agent_registry import BUILTIN_AGENTS
 
 from ...tools.registry import declared_tools
+from ..fallback import ModelFailed, across_models
 from ..model_errors import (
-    ModelConfigError,
     classify_model_error,
     describe_model_error,
     model_failure,
-    transient_error,
 )
 from .history import conversation_contents
 from .models import ModelChoice, select_model
@@ -66,15 +65,6 @@ logger = logging.getLogger(__name__)
 APP_NAME = "synapse"
 _USER_ID = "synapse"
 _REFUSALS = {"SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"}
-
-
-class _ModelFailed(Exception):
-    """A model attempt failed: `details` is permanent, or None when the failure is transient."""
-
-    def __init__(self, message: str, details: FailureDetails | None, cause: BaseException | None) -> None:
-        super().__init__(message)
-        self.details = details
-        self.cause = cause
 
 
 def _agent_name(name: str) -> str:
@@ -149,12 +139,12 @@ async def _decide(
     return failed or answer
 
 
-def _event_failure(event: Event, choice: ModelChoice, model: str) -> _ModelFailed:
+def _event_failure(event: Event, choice: ModelChoice, model: str) -> ModelFailed:
     """The failure an `error_code` event stands for."""
     if event.error_code == CALL_FAILED and isinstance(choice.llm, OpenAICompatLlm) and choice.llm.last_error:
         err = choice.llm.last_error
         details = classify_model_error(err, model=model, secrets=choice.secrets)
-        return _ModelFailed(describe_model_error(err, model=model, secrets=choice.secrets), details, err)
+        return ModelFailed(describe_model_error(err, model=model, secrets=choice.secrets), details, err)
     code = event.error_code or "MODEL_ERROR"
     if code in get_args(FailureType):  # the demo model's FAILURE results, as they are
         kind = cast(FailureType, code)
@@ -164,7 +154,7 @@ def _event_failure(event: Event, choice: ModelChoice, model: str) -> _ModelFaile
         message = f"model {model!r} stopped ({code})" + (
             f": {event.error_message}" if event.error_message else ""
         )
-    return _ModelFailed(message, FailureDetails(type=kind, message=message), None)
+    return ModelFailed(message, FailureDetails(type=kind, message=message), None)
 
 
 async def _attempt(
@@ -180,16 +170,16 @@ async def _attempt(
     for asked in range(2):
         try:
             event = await _decide(choice, spec, declared, contents)
-        except _ModelFailed:
+        except ModelFailed:
             raise
         except Exception as err:  # provider SDK errors (e.g. Gemini) propagate through ADK
             details = classify_model_error(err, model=model, secrets=choice.secrets)
-            raise _ModelFailed(
+            raise ModelFailed(
                 describe_model_error(err, model=model, secrets=choice.secrets), details, err
             ) from err
         if event is None:
             message = f"model {model!r} returned an empty answer"
-            raise _ModelFailed(message, FailureDetails(type="MODEL_ERROR", message=message), None)
+            raise ModelFailed(message, FailureDetails(type="MODEL_ERROR", message=message), None)
         if event.error_code:
             raise _event_failure(event, choice, model)
         if usage := _usage(event):
@@ -200,7 +190,7 @@ async def _attempt(
             text = _texts(event, thought=False)
             if not text:
                 message = f"model {model!r} returned an empty answer"
-                raise _ModelFailed(message, FailureDetails(type="MODEL_ERROR", message=message), None)
+                raise ModelFailed(message, FailureDetails(type="MODEL_ERROR", message=message), None)
             return _answer(step, text, thought, metadata)
         malformed = (event.custom_metadata or {}).get(MALFORMED_ARGUMENTS) or {}
         problems = {call.id: p for call in calls if (p := call_problem(call, allowed, malformed))}
@@ -275,30 +265,4 @@ async def adk_step(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> Ag
     """
     spec = step.agent or BUILTIN_AGENTS["demo-adk"]
     allowed = declared_tools(spec.tools if step.agent else step.tools, tools)
-    failures: list[_ModelFailed] = []
-    for model in [spec.model or "demo", *spec.fallback_models]:
-        try:
-            result = await _attempt(step, spec, model, allowed)
-        except _ModelFailed as failure:
-            logger.warning("agent %s: model %s failed: %s", spec.name, model, failure)
-            failures.append(failure)
-            continue
-        except ModelConfigError as err:  # from select_model: e.g. the key's env var is unset
-            details = classify_model_error(err, model=model)
-            failures.append(_ModelFailed(describe_model_error(err, model=model), details, err))
-            continue
-        if failures:
-            assert result.metadata is not None
-            result.metadata["failed_models"] = [str(failure) for failure in failures]
-        return result
-    message = "; ".join(str(failure) for failure in failures)
-    transient = next((f for f in failures if f.details is None), None)
-    if transient is not None:
-        raise transient_error(message, transient.cause)
-    first = failures[0].details
-    assert first is not None
-    details = FailureDetails(type=first.type, message=message)
-    return model_failure(
-        details,
-        metadata={"framework": "adk", "model": spec.model, "failed_models": [str(f) for f in failures]},
-    )
+    return await across_models(spec, "adk", lambda model: _attempt(step, spec, model, allowed))

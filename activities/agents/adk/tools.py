@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from contracts import ToolDescriptor
+
+from ..proposed import call_problem as proposed_call_problem
 
 
 class DeclaredTool(BaseTool):
@@ -48,13 +49,4 @@ def call_problem(
     """Why a proposed call cannot go to the workflow, or None when it is well formed."""
     if call.id in malformed:
         return f"call to {call.name!r}: {malformed[call.id or '']}"
-    descriptor = allowed.get(call.name or "")
-    if descriptor is None:
-        names = ", ".join(sorted(allowed)) or "none"
-        return f"there is no tool named {call.name!r}; the tools are: {names}"
-    validator = jsonschema.validators.validator_for(descriptor.arguments_schema)(descriptor.arguments_schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(call.args or {}))
-    if error is None:
-        return None
-    where = "/".join(str(part) for part in error.absolute_path) or "(arguments)"
-    return f"arguments of {call.name!r} do not match its schema at {where}: {error.message}"
+    return proposed_call_problem(call.name or "", call.args or {}, allowed)

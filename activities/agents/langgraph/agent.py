@@ -26,17 +26,13 @@ model_errors.py. LangChain/LangGraph are imported only by activities, never by w
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from typing import Any
 
-import httpx
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 
 from contracts import (
     AgentIntent,
@@ -44,8 +40,6 @@ from contracts import (
     AgentSpec,
     AgentStepInput,
     FailureDetails,
-    FinalAnswer,
-    PlanBlueprint,
     ToolCallBatch,
     ToolCallRequest,
     ToolDescriptor,
@@ -53,18 +47,17 @@ from contracts import (
 from core.agent_registry import BUILTIN_AGENTS
 
 from ...tools.registry import declared_tools
-from ..model_errors import classify_model_error, describe_model_error, model_failure, transient_error
+from ..answers import final_result
+from ..fallback import ModelFailed, across_models
+from ..model_errors import ENDPOINT_ERRORS, model_failure
 from .demo_model import DEMO_MODEL, DemoChatModel, DemoModelFailure
 from .graph import UnreadableReply, build_graph, call_problems, tool_schemas
-from .messages import PLAN_PREFIX, to_langchain
-
-logger = logging.getLogger(__name__)
+from .messages import to_langchain
 
 MODEL_TIMEOUT_SECONDS = 120.0
 """One model call; a step makes at most two per model (a re-ask), well inside AGENT_STEP_TIMEOUT."""
 DEFAULT_SPEC = BUILTIN_AGENTS["demo-langgraph"]
 """The agent run when a step carries no declaration (histories from before declarations)."""
-_MODEL_ERRORS = (openai.OpenAIError, httpx.HTTPError, OSError, TimeoutError)
 _USAGE_KEYS = {
     "prompt_tokens": "input_tokens",
     "completion_tokens": "output_tokens",
@@ -104,27 +97,6 @@ def chat_model(spec: AgentSpec, model: str) -> tuple[BaseChatModel | None, Failu
     return llm, None, key
 
 
-def _plan(text: str) -> PlanBlueprint | None:
-    stripped = text.strip()
-    if not stripped.lower().startswith(PLAN_PREFIX):
-        return None
-    try:
-        plan = PlanBlueprint.model_validate_json(stripped[len(PLAN_PREFIX) :].strip())
-    except ValidationError:
-        return None
-    return plan if plan.new_tasks or plan.update_tasks else None
-
-
-def _answer(text: str, task: bool) -> Any:
-    """The answer's content: in a graph task, JSON text is its value (data flow reaches into it)."""
-    if task:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            pass
-    return text
-
-
 def _usage(messages: list[BaseMessage]) -> dict[str, int]:
     """Token counts of this step's model calls, named as the ADK adapter names them."""
     usage: dict[str, int] = {}
@@ -160,9 +132,7 @@ def _result(
         )
         return model_failure(details, thought=thought or "My tool calls were invalid twice.")
     else:
-        plan = _plan(text)
-        intent = plan or FinalAnswer(content=_answer(text, step.input_data is not None))
-        thought = thought or ("I propose a plan." if plan else "I have the answer.")
+        return final_result(step, text, thought)
     return AgentResult(status="SUCCESS", output=AgentIntent(thought=thought, intent=intent))
 
 
@@ -217,34 +187,17 @@ async def langgraph_step(step: AgentStepInput, tools: dict[str, ToolDescriptor])
     """
     spec = step.agent or DEFAULT_SPEC
     allowed = declared_tools(spec.tools if step.agent else step.tools, tools)
-    names = [spec.model or DEMO_MODEL, *spec.fallback_models]
-    failed: list[tuple[FailureDetails | None, str, BaseException | None]] = []  # (None: transient)
-    for name in names:
+
+    async def attempt(name: str) -> AgentResult:
         model, failure, key = chat_model(spec, name)
         if model is None:
             assert failure is not None
-            failed.append((failure, failure.message, None))
-            continue
+            raise ModelFailed(failure.message, failure, None)
         try:
-            result = await _run(step, spec, model, allowed)
+            return await _run(step, spec, model, allowed)
         except DemoModelFailure as err:
-            result = model_failure(err.details, thought=err.thought)
-        except _MODEL_ERRORS as err:
-            described = describe_model_error(err, model=name, secrets=[key])
-            logger.warning("agent %s: %s", spec.name, described)
-            failed.append((classify_model_error(err, model=name, secrets=[key]), described, err))
-            continue
-        result.metadata = {"framework": "langgraph", "model": name, **(result.metadata or {})}
-        if failed:
-            result.metadata["failed_models"] = [message for _, message, _ in failed]
-        return result
-    message = "; ".join(message for _, message, _ in failed)
-    transient = [cause for details, _, cause in failed if details is None]
-    if transient:
-        raise transient_error(message, transient[-1])
-    first = failed[0][0]
-    assert first is not None
-    return model_failure(
-        FailureDetails(type=first.type, message=message),
-        metadata={"framework": "langgraph", "model": names[0], "failed_models": [m for _, m, _ in failed]},
-    )
+            return model_failure(err.details, thought=err.thought)
+        except ENDPOINT_ERRORS as err:
+            raise ModelFailed.of(err, model=name, secrets=[key]) from err
+
+    return await across_models(spec, "langgraph", attempt)

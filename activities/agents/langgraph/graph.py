@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from contracts import ToolDescriptor
 
-from .messages import json_text
+from ..conversation import json_text
 
 MAX_REASKS = 1
 """How many times an invalid or unreadable reply goes back to the model before the step fails."""

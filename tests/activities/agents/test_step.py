@@ -46,7 +46,8 @@ async def test_unknown_agent_is_a_non_retryable_error(acts: AgentActivities) -> 
     assert caught.value.type == "UnknownAgent"
     assert caught.value.non_retryable
     assert caught.value.message == (
-        "no agent named 'Agent:nope'; known agents: Agent:demo, Agent:demo-adk, Agent:demo-langgraph"
+        "no agent named 'Agent:nope'; known agents: Agent:demo, Agent:demo-adk, Agent:demo-autogen, "
+        "Agent:demo-langgraph"
     )
 
 

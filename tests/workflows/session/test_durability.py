@@ -121,7 +121,7 @@ async def test_a_grant_survives_a_worker_restart(
     assert count_orders("id IN (1, 2)") == 0
 
 
-@pytest.mark.parametrize("agent", ["demo", "demo-adk", "demo-langgraph"])
+@pytest.mark.parametrize("agent", ["demo", "demo-adk", "demo-langgraph", "demo-autogen"])
 async def test_an_unanswered_approval_is_denied_by_the_timeout(
     time_env: WorkflowEnvironment, settings: Settings, agent: str
 ) -> None:
