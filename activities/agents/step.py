@@ -57,34 +57,28 @@ async def _demo_framework(step: AgentStepInput, tools: dict[str, ToolDescriptor]
     return demo.decide(step)
 
 
-async def _adk(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
-    # google.adk takes ~1 s to import: load it on first use, off the event loop, so the worker
-    # starts fast and other activities keep heartbeating meanwhile.
-    module = await asyncio.to_thread(importlib.import_module, "activities.agents.adk.agent")
-    result: AgentResult = await module.adk_step(step, tools)
-    return result
+def _imported_on_use(module: str, adapter: str) -> FrameworkFn:
+    """The adapter function `adapter` of `module`, imported on its first step.
 
+    google.adk, LangGraph with langchain-openai, and AutoGen each take a second or more to
+    import: loading them off the event loop, when first used, lets the worker start fast and
+    other activities keep heartbeating meanwhile.
+    """
 
-async def _langgraph(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
-    # LangGraph and langchain-openai take seconds to import: load them on first use, as for ADK.
-    module = await asyncio.to_thread(importlib.import_module, "activities.agents.langgraph.agent")
-    result: AgentResult = await module.langgraph_step(step, tools)
-    return result
+    async def run(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
+        loaded = await asyncio.to_thread(importlib.import_module, module)
+        result: AgentResult = await getattr(loaded, adapter)(step, tools)
+        return result
 
-
-async def _autogen(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:
-    # autogen-agentchat and autogen-ext take a second to import: load them on first use, as for ADK.
-    module = await asyncio.to_thread(importlib.import_module, "activities.agents.autogen.agent")
-    result: AgentResult = await module.autogen_step(step, tools)
-    return result
+    return run
 
 
 #: Adapters by `AgentSpec.framework`; each module imports its framework lazily.
 FRAMEWORKS: dict[str, FrameworkFn] = {
     "demo": _demo_framework,
-    "adk": _adk,
-    "langgraph": _langgraph,
-    "autogen": _autogen,
+    "adk": _imported_on_use("activities.agents.adk.agent", "adk_step"),
+    "langgraph": _imported_on_use("activities.agents.langgraph.agent", "langgraph_step"),
+    "autogen": _imported_on_use("activities.agents.autogen.agent", "autogen_step"),
 }
 
 
