@@ -1,4 +1,5 @@
-"""A model's final text as the step's result: a plan (`plan: {json}`), or the answer.
+"""What a model ended its step on, as the step's result: the calls it proposed, a plan
+(`plan: {json}`), or the answer.
 
 In a graph task (the step has `input_data`), JSON text is the answer's value, so the data flow
 can reach into it; in a chat it stays text.
@@ -11,7 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from contracts import AgentIntent, AgentResult, AgentStepInput, FinalAnswer, PlanBlueprint
+from contracts import (
+    AgentIntent,
+    AgentResult,
+    AgentStepInput,
+    FinalAnswer,
+    PlanBlueprint,
+    ToolCallBatch,
+    ToolCallRequest,
+)
 
 from .conversation import PLAN_PREFIX
 
@@ -43,4 +52,11 @@ def final_result(step: AgentStepInput, text: str, thought: str) -> AgentResult:
     plan = as_plan(text)
     intent = plan or FinalAnswer(content=answer_value(text.strip(), step.input_data is not None))
     thought = thought or ("I propose a plan." if plan else "I have the answer.")
+    return AgentResult(status="SUCCESS", output=AgentIntent(thought=thought, intent=intent))
+
+
+def calls_result(calls: list[ToolCallRequest], thought: str) -> AgentResult:
+    """The `SUCCESS` result of a step whose model proposed `calls` (one, or a batch in its order)."""
+    thought = thought or f"I need to run {', '.join(c.tool_id for c in calls)}."
+    intent = calls[0] if len(calls) == 1 else ToolCallBatch(calls=calls)
     return AgentResult(status="SUCCESS", output=AgentIntent(thought=thought, intent=intent))

@@ -11,7 +11,9 @@ from typing import Any
 
 import jsonschema
 
-from contracts import ToolDescriptor
+from contracts import AgentResult, FailureDetails, ToolDescriptor
+
+from .model_errors import model_failure
 
 OTHER_CALL_INVALID = "not run: another call of this turn was invalid; propose it again"
 """What a valid call of a turn with an invalid one is answered when the model is asked again."""
@@ -31,3 +33,12 @@ def call_problem(name: str, args: Any, allowed: dict[str, ToolDescriptor]) -> st
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "(arguments)"
     return f"arguments of {name!r} do not match its schema at {where}: {error.message}"
+
+
+def invalid_twice(problems: list[str], thought: str) -> AgentResult:
+    """The `VALIDATION_ERROR` of a step whose model proposed invalid calls after being told why."""
+    message = f"the model proposed invalid tool calls again after being told why: {'; '.join(problems)}"
+    return model_failure(
+        FailureDetails(type="VALIDATION_ERROR", message=message),
+        thought=thought or "My tool calls were invalid twice.",
+    )

@@ -40,24 +40,21 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 from pydantic import BaseModel
 
 from contracts import (
-    AgentIntent,
     AgentResult,
     AgentSpec,
     AgentStepInput,
-    FailureDetails,
-    ToolCallBatch,
     ToolCallRequest,
     ToolDescriptor,
 )
 from core.agent_registry import BUILTIN_AGENTS
 
 from ...tools.registry import declared_tools
-from ..answers import final_result
+from ..answers import calls_result, final_result
 from ..conversation import json_text, turns
 from ..demo_twin import DemoModelFailure
 from ..fallback import DEMO_MODEL, ModelFailed, across_models
 from ..model_errors import ENDPOINT_ERRORS, endpoint_api_key, model_failure
-from ..proposed import OTHER_CALL_INVALID, call_problem
+from ..proposed import OTHER_CALL_INVALID, call_problem, invalid_twice
 from .demo_model import DemoChatCompletionClient
 from .messages import arguments, autogen_messages
 
@@ -168,9 +165,7 @@ class _Run:
                 elif isinstance(event, Response):
                     message = event.chat_message
                     _add_usage(self.usage, message.models_usage)
-                    return (
-                        message.content if isinstance(message, TextMessage) else json_text(message.to_text())
-                    )
+                    return message.content if isinstance(message, TextMessage) else message.to_text()
         raise RuntimeError("the AutoGen agent ended without an answer")
 
     async def reject(self, calls: list[FunctionCall], problems: dict[str, str]) -> None:
@@ -196,29 +191,23 @@ async def _step(
     reasked: list[str] = []
     while True:
         decided = await run.decide()
-        metadata: dict[str, Any] = {"usage": run.usage} if run.usage.get("total_tokens") else {}
-        if reasked:
-            metadata["reasked"] = reasked
         if isinstance(decided, str):
             result = final_result(step, decided, run.thought)
-            result.metadata = metadata
-            return result
-        problems = {c.id: p for c in decided if (p := call_problem(c.name, arguments(c), allowed))}
-        if not problems:
+        elif not (
+            problems := {c.id: p for c in decided if (p := call_problem(c.name, arguments(c), allowed))}
+        ):
             calls = [ToolCallRequest(tool_id=c.name, arguments=arguments(c), call_id=c.id) for c in decided]
-            thought = run.thought or f"I need to run {', '.join(c.tool_id for c in calls)}."
-            intent: Any = calls[0] if len(calls) == 1 else ToolCallBatch(calls=calls)
-            return AgentResult(
-                status="SUCCESS", output=AgentIntent(thought=thought, intent=intent), metadata=metadata
-            )
+            result = calls_result(calls, run.thought)
+        elif reasked:
+            result = invalid_twice(list(problems.values()), run.thought)
+        else:
+            reasked.append("; ".join(problems.values()))
+            await run.reject(decided, problems)
+            continue
+        result.metadata = {"usage": run.usage} if run.usage.get("total_tokens") else {}
         if reasked:
-            message = f"the model proposed invalid tool calls again after being told why: {'; '.join(problems.values())}"
-            details = FailureDetails(type="VALIDATION_ERROR", message=message)
-            return model_failure(
-                details, thought=run.thought or "My tool calls were invalid twice.", metadata=metadata
-            )
-        reasked.append("; ".join(problems.values()))
-        await run.reject(decided, problems)
+            result.metadata["reasked"] = reasked
+        return result
 
 
 async def autogen_step(step: AgentStepInput, tools: dict[str, ToolDescriptor]) -> AgentResult:

@@ -35,21 +35,20 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from contracts import (
-    AgentIntent,
     AgentResult,
     AgentSpec,
     AgentStepInput,
     FailureDetails,
-    ToolCallBatch,
     ToolCallRequest,
     ToolDescriptor,
 )
 from core.agent_registry import BUILTIN_AGENTS
 
 from ...tools.registry import declared_tools
-from ..answers import final_result
+from ..answers import calls_result, final_result
 from ..fallback import ModelFailed, across_models
 from ..model_errors import ENDPOINT_ERRORS, model_failure
+from ..proposed import invalid_twice
 from .demo_model import DEMO_MODEL, DemoChatModel, DemoModelFailure
 from .graph import UnreadableReply, build_graph, call_problems, tool_schemas
 from .messages import to_langchain
@@ -122,18 +121,10 @@ def _result(
             ToolCallRequest(tool_id=c["name"], arguments=c["args"], call_id=c.get("id"))
             for c in last.tool_calls
         ]
-        thought = thought or text or f"I need to run {', '.join(c.tool_id for c in calls)}."
-        intent: Any = calls[0] if len(calls) == 1 else ToolCallBatch(calls=calls)
-    elif last.tool_calls or last.invalid_tool_calls:
-        problems = "; ".join(call_problems(last, tools).values())
-        details = FailureDetails(
-            type="VALIDATION_ERROR",
-            message=f"the model proposed invalid tool calls again after being told why: {problems}",
-        )
-        return model_failure(details, thought=thought or "My tool calls were invalid twice.")
-    else:
-        return final_result(step, text, thought)
-    return AgentResult(status="SUCCESS", output=AgentIntent(thought=thought, intent=intent))
+        return calls_result(calls, thought or text)
+    if last.tool_calls or last.invalid_tool_calls:
+        return invalid_twice(list(call_problems(last, tools).values()), thought)
+    return final_result(step, text, thought)
 
 
 async def _run(
