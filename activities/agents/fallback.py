@@ -11,7 +11,7 @@ is a `FAILURE` of the first model's kind, naming every failure.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from contracts import AgentResult, AgentSpec, FailureDetails
 
@@ -38,7 +38,7 @@ class ModelFailed(Exception):
         self.cause = cause
 
     @classmethod
-    def of(cls, err: BaseException, *, model: str, secrets: list[str]) -> ModelFailed:
+    def of(cls, err: BaseException, *, model: str, secrets: Sequence[str]) -> ModelFailed:
         """The failure a provider's error stands for, its message free of `secrets`."""
         details = classify_model_error(err, model=model, secrets=secrets)
         return cls(describe_model_error(err, model=model, secrets=secrets), details, err)

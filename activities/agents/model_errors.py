@@ -34,9 +34,9 @@ from contracts import AgentIntent, AgentResult, AgentSpec, ErrorType, FailureDet
 if TYPE_CHECKING:
     from google.genai import errors as genai_errors
 
-#: `ApplicationError.type` of a transient model failure (retryable; not in the non-retryable list).
 ENDPOINT_ERRORS = (openai.OpenAIError, httpx.HTTPError, OSError, TimeoutError)
 """What a call to an OpenAI-compatible endpoint raises when the model fails (to classify)."""
+#: `ApplicationError.type` of a transient model failure (retryable; not in the non-retryable list).
 TRANSIENT_ERROR_TYPE = ErrorType.MODEL_UNAVAILABLE
 
 

@@ -51,8 +51,6 @@ from core.agent_registry import BUILTIN_AGENTS
 from ...tools.registry import declared_tools
 from ..fallback import ModelFailed, across_models
 from ..model_errors import (
-    classify_model_error,
-    describe_model_error,
     model_failure,
 )
 from .history import conversation_contents
@@ -143,8 +141,7 @@ def _event_failure(event: Event, choice: ModelChoice, model: str) -> ModelFailed
     """The failure an `error_code` event stands for."""
     if event.error_code == CALL_FAILED and isinstance(choice.llm, OpenAICompatLlm) and choice.llm.last_error:
         err = choice.llm.last_error
-        details = classify_model_error(err, model=model, secrets=choice.secrets)
-        return ModelFailed(describe_model_error(err, model=model, secrets=choice.secrets), details, err)
+        return ModelFailed.of(err, model=model, secrets=choice.secrets)
     code = event.error_code or "MODEL_ERROR"
     if code in get_args(FailureType):  # the demo model's FAILURE results, as they are
         kind = cast(FailureType, code)
@@ -166,17 +163,14 @@ async def _attempt(
         [DeclaredTool(d) for d in allowed.values()] if spec.context.include_tool_list else []
     )
     contents = conversation_contents(step.messages, step.input_data)
-    metadata: dict[str, Any] = {"framework": "adk", "model": model}
+    metadata: dict[str, Any] = {}  # across_models adds the framework and the model
     for asked in range(2):
         try:
             event = await _decide(choice, spec, declared, contents)
         except ModelFailed:
             raise
         except Exception as err:  # provider SDK errors (e.g. Gemini) propagate through ADK
-            details = classify_model_error(err, model=model, secrets=choice.secrets)
-            raise ModelFailed(
-                describe_model_error(err, model=model, secrets=choice.secrets), details, err
-            ) from err
+            raise ModelFailed.of(err, model=model, secrets=choice.secrets) from err
         if event is None:
             message = f"model {model!r} returned an empty answer"
             raise ModelFailed(message, FailureDetails(type="MODEL_ERROR", message=message), None)
