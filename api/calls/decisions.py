@@ -104,9 +104,10 @@ async def decide(
             client,
             workflow_id,
             name,
-            lambda h: h.execute_update(
-                RESPOND_CHECKED, response, result_type=InteractionOutcome, rpc_timeout=timedelta(seconds=wait)
-            ),
+            RESPOND_CHECKED,
+            response,
+            InteractionOutcome,
+            wait=timedelta(seconds=wait),
             within=wait,
             check_with=check_with,
         )

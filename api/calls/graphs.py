@@ -155,9 +155,9 @@ async def run_update(
             client,
             graph_workflow_id(graph_id),
             name_of(graph_id),
-            lambda handle: handle.execute_update(
-                update, argument, result_type=GraphView, rpc_timeout=workflow.UPDATE_WAIT
-            ),
+            update,
+            argument,
+            GraphView,
             within=settings.api.busy_retry_seconds,
             check_with=check_with(graph_id),
         )

@@ -242,13 +242,22 @@ async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) 
 async def run_update(
     client: Client,
     key: str,
-    call: Callable[[WorkflowHandle[Any, Any]], Awaitable[T]],
+    update: Any,
+    argument: Any,
+    result_type: type[T],
     *,
     within: float = BUSY_RETRY_SECONDS,
 ) -> T:
     """Run an update on the session; see `workflow.run_update`."""
     return await workflow.run_update(
-        client, session_workflow_id(key), name_of(key), call, within=within, check_with=check_with(key)
+        client,
+        session_workflow_id(key),
+        name_of(key),
+        update,
+        argument,
+        result_type,
+        within=within,
+        check_with=check_with(key),
     )
 
 
@@ -257,27 +266,11 @@ async def intervene(
 ) -> LiveSession:
     """Run one of the session's control updates (`SessionWorkflow.pause_checked`, `resume_checked`,
     `cancel_checked`, `cancel_turn_checked`) as `control.principal`: the session after it."""
-    session: LiveSession = await run_update(
-        client,
-        key,
-        lambda handle: handle.execute_update(
-            update, control, result_type=LiveSession, rpc_timeout=workflow.UPDATE_WAIT
-        ),
-        within=within,
-    )
-    return session
+    return await run_update(client, key, update, control, LiveSession, within=within)
 
 
 async def revoke_grant(
     client: Client, key: str, revocation: GrantRevocation, *, within: float = BUSY_RETRY_SECONDS
 ) -> Grant:
     """Revoke one of the session's grants (audited): the grant as it is now."""
-    grant: Grant = await run_update(
-        client,
-        key,
-        lambda handle: handle.execute_update(
-            SessionWorkflow.revoke_grant, revocation, rpc_timeout=workflow.UPDATE_WAIT
-        ),
-        within=within,
-    )
-    return grant
+    return await run_update(client, key, SessionWorkflow.revoke_grant, revocation, Grant, within=within)

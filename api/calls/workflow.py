@@ -6,7 +6,7 @@ reads; each call names its workflow for those words (`"session 'abc'"`, `"graph 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
-    WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -112,13 +111,17 @@ async def run_update(
     client: Client,
     workflow_id: str,
     name: str,
-    call: Callable[[WorkflowHandle[Any, Any]], Awaitable[T]],
+    update: Any,
+    argument: Any,
+    result_type: type[T],
     *,
+    wait: timedelta | None = None,
     within: float = BUSY_RETRY_SECONDS,
     check_with: str | None = None,
 ) -> T:
-    """Run `call(handle)` (an update), retrying while Temporal is busy for `within` seconds.
+    """Run `update(argument)` on the workflow, retrying while Temporal is busy for `within` seconds.
 
+    Each attempt waits at most `wait` (default `UPDATE_WAIT`) for the workflow's worker to answer.
     `check_with` is the read that shows whether an unanswered command was applied.
 
     Raises:
@@ -126,8 +129,12 @@ async def run_update(
         RPCError: Temporal stayed busy (`busy.is_busy`) or failed otherwise.
     """
     handle = client.get_workflow_handle(workflow_id)
+    timeout = UPDATE_WAIT if wait is None else wait  # read now: tests shorten UPDATE_WAIT
     async with update_errors(client, workflow_id, name, check_with=check_with):
-        result = await retry_while_busy(lambda: call(handle), within=within)
+        result: T = await retry_while_busy(
+            lambda: handle.execute_update(update, argument, result_type=result_type, rpc_timeout=timeout),
+            within=within,
+        )
     return result
 
 
