@@ -118,6 +118,8 @@ async def test_demo_adk_reports_a_result_paired_by_tool_name_in_old_histories() 
 
 @pytest.fixture
 async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeChatCompletions]:
+    """The stand-in with this module's key, which says SECRET for the redaction checks (replaces
+    the shared `fake` of conftest.py)."""
     monkeypatch.setenv("FAKE_LLM_KEY", KEY)
     async with fake_chat_completions() as server:
         yield server

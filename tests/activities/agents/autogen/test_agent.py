@@ -5,7 +5,6 @@ back across models, and never runs a tool."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,50 +16,15 @@ from activities.agents.autogen.messages import autogen_messages
 from activities.agents.conversation import turns
 from activities.agents.demo import decide
 from activities.tools.registry import builtin_tools
-from contracts import AgentSpec, AgentStepInput, FinalAnswer, ToolCallBatch, ToolCallRequest, UniversalMessage
+from contracts import FinalAnswer, ToolCallBatch, ToolCallRequest, UniversalMessage
 from core.agent_registry import BUILTIN_AGENTS
-from tests.fakes.chat_completions import FakeChatCompletions, fake_chat_completions, text, tool_calls
+from tests.activities.agents.endpoint import KEY, analyst, step
+from tests.fakes.chat_completions import FakeChatCompletions, text, tool_calls
 from tests.fakes.chat_completions import error as error_reply
 
-KEY = "sk-test-0123456789abcdef"
 TOOLS = builtin_tools()
 SELECT = '{"sql": "SELECT * FROM orders"}'
 TWIN = BUILTIN_AGENTS["demo-autogen"]
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeChatCompletions]:
-    monkeypatch.setenv("ANALYST_KEY", KEY)
-    async with fake_chat_completions() as server:
-        yield server
-
-
-def analyst(fake: FakeChatCompletions, **fields: Any) -> AgentSpec:
-    return AgentSpec.model_validate(
-        {
-            "name": "analyst",
-            "framework": "autogen",
-            "model": "gpt-test",
-            "base_url": fake.base_url,
-            "api_key_env": "ANALYST_KEY",
-            "instruction": "You are a careful analyst.",
-            **fields,
-        }
-    )
-
-
-def step(
-    spec: AgentSpec, *messages: UniversalMessage, input_data: dict[str, Any] | None = None
-) -> AgentStepInput:
-    conversation = list(messages) or [UniversalMessage(role="user", content="How many orders?")]
-    return AgentStepInput(
-        agent_id=f"Agent:{spec.name}",
-        owner_id="session:s",
-        messages=conversation,
-        tools=spec.tools,
-        agent=spec,
-        input_data=input_data,
-    )
 
 
 def user(content: str) -> UniversalMessage:
@@ -96,7 +60,7 @@ async def test_the_twin_decides_like_the_demo_agent(
 
 async def test_a_tool_call_round_trip_keeps_the_model_call_id(fake: FakeChatCompletions) -> None:
     fake.enqueue(tool_calls([("call_1", "sql", SELECT)], content="Let me count them."), text("There are 3."))
-    spec = analyst(fake)
+    spec = analyst(fake, "autogen")
 
     first = await autogen_step(step(spec), TOOLS)
 
@@ -129,7 +93,7 @@ async def test_two_calls_in_one_turn_are_a_batch_in_order(fake: FakeChatCompleti
         tool_calls([("call_b", "sql", '{"sql": "SELECT 2"}'), ("call_a", "sql", '{"sql": "SELECT 1"}')])
     )
 
-    result = await autogen_step(step(analyst(fake)), TOOLS)
+    result = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
 
     assert result.output.intent == ToolCallBatch(
         calls=[
@@ -155,7 +119,7 @@ async def test_an_invalid_call_is_sent_back_once_then_fails(
 ) -> None:
     fake.enqueue(tool_calls([bad_call]), tool_calls([("call_y", "sql", SELECT)]))
 
-    fixed = await autogen_step(step(analyst(fake)), TOOLS)
+    fixed = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
 
     assert fixed.output.intent == ToolCallRequest(
         tool_id="sql", arguments={"sql": "SELECT * FROM orders"}, call_id="call_y"
@@ -165,7 +129,7 @@ async def test_an_invalid_call_is_sent_back_once_then_fails(
     assert len(fake.requests) == 2
 
     fake.enqueue(tool_calls([bad_call]), tool_calls([bad_call]))
-    failed = await autogen_step(step(analyst(fake)), TOOLS)
+    failed = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
 
     assert failed.status == "FAILURE"
     assert failed.failure_details is not None and failed.failure_details.type == "VALIDATION_ERROR"
@@ -178,7 +142,7 @@ async def test_fallback_models_are_tried_in_order(fake: FakeChatCompletions) -> 
         error_reply(500, "overloaded"),
         text("from the second fallback"),
     )
-    spec = analyst(fake, fallback_models=["gpt-fallback", "gpt-last"])
+    spec = analyst(fake, "autogen", fallback_models=["gpt-fallback", "gpt-last"])
 
     result = await autogen_step(step(spec), TOOLS)
 
@@ -200,7 +164,7 @@ async def test_the_agent_never_runs_a_tool(
     monkeypatch.setattr(autogen_agent.DeclaredTool, "run", run)
     fake.enqueue(tool_calls([("call_1", "sql", '{"sql": "DELETE FROM orders"}')]))
 
-    result = await autogen_step(step(analyst(fake)), TOOLS)
+    result = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
 
     assert isinstance(result.output.intent, ToolCallRequest)
     assert ran == []

@@ -5,7 +5,6 @@ that are declared but never run."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,53 +17,18 @@ from activities.tools.registry import builtin_tools
 from contracts import (
     AgentContextConfig,
     AgentSpec,
-    AgentStepInput,
     FinalAnswer,
     PlanBlueprint,
     ToolCallBatch,
     ToolCallRequest,
     UniversalMessage,
 )
-from tests.fakes.chat_completions import FakeChatCompletions, fake_chat_completions, text, tool_calls
+from tests.activities.agents.endpoint import KEY, analyst, step
+from tests.fakes.chat_completions import FakeChatCompletions, text, tool_calls
 from tests.fakes.chat_completions import error as error_reply
 
-KEY = "sk-test-0123456789abcdef"
 TOOLS = builtin_tools()
 SELECT = '{"sql": "SELECT * FROM orders"}'
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeChatCompletions]:
-    monkeypatch.setenv("ANALYST_KEY", KEY)
-    async with fake_chat_completions() as server:
-        yield server
-
-
-def analyst(fake: FakeChatCompletions, **fields: Any) -> AgentSpec:
-    return AgentSpec.model_validate(
-        {
-            "name": "analyst",
-            "framework": "langgraph",
-            "model": "gpt-test",
-            "base_url": fake.base_url,
-            "api_key_env": "ANALYST_KEY",
-            "instruction": "You are a careful analyst.",
-            **fields,
-        }
-    )
-
-
-def step(
-    spec: AgentSpec, *messages: UniversalMessage, input_data: dict[str, Any] | None = None
-) -> AgentStepInput:
-    conversation = list(messages) or [UniversalMessage(role="user", content="How many orders?")]
-    return AgentStepInput(
-        agent_id="Agent:analyst",
-        owner_id="session:s",
-        messages=conversation,
-        agent=spec,
-        input_data=input_data,
-    )
 
 
 def roles(request: dict[str, Any]) -> list[str]:
@@ -73,7 +37,7 @@ def roles(request: dict[str, Any]) -> list[str]:
 
 async def test_a_tool_call_round_trip_keeps_the_model_call_id(fake: FakeChatCompletions) -> None:
     fake.enqueue(tool_calls([("call_1", "sql", SELECT)], content="Let me count them."), text("There are 3."))
-    spec = analyst(fake)
+    spec = analyst(fake, "langgraph")
 
     first = await langgraph_step(step(spec), TOOLS)
 
@@ -114,7 +78,7 @@ async def test_two_calls_in_one_turn_are_a_batch_in_order(fake: FakeChatCompleti
         tool_calls([("call_b", "sql", '{"sql": "SELECT 2"}'), ("call_a", "sql", '{"sql": "SELECT 1"}')])
     )
 
-    result = await langgraph_step(step(analyst(fake)), TOOLS)
+    result = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert result.output.intent == ToolCallBatch(
         calls=[
@@ -128,8 +92,8 @@ async def test_a_plan_answer_is_a_blueprint_and_task_json_is_a_value(fake: FakeC
     plan = {"new_tasks": [{"task_id": "t", "input_data": {"echo": "hi"}, "assignee_id": "Agent:demo"}]}
     fake.enqueue(text(f"plan: {json.dumps(plan)}"), text('{"total": 3}'))
 
-    planned = await langgraph_step(step(analyst(fake)), TOOLS)
-    answered = await langgraph_step(step(analyst(fake), input_data={"q": "total"}), TOOLS)
+    planned = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
+    answered = await langgraph_step(step(analyst(fake, "langgraph"), input_data={"q": "total"}), TOOLS)
 
     assert planned.output.intent == PlanBlueprint.model_validate(plan)
     assert answered.output.intent == FinalAnswer(content={"total": 3})
@@ -152,7 +116,7 @@ async def test_an_invalid_call_is_sent_back_once_then_fails(
 ) -> None:
     fake.enqueue(tool_calls([bad_call]), tool_calls([("call_y", "sql", SELECT)]))
 
-    fixed = await langgraph_step(step(analyst(fake)), TOOLS)
+    fixed = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert fixed.output.intent == ToolCallRequest(
         tool_id="sql", arguments={"sql": "SELECT * FROM orders"}, call_id="call_y"
@@ -162,7 +126,7 @@ async def test_an_invalid_call_is_sent_back_once_then_fails(
     assert len(fake.requests) == 2
 
     fake.enqueue(tool_calls([bad_call]), tool_calls([bad_call]))
-    failed = await langgraph_step(step(analyst(fake)), TOOLS)
+    failed = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert failed.status == "FAILURE"
     assert failed.failure_details is not None and failed.failure_details.type == "VALIDATION_ERROR"
@@ -172,7 +136,7 @@ async def test_an_invalid_call_is_sent_back_once_then_fails(
 async def test_a_valid_call_beside_an_invalid_one_is_answered_too(fake: FakeChatCompletions) -> None:
     fake.enqueue(tool_calls([("call_1", "sql", SELECT), ("call_2", "nope", "{}")]), text("ok"))
 
-    await langgraph_step(step(analyst(fake)), TOOLS)
+    await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     answered = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in answered] == ["call_1", "call_2"]
@@ -182,7 +146,7 @@ async def test_a_valid_call_beside_an_invalid_one_is_answered_too(fake: FakeChat
 async def test_a_bad_key_is_an_authentication_failure_without_the_key(fake: FakeChatCompletions) -> None:
     fake.enqueue(error_reply(401, f"Incorrect API key provided: {KEY}.", "invalid_api_key"))
 
-    result = await langgraph_step(step(analyst(fake)), TOOLS)
+    result = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert result.status == "FAILURE"
     assert result.failure_details is not None
@@ -193,7 +157,7 @@ async def test_a_bad_key_is_an_authentication_failure_without_the_key(fake: Fake
 async def test_a_spent_quota_is_quota_exceeded(fake: FakeChatCompletions) -> None:
     fake.enqueue(error_reply(429, "You exceeded your current quota.", "insufficient_quota"))
 
-    result = await langgraph_step(step(analyst(fake)), TOOLS)
+    result = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert result.failure_details is not None and result.failure_details.type == "QUOTA_EXCEEDED"
 
@@ -213,7 +177,7 @@ async def test_a_transient_error_is_a_retryable_application_error(
     fake.enqueue(reply)
 
     with pytest.raises(ApplicationError) as caught:
-        await langgraph_step(step(analyst(fake)), TOOLS)
+        await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert caught.value.type == "ModelUnavailable"
     assert not caught.value.non_retryable
@@ -226,7 +190,7 @@ async def test_fallback_models_are_tried_in_order(fake: FakeChatCompletions) -> 
         error_reply(500, "overloaded"),
         text("from the second fallback"),
     )
-    spec = analyst(fake, fallback_models=["gpt-fallback", "gpt-last"])
+    spec = analyst(fake, "langgraph", fallback_models=["gpt-fallback", "gpt-last"])
 
     result = await langgraph_step(step(spec), TOOLS)
 
@@ -241,7 +205,7 @@ async def test_fallback_models_are_tried_in_order(fake: FakeChatCompletions) -> 
 
 async def test_no_tools_are_sent_when_the_tool_list_is_off(fake: FakeChatCompletions) -> None:
     fake.enqueue(text("no tools for me"))
-    spec = analyst(fake, context=AgentContextConfig(include_tool_list=False))
+    spec = analyst(fake, "langgraph", context=AgentContextConfig(include_tool_list=False))
 
     result = await langgraph_step(step(spec), TOOLS)
 
@@ -261,7 +225,7 @@ async def test_the_graph_never_runs_a_tool(
     monkeypatch.setattr(langgraph_graph, "_run_tools", run_tools)
     fake.enqueue(tool_calls([("call_1", "sql", '{"sql": "DELETE FROM orders"}')]))
 
-    result = await langgraph_step(step(analyst(fake)), TOOLS)
+    result = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
 
     assert isinstance(result.output.intent, ToolCallRequest)
     assert ran == []
@@ -279,7 +243,7 @@ async def test_a_gemini_model_needs_adk_or_a_base_url() -> None:
 
 
 async def test_a_missing_key_variable_is_an_authentication_failure(fake: FakeChatCompletions) -> None:
-    result = await langgraph_step(step(analyst(fake, api_key_env="NO_SUCH_KEY_VAR")), TOOLS)
+    result = await langgraph_step(step(analyst(fake, "langgraph", api_key_env="NO_SUCH_KEY_VAR")), TOOLS)
 
     assert result.failure_details is not None
     assert result.failure_details.type == "AUTHENTICATION_FAILED"
