@@ -31,7 +31,7 @@ from activities.agents.directory import AgentDirectory
 from activities.agents.step import AgentActivities
 from activities.artifacts.archive import ArchiveActivities
 from activities.artifacts.whole import WholeOutputActivities
-from activities.channels.lark.delivery import LarkActivities
+from activities.channels.delivery import ChatDelivery
 from activities.channels.webhook.delivery import WebhookActivities
 from activities.experience.index import ExperienceActivities
 from activities.tools.mcp.servers import McpServers
@@ -179,7 +179,7 @@ def build_worker(
         *agents.activities(),
         *(directory or AgentDirectory(settings)).activities(),
         *tools.activities(),
-        *LarkActivities(settings).activities(),
+        *ChatDelivery(settings).activities(),
         *WebhookActivities(settings).activities(),
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
         *WholeOutputActivities(ArtifactStore.from_settings(settings)).activities(),

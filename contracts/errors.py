@@ -58,6 +58,12 @@ class ErrorType(StrEnum):
     LARK_AUTH_ERROR = "LarkAuthError"
     LARK_REJECTED = "LarkRejected"
     LARK_NOT_CONFIGURED = "LarkNotConfigured"
+    # Chat delivery (DingTalk).
+    DINGTALK_UNAVAILABLE = "DingTalkUnavailable"
+    """Retryable: rate limits, 5xx, no answer."""
+    DINGTALK_AUTH_ERROR = "DingTalkAuthError"
+    DINGTALK_REJECTED = "DingTalkRejected"
+    DINGTALK_NOT_CONFIGURED = "DingTalkNotConfigured"
     INVALID_OUTBOUND_MESSAGE = "InvalidOutboundMessage"
     # Webhook notifications.
     WEBHOOK_UNAVAILABLE = "WebhookUnavailable"

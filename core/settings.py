@@ -1,7 +1,7 @@
 """The one settings object: read in entry points (worker, API, CLI) and passed down.
 
-Grouped by concern: `settings.temporal`, `settings.api`, `settings.tools`, `settings.lark`, plus
-the data directory and the agents file. Every field is read from its own environment variable
+Grouped by concern: `settings.temporal`, `settings.api`, `settings.tools`, `settings.lark`,
+`settings.dingtalk`, plus the data directory and the agents file. Every field is read from its own environment variable
 (named in its `validation_alias`: `SYNAPSE_API_PORT`, `LARK_APP_ID`, ...) or a `.env` file, so
 the variables stay flat while the code reads `settings.api.port`.
 
@@ -390,6 +390,87 @@ class LarkSettings(_Group):
         return [item.strip() for item in self.admins.split(",") if item.strip()]
 
 
+DINGTALK_MODES = ("stream", "webhook")
+
+
+class ChannelConfigError(ValueError):
+    """A chat channel is on but cannot work with the configured settings (names what to set)."""
+
+
+class DingTalkSettings(_Group):
+    """The DingTalk (钉钉) channel; on when `client_id` is set."""
+
+    client_id: str | None = Field(
+        default=None,
+        validation_alias=env("client_id", "DINGTALK_CLIENT_ID", "SYNAPSE_DINGTALK_CLIENT_ID"),
+        description="The app's Client ID (AppKey); the DingTalk channel is on when it is set.",
+    )
+    client_secret: str | None = Field(
+        default=None,
+        validation_alias=env("client_secret", "DINGTALK_CLIENT_SECRET", "SYNAPSE_DINGTALK_CLIENT_SECRET"),
+        description="The app's Client Secret (AppSecret); also the key of webhook signatures.",
+    )
+    robot_code: str | None = Field(
+        default=None,
+        validation_alias=env("robot_code", "DINGTALK_ROBOT_CODE", "SYNAPSE_DINGTALK_ROBOT_CODE"),
+        description="The bot's robotCode; the client id when unset (as for an app's own bot).",
+    )
+    admins: str = Field(
+        default="",
+        validation_alias=env("admins", "DINGTALK_ADMINS", "SYNAPSE_DINGTALK_ADMINS"),
+        description="Comma-separated userIds (staff ids) who may approve any request in DingTalk chats.",
+    )
+    card_template_id: str | None = Field(
+        default=None,
+        validation_alias=env(
+            "card_template_id", "DINGTALK_CARD_TEMPLATE_ID", "SYNAPSE_DINGTALK_CARD_TEMPLATE_ID"
+        ),
+        description="The approval card's template (built in DingTalk's card builder; README lists its "
+        "variables). Without it approval requests go as Markdown, answered with 确认/取消.",
+    )
+    mode: str = Field(
+        default="stream",
+        validation_alias=env("mode", "DINGTALK_MODE", "SYNAPSE_DINGTALK_MODE"),
+        description="`stream` (the SDK's Stream connection, no public URL) or `webhook` (bot messages "
+        "POSTed to /channels/dingtalk/events; card clicks still come over Stream).",
+    )
+    openapi_endpoint: str = Field(
+        default="https://api.dingtalk.com",
+        validation_alias=env("openapi_endpoint", "DINGTALK_OPENAPI_ENDPOINT"),
+        description="The Open API and Stream gateway base URL (the SDK's own variable).",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        """The DingTalk channel is on when a client id is configured."""
+        return bool(self.client_id)
+
+    @property
+    def robot(self) -> str:
+        """The bot's robotCode."""
+        return self.robot_code or self.client_id or ""
+
+    @property
+    def admin_ids(self) -> list[str]:
+        """`admins` as a list of userIds."""
+        return [item.strip() for item in self.admins.split(",") if item.strip()]
+
+    def check(self) -> None:
+        """Raise `ChannelConfigError`, naming the variable to set, when the channel is on but cannot work."""
+        if not self.enabled:
+            return
+        if self.mode not in DINGTALK_MODES:
+            raise ChannelConfigError(
+                f"DINGTALK_MODE is {self.mode!r}; expected one of {', '.join(DINGTALK_MODES)}"
+            )
+        if not self.client_secret:
+            raise ChannelConfigError(
+                "the DingTalk channel is on (DINGTALK_CLIENT_ID is set) but DINGTALK_CLIENT_SECRET is not "
+                "set; copy it from the app's page in the DingTalk developer console, or unset "
+                "DINGTALK_CLIENT_ID to turn the channel off"
+            )
+
+
 class Settings(BaseSettings):
     """Synapse configuration, from environment variables (and `.env`), grouped by concern."""
 
@@ -419,6 +500,7 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     artifacts: ArtifactSettings = Field(default_factory=ArtifactSettings)
     lark: LarkSettings = Field(default_factory=LarkSettings)
+    dingtalk: DingTalkSettings = Field(default_factory=DingTalkSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
 
     def console_link(self, workflow_id: str, interaction_id: str | None = None) -> str:

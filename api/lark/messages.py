@@ -10,7 +10,7 @@ Rules:
   "read all group messages" permission, which Synapse does not need).
 - The bot's `@_user_N` placeholders are removed from the text; other people's placeholders
   become `@<name>` so the agent reads who was meant.
-- Only `text` messages reach a session; other types get a polite reply (see `lark_inbound`).
+- Only `text` messages reach a session; other types get a polite reply (`api/chat/conversations.py`).
   Messages sent by apps/bots are ignored, so two bots never talk to each other in a loop.
 """
 
@@ -18,39 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 
 from lark_oapi.api.im.v1 import MentionEvent, P2ImMessageReceiveV1
 
 from contracts import InboundMessage
 from contracts.session import SESSION_KEY_PATTERN
 
+from ..chat.conversations import ChatText, Ignored, Unsupported
+
 CHANNEL = "lark"
-
-
-@dataclass(frozen=True)
-class ChatText:
-    """A text message for a session."""
-
-    session_key: str
-    chat_id: str
-    message: InboundMessage
-
-
-@dataclass(frozen=True)
-class Unsupported:
-    """A message Synapse cannot read (image, file, sticker, ...): it deserves a reply."""
-
-    chat_id: str
-    message_id: str
-    message_type: str
-
-
-@dataclass(frozen=True)
-class Ignored:
-    """A message that is not for Synapse, with the reason (logged)."""
-
-    reason: str
 
 
 def session_key_for(chat_id: str, thread_id: str | None = None) -> str:
@@ -122,4 +98,4 @@ def read_message(data: P2ImMessageReceiveV1, bot_open_id: str | None) -> ChatTex
         message_id=message.message_id,
         metadata=metadata,
     )
-    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound)
+    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound, reply_to=message.message_id)

@@ -1,4 +1,4 @@
-"""The `deliver_message` activity: texts, approval cards and card updates to a Lark/Feishu chat.
+"""Lark/Feishu, out: texts, approval cards and card updates to a chat (for `deliver_message`).
 
 Every call goes through the official SDK (`lark-oapi`) and its typed im/v1 requests. The SDK is
 imported on first use (importing it takes seconds) and its calls run in a worker thread: its
@@ -12,29 +12,27 @@ Errors, as `ApplicationError` types the workflow's retry policy knows:
 - `LarkNotConfigured` / `InvalidOutboundMessage` (non-retryable): nothing could be sent.
 Messages name the Lark code, its msg and the log id, never the app secret.
 
-Sends carry a `uuid` derived from the activity (workflow, run, activity id, part), so a retried
-activity does not post a message twice: Lark keeps one message per uuid for an hour. The activity
-name is part of recorded histories (do not rename it); its logic may change freely.
+Sends carry a `uuid` derived from the delivery's key (the activity: workflow, run, activity id;
+and the part), so a retried activity does not post a message twice: Lark keeps one message per
+uuid for an hour.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import json
 import threading
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import Delivery, ErrorType, OutboundMessage
-from contracts.names import DELIVER_MESSAGE, SESSION_PREFIX
+from contracts.names import SESSION_PREFIX
 from core.settings import Settings
 
+from ..delivery import invalid_outbound
 from .cards import approval_card, decided_card, text_chunks, with_mentions
 
 NOT_CONFIGURED = "Lark channel is not configured (set LARK_APP_ID, LARK_APP_SECRET)"
@@ -100,8 +98,8 @@ def check_response(response: Any, what: str) -> None:
     raise _error(ErrorType.LARK_REJECTED, f"{what} failed: {detail}")
 
 
-class LarkActivities:
-    """The Lark channel activity, holding the (lazily created) SDK client."""
+class LarkChannel:
+    """Delivers to Lark chats, holding the (lazily created) SDK client."""
 
     def __init__(self, settings: Settings) -> None:
         """Keep the settings; the SDK is imported and the client built on the first delivery.
@@ -112,10 +110,6 @@ class LarkActivities:
         self._settings = settings
         self._client: Any = None
         self._lock = threading.Lock()
-
-    def activities(self) -> list[Callable[..., Any]]:
-        """The bound activity methods, for `Worker(activities=...)`."""
-        return [self.deliver_message]
 
     def _sdk_client(self) -> Any:
         """The `lark.Client` (built once, in a worker thread)."""
@@ -232,14 +226,14 @@ class LarkActivities:
         if message.kind == "text":
             parts = text_chunks(with_mentions(message.text or "", message.mentions))
             if not parts:
-                raise _invalid("a text message needs a non-empty `text`")
+                raise invalid_outbound("a text message needs a non-empty `text`")
             ids = [
                 self._send(message, "text", {"text": part}, key, index) for index, part in enumerate(parts)
             ]
             return Delivery(message_id=ids[0], parts=len(ids))
         request = message.interaction
         if request is None:
-            raise _invalid(f"a {message.kind} needs the `interaction` it shows")
+            raise invalid_outbound(f"a {message.kind} needs the `interaction` it shows")
         session_key = message.session_key or request.workflow_id.removeprefix(SESSION_PREFIX)
         link = self._settings.console_link(request.workflow_id, request.interaction_id)
         if message.kind == "approval_card":
@@ -265,26 +259,12 @@ class LarkActivities:
         if not (self._settings.lark.app_id and self._settings.lark.app_secret):
             raise _error(ErrorType.LARK_NOT_CONFIGURED, NOT_CONFIGURED)
         if message.channel != "lark":
-            raise _invalid(
+            raise invalid_outbound(
                 f"channel {message.channel!r} is not delivered by the Lark channel; expected 'lark'"
             )
 
     def deliver(self, message: OutboundMessage, key: str) -> Delivery:
-        """Deliver outside an activity (e.g. a webhook's courtesy reply); blocking: run it in a thread.
-
-        Args:
-            message: What to deliver, and where.
-            key: Names this delivery: the same key sends each message once (Lark's uuid dedupe).
-
-        Returns:
-            As `deliver_message`, raising the same `ApplicationError`s.
-        """
-        self._check(message)
-        return self._deliver(message, key)
-
-    @activity.defn(name=DELIVER_MESSAGE)
-    async def deliver_message(self, message: OutboundMessage) -> Delivery:
-        """Deliver one outbound message to its Lark chat.
+        """Deliver one message (blocking: run it in a thread).
 
         `text`: sent as one or more text messages (long texts split on line boundaries; with
         `reply_to` the first part replies to that message). `approval_card`: the interactive
@@ -293,6 +273,7 @@ class LarkActivities:
 
         Args:
             message: What to deliver, and where.
+            key: Names this delivery: the same key sends each message once (Lark's uuid dedupe).
 
         Returns:
             The (first) message id and the number of messages sent.
@@ -302,21 +283,4 @@ class LarkActivities:
                 `LarkNotConfigured`, `InvalidOutboundMessage` (non-retryable); see the module doc.
         """
         self._check(message)
-        info = activity.info()
-        # Equal across retries of this activity, unique otherwise: Lark keeps one message per uuid.
-        key = f"{info.workflow_id}/{info.workflow_run_id}/{info.activity_id}"
-        delivery = await asyncio.to_thread(self._deliver, message, key)
-        activity.logger.info(
-            "delivered %s to lark chat %s: %s (%d part(s))",
-            message.kind,
-            message.chat_id,
-            delivery.message_id,
-            delivery.parts,
-        )
-        return delivery
-
-
-def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(
-        f"invalid outbound message: {message}", type=ErrorType.INVALID_OUTBOUND_MESSAGE, non_retryable=True
-    )
+        return self._deliver(message, key)

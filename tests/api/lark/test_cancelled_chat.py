@@ -7,7 +7,7 @@ import httpx
 from temporalio.client import Client
 
 from api.calls import sessions
-from api.lark.inbound import RESTART_COMMAND, RESTARTED_TEXT
+from api.chat.conversations import RESTART_COMMAND, RESTARTED_TEXT
 from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents
 from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage

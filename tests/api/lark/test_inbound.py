@@ -15,7 +15,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.channels.lark.cards import Action, button_value
+from activities.channels.actions import Action, button_value
 from activities.tools.runner import ToolActivities
 from api.lark import clicks as lark_clicks
 from api.lark.inbound import CLICK_WAIT_SECONDS

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from lark_oapi.api.im.v1 import P2ImMessageReceiveV1
 
-from api.lark.messages import ChatText, Ignored, Unsupported, read_message, session_key_for
+from api.chat.conversations import ChatText, Ignored, Unsupported
+from api.lark.messages import read_message, session_key_for
 from tests.fakes.lark_events import BOT_OPEN_ID, LarkEvents, mention
 
 LARK = LarkEvents(verification_token="vt", encrypt_key=None)

@@ -8,17 +8,8 @@ from typing import Any
 
 import pytest
 
-from activities.channels.lark.cards import (
-    APPROVE,
-    DENY,
-    CardAction,
-    approval_card,
-    button_value,
-    decided_card,
-    escape,
-    parse_card_action,
-    text_chunks,
-)
+from activities.channels.actions import APPROVE, DENY, CardAction, button_value, parse_card_action
+from activities.channels.lark.cards import approval_card, decided_card, escape, text_chunks
 from contracts import InteractionOutcome, InteractionRequest
 from core.settings import Settings
 

@@ -14,8 +14,9 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.channels.delivery import ChatDelivery
 from activities.channels.lark.cards import TEXT_LIMIT
-from activities.channels.lark.delivery import LarkActivities
+from activities.channels.lark.delivery import LarkChannel
 from contracts import Delivery, InteractionOutcome, InteractionRequest, OutboundMessage
 from core.settings import LarkSettings, Settings
 from tests.fakes.lark_open_api import (
@@ -53,7 +54,7 @@ def environment() -> ActivityEnvironment:
 
 
 async def deliver(settings: Settings, message: OutboundMessage) -> Delivery:
-    result: Delivery = await environment().run(LarkActivities(settings).deliver_message, message)
+    result: Delivery = await environment().run(ChatDelivery(settings).deliver_message, message)
     return result
 
 
@@ -148,8 +149,8 @@ async def test_a_retried_delivery_does_not_repeat_parts_already_sent(fake: FakeL
     fake.fail_next(429, CHAT_RATE_LIMITED, "This operation triggers the frequency limit", after=1)
 
     with pytest.raises(ApplicationError):
-        await env.run(LarkActivities(settings).deliver_message, message)
-    delivery = await env.run(LarkActivities(settings).deliver_message, message)
+        await env.run(ChatDelivery(settings).deliver_message, message)
+    delivery = await env.run(ChatDelivery(settings).deliver_message, message)
 
     assert delivery.parts == 3 and len(fake.sent()) == 3
     first, refused, *retried = [r.body["uuid"] for r in fake.api_requests()]
@@ -423,7 +424,7 @@ async def test_invalid_messages(fake: FakeLarkOpenApi, message: OutboundMessage,
 
 
 async def test_deliver_outside_an_activity_sends_once_per_key(fake: FakeLarkOpenApi) -> None:
-    channel = LarkActivities(settings_for(fake))
+    channel = LarkChannel(settings_for(fake))
 
     first = await asyncio.to_thread(channel.deliver, text("unsupported message type"), "unsupported/om_1")
     again = await asyncio.to_thread(channel.deliver, text("unsupported message type"), "unsupported/om_1")

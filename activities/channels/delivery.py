@@ -1,0 +1,87 @@
+"""The `deliver_message` activity: one session delivery to its chat, by the channel it names.
+
+Each chat channel (`lark/`, `dingtalk/`) is a `ChatChannel`: a blocking `deliver(message, key)`
+that sends texts, approval cards and card updates, raising `ApplicationError`s whose type says
+whether a retry can help. The activity runs it in a thread with a key equal across retries of
+this activity and unique otherwise, so a retried delivery is not posted twice. The activity name
+is part of recorded histories (do not rename it); its logic may change freely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from contracts import Delivery, ErrorType, OutboundMessage
+from contracts.names import DELIVER_MESSAGE
+from core.settings import Settings
+
+
+class ChatChannel(Protocol):
+    """Sends to one chat platform."""
+
+    def deliver(self, message: OutboundMessage, key: str) -> Delivery:
+        """Deliver `message` (blocking); `key` names the delivery, equal across its retries."""
+        ...
+
+
+def invalid_outbound(message: str) -> ApplicationError:
+    """The non-retryable error of a message no channel can send."""
+    return ApplicationError(
+        f"invalid outbound message: {message}", type=ErrorType.INVALID_OUTBOUND_MESSAGE, non_retryable=True
+    )
+
+
+def chat_channels(settings: Settings) -> dict[str, ChatChannel]:
+    """Every chat channel by name (each imports its SDK on first use, so all are cheap to build)."""
+    from .dingtalk.delivery import DingTalkChannel
+    from .lark.delivery import LarkChannel
+
+    return {"lark": LarkChannel(settings), "dingtalk": DingTalkChannel(settings)}
+
+
+class ChatDelivery:
+    """The `deliver_message` activity over the chat channels."""
+
+    def __init__(self, settings: Settings, channels: dict[str, ChatChannel] | None = None) -> None:
+        self._channels = channels if channels is not None else chat_channels(settings)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        """The bound activity methods, for `Worker(activities=...)`."""
+        return [self.deliver_message]
+
+    @activity.defn(name=DELIVER_MESSAGE)
+    async def deliver_message(self, message: OutboundMessage) -> Delivery:
+        """Deliver one outbound message to its chat, through the channel it names.
+
+        Args:
+            message: What to deliver, and where (`channel`: `lark` or `dingtalk`).
+
+        Returns:
+            The (first) message id (a card's id, to update it) and the number of messages sent.
+
+        Raises:
+            ApplicationError: the channel's own (see its `delivery` module), or
+                `InvalidOutboundMessage` for a channel Synapse does not have.
+        """
+        channel = self._channels.get(message.channel)
+        if channel is None:
+            raise invalid_outbound(
+                f"channel {message.channel!r} is not a chat channel; expected one of {', '.join(sorted(self._channels))}"
+            )
+        info = activity.info()
+        key = f"{info.workflow_id}/{info.workflow_run_id}/{info.activity_id}"
+        delivery = await asyncio.to_thread(channel.deliver, message, key)
+        activity.logger.info(
+            "delivered %s to %s chat %s: %s (%d part(s))",
+            message.kind,
+            message.channel,
+            message.chat_id,
+            delivery.message_id,
+            delivery.parts,
+        )
+        return delivery

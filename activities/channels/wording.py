@@ -1,0 +1,85 @@
+"""What every chat channel says about an approval request, in plain text. Pure, no I/O.
+
+The channels draw it differently (a Lark card, a DingTalk card template's variables), from the
+same words: what the request is about, when, what the approved tool did, and texts split to fit
+one message.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from contracts import InteractionRequest, InteractionType
+
+from ..tools.sentences import describe_result
+
+LINE_LIMIT = 300
+"""Characters of one line of a card (a reason, a comment, a result)."""
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, shortened to `limit` characters with an ellipsis when longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def utc(moment: datetime) -> str:
+    """`2026-11-26 10:00:00 UTC`."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def content_of(request: InteractionRequest) -> dict[str, Any]:
+    """The request's content as a dict (a plain content is its `summary`)."""
+    return request.content if isinstance(request.content, dict) else {"summary": str(request.content)}
+
+
+def subject(request: InteractionRequest) -> str:
+    """What the request is about, for titles: the tool, or the graph task a gate holds."""
+    content = content_of(request)
+    if request.interaction_type == InteractionType.CONFIRMATION:
+        return f"task {content.get('task_id') or '?'}"
+    return str(content.get("tool_name") or "tool")
+
+
+def result_line(result: Any) -> str | None:
+    """One line about what the approved tool did, from a `ToolResult` dump."""
+    if not isinstance(result, dict):
+        return None if result is None else cut(str(result), LINE_LIMIT)
+    if result.get("ok") is False:
+        return f"failed: {cut(str(result.get('error') or 'no error message'), LINE_LIMIT)}"
+    content = result.get("content")
+    described = describe_result(result.get("tool_id"), content)
+    if described is not None:
+        return described.splitlines()[0].rstrip(":")
+    if content is None:
+        return "done"
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+    return cut(" ".join(text.split()), LINE_LIMIT)
+
+
+def text_chunks(text: str, limit: int) -> list[str]:
+    """Split `text` into messages of at most `limit` characters, on line boundaries.
+
+    A line longer than `limit` is cut into `limit`-sized pieces; whitespace-only pieces are
+    dropped (chats reject empty texts), so `[]` means there is nothing to send.
+    """
+    if limit <= 0:
+        raise ValueError(f"limit must be a positive number of characters, got {limit}")
+    if len(text) <= limit:
+        return [text] if text.strip() else []
+    chunks: list[str] = []
+    current: list[str] = []
+    length = 0
+    for line in text.split("\n"):
+        for piece in [line[i : i + limit] for i in range(0, len(line), limit)] or [""]:
+            added = len(piece) + (1 if current else 0)
+            if current and length + added > limit:
+                chunks.append("\n".join(current))
+                current, added = [], len(piece)
+                length = 0
+            current.append(piece)
+            length += added
+    chunks.append("\n".join(current))
+    return [chunk.strip("\n") for chunk in chunks if chunk.strip()]

@@ -1,0 +1,208 @@
+"""Chat messages to sessions, in any chat channel: one conversation per chat, started on first message.
+
+The channel reads its platform's message into a `ChatText` (or says why it is `Unsupported` or
+`Ignored`); `Conversations.receive` then:
+- delivers a text by signal-with-start to the session `<channel>:<chat>`, with the chat's
+  approvers (the channel's admins plus the requester);
+- answers a text over SYNAPSE_MAX_MESSAGE_BYTES, or of a type Synapse cannot read, in the chat;
+- in a chat whose session was cancelled starts nothing: the chat is told who cancelled it and
+  when, and that `/restart` starts a new conversation there (which it then does).
+Replies go through the channel's `Reply`; they are courtesies, never retried or failed for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+
+from contracts import InboundMessage, SessionConfig
+from core.agent_registry import DEFAULT_AGENT, AgentRegistry
+from core.settings import Settings
+
+from ..calls import sessions
+from ..calls.errors import AlreadyExists
+from ..calls.sizes import utf8_size
+
+log = logging.getLogger(__name__)
+
+MESSAGE_WAIT_SECONDS = 2.5
+"""How long delivering a message may wait for signal-with-start (chats redeliver after ~3 s)."""
+CLOSING_WAIT_SECONDS = 30.0
+"""How long `/restart` waits for a cancelled session that is still closing (its deliveries drain)."""
+DRAIN_SECONDS = 5.0
+UNSUPPORTED_TEXT = "I can only read text messages for now."
+TOO_LARGE_TEXT = (
+    "This message is {size:,} bytes; I read messages of up to {limit:,} bytes. "
+    "Send a shorter one, or upload the text as an artifact and send its id."
+)
+RESTART_COMMAND = "/restart"
+"""In a chat whose session was cancelled, starts a new conversation (elsewhere it is a message)."""
+CANCELLED_TEXT = (
+    "This conversation was cancelled{by} {at}{why}, so I no longer read messages here. "
+    f"Send {RESTART_COMMAND} to start a new conversation in this chat."
+)
+RESTARTED_TEXT = "Started a new conversation; I do not remember the one before. What can I do for you?"
+
+
+@dataclass(frozen=True)
+class ChatText:
+    """A text message for a session."""
+
+    session_key: str
+    chat_id: str
+    message: InboundMessage
+    reply_to: str | None = None
+    """The platform's id of the message, when answers can reply to it."""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A message Synapse cannot read (image, file, sticker, ...): it deserves a reply."""
+
+    chat_id: str
+    message_id: str | None
+    message_type: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A message that is not for Synapse, with the reason (logged)."""
+
+    reason: str
+
+
+Found = ChatText | Unsupported | Ignored
+
+Reply = Callable[[str, str | None, str, str], Coroutine[Any, Any, None]]
+"""`reply(chat_id, reply_to, text, why)`: answer in a chat (`why` names the answer, for dedupe and logs)."""
+
+
+class Background:
+    """Work that goes on after an event is answered (replies, decisions in flight)."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` on the running loop, kept until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self) -> None:
+        """On shutdown: give background work a moment, then stop it."""
+        if self.tasks:
+            _, late = await asyncio.wait(set(self.tasks), timeout=DRAIN_SECONDS)
+            for task in late:
+                task.cancel()
+
+
+class Conversations:
+    """Delivers a channel's chat messages to their sessions."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: AgentRegistry,
+        *,
+        channel: str,
+        approvers: list[str],
+        reply: Reply,
+        background: Background,
+    ) -> None:
+        self._settings = settings
+        self._registry = registry
+        self._channel = channel
+        self._approvers = approvers
+        self._reply = reply
+        self._background = background
+        self._client: Client | None = None
+
+    def bind(self, client: Client) -> None:
+        """Attach the Temporal client (from the app's lifespan)."""
+        self._client = client
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client (set by `bind`)."""
+        if self._client is None:
+            raise RuntimeError(f"the {self._channel} channel was not bound to a Temporal client")
+        return self._client
+
+    async def receive(self, found: Found, event_id: str | None) -> None:
+        """Deliver a chat text to its session, answer what cannot be delivered, log what is ignored."""
+        if isinstance(found, Ignored):
+            log.info("%s event %s ignored: %s", self._channel, event_id, found.reason)
+        elif isinstance(found, Unsupported):
+            log.info(
+                "%s event %s: %s messages are not supported", self._channel, event_id, found.message_type
+            )
+            self._background.spawn(
+                self._reply(found.chat_id, found.message_id, UNSUPPORTED_TEXT, "unsupported")
+            )
+        else:
+            limit = self._settings.limits.max_message_bytes
+            size = utf8_size(found.message.content)
+            if size > limit:
+                log.info(
+                    "%s event %s: a %d-byte message is over the %d-byte limit",
+                    self._channel,
+                    event_id,
+                    size,
+                    limit,
+                )
+                text = TOO_LARGE_TEXT.format(size=size, limit=limit)
+                self._background.spawn(self._reply(found.chat_id, found.reply_to, text, "too-large"))
+            else:
+                await self._deliver(found)
+
+    async def _deliver(self, found: ChatText) -> None:
+        config = SessionConfig(
+            session_key=found.session_key,
+            agent=self._registry.resolve(DEFAULT_AGENT, found.session_key),
+            approvers=self._approvers,
+            approve_by_requester=True,
+            channel=self._channel,
+            chat_id=found.chat_id,
+        )
+        ended = await sessions.ended_run(self.client, found.session_key)
+        if ended is not None and ended.cancelled:  # a message would silently start a new run
+            if found.message.content.strip().lower() == RESTART_COMMAND:
+                self._background.spawn(self._restart(found, config, still_closing=ended.closed_at is None))
+            else:
+                self._background.spawn(self._tell_cancelled(found, ended))
+            return
+        await sessions.send_message(
+            self.client,
+            self._settings.temporal.task_queue,
+            config,
+            found.message,
+            within=MESSAGE_WAIT_SECONDS,
+        )
+
+    async def _restart(self, found: ChatText, config: SessionConfig, *, still_closing: bool) -> None:
+        """`/restart` in a cancelled chat: a new conversation, once the cancelled run has closed."""
+        if still_closing:  # its last deliveries drain; a start now would find it running
+            await sessions.closed(self.client, found.session_key, within=CLOSING_WAIT_SECONDS)
+        with contextlib.suppress(AlreadyExists):  # restarted by someone else meanwhile
+            await sessions.start_session(self.client, self._settings.temporal.task_queue, config)
+        await self._reply(found.chat_id, found.reply_to, RESTARTED_TEXT, "restarted")
+
+    async def _tell_cancelled(self, found: ChatText, ended: sessions.EndedRun) -> None:
+        """Answer a message to a cancelled session: who cancelled it, when, and how to go on."""
+        refusal = await sessions.cancellation(
+            self.client, found.session_key, ended, wait=timedelta(seconds=DRAIN_SECONDS)
+        )
+        text = CANCELLED_TEXT.format(
+            by=f" by {refusal.by}" if refusal.by else "",
+            at=sessions.when(refusal.at),
+            why=f" ({refusal.reason})" if refusal.reason else "",
+        )
+        await self._reply(found.chat_id, found.reply_to, text, "cancelled")
