@@ -220,9 +220,10 @@ def allow_slow_activations(worker: Worker, seconds: float = DEADLOCK_SECONDS) ->
 
 
 async def run_worker(settings: Settings) -> None:
-    """Connect and run the worker until cancelled."""
+    """Connect and run the worker until cancelled (a chat channel that cannot work stops it first)."""
     from core.connect import connect_client
 
+    settings.dingtalk.check()
     tools = ToolActivities(settings)
     await asyncio.to_thread(tools.prepare)
     if settings.lark.enabled:

@@ -127,6 +127,10 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         from .lark import routes as lark
 
         lark.install(app, settings)
+    if settings.dingtalk.enabled:  # imported only then, as Lark's
+        from .dingtalk import routes as dingtalk
+
+        dingtalk.install(app, settings)
     openapi.install(app, keys_on=api_keys is not None)
     docs.install(app)
     console.install(app)

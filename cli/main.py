@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.settings import Settings, variable_of
+from core.settings import ChannelConfigError, Settings, variable_of
 
 ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
 SYNAPSE_DATA_DIR, ...) or .env; flags override them. `worker`, `api` and `history` reach Temporal
@@ -176,28 +176,36 @@ def settings_from(overrides: dict[str, Any]) -> Settings:
     return Settings(**given)
 
 
+def serving(settings: Settings) -> Settings:
+    """`settings` for a command that serves (up, worker, api), once its channels can work."""
+    settings.dingtalk.check()
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     """Dispatch parsed arguments to their subcommand; returns the exit code."""
     if args.command == "up":
         from cli.up import up
 
         return up(
-            settings_from(
-                {
-                    "api": {"port": args.api_port},
-                    "temporal": {"port": args.temporal_port, "ui_port": args.ui_port},
-                    "data_dir": args.data_dir,
-                }
+            serving(
+                settings_from(
+                    {
+                        "api": {"port": args.api_port},
+                        "temporal": {"port": args.temporal_port, "ui_port": args.ui_port},
+                        "data_dir": args.data_dir,
+                    }
+                )
             )
         )
     if args.command == "worker":
         from cli.serve import worker
 
-        return worker(Settings())
+        return worker(serving(Settings()))
     if args.command == "api":
         from cli.serve import api
 
-        return api(settings_from({"api": {"port": args.port, "host": args.host}}))
+        return api(serving(settings_from({"api": {"port": args.port, "host": args.host}})))
     if args.command == "schema":
         from cli.schema import schema
 
@@ -246,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as err:
         problems = "; ".join(f"{variable_of(e['loc'])}={e.get('input')!r}: {e['msg']}" for e in err.errors())
         print(f"error: invalid setting (check SYNAPSE_* variables and flags): {problems}", file=sys.stderr)
+        return 2
+    except ChannelConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
 
 

@@ -3,7 +3,9 @@ task queue, so a message sent now is processed (the embedded `synapse up` waits 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
 
 from contracts import Readiness
 from core.workers import workflow_pollers
@@ -22,13 +24,22 @@ def _unreachable(err: Exception) -> HTTPException:
     "/healthz",
     responses=ERROR_RESPONSES(503, s503="Temporal is not reachable; `detail` says why."),
 )
-async def healthz(client: ClientDep) -> dict[str, str]:
-    """Liveness: 200 with the Temporal namespace when Temporal is reachable, else 503."""
+async def healthz(client: ClientDep, request: Request) -> dict[str, Any]:
+    """Liveness: 200 with the Temporal namespace when Temporal is reachable, else 503.
+
+    With the DingTalk channel on, `channels.dingtalk` says how its Stream connection is
+    (`state`: connecting, open, reconnecting, stopped; `connections_opened`; `last_error`).
+    """
     try:
         await client.service_client.check_health()
     except Exception as err:  # any failure means "not healthy"; say why
         raise _unreachable(err) from err
-    return {"status": "ok", "namespace": client.namespace}
+    health: dict[str, Any] = {"status": "ok", "namespace": client.namespace}
+    if getattr(request.app.state, "dingtalk_stream", None) is not None:
+        from ..dingtalk.routes import status
+
+        health["channels"] = {"dingtalk": status(request.app)}
+    return health
 
 
 @router.get(

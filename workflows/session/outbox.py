@@ -1,9 +1,10 @@
-"""Delivering a session's answers and approval cards to its chat channel (Lark/Feishu).
+"""Delivering a session's answers and approval cards to its chat channel (Lark/Feishu, DingTalk).
 
 The session queues deliveries in its state (`outbox`), so they survive continue-as-new and
 crashes; one workflow coroutine sends them in order through the `deliver_message` activity.
-An approval card's Lark message id is kept so its decision can update the same card. Sessions
-of other channels (HTTP) never queue anything, so this issues no commands for them.
+An approval card's id (Lark `message_id`, DingTalk `outTrackId`) is kept so its decision can
+update the same card. Sessions of other channels (HTTP) never queue anything, so this issues
+no commands for them.
 
 Determinism: only state and activity results decide what is sent. A failed delivery is shown in
 the session's stream and skipped; it never fails the session.
@@ -49,7 +50,7 @@ DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling
         ErrorType.INVALID_OUTBOUND_MESSAGE,
     ],
 )
-CHAT_CHANNELS = frozenset({"lark"})
+CHAT_CHANNELS = frozenset({"lark", "dingtalk"})
 
 ESCALATION_CARD_PATCH = "escalation-card"
 """Patch id: an escalated request's card is redrawn with who may decide now."""

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from temporalio.exceptions import ApplicationError
 
-from contracts import Delivery, ErrorType, OutboundMessage
+from contracts import Delivery, ErrorType, InteractionOutcome, InteractionRequest, OutboundMessage
 from contracts.names import SESSION_PREFIX
 from core.settings import Settings
 
@@ -65,6 +65,11 @@ TOKEN_CODES = frozenset({"invalidauthentication"})
 """The access token itself was refused (expired or revoked): fetch a new one."""
 
 
+_TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
+"""Access tokens by (endpoint, client id) until they are due, shared by every channel of the process."""
+_TOKENS_LOCK = threading.Lock()
+
+
 def _error(kind: ErrorType, message: str) -> ApplicationError:
     return ApplicationError(message, type=kind, non_retryable=kind != ErrorType.DINGTALK_UNAVAILABLE)
 
@@ -76,8 +81,15 @@ class _Refusal:
     detail: str
 
 
+def _unwrapped(err: Exception) -> Exception:
+    """The SDK's own error inside its `UnretryableException` wrapper."""
+    inner = getattr(err, "inner_exception", None)
+    return _unwrapped(inner) if isinstance(inner, Exception) else err
+
+
 def _refusal(err: Exception) -> _Refusal | None:
-    """What a `TeaException` says (None for anything else)."""
+    """What DingTalk's answer to a refused request says (None for anything else: no answer)."""
+    err = _unwrapped(err)
     if type(err).__name__ != "TeaException":
         return None
     data = getattr(err, "data", None)
@@ -106,9 +118,11 @@ def classify(err: Exception, what: str) -> ApplicationError | None:
                 "the app's permissions",
             )
         return _error(ErrorType.DINGTALK_REJECTED, f"{what} failed: {refusal.detail}")
-    name = type(err).__name__
-    if name in ("UnretryableException", "RetryError") or isinstance(err, OSError):  # no answer
-        return _error(ErrorType.DINGTALK_UNAVAILABLE, f"{what} failed, will retry: {name}: {err}")
+    inner = _unwrapped(err)
+    if inner is not err or type(err).__name__ == "RetryError" or isinstance(err, OSError):  # no answer
+        return _error(
+            ErrorType.DINGTALK_UNAVAILABLE, f"{what} failed, will retry: {type(inner).__name__}: {inner}"
+        )
     return None
 
 
@@ -119,7 +133,6 @@ class DingTalkChannel:
         self._settings = settings
         self._lock = threading.Lock()
         self._sdk: dict[str, Any] | None = None
-        self._token: tuple[str, float] | None = None
 
     # ------------------------------------------------------------------ SDK plumbing
 
@@ -145,10 +158,15 @@ class DingTalkChannel:
         util = importlib.import_module("alibabacloud_tea_util.models")
         return util.RuntimeOptions(read_timeout=TIMEOUT_MS, connect_timeout=TIMEOUT_MS, autoretry=False)
 
+    @property
+    def _token_key(self) -> tuple[str, str]:
+        return (self._settings.dingtalk.openapi_endpoint, self._settings.dingtalk.client_id or "")
+
     def _access_token(self) -> str:
-        with self._lock:
-            if self._token is not None and time.monotonic() < self._token[1]:
-                return self._token[0]
+        with _TOKENS_LOCK:
+            cached = _TOKENS.get(self._token_key)
+            if cached is not None and time.monotonic() < cached[1]:
+                return cached[0]
         oauth2 = importlib.import_module("alibabacloud_dingtalk.oauth2_1_0.models")
         settings = self._settings.dingtalk
         request = oauth2.GetAccessTokenRequest(app_key=settings.client_id, app_secret=settings.client_secret)
@@ -163,8 +181,8 @@ class DingTalkChannel:
                 raise
             raise mapped from None
         expires = time.monotonic() + max(int(body.expire_in or 0) - TOKEN_MARGIN_SECONDS, 60)
-        with self._lock:
-            self._token = (str(body.access_token), expires)
+        with _TOKENS_LOCK:
+            _TOKENS[self._token_key] = (str(body.access_token), expires)
         return str(body.access_token)
 
     def _call(self, what: str, call: Callable[[str], T]) -> T:
@@ -177,8 +195,8 @@ class DingTalkChannel:
             except Exception as err:
                 refusal = _refusal(err)
                 if refusal is not None and refusal.code.lower() in TOKEN_CODES and attempt == 1:
-                    with self._lock:
-                        self._token = None
+                    with _TOKENS_LOCK:
+                        _TOKENS.pop(self._token_key, None)
                     continue
                 mapped = classify(err, what)
                 if mapped is None:
@@ -285,6 +303,13 @@ class DingTalkChannel:
                 request, card.UpdateCardHeaders(x_acs_dingtalk_access_token=token), self._runtime()
             ),
         )
+
+    def redraw(
+        self, out_track_id: str, request: InteractionRequest, session_key: str, outcome: InteractionOutcome
+    ) -> None:
+        """Update an approval card in place with `outcome` (blocking), e.g. one approval of two."""
+        link = self._settings.console_link(request.workflow_id, request.interaction_id)
+        self._update_card(out_track_id, card_params(request, session_key, link, outcome), session_key)
 
     def _card(self, message: OutboundMessage, key: str) -> Delivery:
         request = message.interaction

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from temporalio.exceptions import ApplicationError
-from temporalio.testing import ActivityEnvironment
 
 from activities.channels.delivery import ChatDelivery
 from activities.channels.lark.cards import TEXT_LIMIT
 from activities.channels.lark.delivery import LarkChannel
 from contracts import Delivery, InteractionOutcome, InteractionRequest, OutboundMessage
 from core.settings import LarkSettings, Settings
+from tests.activities.channels.delivering import deliver, environment
 from tests.fakes.lark_open_api import (
     BOT_NOT_IN_CHAT,
     CHAT_RATE_LIMITED,
@@ -44,18 +42,6 @@ async def fake() -> AsyncIterator[FakeLarkOpenApi]:
 def settings_for(fake: FakeLarkOpenApi, **overrides: Any) -> Settings:
     values = {"app_id": fake.app_id, "app_secret": fake.app_secret, "domain": fake.base_url}
     return Settings(lark=LarkSettings(**{**values, **overrides}), _env_file=None)
-
-
-def environment() -> ActivityEnvironment:
-    """An activity environment of its own activity id (dedupe uuids are per activity)."""
-    env = ActivityEnvironment()
-    env.info = dataclasses.replace(env.info, activity_id=uuid.uuid4().hex)
-    return env
-
-
-async def deliver(settings: Settings, message: OutboundMessage) -> Delivery:
-    result: Delivery = await environment().run(ChatDelivery(settings).deliver_message, message)
-    return result
 
 
 def text(body: str, reply_to: str | None = None) -> OutboundMessage:
