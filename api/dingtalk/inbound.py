@@ -8,8 +8,8 @@ once and handled on the API's event loop afterwards:
   send it again;
 - a card click is taken once (by the frame's id), decided as the clicker
   (`api/chat/clicks.py`); a refusal or a problem is told to the clicker alone, in their
-  one-on-one chat with the bot; one approval of two redraws the card "1/2"; a decision taken
-  updates the card through the session's outbox (with the tool's result).
+  one-on-one chat with the bot; a decision taken (or one approval of two) updates the card
+  through the session's outbox (with the tool's result).
 """
 
 from __future__ import annotations
@@ -125,17 +125,9 @@ class DingTalkInbound:
             answer = clicks.ClickAnswer(
                 "warning", "Synapse could not take the decision now; press the button again."
             )
-        request, outcome = answer.request, answer.outcome
-        if answer.kind != "success":
+        if answer.kind != "success":  # a decision taken shows on the card (the session's outbox)
             text = f"{answer.text} ({click.action.interaction_id})"
             await self._reply(f"{USER_PREFIX}{click.operator}", None, text, f"click/{frame_id}")
-        elif request is not None and outcome is not None and not outcome.complete:
-            card = click.metadata.get("dingtalk_card_id")
-            if isinstance(card, str):
-                redrawn = request.model_copy(update={"approved_by": outcome.approvals})
-                await self._quietly(
-                    "redraw the card", self._outbound.redraw, card, redrawn, click.action.session_key, outcome
-                )
 
     async def _reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:
         """Answer in a chat (a courtesy: never retried or failed for)."""

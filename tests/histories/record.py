@@ -46,7 +46,7 @@ from contracts import (
 )
 from core.agent_registry import BUILTIN_AGENTS
 from core.rules.store import RuleStore
-from core.settings import LarkSettings, Settings, TemporalSettings, WebhookSettings
+from core.settings import DingTalkSettings, LarkSettings, Settings, TemporalSettings, WebhookSettings
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInput
@@ -56,6 +56,7 @@ from workflows.session import SessionWorkflow
 
 from ..conftest import assert_eventually, temporal_binary
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
+from ..fakes.dingtalk_open_api import dingtalk_open_api
 from ..fakes.lark_open_api import lark_open_api
 from ..fakes.webhook import webhook_receiver
 
@@ -145,6 +146,19 @@ async def lark_chat(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
         SessionWorkflow.respond_checked,
         InteractionResponse(interaction_id=interaction, approved=True, principal="alice", channel="lark"),
     )
+    await _idle(handle, 1)
+
+
+DINGTALK_CHAT = SessionConfig(
+    session_key="dingtalk:cidHistory", channel="dingtalk", chat_id="cidHistory", approve_by_requester=True
+)
+
+
+async def dingtalk_chat(client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """A DingTalk group: the card goes out, the requester replies 确认, the card and the answer follow."""
+    await _pending_id(handle)
+    reply = InboundMessage(channel="dingtalk", sender_id="alice", chat_id="cidHistory", content="确认")
+    await session_calls.send_message(client, "history", DINGTALK_CHAT, reply)
     await _idle(handle, 1)
 
 
@@ -389,6 +403,7 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             SessionConfig(session_key="history-timeout", approval_timeout_seconds=1),
             timed_out,
         ),
+        "session_dingtalk_chat": (DINGTALK_CHAT, dingtalk_chat),
         "session_lark_chat": (
             SessionConfig(
                 session_key="lark:oc_history",
@@ -829,7 +844,12 @@ async def main(tag: str, only: list[str]) -> None:
     )
     try:
         with tempfile.TemporaryDirectory() as data_dir:
-            async with fake_chat_completions() as fake, lark_open_api() as lark, webhook_receiver() as hook:
+            async with (
+                fake_chat_completions() as fake,
+                lark_open_api() as lark,
+                dingtalk_open_api() as dingtalk,
+                webhook_receiver() as hook,
+            ):
                 agents = Path(data_dir) / "agents.toml"
                 agents.write_text(mcp_declarations(Path(data_dir)))
                 settings = Settings(
@@ -837,6 +857,12 @@ async def main(tag: str, only: list[str]) -> None:
                     agents_file=agents,
                     temporal=TemporalSettings(task_queue="history"),
                     lark=LarkSettings(app_id=lark.app_id, app_secret=lark.app_secret, domain=lark.base_url),
+                    dingtalk=DingTalkSettings(
+                        client_id=dingtalk.client_id,
+                        client_secret=dingtalk.client_secret,
+                        openapi_endpoint=dingtalk.base_url,
+                        card_template_id="tpl-history",
+                    ),
                     webhooks=WebhookSettings(secret="history"),
                     _env_file=None,
                 )

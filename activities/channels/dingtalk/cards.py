@@ -36,12 +36,12 @@ def one_on_one(chat_id: str) -> str | None:
 
 
 def arguments(request: InteractionRequest) -> str:
-    """What the call would do: the SQL or command, else the arguments as JSON, else the summary."""
+    """What the call would do: a gate's inputs, the SQL or command, the other arguments (JSON), the summary."""
     content = content_of(request)
     if request.interaction_type == InteractionType.CONFIRMATION:
         inputs = content.get("input_data")
-        text = json.dumps(inputs, indent=2, ensure_ascii=False, default=str) if inputs else ""
-        return cut(text or str(content.get("prompt") or ""), ARGUMENTS_LIMIT)
+        text = json.dumps(inputs, indent=2, ensure_ascii=False, default=str) if inputs else "(no inputs)"
+        return cut(text, ARGUMENTS_LIMIT)
     params = content.get("tool_params")
     for name in ("sql", "command"):
         value = params.get(name) if isinstance(params, dict) else None
@@ -113,7 +113,7 @@ def card_params(
         "title": f"{asked}: {subject(request)}",
         "tool_name": subject(request),
         "arguments": arguments(request),
-        "reason": cut(str(content.get("reason") or ""), LINE_LIMIT),
+        "reason": cut(str(content.get("reason") or content.get("prompt") or ""), LINE_LIMIT),
         "requested_by": request.requested_by or "",
         "approvers": ", ".join(request.approvers) if request.approvers else "anyone in this chat",
         "approvals": f"{len(request.approved_by)}/{request.approvals_required}",

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from temporalio.exceptions import ApplicationError
 
-from contracts import Delivery, ErrorType, InteractionOutcome, InteractionRequest, OutboundMessage
+from contracts import Delivery, ErrorType, OutboundMessage
 from contracts.names import SESSION_PREFIX
 from core.settings import Settings
 
@@ -303,13 +303,6 @@ class DingTalkChannel:
                 request, card.UpdateCardHeaders(x_acs_dingtalk_access_token=token), self._runtime()
             ),
         )
-
-    def redraw(
-        self, out_track_id: str, request: InteractionRequest, session_key: str, outcome: InteractionOutcome
-    ) -> None:
-        """Update an approval card in place with `outcome` (blocking), e.g. one approval of two."""
-        link = self._settings.console_link(request.workflow_id, request.interaction_id)
-        self._update_card(out_track_id, card_params(request, session_key, link, outcome), session_key)
 
     def _card(self, message: OutboundMessage, key: str) -> Delivery:
         request = message.interaction
