@@ -14,11 +14,12 @@ from temporalio.client import Client
 
 from api.chat.conversations import Conversations
 from api.main import create_app
+from contracts import TaskChunkType
 from core.settings import Settings
-from tests.api.test_sessions import DELETE_CANCELLED
+from tests.api.test_sessions import DELETE_CANCELLED, is_type
 from tests.conftest import assert_eventually
 from tests.fakes.dingtalk_open_api import CARD_TOPIC, MESSAGE_TOPIC, Card, FakeDingTalk
-from tests.support import serve
+from tests.support import collect_events, serve
 
 from .chat import card_for, new_group, press, say, status_of, texts, user_messages
 from .conftest import ADMIN, ALICE, TEMPLATE
@@ -251,3 +252,29 @@ async def test_bot_messages_do_not_come_over_http_in_stream_mode(
     answer = await http.post("/channels/dingtalk/events", json=dingtalk.bot_message("hi"))
 
     assert answer.status_code == 404 and "arrive over Stream" in answer.json()["detail"]
+
+
+async def test_a_refused_card_is_not_retried_and_shows_in_the_session(
+    http: httpx.AsyncClient, dingtalk: FakeDingTalk, count_orders: Callable[[str], int]
+) -> None:
+    dingtalk.fail_next(403, "Forbidden.AccessDenied.AccessTokenPermissionDenied", path_prefix="/v1.0/card/")
+    group, key = new_group()
+    await say(dingtalk, group, DELETE_CANCELLED)
+    await user_messages(http, key)
+
+    error = (await collect_events(http, key, is_type(TaskChunkType.ERROR)))[-1]
+
+    assert isinstance(error.content, dict)
+    assert "could not deliver a approval_card to dingtalk" in error.content["error"]
+    assert "Forbidden.AccessDenied.AccessTokenPermissionDenied" in error.content["error"]
+    assert [c.path for c in dingtalk.calls].count("/v1.0/card/instances/createAndDeliver") == 1, "not retried"
+    assert dingtalk.cards == {}
+    await say(dingtalk, group, "确认")  # the request still waits, and a reply decides it
+    await assert_eventually(_left(count_orders), lambda n: n == 0, what="the DELETE")
+
+
+def _left(count_orders: Callable[[str], int]) -> Callable[[], Awaitable[int]]:
+    async def left() -> int:
+        return count_orders("status = 'cancelled'")
+
+    return left
