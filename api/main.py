@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from temporalio.client import Client
 from temporalio.service import RPCError
@@ -47,6 +48,7 @@ from .routes import (
     sessions,
     tools,
 )
+from .routes import codec as codec_routes
 from .sse import StreamHub
 
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
@@ -109,6 +111,17 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
+    codec = settings.temporal.codec()
+    if codec is not None:  # the Web UI reads encrypted payloads through the codec server
+        app.state.codec = codec
+        app.include_router(codec_routes.router)
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.temporal.ui_origins,
+            allow_methods=["POST"],
+            allow_headers=["Content-Type", "X-Namespace", "Authorization"],
+            allow_credentials=True,
+        )
     for module in (
         health,
         access,

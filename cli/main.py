@@ -176,6 +176,16 @@ def settings_from(overrides: dict[str, Any]) -> Settings:
     return Settings(**given)
 
 
+SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+
+
+def shown(variable: str, value: object) -> str:
+    """`VARIABLE='value'` for an error message; a secret's value is never echoed."""
+    if any(word in variable.upper() for word in SECRET_WORDS):
+        return f"{variable} (value not shown)"
+    return f"{variable}={value!r}"
+
+
 def serving(settings: Settings) -> Settings:
     """`settings` for a command that serves (up, worker, api), once its channels can work."""
     settings.dingtalk.check()
@@ -252,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except ValidationError as err:
-        problems = "; ".join(f"{variable_of(e['loc'])}={e.get('input')!r}: {e['msg']}" for e in err.errors())
+        problems = "; ".join(
+            f"{shown(variable_of(e['loc']), e.get('input'))}: {e['msg']}" for e in err.errors()
+        )
         print(f"error: invalid setting (check SYNAPSE_* variables and flags): {problems}", file=sys.stderr)
         return 2
     except ChannelConfigError as err:

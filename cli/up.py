@@ -82,7 +82,16 @@ def temporal_command(settings: Settings, binary: str) -> list[str]:
         "--log-level",
         "error",  # warn prints a dozen harmless poll errors on every shutdown
         *dev_server_flags(),
+        # Encrypted payloads: the UI reads them through the API's codec server.
+        *codec_flags(settings),
     ]
+
+
+def codec_flags(settings: Settings) -> list[str]:
+    """With encrypted payloads, the UI reads them through the API's codec server (`api/routes/codec.py`)."""
+    if not settings.temporal.codec_keys:
+        return []
+    return ["--ui-codec-endpoint", f"http://{public_host(settings.api.host)}:{settings.api.port}/codec"]
 
 
 def child_env(settings: Settings, base: Mapping[str, str] | None = None) -> dict[str, str]:

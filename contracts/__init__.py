@@ -31,6 +31,7 @@ from .blueprint import (
     TaskUpdate,
 )
 from .channels import Delivery, OutboundMessage
+from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
 from .errors import ErrorBody, ErrorType, FieldError, Principal
 from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord
@@ -146,6 +147,8 @@ __all__ = [
     "AuditTrail",
     "BlueprintChange",
     "CallerView",
+    "CodecPayload",
+    "CodecPayloads",
     "Condition",
     "ContextBuildConfig",
     "ContextOverrides",

@@ -8,10 +8,11 @@ the embedded dev server of `synapse up` (`127.0.0.1:<SYNAPSE_TEMPORAL_PORT>`) is
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from temporalio.client import Client
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 from temporalio.envconfig import ClientConfig, ClientConnectConfig
 from temporalio.service import RPCError
 
@@ -54,9 +55,16 @@ def connect_config(
 
 
 def synapse_converter(settings: Settings) -> DataConverter:
-    """The pydantic data converter with large payloads claim-checked into the artifact store."""
+    """The pydantic data converter with large payloads claim-checked into the artifact store and,
+    with SYNAPSE_CODEC_KEYS, every payload and failure message encrypted (`core/codec.py`)."""
     store = ArtifactStore.from_settings(settings)
-    return data_converter(store, threshold=settings.limits.claim_check_bytes)
+    converter = data_converter(store, threshold=settings.limits.claim_check_bytes)
+    codec = settings.temporal.codec()
+    if codec is None:
+        return converter
+    return dataclasses.replace(
+        converter, payload_codec=codec, failure_converter_class=DefaultFailureConverterWithEncodedAttributes
+    )
 
 
 async def connect_client(settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> Client:

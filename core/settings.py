@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.sources import EnvSettingsSource
 
 from contracts import SandboxProfile
 from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
+
+from .codec import EncryptionCodec, parse_keys
 
 
 def env(name: str, *more: str) -> AliasChoices:
@@ -60,6 +62,38 @@ class TemporalSettings(_Group):
         "shares one interpreter lock, so more only slows each one: past 2 s a task counts as "
         "deadlocked and is retried.",
     )
+    codec_keys: str | None = Field(
+        default=None,
+        validation_alias=env("codec_keys", "SYNAPSE_CODEC_KEYS"),
+        description="`kid:base64key` entries separated by commas: every payload stored in Temporal is "
+        "encrypted (AES-GCM) with the first, any of them decrypts (see core/codec.py). Off when unset.",
+        repr=False,
+    )
+
+    codec_origins: str | None = Field(
+        default=None,
+        validation_alias=env("codec_origins", "SYNAPSE_CODEC_ORIGINS"),
+        description="Comma-separated origins of the Web UIs that may call the codec server from the "
+        "browser; the embedded UI's (`http://127.0.0.1:<ui port>`, `http://localhost:<ui port>`) when unset.",
+    )
+
+    @property
+    def ui_origins(self) -> list[str]:
+        """The origins the codec server answers browsers from."""
+        if self.codec_origins:
+            return [origin.strip().rstrip("/") for origin in self.codec_origins.split(",") if origin.strip()]
+        return [f"http://127.0.0.1:{self.ui_port}", f"http://localhost:{self.ui_port}"]
+
+    @field_validator("codec_keys")
+    @classmethod
+    def _readable_keys(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_keys(value)  # raises with the entry and the reason
+        return value
+
+    def codec(self) -> EncryptionCodec | None:
+        """The payload codec of these keys (None when encryption is off)."""
+        return EncryptionCodec(parse_keys(self.codec_keys)) if self.codec_keys else None
 
     @property
     def worker_workflow_slots(self) -> int:

@@ -67,3 +67,15 @@ def test_console_script_entry_point() -> None:
 
     assert done.returncode == 0
     assert "usage: synapse" in done.stdout
+
+
+def test_an_invalid_secret_setting_is_named_but_never_echoed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SYNAPSE_CODEC_KEYS", "k1:c2hvcnQtc2VjcmV0")  # "short-secret": 12 bytes
+
+    assert main(["worker"]) == 2
+
+    err = capsys.readouterr().err
+    assert "SYNAPSE_CODEC_KEYS (value not shown)" in err and "is 12 bytes" in err
+    assert "c2hvcnQtc2VjcmV0" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -23,6 +24,16 @@ def test_dev_server_command_keeps_state_and_registers_search_attributes(tmp_path
     assert flags["--db-filename"] == str(tmp_path / "state" / "temporal.db")
     assert flags["--namespace"] == "default"
     assert argv[-len(dev_server_flags()) :] == dev_server_flags()
+
+
+def test_with_payload_encryption_the_web_ui_decodes_through_the_api(tmp_path: Path) -> None:
+    keys = TemporalSettings(codec_keys=f"k1:{base64.b64encode(bytes(32)).decode()}")
+    settings = Settings(data_dir=tmp_path, api=ApiSettings(host="0.0.0.0", port=9100), temporal=keys)
+
+    argv = temporal_command(settings, "temporal")
+
+    assert argv[argv.index("--ui-codec-endpoint") + 1] == "http://127.0.0.1:9100/codec"
+    assert "--ui-codec-endpoint" not in temporal_command(Settings(data_dir=tmp_path), "temporal")
 
 
 def test_children_reach_the_embedded_server_only(tmp_path: Path) -> None:
