@@ -50,3 +50,16 @@ class SeenEvents:
     async def claim(self, channel: str, event_id: str) -> bool:
         """`claim_now` off the event loop."""
         return await asyncio.to_thread(self.claim_now, channel, event_id)
+
+    def taken_now(self, channel: str, event_id: str) -> bool:
+        """Whether the event was taken already (blocking); for channels that take an event only
+        once it was handled, so that a failure lets the platform redeliver it."""
+        with self._db.connect() as db:
+            row = db.execute(
+                "SELECT 1 FROM seen_events WHERE channel = ? AND event_id = ?", (channel, event_id)
+            ).fetchone()
+        return row is not None
+
+    async def taken(self, channel: str, event_id: str) -> bool:
+        """`taken_now` off the event loop."""
+        return await asyncio.to_thread(self.taken_now, channel, event_id)

@@ -8,8 +8,9 @@ loop (where the Temporal client lives) and waits for it:
   200: a text is delivered by signal-with-start, so a failure (Temporal unreachable) answers
   500 and Lark redelivers the event;
 - a card click is decided and answered with a toast (see `clicks`).
-Redeliveries: the last `SEEN_EVENTS_KEPT` event ids are remembered and skipped here; past that,
-the session ignores a repeated Lark `message_id` anyway.
+Redeliveries: an event id is remembered once its message was handled (`api/chat/seen.py`:
+durably, shared by every API process on the data dir) and skipped after; a message that could
+not be handled is not remembered, so Lark's redelivery gets another try.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -36,13 +36,13 @@ from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
 from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations
+from ..chat.seen import SeenEvents
 from . import clicks as lark_clicks
 from .messages import CHANNEL, read_message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SEEN_EVENTS_KEPT = 1024
 CLICK_WAIT_SECONDS = 2.8
 
 
@@ -52,24 +52,6 @@ def _log_late_click(click: concurrent.futures.Future[Any]) -> None:
         log.warning("a Lark card click answered late failed: %r", error)
 
 
-class SeenEvents:
-    """The most recent event ids (an LRU); touched only on the API's event loop."""
-
-    def __init__(self, capacity: int = SEEN_EVENTS_KEPT) -> None:
-        self._ids: OrderedDict[str, None] = OrderedDict()
-        self._capacity = capacity
-
-    def __contains__(self, event_id: object) -> bool:
-        return event_id in self._ids
-
-    def add(self, event_id: str) -> None:
-        """Remember an id, forgetting the oldest beyond capacity."""
-        self._ids[event_id] = None
-        self._ids.move_to_end(event_id)
-        while len(self._ids) > self._capacity:
-            self._ids.popitem(last=False)
-
-
 class LarkInbound:
     """Turns Lark events into session messages and card clicks into decisions."""
 
@@ -77,7 +59,7 @@ class LarkInbound:
         """Build the dispatcher; `bind` must be called from the running app before events arrive."""
         self._settings = settings
         self._bot_open_id = bot_open_id
-        self._seen = SeenEvents()
+        self._seen = SeenEvents(settings.data_dir)
         self._background = Background()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._outbound = LarkChannel(settings)  # the SDK client the session deliveries use
@@ -137,12 +119,12 @@ class LarkInbound:
     async def on_message(self, data: P2ImMessageReceiveV1) -> None:
         """Deliver a chat message to its session (signal-with-start), once per event id."""
         event_id = data.header.event_id if data.header else None
-        if event_id and event_id in self._seen:
+        if event_id and await self._seen.taken(CHANNEL, event_id):
             log.info("Lark event %s was already delivered; skipped", event_id)
             return
         await self.conversations.receive(read_message(data, self._bot_open_id), event_id)
         if event_id:
-            self._seen.add(event_id)
+            await self._seen.claim(CHANNEL, event_id)
 
     async def _reply(self, chat_id: str, message_id: str | None, text: str, why: str) -> None:
         """Answer a message that reaches no session (unsupported, too large, cancelled) in its chat."""

@@ -6,7 +6,8 @@ every failure (a forged signature included) with a 500, which Lark and monitorin
 decrypt `{"encrypt": ...}` with AES-256-CBC under sha256(encrypt_key); with an encrypt key,
 `X-Lark-Signature` = sha256(timestamp + nonce + encrypt_key + body) on everything except the
 url_verification challenge; the verification token when the payload carries one), and a
-forgery gets a 401 before anything is dispatched. The SDK then checks again and dispatches.
+forgery gets a 401 before anything is dispatched. A signed request whose
+`X-Lark-Request-Timestamp` is more than 5 minutes from now is refused too (a replay). The SDK then checks again and dispatches.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +27,8 @@ from lark_oapi.core.utils import AESCipher
 TIMESTAMP = "X-Lark-Request-Timestamp"
 NONCE = "X-Lark-Request-Nonce"
 SIGNATURE = "X-Lark-Signature"
+MAX_AGE_SECONDS = 300
+"""How far a signed request's timestamp may be from now (the SDK itself never checks it)."""
 FORWARDED_HEADERS = (TIMESTAMP, NONCE, SIGNATURE, "X-Request-Id", "Content-Type")
 """Headers the SDK reads, under the exact names it looks up (its header dict is case-sensitive)."""
 
@@ -57,6 +61,14 @@ def _check_signature(body: bytes, headers: Mapping[str, str], encrypt_key: str) 
     expected = hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
     if not hmac.compare_digest(expected, signature):
         raise _denied(f"{SIGNATURE} does not match the body (signed with another encrypt key?)")
+    try:
+        age = abs(time.time() - int(timestamp))
+    except ValueError:
+        raise _denied(f"{TIMESTAMP} {timestamp!r} is not seconds since 1970") from None
+    if age > MAX_AGE_SECONDS:  # a recorded request replayed later
+        raise _denied(
+            f"the request was signed {age:.0f} s away from now; at most {MAX_AGE_SECONDS} s is accepted"
+        )
 
 
 def _token_of(payload: dict[str, Any]) -> str | None:

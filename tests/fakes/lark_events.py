@@ -39,9 +39,9 @@ def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
     return hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
 
 
-def signed_headers(body: bytes, encrypt_key: str) -> dict[str, str]:
-    """The headers Lark adds to every event and callback request."""
-    timestamp, nonce = str(int(time.time())), uuid.uuid4().hex[:16]
+def signed_headers(body: bytes, encrypt_key: str, *, at: float | None = None) -> dict[str, str]:
+    """The headers Lark adds to every event and callback request (signed now, or `at`)."""
+    timestamp, nonce = str(int(time.time() if at is None else at)), uuid.uuid4().hex[:16]
     return {
         "Content-Type": "application/json; charset=utf-8",
         "X-Lark-Request-Timestamp": timestamp,

@@ -25,7 +25,7 @@ from core.settings import Settings
 from tests.api.test_busy_temporal import occupy_update_slots, release_update_slots
 from tests.api.test_sessions import DELETE_CANCELLED, is_type
 from tests.conftest import assert_eventually
-from tests.fakes.lark_events import LarkEvents, mention
+from tests.fakes.lark_events import LarkEvents, mention, signed_headers
 from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage
 from tests.support import collect_events, serve
 from worker import build_worker
@@ -144,6 +144,35 @@ async def test_a_redelivered_event_is_one_message(
     history = await client.get_workflow_handle(session_workflow_id(key)).fetch_history()
     signals = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED]
     assert len(signals) == 3, "the repeated event id must not even reach the workflow"
+
+
+async def test_a_redelivery_to_another_api_process_is_skipped_too(
+    http: httpx.AsyncClient, client: Client, settings: Settings, lark: LarkEvents, lark_api: FakeLarkOpenApi
+) -> None:
+    chat = new_chat()
+    key = f"lark:{chat}"
+    event = await say(http, lark, lark_api, chat, "only once")
+    async with serve(create_app(settings, client=client)) as other:  # a second API on the same data dir
+        assert (await post(other, EVENTS, lark, event)).status_code == 200
+    await say(http, lark, lark_api, chat, "second")
+    messages = await user_messages(http, key, count=2)
+    assert [m["content"] for m in messages] == ["only once", "second"]
+    history = await client.get_workflow_handle(session_workflow_id(key)).fetch_history()
+    signals = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED]
+    assert len(signals) == 2, "the redelivered event did not reach the workflow"
+
+
+async def test_a_signed_request_replayed_later_is_refused(
+    http: httpx.AsyncClient, lark: LarkEvents, lark_api: FakeLarkOpenApi
+) -> None:
+    chat = new_chat()
+    body, _ = lark.request(lark.text(chat, ALICE, "DELETE FROM orders"))
+    stale = signed_headers(body, ENCRYPT_KEY, at=time.time() - 6 * 60)
+
+    answer = await http.post(EVENTS, content=body, headers=stale)
+
+    assert answer.status_code == 401 and "at most 300 s" in answer.json()["detail"]
+    assert await absent(http, f"lark:{chat}")
 
 
 async def test_a_forged_request_is_refused_and_starts_nothing(

@@ -9,7 +9,7 @@ import httpx
 import lark_oapi as lark
 import pytest
 
-from api.lark.inbound import LarkInbound, SeenEvents
+from api.lark.inbound import LarkInbound
 from api.lark.routes import LarkConfigError
 from api.lark.webhook import raw_request
 from api.main import create_app
@@ -86,10 +86,3 @@ async def test_long_connection_mode_builds_the_sdk_client(tmp_path: Path) -> Non
         response = await http.post("/channels/lark/events", json={"type": "url_verification"})
     assert response.status_code == 404
     assert "long connection" in response.json()["detail"]
-
-
-def test_seen_events_forget_the_oldest() -> None:
-    seen = SeenEvents(capacity=2)
-    for event_id in ("a", "b", "a", "c"):
-        seen.add(event_id)
-    assert ("a" in seen, "b" in seen, "c" in seen) == (True, False, True)
