@@ -16,7 +16,7 @@ from core.agent_registry import AgentRegistry
 from core.artifacts import ArtifactStore
 from core.experience import ExperienceIndex
 from core.rules.store import RuleStore
-from core.security import OPEN_ACCESS, Caller, Role
+from core.security import OPEN_ACCESS, ApiKeys, Caller, Role
 from core.settings import Settings
 
 from .sse import StreamHub
@@ -66,14 +66,14 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     ) -> Caller:
-        keys: dict[str, Caller] | None = request.app.state.api_keys
+        keys: ApiKeys | None = request.app.state.api_keys
         if keys is None:
             return OPEN_ACCESS
         if credentials is None:
             raise HTTPException(
                 401, "missing `Authorization: Bearer <key>` header", {"WWW-Authenticate": "Bearer"}
             )
-        found = keys.get(credentials.credentials)
+        found = keys.caller(credentials.credentials)
         if found is None:
             raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
         if found.role < role:

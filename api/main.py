@@ -5,6 +5,7 @@ Serve with `synapse api` or `uvicorn api.main:create_app --factory`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -51,6 +52,8 @@ from .routes import (
 from .routes import codec as codec_routes
 from .sse import StreamHub
 
+log = logging.getLogger(__name__)
+
 DESCRIPTION = """Durable, human-supervised AI agents on Temporal.
 
 Send a message to a session, watch its events, approve or deny the tool calls it proposes.
@@ -61,6 +64,12 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     """The API. Connects to Temporal in the lifespan unless a client is given (tests)."""
     settings = settings or Settings()
     api_keys = parse_api_keys(settings.api.keys) if settings.api.keys else None
+    if api_keys is not None and api_keys.in_clear:
+        log.warning(
+            "SYNAPSE_API_KEYS holds %d key(s) in clear; store their digests instead "
+            "(`sha256:<hex>:principal:role`; `synapse keys new PRINCIPAL ROLE` makes one)",
+            api_keys.in_clear,
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core.security import new_key
 from core.settings import ChannelConfigError, Settings, variable_of
 
 ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
@@ -67,6 +68,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write DIR/<Model>.json, the JSON Schema of every Pydantic model in `contracts`.",
     )
     schema.add_argument("directory", type=Path, metavar="DIR", help="output directory (created if missing)")
+
+    keys = commands.add_parser(
+        "keys",
+        help="API keys: make one (its digest goes into SYNAPSE_API_KEYS)",
+        description="Work with API keys.",
+    )
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
+    new_key = keys_commands.add_parser(
+        "new",
+        help="print a new key once, and the SYNAPSE_API_KEYS entry that holds only its digest",
+        description="Print a new random API key (shown this once: give it to its holder) and the "
+        "`sha256:<hex>:PRINCIPAL:ROLE` entry to add to SYNAPSE_API_KEYS.",
+    )
+    new_key.add_argument("principal", metavar="PRINCIPAL", help="who the key names, e.g. alice")
+    new_key.add_argument(
+        "role",
+        metavar="ROLE",
+        choices=["viewer", "operator", "approver", "admin"],
+        help="viewer, operator, approver or admin",
+    )
 
     history = commands.add_parser(
         "history",
@@ -224,6 +245,15 @@ def run(args: argparse.Namespace) -> int:
         from cli.history import export
 
         return export(Settings(), args.workflow_id, args.file, args.run_id)
+    if args.command == "keys":
+        try:
+            key, entry = new_key(args.principal, args.role)
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        print(f"key (shown once; give it to {args.principal}): {key}")
+        print(f"SYNAPSE_API_KEYS entry (holds only its digest): {entry}")
+        return 0
     if args.command == "run":
         from cli.headless import Headless, run_headless
 

@@ -3,12 +3,22 @@
 With `SYNAPSE_API_KEYS` unset the API is open (local use): every caller is an admin and
 names itself with the body's `principal` field. With it set, each request needs
 `Authorization: Bearer <key>`; the key decides who the caller is and what it may do.
+
+The setting holds keys' SHA-256 digests, `sha256:<hex>:principal:role` (`synapse keys new`
+makes a key and prints its entry), so reading the configuration does not give a key away. A
+`key:principal:role` entry (the key in clear) still works; the API warns at start.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+import secrets
 from dataclasses import dataclass
 from enum import IntEnum
+
+DIGEST = "sha256"
+_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 class Role(IntEnum):
@@ -31,24 +41,62 @@ class Caller:
 OPEN_ACCESS = Caller(principal=None, role=Role.admin)
 
 
-def parse_api_keys(spec: str) -> dict[str, Caller]:
-    """Parse `key:principal:role,key2:principal2:role2` into a key -> caller map.
+def digest_of(key: str) -> str:
+    """The hex SHA-256 of a key, as `SYNAPSE_API_KEYS` stores it."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ApiKeys:
+    """The callers by their key's digest; `in_clear` counts entries that hold the key itself."""
+
+    by_digest: dict[str, Caller]
+    in_clear: int = 0
+
+    def caller(self, key: str) -> Caller | None:
+        """Who presents `key`, or None for an unknown key."""
+        return self.by_digest.get(digest_of(key))
+
+
+def parse_api_keys(spec: str) -> ApiKeys:
+    """Parse `sha256:<hex>:principal:role` (or `key:principal:role`) entries, comma-separated.
 
     Raises:
-        ValueError: An entry is malformed or names an unknown role; the message says which.
+        ValueError: An entry is malformed or names an unknown role; the message says which
+            (never the key).
     """
     keys: dict[str, Caller] = {}
+    in_clear = 0
     for position, entry in enumerate(filter(None, (e.strip() for e in spec.split(","))), start=1):
         parts = entry.split(":")
-        if len(parts) != 3 or not all(parts):
+        if parts[0] == DIGEST and len(parts) == 4:
+            digest, principal, role = parts[1].lower(), parts[2], parts[3]
+            if not _HEX.match(digest):
+                raise ValueError(f"SYNAPSE_API_KEYS entry {position}: the sha256 digest is not 64 hex digits")
+        elif len(parts) == 3:
+            digest, principal, role = digest_of(parts[0]), parts[1], parts[2]
+            in_clear += 1
+        else:
             raise ValueError(
-                f"SYNAPSE_API_KEYS entry {position} is not `key:principal:role` (got {len(parts)} part(s))"
+                f"SYNAPSE_API_KEYS entry {position} is not `sha256:<hex>:principal:role` or "
+                f"`key:principal:role` (got {len(parts)} part(s))"
             )
-        key, principal, role = parts
+        if not principal or not parts[0]:
+            raise ValueError(f"SYNAPSE_API_KEYS entry {position} has an empty key or principal")
         if role not in Role.__members__:
             raise ValueError(
                 f"SYNAPSE_API_KEYS entry {position} has role {role!r}; expected one of "
                 f"{', '.join(Role.__members__)}"
             )
-        keys[key] = Caller(principal=principal, role=Role[role])
-    return keys
+        keys[digest] = Caller(principal=principal, role=Role[role])
+    return ApiKeys(keys, in_clear)
+
+
+def new_key(principal: str, role: str) -> tuple[str, str]:
+    """A new random key and its `SYNAPSE_API_KEYS` entry (`sha256:<hex>:principal:role`)."""
+    if role not in Role.__members__:
+        raise ValueError(f"role {role!r}; expected one of {', '.join(Role.__members__)}")
+    if not principal or ":" in principal or "," in principal:
+        raise ValueError(f"principal {principal!r}: give a name without `:` or `,`")
+    key = f"syn_{secrets.token_urlsafe(32)}"
+    return key, f"{DIGEST}:{digest_of(key)}:{principal}:{role}"

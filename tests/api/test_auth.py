@@ -6,9 +6,10 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
+from cli.main import main
 from contracts import TaskChunkType
-from core.security import parse_api_keys
-from core.settings import Settings
+from core.security import Caller, Role, digest_of, parse_api_keys
+from core.settings import ApiSettings, Settings
 
 from ..support import collect_events, serve
 from .test_sessions import DELETE_CANCELLED, is_type, new_key
@@ -63,8 +64,44 @@ async def test_roles_gate_routes_and_keys_name_the_principal(
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("k1:alice", "entry 1 is not `key:principal:role`"), ("k1:alice:root", "role 'root'")],
+    [
+        ("k1:alice", "entry 1 is not `sha256:<hex>:principal:role` or `key:principal:role`"),
+        ("k1:alice:root", "role 'root'"),
+        ("k0:x:viewer,sha256:abc:alice:admin", "entry 2: the sha256 digest is not 64 hex digits"),
+        (":alice:admin", "entry 1 has an empty key or principal"),
+    ],
 )
 def test_malformed_key_lists_are_refused_with_the_entry_named(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_api_keys(spec)
+
+
+async def test_a_key_made_by_synapse_keys_new_works_from_its_digest_alone(
+    client: Client, settings: Settings, worker: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["keys", "new", "carol", "viewer"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    key = printed[0].rsplit(": ", 1)[1]
+    entry = printed[1].rsplit(": ", 1)[1]
+    assert entry.startswith("sha256:") and entry.endswith(":carol:viewer") and key not in entry
+    keyed = settings.model_copy(update={"api": ApiSettings(keys=entry)})
+    async with serve(create_app(keyed, client=client)) as http:
+        me = await http.get("/me", headers=bearer(key))
+        assert me.status_code == 200 and me.json()["principal"] == "carol"
+        assert (await http.get("/me", headers=bearer(entry.split(":")[1]))).status_code == 401, (
+            "the digest is no key"
+        )
+
+
+def test_keys_in_clear_still_work_but_are_counted() -> None:
+    keys = parse_api_keys(f"k1:alice:admin,sha256:{digest_of('k2')}:bob:viewer")
+    assert keys.in_clear == 1
+    assert keys.caller("k1") == Caller("alice", Role.admin) and keys.caller("k2") == Caller(
+        "bob", Role.viewer
+    )
+    assert keys.caller("sha256") is None
+
+
+def test_keys_new_refuses_a_principal_it_cannot_store(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "new", "a:b", "viewer"]) == 2
+    assert "without `:` or `,`" in capsys.readouterr().err
