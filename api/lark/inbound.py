@@ -43,7 +43,8 @@ from .messages import CHANNEL, read_message
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CLICK_WAIT_SECONDS = 2.8
+CLICK_WAIT_SECONDS = 2.5
+"""How long a click's answer may take here: Lark drops answers after 3 s, network included."""
 
 
 def _log_late_click(click: concurrent.futures.Future[Any]) -> None:
