@@ -36,6 +36,7 @@ from .errors import (
     validation_error_handler,
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
+from .metrics import ApiMetrics, RequestMetrics
 from .routes import (
     access,
     artifacts,
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.metrics = ApiMetrics()
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
     app.state.artifacts = ArtifactStore.from_settings(settings)
@@ -120,6 +122,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
+    app.add_middleware(RequestMetrics, metrics=app.state.metrics)
     codec = settings.temporal.codec()
     if codec is not None:  # the Web UI reads encrypted payloads through the codec server
         app.state.codec = codec

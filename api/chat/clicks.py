@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -134,16 +135,27 @@ def _still_running(click: Click, request: InteractionRequest | None, accepted: b
     return ClickAnswer("success", text if click.action.approved else "Denied.", request, running)
 
 
+def _report(task: asyncio.Task[InteractionOutcome], on_decided: Callable[[InteractionOutcome], None]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        on_decided(task.result())
+
+
 def _log_late(task: asyncio.Task[InteractionOutcome]) -> None:
     error = None if task.cancelled() else task.exception()
     if error is not None:
         log.info("a card decision finished after its answer: %r", error)
 
 
-async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]]) -> ClickAnswer:
+async def decide(
+    client: Client,
+    click: Click,
+    background: set[asyncio.Task[Any]],
+    on_decided: Callable[[InteractionOutcome], None] | None = None,
+) -> ClickAnswer:
     """Run the decision and say how it went, within `ANSWER_BUDGET_SECONDS`.
 
-    A decision still in flight then goes on in a task kept in `background`.
+    A decision still in flight then goes on in a task kept in `background`; `on_decided` hears
+    every decision taken (the API's metrics).
     """
     deadline = time.monotonic() + ANSWER_BUDGET_SECONDS
     action = click.action
@@ -165,6 +177,8 @@ async def decide(client: Client, click: Click, background: set[asyncio.Task[Any]
     )
     # One deadline for both steps: each Temporal call may poll several times within its own timeout.
     task = asyncio.ensure_future(submission.run(within=OUTCOME_WAIT_SECONDS))
+    if on_decided is not None:
+        task.add_done_callback(lambda done: _report(done, on_decided))
     await asyncio.wait({task}, timeout=max(deadline - time.monotonic(), 0.1))
     if not task.done():
         background.add(task)

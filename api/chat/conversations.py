@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
 
 from contracts import InboundMessage, SessionConfig
 from core.agent_registry import DEFAULT_AGENT, AgentRegistry
@@ -82,6 +83,28 @@ Found = ChatText | Unsupported | Ignored
 
 Reply = Callable[[str, str | None, str, str], Coroutine[Any, Any, None]]
 """`reply(chat_id, reply_to, text, why)`: answer in a chat (`why` names the answer, for dedupe and logs)."""
+
+
+COURTESY_RETRY_SECONDS = (1.0, 2.0)
+"""Waits between tries of a reply the platform refused for now (a 5xx, a rate limit)."""
+
+
+async def courtesy(send: Callable[[], Coroutine[Any, Any, object]], what: str) -> None:
+    """Send a reply that reaches no session: tried again while the platform is unavailable
+    (`ApplicationError` not marked non-retryable), never raised; a failure is logged."""
+    for delay in (*COURTESY_RETRY_SECONDS, None):
+        try:
+            await send()
+            return
+        except ApplicationError as err:
+            if err.non_retryable or delay is None:
+                log.warning("could not %s: %s", what, err)
+                return
+            log.info("could not %s yet (%s); trying again in %.0f s", what, err, delay)
+            await asyncio.sleep(delay)
+        except Exception:  # a reply is a courtesy: never fail the event for it
+            log.exception("could not %s", what)
+            return
 
 
 class Background:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from dingtalk_stream.frames import CallbackMessage
@@ -23,12 +24,12 @@ from temporalio.client import Client
 
 from activities.channels.dingtalk.cards import USER_PREFIX
 from activities.channels.dingtalk.delivery import DingTalkChannel
-from contracts import OutboundMessage
+from contracts import InteractionOutcome, OutboundMessage
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
 from ..chat import clicks
-from ..chat.conversations import Background, Conversations
+from ..chat.conversations import Background, Conversations, courtesy
 from ..chat.seen import SeenEvents
 from .clicks import read_click
 from .messages import CHANNEL, read_message
@@ -49,6 +50,8 @@ class DingTalkInbound:
         self._seen = SeenEvents(settings.data_dir)
         self._background = Background()
         self._outbound = DingTalkChannel(settings)
+        self.on_decided: Callable[[InteractionOutcome], None] | None = None
+        """Hears every decision a click takes (the API's metrics)."""
         self.conversations = Conversations(
             settings,
             registry,
@@ -119,7 +122,9 @@ class DingTalkInbound:
             log.info("DingTalk card callback %s ignored: %s", frame_id, click)
             return
         try:
-            answer = await clicks.decide(self.conversations.client, click, self._background.tasks)
+            answer = await clicks.decide(
+                self.conversations.client, click, self._background.tasks, self.on_decided
+            )
         except Exception as err:  # Temporal unreachable: say so; the card still asks
             log.warning("DingTalk click on %s failed: %r", click.action.interaction_id, err)
             answer = clicks.ClickAnswer(
@@ -130,12 +135,9 @@ class DingTalkInbound:
             await self._reply(f"{USER_PREFIX}{click.operator}", None, text, f"click/{frame_id}")
 
     async def _reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:
-        """Answer in a chat (a courtesy: never retried or failed for)."""
+        """Answer in a chat (a courtesy: tried again while DingTalk is unavailable, never failed for)."""
         message = OutboundMessage(channel=CHANNEL, chat_id=chat_id, kind="text", text=text)
-        await self._quietly(f"tell chat {chat_id} ({why})", self._outbound.deliver, message, why)
-
-    async def _quietly(self, what: str, call: Any, *args: Any) -> None:
-        try:
-            await asyncio.to_thread(call, *args)
-        except Exception:
-            log.exception("DingTalk: could not %s", what)
+        await courtesy(
+            lambda: asyncio.to_thread(self._outbound.deliver, message, why),
+            f"tell DingTalk chat {chat_id} ({why})",
+        )

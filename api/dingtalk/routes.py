@@ -50,6 +50,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Check the settings, create the channel (`app.state.dingtalk`) and its connection, mount its routes."""
     settings.dingtalk.check()
     inbound = DingTalkInbound(settings, app.state.registry)
+    inbound.on_decided = app.state.metrics.decided
     topics = {Card_Callback_Router_Topic: Handler(inbound.accept_click)}
     if settings.dingtalk.mode == "stream":
         topics[ChatbotMessage.TOPIC] = Handler(inbound.accept_frame)

@@ -11,6 +11,7 @@ decision answers.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
@@ -18,6 +19,7 @@ from temporalio.client import Client
 
 from activities.channels.actions import parse_card_action
 from activities.channels.lark.cards import approval_card, decided_card
+from contracts import InteractionOutcome
 from core.settings import Settings
 
 from ..chat import clicks
@@ -69,7 +71,11 @@ def still_applying() -> Answer:
 
 
 async def decide(
-    client: Client, click: Click, background: set[asyncio.Task[Any]], settings: Settings
+    client: Client,
+    click: Click,
+    background: set[asyncio.Task[Any]],
+    settings: Settings,
+    on_decided: Callable[[InteractionOutcome], None] | None = None,
 ) -> Answer:
     """Decide the click (`api/chat/clicks.decide`) and answer it as Lark shows answers."""
-    return lark_answer(await clicks.decide(client, click, background), click, settings)
+    return lark_answer(await clicks.decide(client, click, background, on_decided), click, settings)

@@ -19,7 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import lark_oapi as lark
@@ -31,11 +31,11 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 from temporalio.client import Client
 
 from activities.channels.lark.delivery import LarkChannel
-from contracts import OutboundMessage
+from contracts import InteractionOutcome, OutboundMessage
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
-from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations
+from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations, courtesy
 from ..chat.seen import SeenEvents
 from . import clicks as lark_clicks
 from .messages import CHANNEL, read_message
@@ -63,6 +63,8 @@ class LarkInbound:
         self._seen = SeenEvents(settings.data_dir)
         self._background = Background()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_decided: Callable[[InteractionOutcome], None] | None = None
+        """Hears every decision a click takes (the API's metrics)."""
         self._outbound = LarkChannel(settings)  # the SDK client the session deliveries use
         self.conversations = Conversations(
             settings,
@@ -130,11 +132,11 @@ class LarkInbound:
     async def _reply(self, chat_id: str, message_id: str | None, text: str, why: str) -> None:
         """Answer a message that reaches no session (unsupported, too large, cancelled) in its chat."""
         reply = OutboundMessage(channel=CHANNEL, chat_id=chat_id, kind="text", text=text, reply_to=message_id)
-        try:
-            # The key makes Lark keep one reply per message, however often the event is redelivered.
-            await asyncio.to_thread(self._outbound.deliver, reply, f"{why}/{message_id}")
-        except Exception:  # a reply is a courtesy: never fail (or retry) the event for it
-            log.exception("could not tell Lark chat %s why a message was not delivered (%s)", chat_id, why)
+        # The key makes Lark keep one reply per message, however often it is sent or redelivered.
+        await courtesy(
+            lambda: asyncio.to_thread(self._outbound.deliver, reply, f"{why}/{message_id}"),
+            f"tell Lark chat {chat_id} why a message was not delivered ({why})",
+        )
 
     async def on_card_action(self, data: P2CardActionTrigger) -> dict[str, Any]:
         """Decide a card click; the callback's answer (a toast, maybe a card)."""
@@ -142,7 +144,7 @@ class LarkInbound:
         if isinstance(click, dict):
             return click
         return await lark_clicks.decide(
-            self.conversations.client, click, self._background.tasks, self._settings
+            self.conversations.client, click, self._background.tasks, self._settings, self.on_decided
         )
 
     # ---------------------------------------------------------- long connection

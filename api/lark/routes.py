@@ -80,6 +80,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     check_settings(settings)
     # The bot's open_id is not configured, so any mention in a group counts (see lark_messages).
     app.state.lark = LarkInbound(settings, app.state.registry, bot_open_id=settings.lark.bot_open_id)
+    app.state.lark.on_decided = app.state.metrics.decided
     app.include_router(router)
 
 

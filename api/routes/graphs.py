@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from contracts import (
@@ -271,6 +271,7 @@ async def decide(
     client: ClientDep,
     settings: SettingsDep,
     caller: Approver,
+    request: Request,
 ) -> Any:
     """Approve or deny a gate of the graph or a tool call inside one of its tasks, or answer a
     question one of its tasks asks (`response_data.text`; `approved` may be left out for it)."""
@@ -286,4 +287,6 @@ async def decide(
         body=body,
         check_with=graphs.check_with(graph_id),
     )
+    if isinstance(result, InteractionOutcome):
+        request.app.state.metrics.decided(result)
     return answer(result)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request, Response
 
 from contracts import Readiness
 from core.workers import workflow_pollers
 
-from ..deps import ClientDep, SettingsDep
+from ..deps import ClientDep, SettingsDep, Viewer
 from ..errors import ERROR_RESPONSES
+from ..metrics import CONTENT_TYPE
 
 router = APIRouter(tags=["health"])
 
@@ -70,3 +71,17 @@ async def readyz(client: ClientDep, settings: SettingsDep) -> Readiness:
             "or wait for `synapse up` to say it is ready",
         )
     return Readiness(namespace=client.namespace, task_queue=task_queue, workers=workers)
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE: {}}, "description": "Prometheus' text format."},
+        **ERROR_RESPONSES(401, 403),
+    },
+)
+async def metrics(request: Request, caller: Viewer) -> Response:
+    """The API's Prometheus metrics (`api/metrics.py`): requests by route and status, decisions by
+    outcome and channel. The worker's (workflows, tools, Temporal's SDK) are at SYNAPSE_WORKER_METRICS_PORT."""
+    return Response(request.app.state.metrics.exposition(), media_type=CONTENT_TYPE)

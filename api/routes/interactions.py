@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from contracts import InteractionDecision, InteractionOutcome
@@ -67,6 +67,7 @@ async def decide(
     client: ClientDep,
     settings: SettingsDep,
     caller: Approver,
+    request: Request,
 ) -> Any:
     """Approve or deny, or answer a question; answers with the decision and, after approval, the
     tool's result.
@@ -85,4 +86,6 @@ async def decide(
         body=body,
         check_with=sessions.check_with(key),
     )
+    if isinstance(result, InteractionOutcome):
+        request.app.state.metrics.decided(result)
     return answer(result)

@@ -278,3 +278,15 @@ def _left(count_orders: Callable[[str], int]) -> Callable[[], Awaitable[int]]:
         return count_orders("status = 'cancelled'")
 
     return left
+
+
+async def test_a_reply_dingtalk_refuses_for_now_is_sent_again(
+    http: httpx.AsyncClient, dingtalk: FakeDingTalk
+) -> None:
+    dingtalk.fail_next(503, "ServiceUnavailable")
+
+    await say(dingtalk, "cidBobDm", "a sticker", sender="bob", group=False, msgtype="picture")
+
+    assert await texts(dingtalk, bool, user="bob") == ["I can only read text messages for now."]
+    sends = [c for c in dingtalk.calls if c.path == "/v1.0/robot/oToMessages/batchSend"]
+    assert len(sends) == 2, "refused once, sent the second time"
