@@ -221,7 +221,7 @@ def allow_slow_activations(worker: Worker, seconds: float = DEADLOCK_SECONDS) ->
 
 async def run_worker(settings: Settings) -> None:
     """Connect and run the worker until cancelled (a chat channel that cannot work stops it first)."""
-    from core.connect import connect_client
+    from core.connect import connect_client, metrics_runtime
 
     settings.dingtalk.check()
     tools = ToolActivities(settings)
@@ -229,7 +229,9 @@ async def run_worker(settings: Settings) -> None:
     if settings.lark.enabled:
         # lark-oapi takes ~7 s to import here; pay it at start, not on the first card.
         await asyncio.to_thread(importlib.import_module, "lark_oapi")
-    client = await connect_client(settings)
+    client = await connect_client(settings, runtime=metrics_runtime(settings))
+    if settings.temporal.worker_metrics_address:
+        log.info("worker metrics at http://%s/metrics", settings.temporal.worker_metrics_address)
     worker = build_worker(client, settings, tools=tools)
     log.info(
         "worker polling task queues %r and %r (its own)", settings.temporal.task_queue, worker.worker_queue

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from temporalio.client import Client
 from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 from temporalio.envconfig import ClientConfig, ClientConnectConfig
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.service import RPCError
 
 from .artifacts import ArtifactStore, data_converter
@@ -67,7 +68,17 @@ def synapse_converter(settings: Settings) -> DataConverter:
     )
 
 
-async def connect_client(settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> Client:
+def metrics_runtime(settings: Settings) -> Runtime | None:
+    """A runtime serving Prometheus metrics at SYNAPSE_WORKER_METRICS_ADDRESS (None when unset)."""
+    address = settings.temporal.worker_metrics_address
+    if not address:
+        return None
+    return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
+
+
+async def connect_client(
+    settings: Settings | None = None, *, env: Mapping[str, str] | None = None, runtime: Runtime | None = None
+) -> Client:
     """Connect a Temporal client with Synapse's data converter.
 
     Pydantic models as JSON, and every payload of `limits.claim_check_bytes` or more kept in
@@ -77,6 +88,7 @@ async def connect_client(settings: Settings | None = None, *, env: Mapping[str, 
     Args:
         settings: Synapse settings (defaults read from `SYNAPSE_*`).
         env: Environment to resolve the connection from instead of `os.environ`.
+        runtime: The SDK runtime (a worker's, with its metrics); the default one when None.
 
     Returns:
         A connected client.
@@ -88,7 +100,7 @@ async def connect_client(settings: Settings | None = None, *, env: Mapping[str, 
     settings = settings or Settings()
     config = connect_config(settings, env)
     try:
-        return await Client.connect(**config, data_converter=synapse_converter(settings))
+        return await Client.connect(**config, data_converter=synapse_converter(settings), runtime=runtime)
     except (RuntimeError, RPCError) as err:  # the SDK raises RuntimeError on a failed connect
         address, namespace = config["target_host"], config["namespace"]
         raise ConnectError(

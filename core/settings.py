@@ -62,6 +62,13 @@ class TemporalSettings(_Group):
         "shares one interpreter lock, so more only slows each one: past 2 s a task counts as "
         "deadlocked and is retried.",
     )
+    worker_metrics_address: str | None = Field(
+        default=None,
+        validation_alias=env("worker_metrics_address", "SYNAPSE_WORKER_METRICS_ADDRESS"),
+        pattern=r"^[^\s:]+:\d{1,5}$",
+        description="`host:port` where a worker serves Prometheus metrics at `/metrics`: the SDK's "
+        "`temporal_*` and Synapse's (requests opened and decided, approval wait, tool runs). Off when unset.",
+    )
     codec_keys: str | None = Field(
         default=None,
         validation_alias=env("codec_keys", "SYNAPSE_CODEC_KEYS"),

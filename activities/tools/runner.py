@@ -179,6 +179,9 @@ class ToolActivities:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
         activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
         result = await tool.run(run)
+        activity.metric_meter().create_counter(
+            "synapse_tool_runs", "Tool calls run, by tool and result."
+        ).add(1, {"tool": run.call.tool_id, "ok": "true" if result.ok else "false"})
         if self.worker_queue is not None and tool.binding() is not None:
             result = result.model_copy(
                 update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -55,8 +57,8 @@ async def test_unknown_paths_share_one_label(http: httpx.AsyncClient) -> None:
     )
 
 
-async def _waiting(http: httpx.AsyncClient, key: str) -> dict[str, object]:
-    async def probe() -> dict[str, object]:
+async def _waiting(http: httpx.AsyncClient, key: str) -> dict[str, Any]:
+    async def probe() -> dict[str, Any]:
         answer = await http.get(f"/sessions/{key}")
         return answer.json() if answer.status_code == 200 else {}
 

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
-from . import checks, two_people
+from . import checks, metrics, two_people
 from .audit import audit
 from .chat_reply import interpret_reply
 from .grants import Grants
@@ -163,6 +163,7 @@ class Decisions:
             approvals=list(request.approved_by),
             complete=False,
         )
+        metrics.decided(request, outcome)
         self._surface.publish(
             TaskChunkType.PROGRESS,
             {
@@ -204,6 +205,7 @@ class Decisions:
             response_data=response_data,
         )
         state.decided[interaction_id] = outcome
+        metrics.decided(request, outcome)
         yes, no = (
             (AuditKind.ANSWERED, AuditKind.DECLINED) if question else (AuditKind.APPROVED, AuditKind.DENIED)
         )

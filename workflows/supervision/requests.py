@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
+from . import metrics
 from .audit import audit
 from .checks import find_pending
 from .decisions import Decisions
@@ -156,6 +157,7 @@ class Requests:
             comment=str(request.content.get("summary", "")) if isinstance(request.content, dict) else None,
         )
         self._decisions.shown(request)
+        metrics.opened(request)
         self._surface.channel.approval_requested(request)
         self._surface.publish(
             options.get("chunk", TaskChunkType.TOOL_APPROVAL_REQUEST),
