@@ -1,12 +1,24 @@
-"""An agent declared against the loopback OpenAI-compatible stand-in, and a step of it: what the
-LangGraph and AutoGen adapter tests share (the `fake` fixture is in conftest.py)."""
+"""An agent declared against the loopback OpenAI-compatible stand-in, a step of it, and the checks
+every adapter on such an endpoint must pass: what the LangGraph and AutoGen adapter tests share
+(the `fake` fixture is in conftest.py)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from contracts import AgentSpec, AgentStepInput, UniversalMessage
-from tests.fakes.chat_completions import FakeChatCompletions
+from activities.tools.registry import builtin_tools
+from contracts import (
+    AgentResult,
+    AgentSpec,
+    AgentStepInput,
+    ToolCallBatch,
+    ToolCallRequest,
+    ToolDescriptor,
+    UniversalMessage,
+)
+from tests.fakes.chat_completions import FakeChatCompletions, tool_calls
 
 KEY = "sk-test-0123456789abcdef"
 """The stand-in's API key, read by the agents from `KEY_ENV`."""
@@ -41,3 +53,48 @@ def step(
         agent=spec,
         input_data=input_data,
     )
+
+
+Step = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[AgentResult]]
+"""An adapter's step activity body: `(step input, tools) -> output`."""
+TOOLS = builtin_tools()
+SELECT = '{"sql": "SELECT * FROM orders"}'
+
+
+async def check_two_calls_are_a_batch_in_order(fake: FakeChatCompletions, run: Step, framework: str) -> None:
+    """Two calls in one model turn come back as one batch, in the model's order, with its call ids."""
+    fake.enqueue(
+        tool_calls([("call_b", "sql", '{"sql": "SELECT 2"}'), ("call_a", "sql", '{"sql": "SELECT 1"}')])
+    )
+
+    result = await run(step(analyst(fake, framework)), TOOLS)
+
+    assert result.output.intent == ToolCallBatch(
+        calls=[
+            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 2"}, call_id="call_b"),
+            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 1"}, call_id="call_a"),
+        ]
+    )
+
+
+async def check_an_invalid_call_is_sent_back_once_then_fails(
+    fake: FakeChatCompletions, run: Step, framework: str, bad_call: tuple[str, str, str], problem: str
+) -> None:
+    """`bad_call` is answered with `problem` and the model asked again once; twice bad fails the step."""
+    fake.enqueue(tool_calls([bad_call]), tool_calls([("call_y", "sql", SELECT)]))
+
+    fixed = await run(step(analyst(fake, framework)), TOOLS)
+
+    assert fixed.output.intent == ToolCallRequest(
+        tool_id="sql", arguments={"sql": "SELECT * FROM orders"}, call_id="call_y"
+    )
+    assert fixed.metadata is not None and problem in fixed.metadata["reasked"][0]
+    assert problem in json.dumps(fake.requests[1]["messages"][-1])
+    assert len(fake.requests) == 2
+
+    fake.enqueue(tool_calls([bad_call]), tool_calls([bad_call]))
+    failed = await run(step(analyst(fake, framework)), TOOLS)
+
+    assert failed.status == "FAILURE"
+    assert failed.failure_details is not None and failed.failure_details.type == "VALIDATION_ERROR"
+    assert len(fake.requests) == 4  # asked once more, never a third time

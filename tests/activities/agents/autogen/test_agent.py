@@ -15,15 +15,20 @@ from activities.agents.autogen.agent import autogen_step
 from activities.agents.autogen.messages import autogen_messages
 from activities.agents.conversation import turns
 from activities.agents.demo import decide
-from activities.tools.registry import builtin_tools
-from contracts import FinalAnswer, ToolCallBatch, ToolCallRequest, UniversalMessage
+from contracts import FinalAnswer, ToolCallRequest, UniversalMessage
 from core.agent_registry import BUILTIN_AGENTS
-from tests.activities.agents.endpoint import KEY, analyst, step
+from tests.activities.agents.endpoint import (
+    KEY,
+    SELECT,
+    TOOLS,
+    analyst,
+    check_an_invalid_call_is_sent_back_once_then_fails,
+    check_two_calls_are_a_batch_in_order,
+    step,
+)
 from tests.fakes.chat_completions import FakeChatCompletions, text, tool_calls
 from tests.fakes.chat_completions import error as error_reply
 
-TOOLS = builtin_tools()
-SELECT = '{"sql": "SELECT * FROM orders"}'
 TWIN = BUILTIN_AGENTS["demo-autogen"]
 
 
@@ -89,18 +94,7 @@ async def test_a_tool_call_round_trip_keeps_the_model_call_id(fake: FakeChatComp
 
 
 async def test_two_calls_in_one_turn_are_a_batch_in_order(fake: FakeChatCompletions) -> None:
-    fake.enqueue(
-        tool_calls([("call_b", "sql", '{"sql": "SELECT 2"}'), ("call_a", "sql", '{"sql": "SELECT 1"}')])
-    )
-
-    result = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
-
-    assert result.output.intent == ToolCallBatch(
-        calls=[
-            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 2"}, call_id="call_b"),
-            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 1"}, call_id="call_a"),
-        ]
-    )
+    await check_two_calls_are_a_batch_in_order(fake, autogen_step, "autogen")
 
 
 @pytest.mark.parametrize(
@@ -117,23 +111,7 @@ async def test_two_calls_in_one_turn_are_a_batch_in_order(fake: FakeChatCompleti
 async def test_an_invalid_call_is_sent_back_once_then_fails(
     fake: FakeChatCompletions, bad_call: tuple[str, str, str], problem: str
 ) -> None:
-    fake.enqueue(tool_calls([bad_call]), tool_calls([("call_y", "sql", SELECT)]))
-
-    fixed = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
-
-    assert fixed.output.intent == ToolCallRequest(
-        tool_id="sql", arguments={"sql": "SELECT * FROM orders"}, call_id="call_y"
-    )
-    assert fixed.metadata is not None and problem in fixed.metadata["reasked"][0]
-    assert problem in json.dumps(fake.requests[1]["messages"][-1])
-    assert len(fake.requests) == 2
-
-    fake.enqueue(tool_calls([bad_call]), tool_calls([bad_call]))
-    failed = await autogen_step(step(analyst(fake, "autogen")), TOOLS)
-
-    assert failed.status == "FAILURE"
-    assert failed.failure_details is not None and failed.failure_details.type == "VALIDATION_ERROR"
-    assert len(fake.requests) == 4  # asked once more, never a third time
+    await check_an_invalid_call_is_sent_back_once_then_fails(fake, autogen_step, "autogen", bad_call, problem)
 
 
 async def test_fallback_models_are_tried_in_order(fake: FakeChatCompletions) -> None:

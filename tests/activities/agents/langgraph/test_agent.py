@@ -13,22 +13,25 @@ from temporalio.exceptions import ApplicationError
 from activities.agents.langgraph import agent as langgraph_agent
 from activities.agents.langgraph import graph as langgraph_graph
 from activities.agents.langgraph.agent import langgraph_step
-from activities.tools.registry import builtin_tools
 from contracts import (
     AgentContextConfig,
     AgentSpec,
     FinalAnswer,
     PlanBlueprint,
-    ToolCallBatch,
     ToolCallRequest,
     UniversalMessage,
 )
-from tests.activities.agents.endpoint import KEY, analyst, step
+from tests.activities.agents.endpoint import (
+    KEY,
+    SELECT,
+    TOOLS,
+    analyst,
+    check_an_invalid_call_is_sent_back_once_then_fails,
+    check_two_calls_are_a_batch_in_order,
+    step,
+)
 from tests.fakes.chat_completions import FakeChatCompletions, text, tool_calls
 from tests.fakes.chat_completions import error as error_reply
-
-TOOLS = builtin_tools()
-SELECT = '{"sql": "SELECT * FROM orders"}'
 
 
 def roles(request: dict[str, Any]) -> list[str]:
@@ -74,18 +77,7 @@ async def test_a_tool_call_round_trip_keeps_the_model_call_id(fake: FakeChatComp
 
 
 async def test_two_calls_in_one_turn_are_a_batch_in_order(fake: FakeChatCompletions) -> None:
-    fake.enqueue(
-        tool_calls([("call_b", "sql", '{"sql": "SELECT 2"}'), ("call_a", "sql", '{"sql": "SELECT 1"}')])
-    )
-
-    result = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
-
-    assert result.output.intent == ToolCallBatch(
-        calls=[
-            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 2"}, call_id="call_b"),
-            ToolCallRequest(tool_id="sql", arguments={"sql": "SELECT 1"}, call_id="call_a"),
-        ]
-    )
+    await check_two_calls_are_a_batch_in_order(fake, langgraph_step, "langgraph")
 
 
 async def test_a_plan_answer_is_a_blueprint_and_task_json_is_a_value(fake: FakeChatCompletions) -> None:
@@ -114,23 +106,9 @@ async def test_a_plan_answer_is_a_blueprint_and_task_json_is_a_value(fake: FakeC
 async def test_an_invalid_call_is_sent_back_once_then_fails(
     fake: FakeChatCompletions, bad_call: tuple[str, str, str], problem: str
 ) -> None:
-    fake.enqueue(tool_calls([bad_call]), tool_calls([("call_y", "sql", SELECT)]))
-
-    fixed = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
-
-    assert fixed.output.intent == ToolCallRequest(
-        tool_id="sql", arguments={"sql": "SELECT * FROM orders"}, call_id="call_y"
+    await check_an_invalid_call_is_sent_back_once_then_fails(
+        fake, langgraph_step, "langgraph", bad_call, problem
     )
-    assert fixed.metadata is not None and problem in fixed.metadata["reasked"][0]
-    assert problem in json.dumps(fake.requests[1]["messages"][-1])
-    assert len(fake.requests) == 2
-
-    fake.enqueue(tool_calls([bad_call]), tool_calls([bad_call]))
-    failed = await langgraph_step(step(analyst(fake, "langgraph")), TOOLS)
-
-    assert failed.status == "FAILURE"
-    assert failed.failure_details is not None and failed.failure_details.type == "VALIDATION_ERROR"
-    assert len(fake.requests) == 4  # asked once more, never a third time
 
 
 async def test_a_valid_call_beside_an_invalid_one_is_answered_too(fake: FakeChatCompletions) -> None:
