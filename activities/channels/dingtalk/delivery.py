@@ -185,11 +185,13 @@ class DingTalkChannel:
             _TOKENS[self._token_key] = (str(body.access_token), expires)
         return str(body.access_token)
 
-    def _call(self, what: str, call: Callable[[str], T]) -> T:
-        """Run `call(access_token)` (one OpenAPI request) and map its failure."""
+    def _call(self, what: str, method: Callable[..., T], request: Any, headers: Callable[..., Any]) -> T:
+        """One OpenAPI request: `method(request, headers(token), runtime)`, its failure mapped."""
         for attempt in (1, 2):
             try:
-                return call(self._access_token())
+                return method(
+                    request, headers(x_acs_dingtalk_access_token=self._access_token()), self._runtime()
+                )
             except ApplicationError:
                 raise
             except Exception as err:
@@ -218,9 +220,9 @@ class DingTalkChannel:
             )
             response = self._call(
                 f"sending a {msg_key} message to DingTalk user {user}",
-                lambda token: client.batch_send_otowith_options(
-                    request, robot.BatchSendOTOHeaders(x_acs_dingtalk_access_token=token), self._runtime()
-                ),
+                client.batch_send_otowith_options,
+                request,
+                robot.BatchSendOTOHeaders,
             )
         else:
             group = robot.OrgGroupSendRequest(
@@ -228,9 +230,9 @@ class DingTalkChannel:
             )
             response = self._call(
                 f"sending a {msg_key} message to DingTalk group {chat_id}",
-                lambda token: client.org_group_send_with_options(
-                    group, robot.OrgGroupSendHeaders(x_acs_dingtalk_access_token=token), self._runtime()
-                ),
+                client.org_group_send_with_options,
+                group,
+                robot.OrgGroupSendHeaders,
             )
         key = getattr(response.body, "process_query_key", None)
         return str(key) if key else None
@@ -282,9 +284,9 @@ class DingTalkChannel:
         )
         self._call(
             f"sending an approval card to DingTalk chat {chat_id}",
-            lambda token: client.create_and_deliver_with_options(
-                request, card.CreateAndDeliverHeaders(x_acs_dingtalk_access_token=token), self._runtime()
-            ),
+            client.create_and_deliver_with_options,
+            request,
+            card.CreateAndDeliverHeaders,
         )
         return out_track_id
 
@@ -299,9 +301,9 @@ class DingTalkChannel:
         )
         self._call(
             f"updating card {out_track_id} in DingTalk chat {chat_id}",
-            lambda token: client.update_card_with_options(
-                request, card.UpdateCardHeaders(x_acs_dingtalk_access_token=token), self._runtime()
-            ),
+            client.update_card_with_options,
+            request,
+            card.UpdateCardHeaders,
         )
 
     def _card(self, message: OutboundMessage, key: str) -> Delivery:
