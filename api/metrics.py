@@ -4,9 +4,9 @@ One registry per app. `synapse_http_requests_total{method, route, status}` count
 its route template (`/sessions/{key}`: bounded labels, no session keys); the duration histogram
 leaves out event streams, which stay open for as long as someone watches.
 `synapse_decisions_total{outcome, channel}` counts decisions taken through this API (HTTP, card
-clicks): `approved`, `denied`, `answered`, or `counted` (one approval of two). The workflow's own
+clicks), named as `workflows/supervision/metrics.outcome_label` names them. The workflow's own
 metrics (every decision, chat replies and timeouts included, and approval wait times) are the
-worker's (`worker_metrics.py`).
+worker's (`workflows/supervision/metrics.py`, served at SYNAPSE_WORKER_METRICS_ADDRESS).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contracts import InteractionOutcome
+from workflows.supervision.metrics import outcome_label
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -46,14 +47,9 @@ class ApiMetrics:
         )
 
     def decided(self, outcome: InteractionOutcome) -> None:
-        """Count one decision."""
-        if not outcome.complete:
-            kind = "counted"
-        elif outcome.response_data is not None and "text" in outcome.response_data:
-            kind = "answered"
-        else:
-            kind = "approved" if outcome.approved else "denied"
-        self.decisions.labels(kind, outcome.channel or "unknown").inc()
+        """Count one decision (named as the worker's metrics name it)."""
+        question = outcome.response_data is not None and "text" in outcome.response_data
+        self.decisions.labels(outcome_label(outcome, question=question), outcome.channel or "unknown").inc()
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""

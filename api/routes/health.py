@@ -83,5 +83,5 @@ async def readyz(client: ClientDep, settings: SettingsDep) -> Readiness:
 )
 async def metrics(request: Request, caller: Viewer) -> Response:
     """The API's Prometheus metrics (`api/metrics.py`): requests by route and status, decisions by
-    outcome and channel. The worker's (workflows, tools, Temporal's SDK) are at SYNAPSE_WORKER_METRICS_PORT."""
+    outcome and channel. The worker's (workflows, tools, Temporal's SDK) are at SYNAPSE_WORKER_METRICS_ADDRESS."""
     return Response(request.app.state.metrics.exposition(), media_type=CONTENT_TYPE)

@@ -25,15 +25,16 @@ def opened(request: InteractionRequest) -> None:
     ).add(1, {"type": _kind(request), "channel": channel})
 
 
-def outcome_label(request: InteractionRequest | None, outcome: InteractionOutcome) -> str:
-    """`approved`, `denied`, `answered`, `declined`, `timed_out`, `cancelled` or `counted`."""
+def outcome_label(outcome: InteractionOutcome, *, question: bool) -> str:
+    """`approved`, `denied`, `answered`, `declined`, `timed_out`, `cancelled` or `counted` (the
+    API's metrics use it too, so both name outcomes alike)."""
     if not outcome.complete:
         return "counted"
     if outcome.decided_by == Principal.TIMEOUT:
         return "timed_out"
     if outcome.decided_by == Principal.CANCEL:
         return "cancelled"
-    if request is not None and request.interaction_type == InteractionType.USER_INPUT:
+    if question:
         return "answered" if outcome.approved else "declined"
     return "approved" if outcome.approved else "denied"
 
@@ -41,7 +42,12 @@ def outcome_label(request: InteractionRequest | None, outcome: InteractionOutcom
 def decided(request: InteractionRequest | None, outcome: InteractionOutcome) -> None:
     """Count a decision by outcome and channel; time how long the request waited for it."""
     meter = workflow.metric_meter()
-    labels = {"type": _kind(request), "outcome": outcome_label(request, outcome), "channel": outcome.channel}
+    question = request is not None and request.interaction_type == InteractionType.USER_INPUT
+    labels = {
+        "type": _kind(request),
+        "outcome": outcome_label(outcome, question=question),
+        "channel": outcome.channel,
+    }
     meter.create_counter("synapse_interactions_decided", "Decisions taken, by outcome and channel.").add(
         1, labels
     )
