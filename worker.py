@@ -192,6 +192,7 @@ def build_worker(
         activities=activities,
         workflow_runner=WORKFLOW_RUNNER,
         max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
+        max_cached_workflows=settings.temporal.worker_cached_workflows,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
     )
     allow_slow_activations(shared)

@@ -62,6 +62,14 @@ class TemporalSettings(_Group):
         "shares one interpreter lock, so more only slows each one: past 2 s a task counts as "
         "deadlocked and is retried.",
     )
+    cached_workflows: int | None = Field(
+        default=None,
+        ge=0,
+        validation_alias=env("cached_workflows", "SYNAPSE_CACHED_WORKFLOWS"),
+        description="Workflows a worker keeps in memory between their tasks (its sticky cache); "
+        "the SDK's 1,000 when unset. Fewer save memory; an evicted workflow is replayed from its "
+        "history at its next task (0: at every task).",
+    )
     worker_metrics_address: str | None = Field(
         default=None,
         validation_alias=env("worker_metrics_address", "SYNAPSE_WORKER_METRICS_ADDRESS"),
@@ -101,6 +109,11 @@ class TemporalSettings(_Group):
     def codec(self) -> EncryptionCodec | None:
         """The payload codec of these keys (None when encryption is off)."""
         return EncryptionCodec(parse_keys(self.codec_keys)) if self.codec_keys else None
+
+    @property
+    def worker_cached_workflows(self) -> int:
+        """`cached_workflows`, or the SDK's default of 1,000."""
+        return 1000 if self.cached_workflows is None else self.cached_workflows
 
     @property
     def worker_workflow_slots(self) -> int:

@@ -1,7 +1,7 @@
 """Every recorded history in tests/histories/ must replay against today's workflow code.
 
 A failure here means a change would break workflows already running in production: gate
-the change behind `workflow.patched()` instead of editing the old path.
+the change behind `versioning.patched()` (`workflows/versioning`) instead of editing the old path.
 """
 
 from __future__ import annotations

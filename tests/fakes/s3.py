@@ -63,5 +63,5 @@ def s3_bucket() -> Iterator[FakeBucket]:
         bucket.client().create_bucket(Bucket=bucket.name)
         yield bucket
     finally:
-        httpx.post(f"{endpoint_url}/moto-api/reset")
+        httpx.post(f"{endpoint_url}/moto-api/reset", timeout=60)  # a loaded machine can be slow
         server.stop()

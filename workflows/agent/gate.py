@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.names import ASSESS_TOOL_CALL
 
 from ..supervision import sandbox
+from ..versioning import patched
 from .host import LoopHost
 from .options import (
     ASK_USER_PATCH,
@@ -114,10 +115,10 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
     arguments: the edited call is assessed again and, when it is of another kind (another
     command head or reason), asked for again; the agent is told its call was edited.
     """
-    if call.tool_id == ASK_USER and workflow.patched(ASK_USER_PATCH):
+    if call.tool_id == ASK_USER and patched(ASK_USER_PATCH):
         await ask_question(host, call, messages)
         return
-    sandboxed = workflow.patched(sandbox.SANDBOX_PATCH)
+    sandboxed = patched(sandbox.SANDBOX_PATCH)
     state = _tool_state(host, call, messages) if sandboxed else None
     assessment = _contextual(host, call, await assess(call, state, host.rules), messages, state)
     if not assessment.known:
@@ -133,7 +134,7 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
             messages.append(tool_message(call, denial(outcome).content(), outcome.interaction_id))
             return
         edited = (outcome.response_data or {}).get("arguments")
-        if isinstance(edited, dict) and edited != call.arguments and workflow.patched(EDITED_CALLS_PATCH):
+        if isinstance(edited, dict) and edited != call.arguments and patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
             again = _contextual(host, call, await assess(call, state, host.rules), messages, state)
@@ -197,7 +198,7 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
     try:
         result = await run_or_lost(run, assessment, queue)
     except asyncio.CancelledError:
-        if interaction_id is not None and workflow.patched(CANCELLED_RUN_ANSWERED_PATCH):
+        if interaction_id is not None and patched(CANCELLED_RUN_ANSWERED_PATCH):
             cancelled = ToolResult(tool_id=call.tool_id, ok=False, error="cancelled while it ran")
             host.tool_finished(interaction_id, cancelled)  # the approver is answered, not left waiting
         raise

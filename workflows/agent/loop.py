@@ -7,7 +7,7 @@ or the denial, goes back to the agent. Repeats until an answer, bounded by `max_
 
 Determinism: every decision here comes from activity results, host state or
 `workflow.now()`. Changing the order or kind of commands issued here (activities, timers)
-breaks replay of running workflows: put such changes behind `workflow.patched()`.
+breaks replay of running workflows: put such changes behind `versioning.patched()`.
 """
 
 from __future__ import annotations

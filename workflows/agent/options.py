@@ -1,5 +1,5 @@
 """The agent loop's activities: their names, timeouts and retry policies, and the patch ids of
-its changes (each a `workflow.patched()` id recorded in running histories: never rename one).
+its changes (each a `versioning.patched()` id recorded in running histories: never rename one).
 
 Changing a timeout or a retry policy changes only new schedules; changing a name or a patch id
 breaks replay of running workflows."""

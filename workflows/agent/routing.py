@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.names import RUN_TOOL
 
+from ..versioning import patched
 from .host import LoopHost
 from .options import (
     LOCAL_TOOL_RUN_PATCH,
@@ -103,7 +104,7 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None)
     """
     summary = f"tool {assessment.summary}"
     result: ToolResult
-    if assessment.quick and workflow.patched(LOCAL_TOOL_RUN_PATCH):
+    if assessment.quick and patched(LOCAL_TOOL_RUN_PATCH):
         result = await workflow.execute_local_activity(
             RUN_TOOL,
             run,
@@ -112,7 +113,7 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None)
             retry_policy=RUN_TOOL_RETRY,
             summary=summary,
         )
-    elif assessment.worker_bound is not None and workflow.patched(WORKER_BOUND_PATCH):
+    elif assessment.worker_bound is not None and patched(WORKER_BOUND_PATCH):
         binding = assessment.worker_bound
         result = await workflow.execute_activity(
             RUN_TOOL,

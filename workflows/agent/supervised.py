@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
 from ..supervision import sandbox
 from ..supervision.rules import APPROVAL_RULES
 from ..supervision.supervisor import Supervisor
+from ..versioning import patched
 
 ELICITATIONS_KEPT = 50
 """Answers to MCP elicitations kept for their tools to read (each is read within seconds)."""
@@ -84,7 +85,7 @@ class SupervisedHost:
         `edit_of`: the approval whose edit made this call (asked again: its kind changed).
         """
         supervisor = self._supervisor
-        rule = assessment.rule if assessment.rule is not None and workflow.patched(APPROVAL_RULES) else None
+        rule = assessment.rule if assessment.rule is not None and patched(APPROVAL_RULES) else None
         if rule is not None and rule.decision == RuleDecision.DENY:
             return supervisor.rules.deny(rule, assessment)
         grant = supervisor.grants.matching(call, assessment)

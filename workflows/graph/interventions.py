@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
 from ..agent.replies import error_message
 from ..supervision.audit import audit
 from ..supervision.interventions import Interventions
+from ..versioning import patched
 from . import view
 from .failsafe import answered_as_failure
 from .rollbacks import Rollbacks
@@ -165,7 +166,7 @@ class InterventionHandlers:
         """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
         try:
             self._interventions.check_open()
-            if request.intervention_type != "ROLLBACK_AND_MODIFY" and workflow.patched(INTERVENTION_FIELDS):
+            if request.intervention_type != "ROLLBACK_AND_MODIFY" and patched(INTERVENTION_FIELDS):
                 check_fields(request)
             check(self._state, request)
             await self._intervene(request)

@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ..stream.archive import archive_stream
 from ..supervision.audit import audit
+from ..versioning import patched
 from . import view
 from .children import Children
 from .interventions import check
@@ -161,7 +162,7 @@ class Lifecycle:
     async def continue_as_new(self) -> None:
         """Continue as new with the state and the recent stream (see the module docstring)."""
         await workflow.wait_condition(workflow.all_handlers_finished)
-        await self._children.hand_over(together=workflow.patched(HAND_OVER_TOGETHER))
+        await self._children.hand_over(together=patched(HAND_OVER_TOGETHER))
         snapshot = self._chunks.snapshot()
         up_to = await archive_stream(
             self._owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE
@@ -189,7 +190,7 @@ class Lifecycle:
             await workflow.wait_condition(lambda: not state.cancelling, timeout=CANCEL_WAIT)
         except TimeoutError:
             pass
-        if workflow.patched(NOTED_CANCELS):
+        if patched(NOTED_CANCELS):
             self._scheduler.outcomes.cancel_open(state.cancel_reason or state.reason, progress)
             return
         for task in state.tasks.values():

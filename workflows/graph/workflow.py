@@ -12,7 +12,7 @@ of reports and blueprints (interventions' are in `interventions`, continue-as-ne
 every status change is the scheduler's.
 
 Determinism: no I/O, ids from `workflow.uuid4()`, time from `workflow.now()`; a change to the
-commands issued here must go behind `workflow.patched()` (recorded graph histories replay).
+commands issued here must go behind `versioning.patched()` (recorded graph histories replay).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionH
 from ..supervision.ports import Policy
 from ..supervision.requests import announced
 from ..supervision.supervisor import supervise
+from ..versioning import patched
 from . import view
 from .cel import Conditions
 from .children import Children
@@ -97,19 +98,19 @@ class TaskGraphWorkflow(
         )
         self.publish = self._chunks.publish
         self._interventions = self._supervisor.interventions
-        conditions = Conditions(numbers=workflow.patched(CEL_NUMBERS))
+        conditions = Conditions(numbers=patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
             self._state,
             conditions,
             workflow.now,
             max_running=self._config.max_running_tasks,
-            whole_instances=lambda: workflow.patched(WHOLE_INSTANCE_OUTPUTS),
+            whole_instances=lambda: patched(WHOLE_INSTANCE_OUTPUTS),
         )
         run = GraphRun(self.owner_id, self._config, self._state, self._chunks, self._scheduler)
         self._relay = Relay(run)
         self._children = Children(run, self._record)
         self._gates = Gates(run, self._supervisor, self._gate_decided)
-        strict, reach = workflow.patched(DOOR_CHECKS), workflow.patched(GOTO_REACH)
+        strict, reach = patched(DOOR_CHECKS), patched(GOTO_REACH)
         self._plans = Plans(run, self._changed, strict=strict, reach=reach)
         self._rollbacks = Rollbacks(run, self._children, self._gates, self._act, self._step)
         self._tasks = TaskInterventions(run, self._rollbacks)
@@ -123,7 +124,7 @@ class TaskGraphWorkflow(
             show=self._show,
             intervene=self._intervene,
         )
-        self._whole_outputs = workflow.patched(WHOLE_OUTPUTS)
+        self._whole_outputs = patched(WHOLE_OUTPUTS)
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
         self._dirty = True

@@ -42,6 +42,7 @@ from ..stream.chunks import Publish
 from ..supervision.chat_reply import interpret_reply
 from ..supervision.checks import may_decide
 from ..supervision.requests import announced
+from ..versioning import patched
 from .outbox import ChannelOutbox
 
 SESSION_GRAPHS_PATCH = "sessions-run-graphs"
@@ -91,7 +92,7 @@ class SessionGraphs:
             GraphRunInput(config=config, blueprint=plan),
             id=workflow_id,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-            task_timeout=GRAPH_TASK_TIMEOUT if workflow.patched(GRAPH_TASK_TIMEOUT_PATCH) else None,
+            task_timeout=GRAPH_TASK_TIMEOUT if patched(GRAPH_TASK_TIMEOUT_PATCH) else None,
             static_summary=f"Graph of {len(plan.new_tasks)} tasks proposed in session {self._config.session_key}",
         )
         self._state.graph = workflow_id

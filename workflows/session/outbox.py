@@ -20,6 +20,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from ..stream.chunks import Publish
+from ..versioning import patched
 from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
@@ -116,7 +117,7 @@ class ChannelOutbox:
             text=f"⏫ `{request.interaction_id}` is still waiting for a decision; please decide:",
             mentions=list(request.escalate_to),
         )
-        if request.interaction_type != InteractionType.USER_INPUT and workflow.patched(ESCALATION_CARD_PATCH):
+        if request.interaction_type != InteractionType.USER_INPUT and patched(ESCALATION_CARD_PATCH):
             self._queue("card_update", interaction=request.model_copy(deep=True))
 
     def pending(self) -> bool:

@@ -36,6 +36,7 @@ from ..agent.host import LoopOutcome
 from ..supervision.audit import audit
 from ..supervision.ports import Surface
 from ..supervision.supervisor import Supervisor
+from ..versioning import patched
 
 TURN_CANCEL_PATCH = "turns-can-be-cancelled"
 """Patch id: a turn's agent loop runs as a task that `cancel_turn` can cancel."""
@@ -60,7 +61,7 @@ class Turn:
 
     async def run(self, loop: Coroutine[Any, Any, LoopOutcome]) -> LoopOutcome:
         """Run the turn's loop; `cancelled` when a person cancelled the turn."""
-        if not workflow.patched(TURN_CANCEL_PATCH):
+        if not patched(TURN_CANCEL_PATCH):
             return await loop
         self._task = asyncio.create_task(loop)
         try:

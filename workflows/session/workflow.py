@@ -8,7 +8,7 @@ the audit trail. The session completes after `idle_timeout_seconds` without mess
 continues-as-new (carrying state and stream) when the server suggests it.
 
 Determinism: no I/O, time from `workflow.now()`. A change that alters the commands this
-workflow issues must be gated with `workflow.patched()`; `tests/histories/` replays
+workflow issues must be gated with `versioning.patched()`; `tests/histories/` replays
 recorded runs on every test run to prove old histories still replay.
 """
 
@@ -49,6 +49,7 @@ from ..stream.chunks import Publish
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Channel, Channels, Policy
 from ..supervision.supervisor import supervise
+from ..versioning import patched
 from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
@@ -189,7 +190,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 max_turns=self._config.max_turns,
             )
         )
-        if outcome.kind == "plan" and outcome.plan is not None and workflow.patched(SESSION_GRAPHS_PATCH):
+        if outcome.kind == "plan" and outcome.plan is not None and patched(SESSION_GRAPHS_PATCH):
             outcome = await self._graphs.run(outcome.plan, message.sender_id)
             state.messages.append(
                 UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
@@ -198,23 +199,23 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             told(outcome, self._config.max_turns, self.publish, self._outbox, reply_to=self._reply_to)
         state.last_activity = workflow.now()
         state.turns_total += 1
-        if workflow.patched(EXPERIENCE_PATCH):
+        if patched(EXPERIENCE_PATCH):
             await remember(
                 experience_of(self.owner_id, self._state, self._config, message, outcome, workflow.now())
             )
-        if workflow.patched(BOUNDED_STATE_PATCH):
+        if patched(BOUNDED_STATE_PATCH):
             await bounds.let_go(self.owner_id, state)
 
     def _should_continue_as_new(self) -> bool:
         due = workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
         # Queued messages travel in the state: waiting for an empty inbox let a busy session's
         # history grow without bound (1,000 queued messages: one 28 MB run).
-        return due and (not self._state.inbox or workflow.patched(CONTINUE_WITH_INBOX_PATCH))
+        return due and (not self._state.inbox or patched(CONTINUE_WITH_INBOX_PATCH))
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
-        if workflow.patched(BOUNDED_STATE_PATCH):
+        if patched(BOUNDED_STATE_PATCH):
             up_to = await bounds.trim_stream(self.owner_id, self._state, self._chunks.snapshot())
             self._chunks.truncate(up_to)
         await self._chunks.continue_as_new(

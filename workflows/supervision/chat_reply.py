@@ -4,7 +4,7 @@ While an interaction is pending, the next message of its chat answers it instead
 reaching the agent. Confirm and cancel keywords are matched in Chinese and English;
 anything else, or a message with both kinds, is ambiguous and counts as a denial (safe).
 Pure and deterministic, so it runs inside workflow code. Changing the keyword sets changes
-how replays interpret recorded signals: gate such a change behind `workflow.patched()`.
+how replays interpret recorded signals: gate such a change behind `versioning.patched()`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ a person (its task was rolled back). Waiting also works after continue-as-new: t
 carries its own deadlines.
 
 Determinism: the order of what `open` and `wait_for` do (status upserts, timers) is part of
-recorded histories: gate a change behind `workflow.patched()`.
+recorded histories: gate a change behind `versioning.patched()`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
+from ..versioning import patched
 from . import metrics
 from .audit import audit
 from .checks import find_pending
@@ -85,7 +86,7 @@ QUESTION_STATUS_PATCH = "question-status"
 def waiting_status(pending: list[InteractionRequest]) -> SessionStatus:
     """What a run waiting for `pending` says: `waiting_input` when all it waits for are questions."""
     questions = all(request.interaction_type == InteractionType.USER_INPUT for request in pending)
-    if pending and questions and workflow.patched(QUESTION_STATUS_PATCH):
+    if pending and questions and patched(QUESTION_STATUS_PATCH):
         return SessionStatus.WAITING_INPUT
     return SessionStatus.WAITING_APPROVAL
 

@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import SupervisedState
 
 from ..stream.chunks import ChunkStream, Publish
+from ..versioning import begin
 from .decisions import Decisions
 from .grants import Grants
 from .interventions import Interventions
@@ -72,7 +73,9 @@ def supervise(
 ) -> tuple[ChunkStream, Supervisor]:
     """The wiring every supervised run does in `@workflow.init`: its chunk stream (continued from
     `stream`), the surface supervision reaches people through (`channel` is made from the stream's
-    publish; none: `Silent`), and its `Supervisor`."""
+    publish; none: `Silent`), and its `Supervisor`. It first decides the run's code versions
+    (`versioning.begin`), before the run can await anything."""
+    begin()
     chunks = ChunkStream(owner_id, state, stream)
     surface = Surface(
         publish=chunks.publish,

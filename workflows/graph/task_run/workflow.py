@@ -16,7 +16,7 @@ waits. A completed run is remembered in the experience index (its inputs as the 
 output as the answer); a failed or cancelled one is not.
 
 Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
-`workflow.patched()`; recorded graph histories replay them (`TASK_TIMEOUT_ACTIVE_PATCH`,
+`versioning.patched()`; recorded graph histories replay them (`TASK_TIMEOUT_ACTIVE_PATCH`,
 `TASK_EXPERIENCE_PATCH`).
 """
 
@@ -49,6 +49,7 @@ from ...identity.ids import interaction_prefix
 from ...supervision.handlers import StreamHandlers, SupervisionHandlers
 from ...supervision.ports import Policy
 from ...supervision.supervisor import supervise
+from ...versioning import patched
 from ..view import asks
 from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
 from .report import experience_of, report_of
@@ -152,14 +153,14 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
                 error=timed_out,
             )
         report = report_of(input, await loop, input.max_turns)
-        if report.status == "completed" and workflow.patched(TASK_EXPERIENCE_PATCH):
+        if report.status == "completed" and patched(TASK_EXPERIENCE_PATCH):
             record = experience_of(input, report, workflow.info().workflow_id, workflow.now())
             await remember(record, what=f"task {input.task_id!r} {self._run()}")
         return report
 
     async def _timed_out(self, loop: asyncio.Task[LoopOutcome], seconds: int) -> str | None:
         """Wait for the loop within `timeout_seconds`; why it failed when that ran out first."""
-        if workflow.patched(TASK_TIMEOUT_ACTIVE_PATCH):
+        if patched(TASK_TIMEOUT_ACTIVE_PATCH):
             if await WorkBudget(seconds, self._held).ran_out(loop.done):
                 return f"timed out after {seconds} s of work (timeout_seconds)"
             return None
