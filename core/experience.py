@@ -47,9 +47,14 @@ _SCHEMA = (
 _COLUMNS = "owner_id, turn, agent_id, asked_by, at, outcome, question, answer"
 
 
+_SEPARATORS = re.compile(r"[\s\x00-\x1f\x7f\"'`()*:^+\-.,;?!，。？！、]+")
+"""Between words: spaces, control characters (a NUL would end an FTS5 string early), punctuation
+and FTS5 operators."""
+
+
 def words_of(query: str) -> list[str]:
-    """The words of free text (punctuation and FTS5 operators are separators), each once."""
-    return list(dict.fromkeys(word for word in re.split(r"[\s\"'`()*:^+\-.,;?!，。？！、]+", query) if word))
+    """The words of free text (see `_SEPARATORS`), each once."""
+    return list(dict.fromkeys(word for word in _SEPARATORS.split(query) if word))
 
 
 def match_expression(query: str) -> str | None:
