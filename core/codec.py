@@ -9,7 +9,7 @@ its data is a 12-byte nonce followed by the AES-GCM ciphertext (with its tag) of
 payload, serialized. The key id is authenticated as associated data, so a payload cannot be
 passed off as sealed with another key. Payloads not encrypted (written before keys were set)
 decode as they are. Every client and worker of a deployment needs the same keys; the Web UI
-reads payloads through the API's codec server (`api/codec.py`).
+reads payloads through the API's codec server (`api/routes/codec.py`).
 """
 
 from __future__ import annotations

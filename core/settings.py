@@ -59,8 +59,8 @@ class TemporalSettings(_Group):
         gt=0,
         validation_alias=env("workflow_slots", "SYNAPSE_WORKFLOW_SLOTS"),
         description="Workflow tasks a worker runs at once; 8 per CPU when unset. Workflow code "
-        "shares one interpreter lock, so more only slows each one: past 2 s a task counts as "
-        "deadlocked and is retried.",
+        "shares one interpreter lock, so more only slows each one (an activation past 30 s "
+        "counts as deadlocked).",
     )
     cached_workflows: int | None = Field(
         default=None,
@@ -133,7 +133,8 @@ class ApiSettings(_Group):
     keys: str | None = Field(
         default=None,
         validation_alias=env("keys", "SYNAPSE_API_KEYS"),
-        description="`key:principal:role` entries separated by commas; when set, every request needs "
+        description="`sha256:<hex>:principal:role` entries (from `synapse keys new`; the older "
+        "`key:principal:role` still works, with a warning) separated by commas; when set, every request needs "
         "`Authorization: Bearer <key>` (roles: viewer, operator, approver, admin).",
     )
     decision_wait_seconds: float = Field(

@@ -11,7 +11,7 @@ STATUS = SearchAttributeKey.for_keyword("SynapseStatus")
 PENDING = SearchAttributeKey.for_int("SynapsePending")
 """Number of interactions waiting for a person."""
 CHANNEL = SearchAttributeKey.for_keyword("SynapseChannel")
-"""Channel the session belongs to: http, lark, cli."""
+"""Channel the session belongs to: http, lark, dingtalk, cli."""
 ASSIGNEE = SearchAttributeKey.for_keyword("SynapseAssignee")
 """The agent (`Agent:<name>`) or group running the work."""
 
