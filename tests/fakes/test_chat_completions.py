@@ -34,12 +34,12 @@ async def test_scripted_tool_calls_then_text(fake: FakeChatCompletions) -> None:
         first = await llm.chat.completions.create(
             model="m1",
             messages=[{"role": "user", "content": "hi"}],
-            tools=tools,  # type: ignore[arg-type]
+            tools=tools,
         )
         second = await llm.chat.completions.create(model="m2", messages=[{"role": "user", "content": "hi"}])
 
     calls = first.choices[0].message.tool_calls or []
-    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [  # type: ignore[union-attr]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
         ("call_a", "sql", '{"sql": "SELECT 1"}'),
         ("call_b", "terminal", '{"command": "ls"}'),
     ]
@@ -100,8 +100,8 @@ async def test_default_responder_follows_the_demo_rules(fake: FakeChatCompletion
         )
 
     [call] = sql.choices[0].message.tool_calls or []
-    assert call.function.name == "sql"  # type: ignore[union-attr]
-    assert json.loads(call.function.arguments) == {"sql": "SELECT * FROM orders"}  # type: ignore[union-attr]
+    assert call.function.name == "sql"
+    assert json.loads(call.function.arguments) == {"sql": "SELECT * FROM orders"}
     assert chat.choices[0].message.content == "You said: hello"
     assert done.choices[0].message.content == "Done: 1 row"
 
