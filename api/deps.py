@@ -21,7 +21,16 @@ from core.settings import Settings
 
 from .sse import StreamHub
 
-_bearer = HTTPBearer(auto_error=False)
+_BEARERS = {
+    role: HTTPBearer(
+        auto_error=False,
+        scheme_name=role.name,
+        description=f"An API key of role `{role.name}` or higher (`SYNAPSE_API_KEYS`), as "
+        "`Authorization: Bearer <key>`.",
+    )
+    for role in Role
+}
+"""One security scheme per role, so the OpenAPI document names the role each operation needs."""
 
 
 def _kept(name: str) -> Callable[[Request], Any]:
@@ -64,7 +73,7 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
 
     async def caller(
         request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        credentials: HTTPAuthorizationCredentials | None = Depends(_BEARERS[role]),  # noqa: B008 - the role's own scheme
     ) -> Caller:
         keys: ApiKeys | None = request.app.state.api_keys
         if keys is None:

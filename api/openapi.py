@@ -5,6 +5,8 @@ FastAPI documents what routes declare; this completes it from what the app does 
   `HTTPValidationError` is never what we answer, so it is replaced;
 - 401/403 appear, with the bearer security scheme, only when API keys are on (otherwise no
   request needs `Authorization`, and the document says so);
+- each operation says which role it needs: its security scheme is named after the role
+  (`deps.require`), and `x-synapse-role` and a line of its description say it, with keys off too;
 - 413 on every POST (`api/limits.py`), 422 wherever there is input, 404/409/503 on session
   routes (no such session; a state conflict; Temporal busy or unreachable), 503 on artifact
   routes (the artifact storage unreachable).
@@ -51,10 +53,25 @@ def _statuses(method: str, path: str, operation: dict[str, Any], keys_on: bool) 
     return statuses
 
 
+def _name_role(operation: dict[str, Any], keys_on: bool) -> None:
+    """`x-synapse-role` and a description line from the operation's security scheme (a role)."""
+    names = [name for requirement in operation.get("security", []) for name in requirement]
+    if not names:
+        return
+    role = names[0]
+    operation["x-synapse-role"] = role
+    needs = f"Needs an API key of role `{role}` or higher."
+    if not keys_on:
+        needs = f"With API keys on (`SYNAPSE_API_KEYS`), this needs a key of role `{role}` or higher."
+    description = operation.get("description")
+    operation["description"] = f"{description}\n\n{needs}" if description else needs
+
+
 def complete(document: dict[str, Any], keys_on: bool) -> dict[str, Any]:
     """The document with every error status and the one error body (in place; returned)."""
     for path, item in document.get("paths", {}).items():
         for method, operation in item.items():
+            _name_role(operation, keys_on)
             if not keys_on:
                 operation.pop("security", None)
             responses: dict[str, Any] = operation.setdefault("responses", {})

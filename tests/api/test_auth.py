@@ -105,3 +105,38 @@ def test_keys_in_clear_still_work_but_are_counted() -> None:
 def test_keys_new_refuses_a_principal_it_cannot_store(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys", "new", "a:b", "viewer"]) == 2
     assert "without `:` or `,`" in capsys.readouterr().err
+
+
+ROLE_KEYS = {Role.viewer: "k-view", Role.operator: "k-op", Role.approver: "k-ok"}
+
+
+async def test_every_operation_documents_the_role_it_enforces(client: Client, settings: Settings) -> None:
+    """The OpenAPI document names each operation's role (its security scheme, `x-synapse-role`, a
+    line of its description); a key one role short gets 403 naming it, a key of that role gets in."""
+    app = create_app(
+        settings.model_copy(update={"api": settings.api.model_copy(update={"keys": KEYS})}), client=client
+    )
+    async with serve(app) as http:
+        document = (await http.get("/openapi.json")).json()
+        operations = [
+            (method, path.replace("{", "").replace("}", ""), operation)
+            for path, item in document["paths"].items()
+            for method, operation in item.items()
+        ]
+        open_ones = sorted(path for _m, path, operation in operations if "x-synapse-role" not in operation)
+        assert open_ones == ["/healthz", "/readyz"], "only the probes need no key"
+        for method, path, operation in operations:
+            if path in open_ones:
+                continue
+            role = Role[operation["x-synapse-role"]]
+            assert operation["security"] == [{role.name: []}]
+            assert f"role `{role.name}` or higher" in operation["description"]
+            if role > Role.viewer:
+                short = await http.request(method, path, headers=bearer(ROLE_KEYS[Role(role - 1)]))
+                assert short.status_code == 403, (method, path, short.text)
+                assert f"needs {role.name} or higher" in short.json()["detail"]
+            else:
+                assert (await http.request(method, path)).status_code == 401, (method, path)
+            if role in ROLE_KEYS and not path.endswith("/events"):
+                enough = await http.request(method, path, headers=bearer(ROLE_KEYS[role]))
+                assert enough.status_code not in (401, 403), (method, path, enough.text)
