@@ -58,6 +58,7 @@ ERROR_DESCRIPTIONS: dict[int, str] = {
     409: "The request conflicts with the current state (already decided, already paused, closed).",
     413: "Something is larger than its configured limit; the detail names the limit and the size.",
     422: "A field is invalid; `errors` lists each one.",
+    429: "The caller made more requests than `SYNAPSE_RATE_LIMIT` allows; retry after `Retry-After` seconds.",
     503: "Temporal had no room for the command in time, is unreachable, or no worker answered for the "
     "session in time (or the artifact storage is unreachable); nothing was applied. Retry after "
     "`Retry-After` seconds.",

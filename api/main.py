@@ -37,6 +37,7 @@ from .errors import (
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .metrics import ApiMetrics, RequestMetrics
+from .rate_limits import RateLimits, TokenBuckets
 from .routes import (
     access,
     artifacts,
@@ -122,6 +123,8 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         return limits.max_request_bytes, "SYNAPSE_MAX_REQUEST_BYTES", hint
 
     app.add_middleware(BodyLimit, limit_for=body_limit)
+    if settings.api.rate_limit is not None:  # before anything is read; metrics still count the 429s
+        app.add_middleware(RateLimits, buckets=TokenBuckets(settings.api.rate_limit, settings.api.rate_burst))
     app.add_middleware(RequestMetrics, metrics=app.state.metrics)
     codec = settings.temporal.codec()
     if codec is not None:  # the Web UI reads encrypted payloads through the codec server
@@ -156,7 +159,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         from .dingtalk import routes as dingtalk
 
         dingtalk.install(app, settings)
-    openapi.install(app, keys_on=api_keys is not None)
+    openapi.install(app, keys_on=api_keys is not None, rate_limited=settings.api.rate_limit is not None)
     docs.install(app)
     console.install(app)
     return app

@@ -7,6 +7,7 @@ FastAPI documents what routes declare; this completes it from what the app does 
   request needs `Authorization`, and the document says so);
 - each operation says which role it needs: its security scheme is named after the role
   (`deps.require`), and `x-synapse-role` and a line of its description say it, with keys off too;
+- 429 on every operation when rate limits are on (`api/rate_limits.py`);
 - 413 on every POST (`api/limits.py`), 422 wherever there is input, 404/409/503 on session
   routes (no such session; a state conflict; Temporal busy or unreachable), 503 on artifact
   routes (the artifact storage unreachable).
@@ -28,8 +29,10 @@ ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 FASTAPI_VALIDATION_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
-def _statuses(method: str, path: str, operation: dict[str, Any], keys_on: bool) -> set[int]:
-    statuses: set[int] = set()
+def _statuses(
+    method: str, path: str, operation: dict[str, Any], keys_on: bool, rate_limited: bool
+) -> set[int]:
+    statuses: set[int] = {429} if rate_limited else set()
     if operation.get("parameters") or operation.get("requestBody"):
         statuses.add(422)
     if method == "post":
@@ -67,7 +70,7 @@ def _name_role(operation: dict[str, Any], keys_on: bool) -> None:
     operation["description"] = f"{description}\n\n{needs}" if description else needs
 
 
-def complete(document: dict[str, Any], keys_on: bool) -> dict[str, Any]:
+def complete(document: dict[str, Any], keys_on: bool, rate_limited: bool = False) -> dict[str, Any]:
     """The document with every error status and the one error body (in place; returned)."""
     for path, item in document.get("paths", {}).items():
         for method, operation in item.items():
@@ -75,7 +78,7 @@ def complete(document: dict[str, Any], keys_on: bool) -> dict[str, Any]:
             if not keys_on:
                 operation.pop("security", None)
             responses: dict[str, Any] = operation.setdefault("responses", {})
-            for code in _statuses(method, path, operation, keys_on):
+            for code in _statuses(method, path, operation, keys_on, rate_limited):
                 responses.setdefault(str(code), {"description": ERROR_DESCRIPTIONS[code]})
             for status, response in responses.items():
                 if status.isdigit() and int(status) >= 400:
@@ -92,7 +95,7 @@ def complete(document: dict[str, Any], keys_on: bool) -> dict[str, Any]:
     return document
 
 
-def install(app: FastAPI, *, keys_on: bool) -> None:
+def install(app: FastAPI, *, keys_on: bool, rate_limited: bool = False) -> None:
     """Serve the completed document at `/openapi.json` (built once)."""
 
     def openapi() -> dict[str, Any]:
@@ -100,7 +103,7 @@ def install(app: FastAPI, *, keys_on: bool) -> None:
             document = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
-            app.openapi_schema = complete(document, keys_on)
+            app.openapi_schema = complete(document, keys_on, rate_limited)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

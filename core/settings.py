@@ -124,6 +124,20 @@ class TemporalSettings(_Group):
 class ApiSettings(_Group):
     """The HTTP API: where it listens, who may call it, how long it waits."""
 
+    rate_limit: float | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=env("rate_limit", "SYNAPSE_RATE_LIMIT"),
+        description="Requests a second each caller (API key, else client address) may make to one "
+        "API process; past it, 429 with `Retry-After`. Off when unset.",
+    )
+    rate_burst: int = Field(
+        default=100,
+        ge=1,
+        validation_alias=env("rate_burst", "SYNAPSE_RATE_BURST"),
+        description="Requests a caller may make at once before `SYNAPSE_RATE_LIMIT` paces it.",
+    )
+
     host: str = Field(
         default="127.0.0.1",
         validation_alias=env("host", "SYNAPSE_API_HOST"),
