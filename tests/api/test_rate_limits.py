@@ -76,7 +76,7 @@ async def test_a_caller_past_its_rate_gets_429_and_others_still_get_in(
     client: Client, settings: Settings
 ) -> None:
     limited = settings.model_copy(
-        update={"api": ApiSettings(rate_limit=0.5, rate_burst=3, keys="k-a:ann:viewer,k-b:bob:viewer")}
+        update={"api": ApiSettings(rate_limit=0.01, rate_burst=3, keys="k-a:ann:viewer,k-b:bob:viewer")}
     )
     app = create_app(limited, client=client)
     async with serve(app) as http:
@@ -84,8 +84,8 @@ async def test_a_caller_past_its_rate_gets_429_and_others_still_get_in(
         assert [(await http.get("/me", headers=ann)).status_code for _ in range(3)] == [200, 200, 200]
         refused = await http.get("/me", headers=ann)
         assert refused.status_code == 429
-        assert refused.headers["Retry-After"] == "2"
-        assert "at most 0.5 a second in bursts of 3" in refused.json()["detail"]
+        assert 90 < int(refused.headers["Retry-After"]) <= 100, "a token is due 100 s after the burst began"
+        assert "at most 0.01 a second in bursts of 3" in refused.json()["detail"]
         assert (await http.get("/me", headers={"Authorization": "Bearer k-b"})).status_code == 200
         anonymous = [(await http.get("/healthz")).status_code for _ in range(4)]
         assert anonymous == [200, 200, 200, 429], "without a key, the address is the caller"
