@@ -9,10 +9,10 @@ variable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .calls.sizes import TooLarge
@@ -40,7 +40,8 @@ class BodyLimit:
         limit, variable, hint = self.limit_for(scope["method"], scope["path"])
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _refuse(send, TooLarge("the request body", int(declared), limit, variable, hint))
+            refused = TooLarge("the request body", int(declared), limit, variable, hint)
+            await JSONResponse({"detail": str(refused)}, status_code=413)(scope, receive, send)
             return
         seen = 0
 
@@ -55,15 +56,3 @@ class BodyLimit:
             return message
 
         await self.app(scope, counted, send)
-
-
-async def _refuse(send: Send, err: TooLarge) -> None:
-    body = json.dumps({"detail": str(err)}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

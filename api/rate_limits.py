@@ -9,13 +9,13 @@ per API process: behind a load balancer of N processes a caller gets up to N tim
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 CALLERS_KEPT = 10_000
@@ -78,16 +78,5 @@ class RateLimits:
             f"too many requests: at most {self.buckets.rate:g} a second in bursts of {self.buckets.burst} "
             f"per caller (SYNAPSE_RATE_LIMIT, SYNAPSE_RATE_BURST); retry after {retry_after} s"
         )
-        body = json.dumps({"detail": detail}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 429,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", str(retry_after).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        headers = {"Retry-After": str(retry_after)}
+        await JSONResponse({"detail": detail}, status_code=429, headers=headers)(scope, receive, send)
