@@ -42,7 +42,11 @@ async def running(app: Any, *, send_buffer: int | None = None) -> AsyncIterator[
     `send_buffer` fixes the kernel send buffer of every connection (no autotuning), as a slow
     network between the server and its clients would.
     """
-    listener = socket.socket()
+    # IPPROTO_TCP, not the default 0: asyncio turns Nagle's algorithm off only on sockets whose
+    # protocol says TCP, and accepted sockets inherit the listener's. With 0, every request after
+    # the first on a kept-alive connection waited out the client's 40 ms delayed ACK (`synapse api`
+    # binds through uvicorn, which asks asyncio for a TCP socket, and never had the delay).
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     if send_buffer is not None:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)  # accepted sockets inherit it
