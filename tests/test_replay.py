@@ -30,11 +30,15 @@ def test_there_are_histories_to_replay() -> None:
         assert any(name.startswith(f"{graph}.") for name in names), f"a recorded {graph} history"
 
 
-@pytest.mark.parametrize(
-    "history",
-    [WorkflowHistory.from_json(WORKFLOW_IDS.get(p.stem, p.stem), p.read_text()) for p in HISTORIES],
-    ids=[p.stem for p in HISTORIES],
-)
-async def test_history_replays(history: WorkflowHistory) -> None:
-    result = await replayer(pydantic_data_converter).replay_workflow(history, raise_on_replay_failure=True)
+def recorded(path: Path) -> WorkflowHistory:
+    """The history in `path`: read by the test, not at collection (every parallel worker collects
+    every test, and parsing all of them took each a second)."""
+    return WorkflowHistory.from_json(WORKFLOW_IDS.get(path.stem, path.stem), path.read_text())
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_history_replays(path: Path) -> None:
+    result = await replayer(pydantic_data_converter).replay_workflow(
+        recorded(path), raise_on_replay_failure=True
+    )
     assert result.replay_failure is None

@@ -15,9 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import httpx
-from moto.server import ThreadedMotoServer
 
 from core.settings import ArtifactSettings
 
@@ -39,6 +37,8 @@ class FakeBucket:
 
     def client(self) -> Any:
         """A boto3 client of the server (to look at what was stored, as an operator would)."""
+        import boto3  # here, not at the top: every parallel test worker imports this module
+
         return boto3.client("s3", endpoint_url=self.endpoint_url, region_name=REGION)
 
     def keys(self) -> list[str]:
@@ -54,6 +54,8 @@ def s3_bucket() -> Iterator[FakeBucket]:
     Needs `CREDENTIALS` in the environment (the `s3` fixture sets them). moto keeps its objects
     in the process, not the server: the state is reset when the server stops.
     """
+    from moto.server import ThreadedMotoServer  # as boto3 above: only where a test uses it
+
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
