@@ -53,8 +53,8 @@ with keys on they answer everything they answer with keys off, plus 401 and 403.
 @pytest.mark.parametrize(
     ("keys", "phases"),
     [
-        pytest.param(False, "examples,fuzzing", id="keys-off", marks=pytest.mark.slow(seconds=50)),
-        pytest.param(True, FULL, id="keys-on", marks=pytest.mark.slow(seconds=165)),
+        pytest.param(False, "examples,fuzzing", id="keys-off", marks=pytest.mark.slow(seconds=20)),
+        pytest.param(True, FULL, id="keys-on", marks=pytest.mark.slow(seconds=40)),
     ],
 )
 async def test_schemathesis_finds_nothing(
