@@ -22,7 +22,7 @@ PYTEST_WORKERS ?= 6
 TIMED = start=$$(date +%s); trap '{ set +x; } 2>/dev/null; echo "time: $@ took $$(( $$(date +%s) - start )) s"' EXIT; set -x;
 
 .DEFAULT_GOAL := help
-.PHONY: help venv up test lint typecheck pytest schema bench bench-quick clean
+.PHONY: help venv up test lint typecheck pytest fuzz schema bench bench-quick clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -63,6 +63,11 @@ test: lint ## everything CI runs: lint, then types and tests side by side (each 
 	$(MAKE) --no-print-directory pytest; tested=$$?; \
 	wait $$checking; typed=$$?; cat $$types; rm -f $$types; \
 	[ $$tested -eq 0 ] && [ $$typed -eq 0 ]
+
+# Not part of `test`: minutes of schemathesis with random seeds, realistic ids, links followed, API
+# keys off and on (tests/api/fuzz). FUZZ_ARGS="--cases 50000 --seed 7 --keep" and so on.
+fuzz: venv ## schemathesis at length against the live app: 10,000 cases with keys off, 10,000 on
+	$(BIN)/python -m tests.api.fuzz $(FUZZ_ARGS)
 
 schema: venv ## write the JSON Schemas of the contracts to schemas/
 	$(BIN)/synapse schema $(SCHEMA_DIR)

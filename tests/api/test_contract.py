@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
 from pathlib import Path
 
@@ -25,12 +24,13 @@ from cli.main import main
 from core.settings import ApiSettings, Settings
 
 from ..support import running
+from .schemathesis_cli import run_schemathesis
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "contract-admin-key"
-EXAMPLES = "4"
+EXAMPLES = 4
 """Examples per operation and phase: with the coverage phase, every route's statuses in well
-under a minute (more find nothing new and cost minutes; run `schemathesis` by hand for those)."""
+under a minute (`make fuzz` runs thousands, with random seeds and realistic ids)."""
+SEED = 20261122
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +38,6 @@ def task_queue() -> str:
     """One task queue for both runs: the sessions the first run starts (schemathesis reuses keys
     such as "0") are still served by the worker of the second."""
     return f"tq-contract-{uuid.uuid4().hex[:8]}"
-
-
-def schemathesis_binary() -> str:
-    return str(Path(sys.executable).parent / "schemathesis")
 
 
 FULL = "examples,coverage,fuzzing"
@@ -62,41 +58,11 @@ async def test_schemathesis_finds_nothing(
 ) -> None:
     api = ApiSettings(keys=f"{KEY}:contract-admin:admin") if keys else ApiSettings()
     app = create_app(settings.model_copy(update={"api": api}), client=client)
-    async with running(app) as base_url:
-        auth = ["-H", f"Authorization: Bearer {KEY}"] if keys else []
-        process = await asyncio.create_subprocess_exec(
-            schemathesis_binary(),
-            "run",
-            f"{base_url}/openapi.json",
-            "--checks",
-            "all",
-            "--max-examples",
-            EXAMPLES,
-            "--phases",
-            phases,
-            # An event stream of a workflow that exists stays open until the workflow closes (days):
-            # each such case would only wait for the request timeout. The streams' statuses are
-            # tested directly (tests/api/test_sessions.py, test_graphs.py, test_many_watchers.py).
-            "--exclude-path-regex",
-            "/events$",
-            "--request-timeout",
-            "20",
-            # One worker: with two threads, hypothesis' ast.parse calls can meet CPython 3.11's
-            # "AST constructor recursion depth mismatch" (SystemError), which failed a CI run.
-            "--workers",
-            "1",
-            "--seed",
-            "20261122",
-            "--no-color",
-            *auth,
-            cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+    async with running(app) as base_url, asyncio.timeout(600):
+        run = await run_schemathesis(
+            base_url, phases=phases, examples=EXAMPLES, seed=SEED, key=KEY if keys else None
         )
-        output, _ = await asyncio.wait_for(process.communicate(), timeout=600)
-    report = output.decode(errors="replace")
-    assert process.returncode == 0, report[-20000:]
-    assert "No issues found" in report or "passed" in report, report[-5000:]
+    assert run.passed, run.report[-20000:]
 
 
 async def test_synapse_schema_writes_the_document_the_api_serves(
