@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .base import Contract
 
@@ -33,7 +33,7 @@ class LoopDirective(Contract):
         description="Blueprint task id whose output supplies the list to iterate over."
     )
     task_template: TaskDefinition = Field(description="The task run once per item.")
-    max_iterations: int | None = Field(
+    max_iterations: StrictInt | None = Field(
         default=None, description="Upper bound on the number of instances; no bound when unset."
     )
 
@@ -48,7 +48,9 @@ class TaskDirectives(Contract):
         default=None,
         description='What to do when the task fails, e.g. `{"type": "GOTO", "target_task_id": "..."}`.',
     )
-    timeout_seconds: int | None = Field(default=None, description="Bound on the task's run time, in seconds.")
+    timeout_seconds: StrictInt | None = Field(
+        default=None, description="Bound on the task's run time, in seconds."
+    )
     human_interaction: dict[str, Any] | None = Field(
         default=None, description="Gate the task behind a human approval (who, prompt, timeout)."
     )

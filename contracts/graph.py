@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .agents import AgentSpec
 from .artifacts import ArtifactRef
@@ -181,7 +181,7 @@ class GraphSubmission(Contract):
 
     blueprint: PlanBlueprint = Field(description="The tasks and edges to run.")
     approvers: list[str] | None = Field(default=None, description="Who may decide; anyone when omitted.")
-    approval_timeout_seconds: int | None = Field(
+    approval_timeout_seconds: StrictInt | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Default gate/approval wait; 300 s when omitted."
     )
     principal: str | None = Field(

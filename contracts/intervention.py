@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .base import Contract
 
@@ -18,7 +18,7 @@ class InterventionRequest(Contract):
         alias="target_task_id",
         description="Engine-assigned UUID of the task concerned (seed name `target_task_id`).",
     )
-    rollback_to_version: int | None = Field(
+    rollback_to_version: StrictInt | None = Field(
         default=None, description="Version whose inputs the re-run starts from (ROLLBACK_AND_MODIFY)."
     )
     new_input_data: dict[str, Any] | None = Field(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 
 from .base import Contract
 
@@ -19,7 +19,7 @@ class DecisionPolicy(Contract):
     approvers: list[str] | None = Field(
         default=None, description="Who may decide (None: the session's approvers; empty: anyone)."
     )
-    approvals_required: int = Field(
+    approvals_required: StrictInt = Field(
         default=1,
         ge=1,
         le=2,
@@ -30,10 +30,12 @@ class DecisionPolicy(Contract):
         default_factory=list,
         description="Who is asked too when nobody decided after `escalate_after_seconds` (they may decide).",
     )
-    escalate_after_seconds: int | None = Field(
+    escalate_after_seconds: StrictInt | None = Field(
         default=None, gt=0, description="When to escalate (None: half the approval timeout)."
     )
-    allow_grants: bool = Field(default=True, description="False: an approval may not grant later calls.")
+    allow_grants: StrictBool = Field(
+        default=True, description="False: an approval may not grant later calls."
+    )
 
 
 def policy_for(tool_id: str, *layers: dict[str, DecisionPolicy]) -> DecisionPolicy:

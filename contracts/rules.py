@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from .base import Contract
 
@@ -63,7 +63,7 @@ class RuleMatch(Contract):
         description="The argument's whole value: `*` stands for any text, `\\*` for a star itself; a "
         "star in a call's argument is only ever a star.",
     )
-    writes: bool | None = Field(
+    writes: StrictBool | None = Field(
         default=None,
         description="True: every call the tool itself would ask for (it may change something: a SQL "
         "write, a shell command not known to be read-only).",

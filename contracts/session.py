@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .agents import AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
@@ -95,10 +95,10 @@ class CreateSessionRequest(Contract):
     approvers: list[str] | None = Field(
         default=None, description="Principals who may approve; anyone when omitted."
     )
-    approval_timeout_seconds: int | None = Field(
+    approval_timeout_seconds: StrictInt | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Approval timeout; 300 s by default."
     )
-    question_timeout_seconds: int | None = Field(
+    question_timeout_seconds: StrictInt | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Question timeout; 3600 s by default."
     )
     policies: dict[str, DecisionPolicy] | None = Field(

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from .base import Contract
 from .messages import UniversalMessage
@@ -133,7 +133,7 @@ class InteractionDecision(Contract):
     interaction_id: str | None = Field(
         default=None, description="The interaction answered; may be omitted (the path names it)."
     )
-    approved: bool | None = Field(
+    approved: StrictBool | None = Field(
         default=None,
         description="True to approve, false to deny (or decline a question). Required for tool approvals "
         "and confirmations; a question answered with `response_data.text` may leave it out.",

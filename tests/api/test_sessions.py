@@ -207,6 +207,42 @@ async def test_bad_bodies_and_keys_are_422_never_500(http: httpx.AsyncClient) ->
     assert (await http.post(f"/sessions/{new_key()}/pause")).status_code == 404
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/sessions", {"question_timeout_seconds": True}, "question_timeout_seconds"),
+        ("/sessions", {"approval_timeout_seconds": "60"}, "approval_timeout_seconds"),
+        ("/sessions", {"policies": {"sql": {"approvals_required": True}}}, "approvals_required"),
+        ("/sessions", {"policies": {"sql": {"allow_grants": "no"}}}, "allow_grants"),
+        ("/rules", {"tool": "sql", "decision": "allow", "match": {"writes": 0}}, "writes"),
+        (
+            "/graphs",
+            {"blueprint": {"new_tasks": [{"task_id": "a", "directives": {"timeout_seconds": True}}]}},
+            "timeout_seconds",
+        ),
+    ],
+)
+async def test_numbers_and_switches_must_be_json_numbers_and_booleans(
+    http: httpx.AsyncClient, path: str, body: dict[str, Any], field: str
+) -> None:
+    """`true` is not 1 and "60" is not 60: what the schema calls an integer or a boolean is taken
+    only as one (pydantic alone would convert them; `make fuzz` found it)."""
+    refused = await http.post(path, json=body)
+    assert refused.status_code == 422, refused.text
+    assert field in refused.json()["detail"]
+
+
+async def test_a_decision_of_1_is_refused_and_the_request_still_waits(http: httpx.AsyncClient) -> None:
+    key = new_key()
+    interaction_id = (await ask_for_delete(http, key)).metadata["interaction_id"]
+    for approved in (1, "true", "yes"):
+        refused = await decide(http, key, interaction_id, approved=approved)
+        assert refused.status_code == 422 and "approved" in refused.json()["detail"], refused.text
+    session = (await http.get(f"/sessions/{key}")).json()
+    assert [p["interaction_id"] for p in session["pending_interactions"]] == [interaction_id]
+    assert (await decide(http, key, interaction_id, approved=True)).status_code == 200
+
+
 async def test_an_unknown_agent_is_refused_at_submission(http: httpx.AsyncClient) -> None:
     response = await http.post("/sessions", json={"agent_id": "Agent:ghost"})
     assert response.status_code == 422
