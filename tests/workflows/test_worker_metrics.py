@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from dataclasses import dataclass
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 from temporalio.client import Client
@@ -16,6 +19,7 @@ from core.connect import metrics_runtime
 from core.settings import Settings, TemporalSettings
 from tests.conftest import assert_eventually
 from tests.support import free_port
+from tests.workflows.graph.flows import edge, finished, start_graph, statuses, task
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -23,25 +27,46 @@ from workflows.session import SessionWorkflow
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
 
-async def test_the_worker_serves_synapse_and_sdk_metrics(client: Client, settings: Settings) -> None:
+@dataclass
+class Metered:
+    """A client whose runtime serves Prometheus metrics at `address`, and its worker's settings."""
+
+    client: Client
+    settings: Settings
+    address: str
+
+    async def scraped(self) -> list[Sample]:
+        async with httpx.AsyncClient() as http:
+            text = (await http.get(f"http://{self.address}/metrics")).text
+        return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
+
+
+@pytest.fixture
+async def metered(client: Client, settings: Settings) -> Metered:
     address = f"127.0.0.1:{free_port()}"
     temporal = TemporalSettings(task_queue=settings.temporal.task_queue, worker_metrics_address=address)
     measured = settings.model_copy(update={"temporal": temporal})
     runtime = metrics_runtime(measured)
     assert runtime is not None
-    metered = await Client.connect(
+    connected = await Client.connect(
         client.service_client.config.target_host,
         namespace=client.namespace,
         data_converter=client.data_converter,
         runtime=runtime,
     )
+    return Metered(connected, measured, address)
+
+
+async def test_the_worker_serves_synapse_and_sdk_metrics(metered: Metered) -> None:
+    temporal, measured, scraped = metered.settings.temporal, metered.settings, metered.scraped
+    metered_client = metered.client
     key = f"metrics-{uuid.uuid4().hex[:8]}"
-    async with build_worker(metered, measured):
+    async with build_worker(metered_client, measured):
         message = InboundMessage(content=DELETE_CANCELLED, sender_id="alice", chat_id="t")
         await session_calls.send_message(
-            metered, temporal.task_queue, SessionConfig(session_key=key), message
+            metered_client, temporal.task_queue, SessionConfig(session_key=key), message
         )
-        handle = metered.get_workflow_handle(session_workflow_id(key))
+        handle = metered_client.get_workflow_handle(session_workflow_id(key))
 
         async def pending() -> int:
             return len((await handle.query(SessionWorkflow.get_status)).pending_interactions)
@@ -52,11 +77,6 @@ async def test_the_worker_serves_synapse_and_sdk_metrics(client: Client, setting
             InteractionResponse(interaction_id="tool_1", approved=True, principal="bob", channel="http"),
         )
 
-        async def scraped() -> list[Sample]:
-            async with httpx.AsyncClient() as http:
-                text = (await http.get(f"http://{address}/metrics")).text
-            return [sample for family in text_string_to_metric_families(text) for sample in family.samples]
-
         found = await assert_eventually(
             scraped, lambda m: value(m, "synapse_tool_runs_total") == 1, what="the tool run counted"
         )
@@ -66,6 +86,24 @@ async def test_the_worker_serves_synapse_and_sdk_metrics(client: Client, setting
     assert value(found, "synapse_approval_wait_seconds_count", outcome="approved") == 1
     assert value(found, "synapse_tool_runs_total", tool="sql", ok="true") == 1
     assert any(sample.name.startswith("temporal_") for sample in found), "the SDK's own metrics too"
+
+
+async def test_graph_tasks_are_counted_once_by_the_status_they_end_in(metered: Metered) -> None:
+    blueprint = {
+        "new_tasks": [task("a"), task("b", input_data={"fail": "card declined"}), task("c")],
+        "new_edges": [edge("a", "b"), edge("b", "c")],
+    }
+    async with build_worker(metered.client, metered.settings):
+        handle = await start_graph(metered.client, metered.settings.temporal.task_queue, blueprint)
+        ended = Counter(statuses(await finished(handle)).values())
+        assert ended == {"completed": 1, "failed": 1, "skipped": 1}
+        found = await assert_eventually(
+            metered.scraped,
+            lambda m: value(m, "synapse_graph_tasks_total", status="skipped") == 1,
+            what="the skipped task counted",
+        )
+    for status, count in ended.items():
+        assert value(found, "synapse_graph_tasks_total", status=status) == count, status
 
 
 def value(samples: list[Sample], name: str, **labels: str) -> float:

@@ -49,6 +49,7 @@ from .failsafe import answered_as_failure
 from .gates import Gates
 from .interventions import InterventionHandlers, TaskInterventions
 from .lifecycle import Lifecycle
+from .metrics import TaskCounter
 from .plans import Plans
 from .queries import GraphQueries
 from .relay import Relay
@@ -81,6 +82,7 @@ class TaskGraphWorkflow(
         now = workflow.now()
         self._state = input.state or GraphState(created_at=now, last_activity=now)
         self._web_ui = view.WebUI(self.owner_id, self._config, self._state)
+        self._task_counter = TaskCounter(self._state)
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
             approvers=list(self._config.approvers),
@@ -296,3 +298,4 @@ class TaskGraphWorkflow(
 
     def _show(self, _status: str = "") -> None:
         self._web_ui.show()
+        self._task_counter.count()
