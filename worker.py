@@ -67,7 +67,9 @@ a longer limit only makes a real deadlock's report come later.
 WORKFLOWS: Sequence[type] = (SessionWorkflow, TaskGraphWorkflow, AgentTaskWorkflow)
 
 WORKFLOW_RUNNER = SandboxedWorkflowRunner(
-    restrictions=SandboxRestrictions.default.with_passthrough_modules("workflows", "contracts", "celpy")
+    restrictions=SandboxRestrictions.default.with_passthrough_modules(
+        "workflows", "contracts", "celpy", "opentelemetry"
+    )
 )
 """The sandbox still checks every run, but our own workflow modules are imported once.
 
@@ -223,6 +225,7 @@ def allow_slow_activations(worker: Worker, seconds: float = DEADLOCK_SECONDS) ->
 async def run_worker(settings: Settings) -> None:
     """Connect and run the worker until cancelled (a chat channel that cannot work stops it first)."""
     from core.connect import connect_client, metrics_runtime
+    from core.tracing import Tracing
 
     settings.dingtalk.check()
     tools = ToolActivities(settings)
@@ -230,14 +233,21 @@ async def run_worker(settings: Settings) -> None:
     if settings.lark.enabled:
         # lark-oapi takes ~7 s to import here; pay it at start, not on the first card.
         await asyncio.to_thread(importlib.import_module, "lark_oapi")
-    client = await connect_client(settings, runtime=metrics_runtime(settings))
+    tracing = Tracing.from_env("synapse-worker")
+    client = await connect_client(settings, runtime=metrics_runtime(settings), tracing=tracing)
     if settings.temporal.worker_metrics_address:
         log.info("worker metrics at http://%s/metrics", settings.temporal.worker_metrics_address)
+    if tracing is not None:
+        log.info("worker traces to the OTLP endpoint of OTEL_EXPORTER_OTLP_*")
     worker = build_worker(client, settings, tools=tools)
     log.info(
         "worker polling task queues %r and %r (its own)", settings.temporal.task_queue, worker.worker_queue
     )
-    await worker.run()
+    try:
+        await worker.run()
+    finally:
+        if tracing is not None:
+            tracing.shutdown()
 
 
 if __name__ == "__main__":

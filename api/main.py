@@ -22,6 +22,7 @@ from core.experience import ExperienceIndex
 from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
+from core.tracing import Tracing
 
 from . import console, docs, openapi
 from .calls.errors import CallError
@@ -53,6 +54,7 @@ from .routes import (
 )
 from .routes import codec as codec_routes
 from .sse import StreamHub
+from .tracing import RequestSpans
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +64,14 @@ Send a message to a session, watch its events, approve or deny the tool calls it
 Every session is a Temporal workflow (`session:<key>`) you can inspect in the Web UI."""
 
 
-def create_app(settings: Settings | None = None, client: Client | None = None) -> FastAPI:
-    """The API. Connects to Temporal in the lifespan unless a client is given (tests)."""
+def create_app(
+    settings: Settings | None = None, client: Client | None = None, tracing: Tracing | None = None
+) -> FastAPI:
+    """The API. Connects to Temporal in the lifespan unless a client is given (tests, whose client
+    carries `tracing`'s interceptor if they trace); traces when the OTLP variables say so."""
     settings = settings or Settings()
+    if tracing is None and client is None:
+        tracing = Tracing.from_env("synapse-api")
     api_keys = parse_api_keys(settings.api.keys) if settings.api.keys else None
     if api_keys is not None and api_keys.in_clear:
         log.warning(
@@ -80,7 +87,7 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
         else:
             from core.connect import connect_client
 
-            app.state.client = await connect_client(settings)
+            app.state.client = await connect_client(settings, tracing=tracing)
         app.state.hub = StreamHub(
             app.state.client,
             client_buffer=settings.api.sse_client_buffer,
@@ -91,6 +98,8 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
             yield
         finally:
             await app.state.hub.close()
+            if tracing is not None and client is None:
+                tracing.shutdown()
 
     app = FastAPI(
         title="Synapse",
@@ -126,6 +135,8 @@ def create_app(settings: Settings | None = None, client: Client | None = None) -
     if settings.api.rate_limit is not None:  # before anything is read; metrics still count the 429s
         app.add_middleware(RateLimits, buckets=TokenBuckets(settings.api.rate_limit, settings.api.rate_burst))
     app.add_middleware(RequestMetrics, metrics=app.state.metrics)
+    if tracing is not None:
+        app.add_middleware(RequestSpans, tracer=tracing.tracer)
     codec = settings.temporal.codec()
     if codec is not None:  # the Web UI reads encrypted payloads through the codec server
         app.state.codec = codec

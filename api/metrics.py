@@ -14,10 +14,12 @@ from __future__ import annotations
 import time
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from contracts import InteractionOutcome
 from workflows.supervision.metrics import outcome_label
+
+from .asgi import ResponseStatus
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -68,19 +70,12 @@ class RequestMetrics:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
-
-        async def sent(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
+        sent = ResponseStatus(send)
         try:
             await self.app(scope, receive, sent)
         finally:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = str(scope["method"])
-            self.metrics.requests.labels(method, route, str(status)).inc()
+            self.metrics.requests.labels(method, route, str(sent.status)).inc()
             if not route.endswith("/events"):
                 self.metrics.latency.labels(method, route).observe(time.perf_counter() - started)

@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 
 from .artifacts import ArtifactStore, data_converter
 from .settings import Settings
+from .tracing import Tracing
 
 HOW_TO_CHOOSE = (
     "set TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, TEMPORAL_API_KEY) or a TEMPORAL_PROFILE, "
@@ -77,7 +78,11 @@ def metrics_runtime(settings: Settings) -> Runtime | None:
 
 
 async def connect_client(
-    settings: Settings | None = None, *, env: Mapping[str, str] | None = None, runtime: Runtime | None = None
+    settings: Settings | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    runtime: Runtime | None = None,
+    tracing: Tracing | None = None,
 ) -> Client:
     """Connect a Temporal client with Synapse's data converter.
 
@@ -89,6 +94,8 @@ async def connect_client(
         settings: Synapse settings (defaults read from `SYNAPSE_*`).
         env: Environment to resolve the connection from instead of `os.environ`.
         runtime: The SDK runtime (a worker's, with its metrics); the default one when None.
+        tracing: OpenTelemetry tracing (`core/tracing.py`): its interceptor traces the client's
+            calls and every worker built on the client.
 
     Returns:
         A connected client.
@@ -100,7 +107,12 @@ async def connect_client(
     settings = settings or Settings()
     config = connect_config(settings, env)
     try:
-        return await Client.connect(**config, data_converter=synapse_converter(settings), runtime=runtime)
+        return await Client.connect(
+            **config,
+            data_converter=synapse_converter(settings),
+            runtime=runtime,
+            interceptors=tracing.interceptors() if tracing else [],
+        )
     except (RuntimeError, RPCError) as err:  # the SDK raises RuntimeError on a failed connect
         address, namespace = config["target_host"], config["namespace"]
         raise ConnectError(
