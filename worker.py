@@ -251,8 +251,11 @@ async def run_worker(settings: Settings) -> None:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from core.logs import configure_logging
+
+    settings = Settings()
+    configure_logging(settings)
     try:
-        asyncio.run(run_worker(Settings()))
+        asyncio.run(run_worker(settings))
     except KeyboardInterrupt:
         pass

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 import sys
 
 from core.connect import ConnectError
+from core.logs import configure_logging
 from core.settings import Settings
 
 SHUTDOWN_GRACE = 8.0
@@ -54,7 +54,7 @@ def worker(settings: Settings) -> int:
     Returns:
         The exit code: 0 after a requested stop, 1 when Temporal cannot be reached.
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(settings)
     try:
         asyncio.run(_run_worker_until_stopped(settings))
     except ConnectError as err:
@@ -74,6 +74,8 @@ def api(settings: Settings) -> int:
     """
     import uvicorn
 
+    configure_logging(settings)
+
     uvicorn.run(
         "api.main:create_app",
         factory=True,
@@ -82,5 +84,7 @@ def api(settings: Settings) -> int:
         # Open event streams never end by themselves: give them this long, then close them
         # (browsers reconnect with Last-Event-ID to the next API process).
         timeout_graceful_shutdown=API_STREAMS_GRACE,
+        # JSON lines: uvicorn's own lines (access log included) go through the root handler too.
+        log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
     )
     return 0

@@ -563,6 +563,11 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL of the approval rules every API and worker shares (SYNAPSE_RULES_URL); "
         "`sqlite:///<data_dir>/rules.db` when unset.",
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines of the worker and the API (SYNAPSE_LOG_FORMAT): `text`, or `json` (one "
+        "object per line with session key, graph id, interaction id; see core/logs.py).",
+    )
     temporal: TemporalSettings = Field(default_factory=TemporalSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)

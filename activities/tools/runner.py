@@ -177,7 +177,12 @@ class ToolActivities:
         tool = self.tools.get(run.call.tool_id)
         if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
-        activity.logger.info("running %s for %s", tool.summarize(run.call), run.owner_id)
+        activity.logger.info(
+            "running %s for %s",
+            tool.summarize(run.call),
+            run.owner_id,
+            extra={"interaction_id": run.interaction_id},
+        )
         result = await tool.run(run)
         activity.metric_meter().create_counter(
             "synapse_tool_runs", "Tool calls run, by tool and result."
