@@ -34,6 +34,7 @@ from core.experience import ExperienceIndex
 from core.settings import Settings
 
 from ..artifacts.offload import Offloader
+from ..heartbeats import heartbeating
 from ..tools.registry import builtin_tools
 from . import demo
 from .context import ContextSources
@@ -211,7 +212,8 @@ class AgentActivities:
         if seconds:
             activity.logger.info("%s sleeps %.1fs as input_data.sleep_seconds asks", step.agent_id, seconds)
             await _sleep_heartbeating(seconds)
-        result = await self._bounded(await agent(await self.context.enrich(step)), step)
+        async with heartbeating():  # a worker gone mid-step: retried after AGENT_STEP_HEARTBEAT
+            result = await self._bounded(await agent(await self.context.enrich(step)), step)
         activity.logger.info(
             "%s step for %s: %s %s",
             step.agent_id,

@@ -31,9 +31,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.names import AGENT_STEP
 
+from ..versioning import patched
 from .gate import gate_and_run
 from .host import LoopHost, LoopOutcome
-from .options import AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
+from .options import AGENT_STEP_HEARTBEAT, AGENT_STEP_HEARTBEATS, AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
 from .replies import error_message, raise_if_cancelled
 
 
@@ -90,6 +91,7 @@ async def run_agent_loop(
                 step,
                 result_type=AgentResult,
                 start_to_close_timeout=AGENT_STEP_TIMEOUT,
+                heartbeat_timeout=AGENT_STEP_HEARTBEAT if patched(AGENT_STEP_HEARTBEATS) else None,
                 retry_policy=AGENT_STEP_RETRY,
                 summary=f"agent {agent_id}",
             )

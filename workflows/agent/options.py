@@ -17,6 +17,11 @@ with workflow.unsafe.imports_passed_through():
 
 AGENT_STEP_TIMEOUT = timedelta(minutes=10)
 """A model call (several, with the adapter's own retries) fits in this."""
+AGENT_STEP_HEARTBEAT = timedelta(seconds=30)
+"""The step heartbeats while it runs (`activities/heartbeats.py`): a worker that dies mid-step is
+noticed after this, not after `AGENT_STEP_TIMEOUT`, and the step runs again on another worker."""
+AGENT_STEP_HEARTBEATS = "agent-step-heartbeats"
+"""Change id (`workflows/versioning`): steps are scheduled with `AGENT_STEP_HEARTBEAT`."""
 AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,

@@ -56,7 +56,7 @@ BEFORE_BASELINE = frozenset(
 )
 """Changes made before the baseline: in older runs, each was decided where it is used."""
 
-AT_START: tuple[str, ...] = ()
+AT_START: tuple[str, ...] = ("agent-step-heartbeats",)
 """Changes made since the baseline, in the order they were made; each decided at every run's start."""
 
 

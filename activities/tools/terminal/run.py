@@ -16,6 +16,7 @@ import asyncio
 from contracts import ToolResult, ToolRun
 from core.settings import Settings
 
+from ...heartbeats import heartbeat_while_running
 from ..plugin import claim_key
 from .backend import TerminalBackend, TerminalLost
 from .chunks import error_chunk
@@ -24,7 +25,7 @@ from .command import command_of, unusable
 from .policy import UNSANDBOXED, TerminalPolicy
 from .pty_shell import PtyShell, terminal_environment
 from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, refusal, sandbox_failed
-from .streamer import Streamer, heartbeat_while_running
+from .streamer import Streamer
 from .terminals import Terminals
 from .ttyd import TtydTerminal
 

@@ -15,14 +15,6 @@ from .chunks import TerminalChunk
 FLUSH_SECONDS = 0.5
 
 
-async def heartbeat_while_running() -> None:
-    """Heartbeats for the whole run (starting a terminal, waiting for the session's previous
-    command): only a worker that is gone stops them."""
-    while activity.in_activity():
-        activity.heartbeat()
-        await asyncio.sleep(1.0)
-
-
 class Streamer:
     """Output sent to the session while the command runs, as typed chunks: batched, one
     `tool_outputs` signal per batch at most every `FLUSH_SECONDS`; the final chunk (`complete` or
