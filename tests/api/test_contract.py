@@ -13,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
 from cli.main import main
-from core.settings import ApiSettings, Settings
+from core.settings import ApiSettings, Settings, TemporalSettings
+from worker import build_worker
 
 from ..support import running
 from .schemathesis_cli import run_schemathesis
@@ -35,9 +38,27 @@ SEED = 20261122
 
 @pytest.fixture(scope="module")
 def task_queue() -> str:
-    """One task queue for both runs: the sessions the first run starts (schemathesis reuses keys
-    such as "0") are still served by the worker of the second."""
+    """One task queue for both runs: schemathesis reuses keys such as "0", so the second run
+    reaches sessions the first one started."""
     return f"tq-contract-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory, task_queue: str) -> Settings:
+    return Settings(
+        data_dir=tmp_path_factory.mktemp("contract"),
+        temporal=TemporalSettings(task_queue=task_queue),
+        _env_file=None,
+    )
+
+
+@pytest.fixture(scope="module")
+async def worker(temporal_env: WorkflowEnvironment, settings: Settings) -> AsyncIterator[None]:
+    """One worker for both runs, so the sessions of the first are still served by the worker that
+    has them cached: with a worker each, a query of such a session went first to the stopped
+    worker's sticky queue, and a loaded machine answered 503 ("no worker is serving it")."""
+    async with build_worker(temporal_env.client, settings):
+        yield
 
 
 FULL = "examples,coverage,fuzzing"
