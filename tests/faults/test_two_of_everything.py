@@ -45,17 +45,23 @@ class Apis:
         self.clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in urls]
         self._turn = itertools.cycle(range(len(urls)))
 
-    async def request(self, method: str, path: str, **body: Any) -> httpx.Response:
-        """Send to the next API; on a refused or broken connection, to the other ones."""
+    async def request(self, method: str, path: str, *, resend: bool = True, **body: Any) -> httpx.Response:
+        """Send to the next API; if it refuses the connection, to the other ones. A request whose
+        answer was lost on the way (the API died while it ran) is sent again only if `resend`
+        (it may have been applied)."""
         first = next(self._turn)
         errors: list[str] = []
         for offset in range(len(self.clients)):
             client = self.clients[(first + offset) % len(self.clients)]
             try:
                 return await client.request(method, path, **body)
+            except httpx.ConnectError as err:
+                errors.append(f"{client.base_url}: {err!r}")
             except httpx.TransportError as err:
                 errors.append(f"{client.base_url}: {err!r}")
-        raise AssertionError(f"no API answered {method} {path}: {errors}")
+                if not resend:
+                    break
+        raise AssertionError(f"no answer to {method} {path}: {errors}")
 
     async def session(self, key: str) -> LiveSession:
         response = await self.request("GET", f"/sessions/{key}", timeout=5)
@@ -84,17 +90,26 @@ async def start_api(children: Children, client: Client, settings: Settings) -> t
 
 
 async def send_once(apis: Apis, key: str, content: str) -> None:
-    """Send `content` to `key`; after a lost answer, again only if the session does not hold it."""
+    """Send `content` to `key`. Without a 202 (a refused connection, a 503 for a command Temporal
+    did not confirm), read the session until it answers and send again only if it lacks the message."""
     try:
-        response = await apis.request("POST", f"/sessions/{key}/messages", json={"content": content})
+        response = await apis.request(
+            "POST", f"/sessions/{key}/messages", resend=False, json={"content": content}
+        )
         if response.status_code == 202:
             return
-    except AssertionError:
+    except AssertionError:  # no API answered, or the answer was lost
         pass
-    try:
-        held = any(m.role == "user" and m.content == content for m in (await apis.session(key)).messages)
-    except AssertionError:
-        held = False
+
+    async def holds() -> bool:
+        response = await apis.request("GET", f"/sessions/{key}", timeout=5)
+        if response.status_code == 404:
+            return False
+        assert response.status_code == 200, response.text
+        session = LiveSession.model_validate(response.json())
+        return any(m.role == "user" and m.content == content for m in session.messages)
+
+    held = await assert_eventually(holds, lambda _: True, within=RECOVERY_WITHIN, what=f"{key} readable")
     if not held:
         await send_once(apis, key, content)
 
