@@ -34,6 +34,7 @@ EXAMPLES = 4
 """Examples per operation and phase: with the coverage phase, every route's statuses in well
 under a minute (`make fuzz` runs thousands, with random seeds and realistic ids)."""
 SEED = 20261122
+QUERY_WAIT = 18.0
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,10 @@ with keys on they answer everything they answer with keys off, plus 401 and 403.
 async def test_schemathesis_finds_nothing(
     client: Client, settings: Settings, worker: None, keys: bool, phases: str
 ) -> None:
-    api = ApiSettings(keys=f"{KEY}:contract-admin:admin") if keys else ApiSettings()
+    # Reads wait for the worker up to just under schemathesis' 20 s request timeout: on a loaded
+    # machine a new graph's first query took more than the default 10 s, and the 503 that follows
+    # (tested in tests/faults/test_worker_gone.py) is a finding for schemathesis.
+    api = ApiSettings(keys=f"{KEY}:contract-admin:admin" if keys else None, query_wait_seconds=QUERY_WAIT)
     app = create_app(settings.model_copy(update={"api": api}), client=client)
     async with running(app) as base_url, asyncio.timeout(600):
         run = await run_schemathesis(
