@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from starlette.types import Message, Send
+from starlette.types import Message, Scope, Send
+
+
+def route_of(scope: Scope) -> str:
+    """The matched route's template (`/sessions/{key}`, never a key), or `unmatched`; known once
+    the app has routed the request."""
+    return getattr(scope.get("route"), "path", None) or "unmatched"
 
 
 class ResponseStatus:

@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from contracts import InteractionOutcome
 from workflows.supervision.metrics import outcome_label
 
-from .asgi import ResponseStatus
+from .asgi import ResponseStatus, route_of
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -74,7 +74,7 @@ class RequestMetrics:
         try:
             await self.app(scope, receive, sent)
         finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = route_of(scope)
             method = str(scope["method"])
             self.metrics.requests.labels(method, route, str(sent.status)).inc()
             if not route.endswith("/events"):

@@ -11,7 +11,7 @@ from opentelemetry import context, propagate
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer, set_span_in_context
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .asgi import ResponseStatus
+from .asgi import ResponseStatus, route_of
 
 
 class RequestSpans:
@@ -39,7 +39,7 @@ class RequestSpans:
             await self.app(scope, receive, sent)
         finally:
             context.detach(token)
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = route_of(scope)
             span.update_name(f"{method} {route}")
             span.set_attribute("http.route", route)
             span.set_attribute("http.status_code", sent.status)

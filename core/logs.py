@@ -22,6 +22,7 @@ from typing import Any
 
 from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
+from .security import keys_in_clear
 from .settings import Settings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -38,10 +39,7 @@ def secrets_of(settings: Settings, env: Mapping[str, str] | None = None) -> list
     env = os.environ if env is None else env
     found: list[str] = []
     if settings.api.keys:
-        for entry in settings.api.keys.split(","):
-            head = entry.strip().split(":", 1)[0]
-            if head and head != "sha256":  # a key in clear; a digest is no secret
-                found.append(head)
+        found += keys_in_clear(settings.api.keys)
     if settings.temporal.codec_keys:
         found += [entry.partition(":")[2].strip() for entry in settings.temporal.codec_keys.split(",")]
     found += [

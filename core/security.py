@@ -58,6 +58,17 @@ class ApiKeys:
         return self.by_digest.get(digest_of(key))
 
 
+def _entries(spec: str) -> list[list[str]]:
+    """The `:`-separated parts of each non-empty comma-separated entry."""
+    return [entry.split(":") for entry in (e.strip() for e in spec.split(",")) if entry]
+
+
+def keys_in_clear(spec: str) -> list[str]:
+    """What every entry not of the `sha256:` form holds first: its key, for the logs to redact (a
+    malformed entry's too; digests are no secret)."""
+    return [parts[0] for parts in _entries(spec) if parts[0] and parts[0] != DIGEST]
+
+
 def parse_api_keys(spec: str) -> ApiKeys:
     """Parse `sha256:<hex>:principal:role` (or `key:principal:role`) entries, comma-separated.
 
@@ -67,8 +78,7 @@ def parse_api_keys(spec: str) -> ApiKeys:
     """
     keys: dict[str, Caller] = {}
     in_clear = 0
-    for position, entry in enumerate(filter(None, (e.strip() for e in spec.split(","))), start=1):
-        parts = entry.split(":")
+    for position, parts in enumerate(_entries(spec), start=1):
         if parts[0] == DIGEST and len(parts) == 4:
             digest, principal, role = parts[1].lower(), parts[2], parts[3]
             if not _HEX.match(digest):
