@@ -37,27 +37,23 @@ SEED = 20261122
 QUERY_WAIT = 18.0
 
 
-@pytest.fixture(scope="module")
-def task_queue() -> str:
-    """One task queue for both runs: schemathesis reuses keys such as "0", so the second run
-    reaches sessions the first one started."""
-    return f"tq-contract-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture(scope="module")
-def settings(tmp_path_factory: pytest.TempPathFactory, task_queue: str) -> Settings:
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """One task queue and data directory for both runs: schemathesis reuses keys such as "0", so
+    the second run reaches sessions the first one started (and cancelled)."""
     return Settings(
         data_dir=tmp_path_factory.mktemp("contract"),
-        temporal=TemporalSettings(task_queue=task_queue),
+        temporal=TemporalSettings(task_queue=f"tq-contract-{uuid.uuid4().hex[:8]}"),
         _env_file=None,
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def worker(temporal_env: WorkflowEnvironment, settings: Settings) -> AsyncIterator[None]:
-    """One worker for both runs, so the sessions of the first are still served by the worker that
-    has them cached: with a worker each, a query of such a session went first to the stopped
-    worker's sticky queue, and a loaded machine answered 503 ("no worker is serving it")."""
+    """One worker for both runs, for as long as the dev server they share, so every session either
+    run started is still served when the other run reads it. xdist's work stealing may run the two
+    far apart, with other modules between them: a worker per module then stopped before the second
+    run, whose reads of session "0" waited for a task queue nobody polled and answered 503."""
     async with build_worker(temporal_env.client, settings):
         yield
 
