@@ -28,4 +28,7 @@ class ExperienceRecord(Contract):
 class ExperienceMatch(ExperienceRecord):
     """A recalled record and how well it matched."""
 
-    score: float = Field(description="Relevance; higher is better (negated FTS5 bm25).")
+    score: float = Field(
+        description="Relevance; higher is better (SQLite: negated FTS5 bm25; PostgreSQL: words matched). "
+        "0 for a substring search (a query of words shorter than three characters)."
+    )

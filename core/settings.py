@@ -208,8 +208,9 @@ class ToolSettings(_Group):
     sql_url: str | None = Field(
         default=None,
         validation_alias=env("sql_url", "SYNAPSE_SQL_URL"),
-        description="SQLAlchemy URL of the `sql` tool's database; "
-        "`sqlite:///<data_dir>/demo.db` (seeded with `orders`) when unset.",
+        description="SQLAlchemy URL of the `sql` tool's database (SQLite or PostgreSQL: "
+        "`postgresql://user:password@host/db`); only its `synapse_tool_runs` table is Synapse's. "
+        "`sqlite:///<data_dir>/demo.db` (seeded with the demo `orders`) when unset.",
     )
     sql_max_rows: int = Field(
         default=10_000,
@@ -562,6 +563,13 @@ class Settings(BaseSettings):
         default=None,
         description="SQLAlchemy URL of the approval rules every API and worker shares (SYNAPSE_RULES_URL); "
         "`sqlite:///<data_dir>/rules.db` when unset.",
+    )
+    experience_url: str | None = Field(
+        default=None,
+        pattern=r"^(sqlite|postgresql)(\+\w+)?://",
+        description="Where finished turns are indexed for recall (SYNAPSE_EXPERIENCE_URL): "
+        "`postgresql://user:password@host/db` to share it between machines, or `sqlite:///path`; "
+        "`sqlite:///<data_dir>/experience.db` when unset.",
     )
     log_format: Literal["text", "json"] = Field(
         default="text",

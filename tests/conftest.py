@@ -30,6 +30,7 @@ from worker import build_worker
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 
 from .fakes.s3 import CREDENTIALS, FakeBucket, s3_bucket
+from .postgres import UNAVAILABLE, PostgresServer, shared_server, stop_shared
 from .support import dev_server, serve, time_skipping_binary
 
 T = TypeVar("T")
@@ -247,3 +248,31 @@ def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBucket]:
         monkeypatch.setenv(name, value)
     with s3_bucket() as bucket:
         yield bucket
+
+
+def _run_dir(config: pytest.Config) -> Path:
+    """A directory every process of this test run shares: the controller's base temp directory (an
+    xdist worker's is a subdirectory of it)."""
+    base: Path = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    return (base.parent if hasattr(config, "workerinput") else base) / "postgres"
+
+
+@pytest.fixture(scope="session")
+def postgres(pytestconfig: pytest.Config) -> PostgresServer:
+    """The run's real PostgreSQL server (tests/postgres.py), shared by every xdist worker; skipped,
+    saying why, where PostgreSQL is not installed."""
+    if UNAVAILABLE is not None:
+        pytest.skip(UNAVAILABLE)
+    return shared_server(_run_dir(pytestconfig))
+
+
+@pytest.fixture
+def postgres_url(postgres: PostgresServer) -> str:
+    """SQLAlchemy URL of a new, empty PostgreSQL database of the test's own."""
+    return postgres.new_database()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controlling process stops the run's PostgreSQL server once every worker is done."""
+    if not hasattr(session.config, "workerinput"):
+        stop_shared(_run_dir(session.config))

@@ -30,7 +30,7 @@ from contracts import (
 from contracts.names import AGENT_STEP
 from core.agent_registry import BUILTIN_AGENTS
 from core.artifacts import ArtifactStore, preview_text
-from core.experience import ExperienceIndex
+from core.experience import open_index
 from core.settings import Settings
 
 from ..artifacts.offload import Offloader
@@ -118,7 +118,7 @@ class AgentActivities:
         """
         self._settings = settings
         store = ArtifactStore.from_settings(settings)
-        self.context = ContextSources(store, ExperienceIndex.for_data_dir(settings.data_dir))
+        self.context = ContextSources(store, open_index(settings.experience_url, settings.data_dir))
         self.offloader = Offloader(store, settings.limits.inline_bytes)
         #: Tools the adapters declare to models (the workflow's `run_tool` runs them).
         self.tools: dict[str, ToolDescriptor] = builtin_tools()

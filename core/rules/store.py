@@ -20,14 +20,15 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    create_engine,
     delete,
     or_,
     select,
 )
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleScope
+
+from ..database import create_schema, engine_for
 
 METADATA = MetaData()
 RULES = Table(
@@ -63,13 +64,8 @@ class RuleStore:
     def _db(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                url = make_url(self.url)
-                if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
-                    Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-                engine = create_engine(
-                    url, connect_args={"timeout": 30} if url.get_backend_name() == "sqlite" else {}
-                )
-                METADATA.create_all(engine)
+                engine = engine_for(self.url)
+                create_schema(engine, METADATA.create_all)
                 self._engine = engine
             return self._engine
 

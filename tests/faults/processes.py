@@ -130,7 +130,7 @@ class Children:
 
 
 def worker_env(target_host: str, settings: Settings, **extra: str) -> dict[str, str]:
-    """Environment of a `synapse worker` process for this test's server, queue and data dir.
+    """Environment of a `synapse worker` process for this test's server, queue, data dir and stores.
 
     Every inherited `TEMPORAL_*`/`SYNAPSE_*` variable is dropped and the Temporal config file is
     disabled, so nothing but the test's own server can be reached.
@@ -144,6 +144,12 @@ def worker_env(target_host: str, settings: Settings, **extra: str) -> dict[str, 
         SYNAPSE_TASK_QUEUE=settings.temporal.task_queue,
         SYNAPSE_DATA_DIR=str(settings.data_dir.resolve()),
     )
+    shared = {
+        "SYNAPSE_SQL_URL": settings.tools.sql_url,
+        "SYNAPSE_RULES_URL": settings.rules_url,
+        "SYNAPSE_EXPERIENCE_URL": settings.experience_url,
+    }
+    env.update({name: url for name, url in shared.items() if url is not None})
     env.update(extra)
     return env
 

@@ -58,6 +58,7 @@ async def test_a_worker_killed_while_an_approval_waits_loses_nothing(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("sql_backend", ["sqlite", "postgresql"])
 async def test_a_worker_killed_mid_statement_applies_it_exactly_once(
     client: Client,
     settings: Settings,

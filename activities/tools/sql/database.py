@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import CursorResult, make_url
+from sqlalchemy import Connection, Engine, event, inspect, text
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
 
 from contracts import ToolResult
+from core.database import create_schema, engine_for, is_sqlite, store_url
 
 from .syntax import SqlClassification, classify, sqlglot_dialect
 
@@ -51,7 +52,7 @@ SEED_ORDERS: list[tuple[int, str, float, str]] = [
 
 _CREATE_ORDERS = (
     "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, "
-    "amount REAL NOT NULL, status TEXT NOT NULL)"
+    "amount DOUBLE PRECISION NOT NULL, status TEXT NOT NULL)"
 )
 _CREATE_RUNS = (
     "CREATE TABLE IF NOT EXISTS synapse_tool_runs (interaction_id TEXT PRIMARY KEY, "
@@ -93,26 +94,33 @@ def _wait_while_pause_file_exists() -> None:
 
 
 class SqlDatabase:
-    """Runs SQL statements for the `sql` tool, seeding the demo `orders` table on first use.
+    """Runs SQL statements for the `sql` tool on SQLite or PostgreSQL (`core.database`).
 
     A destructive statement run with an interaction id is applied exactly once: in the same
     transaction it claims the id in `synapse_tool_runs` (primary key) and stores its result, so
     a retried activity finds the claim and gets the stored result back (`replayed=True`)
-    instead of running the statement again.
+    instead of running the statement again. On PostgreSQL a second claim of the same id waits
+    for the first transaction, then finds its row.
+
+    The demo database gets a seeded `orders` table on first use (`seed_demo`); any other database
+    is left as it is, but for `synapse_tool_runs`.
     """
 
-    def __init__(self, url: str, max_rows: int = 100) -> None:
+    def __init__(self, url: str, max_rows: int = 100, *, seed_demo: bool = True) -> None:
         """Create the engine (no I/O yet; the database is prepared on first use).
 
         Args:
-            url: SQLAlchemy URL, e.g. `sqlite:///.synapse/demo.db` (its directory is created).
+            url: SQLAlchemy URL, e.g. `sqlite:///.synapse/demo.db` (its directory is created) or
+                `postgresql://user:password@host/db`.
             max_rows: Rows a result keeps; the rest are counted and cut.
+            seed_demo: Create and fill the demo `orders` table when the database has none.
         """
         self.max_rows = max_rows
-        self._url = make_url(url)
-        self._engine: Engine = create_engine(self._url)
+        self.seed_demo = seed_demo
+        self._url = store_url(url)
+        self._engine: Engine = engine_for(self._url)
         self.dialect = sqlglot_dialect(self._engine.dialect.name)
-        if self._engine.dialect.name == "sqlite":
+        if is_sqlite(self._url):
             self._use_real_sqlite_transactions(self._engine)
         self._ready = False
         self._ready_lock = threading.Lock()
@@ -138,28 +146,27 @@ class SqlDatabase:
         self._engine.dispose()
 
     def prepare(self) -> None:
-        """Create the database file's directory, the runs table, and `orders` (seeded) if absent.
+        """Create the runs table, and the demo `orders` (seeded) if absent and `seed_demo`.
 
         Runs on first use; the worker also calls it at start so the demo database exists
-        before any tool runs. Safe to call again (it does nothing then).
+        before any tool runs. Safe to call again, also from several processes at once.
         """
         with self._ready_lock:
             if self._ready:
                 return
-            database = self._url.database
-            if self._engine.dialect.name == "sqlite" and database and database != ":memory:":
-                Path(database).parent.mkdir(parents=True, exist_ok=True)
-            with self._engine.begin() as conn:
-                conn.execute(text(_CREATE_RUNS))
-                if not inspect(conn).has_table("orders"):
-                    conn.execute(text(_CREATE_ORDERS))
-                    conn.execute(
-                        text("INSERT INTO orders (id, customer, amount, status) VALUES (:i, :c, :a, :s)"),
-                        [{"i": i, "c": c, "a": a, "s": s} for i, c, a, s in SEED_ORDERS],
-                    )
-                    logger.info("created and seeded the demo orders table (%d rows)", len(SEED_ORDERS))
+            create_schema(self._engine, self._create)
             self._ready = True
             logger.info("sql tool database ready: %s", self._url.render_as_string(hide_password=True))
+
+    def _create(self, conn: Connection) -> None:
+        conn.execute(text(_CREATE_RUNS))
+        if self.seed_demo and not inspect(conn).has_table("orders"):
+            conn.execute(text(_CREATE_ORDERS))
+            conn.execute(
+                text("INSERT INTO orders (id, customer, amount, status) VALUES (:i, :c, :a, :s)"),
+                [{"i": i, "c": c, "a": a, "s": s} for i, c, a, s in SEED_ORDERS],
+            )
+            logger.info("created and seeded the demo orders table (%d rows)", len(SEED_ORDERS))
 
     def run(self, sql: str, interaction_id: str | None = None) -> ToolResult:
         """Run one statement and describe its result.
@@ -217,8 +224,9 @@ class SqlDatabase:
         return result
 
     def _execute(self, conn: Connection, sql: str, kind: SqlClassification) -> dict[str, Any]:
-        # exec_driver_sql: user SQL goes to the driver verbatim (`text()` would read `:word` as a bind).
-        result: CursorResult[Any] = conn.exec_driver_sql(sql)
+        # User SQL goes to the driver verbatim: `text()` would read `:word` as a bind, and without
+        # `no_parameters` psycopg would read `%` as a placeholder (`LIKE 'A%'`).
+        result: CursorResult[Any] = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
         if not result.returns_rows:
             rowcount = result.rowcount if result.rowcount >= 0 else None
             return {

@@ -56,17 +56,21 @@ class SqlTool(Tool):
 
     DESCRIPTOR = DESCRIPTOR
 
-    def __init__(self, url: str, max_rows: int = 100) -> None:
+    def __init__(self, url: str, max_rows: int = 100, *, seed_demo: bool = True) -> None:
         super().__init__()
-        self.database = SqlDatabase(url, max_rows=max_rows)
+        self.database = SqlDatabase(url, max_rows=max_rows, seed_demo=seed_demo)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
-        """`SYNAPSE_SQL_URL` (the demo SQLite database by default), `SYNAPSE_SQL_MAX_ROWS`."""
-        return cls(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
+        """`SYNAPSE_SQL_URL` (the seeded demo SQLite database when unset), `SYNAPSE_SQL_MAX_ROWS`."""
+        return cls(
+            settings.demo_db_url,
+            max_rows=settings.tools.sql_max_rows,
+            seed_demo=settings.tools.sql_url is None,
+        )
 
     def prepare(self) -> None:
-        """Create the database file, the claims table and the seeded demo `orders` when absent."""
+        """Create the claims table, and the seeded demo `orders` in the demo database, when absent."""
         self.database.prepare()
 
     async def close(self) -> None:

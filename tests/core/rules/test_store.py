@@ -1,7 +1,9 @@
-"""The rules store: saved once, seen by every process that opens the same database."""
+"""The rules store: saved once, seen by every process that opens the same database (the SQLite
+file under the data dir, or PostgreSQL by `SYNAPSE_RULES_URL`)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,16 @@ from contracts import NewRule, RuleContext, RuleMatch, RuleScope
 from core.rules.store import RuleNotFound, RuleStore
 
 
-def test_a_rule_saved_by_one_process_is_read_by_another_and_deleted_for_both(tmp_path: Path) -> None:
-    api, worker = RuleStore.at(None, tmp_path), RuleStore.at(None, tmp_path)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest) -> str | None:
+    """`SYNAPSE_RULES_URL`: unset (the data dir's SQLite file), or a new PostgreSQL database."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+
+def test_a_rule_saved_by_one_process_is_read_by_another_and_deleted_for_both(
+    url: str | None, tmp_path: Path
+) -> None:
+    api, worker = RuleStore.at(url, tmp_path), RuleStore.at(url, tmp_path)
     saved = api.add(
         NewRule(
             tool="terminal", decision="allow", match=RuleMatch(command_prefix="git status"), created_by="olga"
@@ -26,11 +36,22 @@ def test_a_rule_saved_by_one_process_is_read_by_another_and_deleted_for_both(tmp
         worker.get("rule_1")
     with pytest.raises(RuleNotFound):
         worker.remove("rule_9")
-    assert (tmp_path / "rules.db").is_file()
+    assert (tmp_path / "rules.db").is_file() == (url is None)
 
 
-def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_person(tmp_path: Path) -> None:
-    store = RuleStore.at(None, tmp_path)
+def test_processes_starting_at_once_share_one_table(url: str | None, tmp_path: Path) -> None:
+    stores = [RuleStore.at(url, tmp_path) for _ in range(6)]
+    with ThreadPoolExecutor(len(stores)) as pool:
+        saved = list(pool.map(lambda store: store.add(NewRule(tool="sql", decision="allow")), stores))
+
+    assert sorted(rule.rule_id for rule in saved) == [f"rule_{n}" for n in range(1, 7)]
+    assert all(len(store.all()) == 6 for store in stores)
+
+
+def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_person(
+    url: str | None, tmp_path: Path
+) -> None:
+    store = RuleStore.at(url, tmp_path)
     made = [
         store.add(NewRule(tool="sql", decision="deny")),
         store.add(NewRule(tool="*", decision="ask")),

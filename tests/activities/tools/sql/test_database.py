@@ -1,43 +1,59 @@
-"""The `sql` tool: classification, seeding, results, errors and exactly-once application."""
+"""The `sql` tool: classification, seeding, results, errors and exactly-once application, on SQLite
+and on PostgreSQL (tests/postgres.py; those cases are skipped, saying why, without PostgreSQL)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from sqlalchemy import inspect, text
 
 from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlDatabase, classify
 from contracts import ToolResult
-from core.settings import Settings
+from core.database import engine_for
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The database the tool runs on: each test that uses `url` runs on both."""
+    return str(request.param)
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data")
+def url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A new database: a SQLite file in a directory that does not exist yet, or one on PostgreSQL."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'data' / 'demo.db'}"
+    postgres_url: str = request.getfixturevalue("postgres_url")
+    return postgres_url
 
 
 @pytest.fixture
-def tool(settings: Settings) -> Iterator[SqlDatabase]:
-    sql_tool = SqlDatabase(settings.demo_db_url, max_rows=settings.tools.sql_max_rows)
+def tool(url: str) -> Iterator[SqlDatabase]:
+    sql_tool = SqlDatabase(url)
     yield sql_tool
     sql_tool.close()
 
 
-def db_path(settings: Settings) -> Path:
-    return settings.data_dir / "demo.db"
+@pytest.fixture
+def scalar(url: str) -> Iterator[Callable[[str], object]]:
+    """Read straight from the database, bypassing the tool."""
+    engine = engine_for(url)
 
+    def read(sql: str) -> object:
+        with engine.connect() as db:
+            return db.execute(text(sql)).scalar()
 
-def scalar(settings: Settings, sql: str) -> object:
-    """Read straight from the database file, bypassing the tool."""
-    with sqlite3.connect(db_path(settings)) as conn:
-        return conn.execute(sql).fetchone()[0]
+    yield read
+    engine.dispose()
 
 
 @pytest.mark.parametrize(
@@ -73,7 +89,7 @@ def test_classify_gives_people_a_reason() -> None:
     assert "one statement runs at a time" in classify("SELECT 1; SELECT 2").reason
 
 
-def test_first_use_creates_the_directory_and_seeds_orders(tool: SqlDatabase, settings: Settings) -> None:
+def test_first_use_seeds_orders(tool: SqlDatabase) -> None:
     result = tool.run("SELECT * FROM orders ORDER BY id")
 
     assert result.ok, result.error
@@ -82,21 +98,60 @@ def test_first_use_creates_the_directory_and_seeds_orders(tool: SqlDatabase, set
     assert result.content["rowcount"] == len(SEED_ORDERS)
     assert result.content["statement"] == "SELECT"
     assert result.content["truncated"] is False
-    assert db_path(settings).is_file()
     assert sum(1 for row in SEED_ORDERS if row[3] == "cancelled") == 3
 
 
-def test_seeding_happens_only_when_the_table_does_not_exist(tool: SqlDatabase, settings: Settings) -> None:
+def test_first_use_creates_the_sqlite_files_directory(tmp_path: Path) -> None:
+    database = tmp_path / "new" / "dir" / "demo.db"
+    tool = SqlDatabase(f"sqlite:///{database}")
+    try:
+        assert tool.run("SELECT count(*) FROM orders").content["rows"] == [[len(SEED_ORDERS)]]
+    finally:
+        tool.close()
+    assert database.is_file()
+
+
+def test_a_database_that_is_not_the_demo_gets_only_the_claims_table(url: str) -> None:
+    tool = SqlDatabase(url, seed_demo=False)
+    try:
+        missing = tool.run("SELECT * FROM orders")
+        created = tool.run("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", interaction_id="tool_1")
+    finally:
+        tool.close()
+
+    assert missing.ok is False and missing.error is not None and "orders" in missing.error
+    assert created.ok
+    engine = engine_for(url)
+    try:
+        assert sorted(inspect(engine).get_table_names()) == ["notes", "synapse_tool_runs"]
+    finally:
+        engine.dispose()
+
+
+def test_several_processes_preparing_at_once_create_and_seed_once(url: str) -> None:
+    tools = [SqlDatabase(url) for _ in range(6)]
+    try:
+        with ThreadPoolExecutor(len(tools)) as pool:
+            list(pool.map(lambda tool: tool.prepare(), tools))
+        counts = [tool.run("SELECT count(*) FROM orders").content["rows"] for tool in tools]
+    finally:
+        for tool in tools:
+            tool.close()
+
+    assert counts == [[[len(SEED_ORDERS)]]] * len(tools)
+
+
+def test_seeding_happens_only_when_the_table_does_not_exist(tool: SqlDatabase, url: str) -> None:
     assert tool.run("DELETE FROM orders").ok
 
-    fresh = SqlDatabase(settings.demo_db_url)
+    fresh = SqlDatabase(url)
     try:
         assert fresh.run("SELECT count(*) FROM orders").content["rows"] == [[0]]
     finally:
         fresh.close()
 
 
-def test_delete_reports_affected_rows(tool: SqlDatabase, settings: Settings) -> None:
+def test_delete_reports_affected_rows(tool: SqlDatabase, scalar: Callable[[str], object]) -> None:
     result = tool.run(DELETE_CANCELLED)
 
     assert result.ok
@@ -108,11 +163,11 @@ def test_delete_reports_affected_rows(tool: SqlDatabase, settings: Settings) -> 
         "note": None,
         "statement": "DELETE",
     }
-    assert scalar(settings, "SELECT count(*) FROM orders") == 5
+    assert scalar("SELECT count(*) FROM orders") == 5
 
 
 def test_destructive_statement_with_an_interaction_id_is_applied_once(
-    tool: SqlDatabase, settings: Settings
+    tool: SqlDatabase, scalar: Callable[[str], object]
 ) -> None:
     first = tool.run(DELETE_CANCELLED, interaction_id="session:s/tool_1")
     # A new cancelled order: running the DELETE again would remove it.
@@ -123,25 +178,24 @@ def test_destructive_statement_with_an_interaction_id_is_applied_once(
     assert first.content["rowcount"] == 3 and "replayed" not in first.metadata
     assert second.metadata["replayed"] is True
     assert second.content == first.content
-    assert scalar(settings, "SELECT count(*) FROM orders WHERE status = 'cancelled'") == 1
-    assert (
-        scalar(settings, "SELECT tool_id FROM synapse_tool_runs WHERE interaction_id = 'session:s/tool_1'")
-        == "sql"
-    )
+    assert scalar("SELECT count(*) FROM orders WHERE status = 'cancelled'") == 1
+    assert scalar("SELECT tool_id FROM synapse_tool_runs WHERE interaction_id = 'session:s/tool_1'") == "sql"
 
 
-def test_another_interaction_id_runs_the_statement_again(tool: SqlDatabase, settings: Settings) -> None:
+def test_another_interaction_id_runs_the_statement_again(
+    tool: SqlDatabase, scalar: Callable[[str], object]
+) -> None:
     tool.run(DELETE_CANCELLED, interaction_id="tool_1")
     tool.run("INSERT INTO orders VALUES (20, 'Zoe', 5.0, 'cancelled')")
 
     again = tool.run(DELETE_CANCELLED, interaction_id="tool_2")
 
     assert again.content["rowcount"] == 1 and "replayed" not in again.metadata
-    assert scalar(settings, "SELECT count(*) FROM orders WHERE status = 'cancelled'") == 0
+    assert scalar("SELECT count(*) FROM orders WHERE status = 'cancelled'") == 0
 
 
-def test_rows_past_max_rows_are_cut_with_a_note(settings: Settings) -> None:
-    small = SqlDatabase(settings.demo_db_url, max_rows=3)
+def test_rows_past_max_rows_are_cut_with_a_note(url: str) -> None:
+    small = SqlDatabase(url, max_rows=3)
     try:
         result = small.run("SELECT id FROM orders ORDER BY id")
     finally:
@@ -154,46 +208,69 @@ def test_rows_past_max_rows_are_cut_with_a_note(settings: Settings) -> None:
 
 
 @pytest.mark.parametrize(
-    ("sql", "message"),
+    ("sql", "sqlite", "postgresql"),
     [
-        ("SELECT * FROM foo", "no such table: foo (statement: SELECT * FROM foo)"),
-        ("SELEC * FROM orders", 'near "SELEC": syntax error (statement: SELEC * FROM orders)'),
-        ("INSERT INTO orders VALUES (1, 'Dup', 1.0, 'paid')", "UNIQUE constraint failed: orders.id"),
-        ("INSERT INTO orders (id) VALUES (30)", "NOT NULL constraint failed: orders.customer"),
+        ("SELECT * FROM foo", "no such table: foo", 'relation "foo" does not exist'),
+        ("SELEC * FROM orders", 'near "SELEC": syntax error', 'syntax error at or near "SELEC"'),
+        (
+            "INSERT INTO orders VALUES (1, 'Dup', 1.0, 'paid')",
+            "UNIQUE constraint failed: orders.id",
+            'duplicate key value violates unique constraint "orders_pkey"',
+        ),
+        (
+            "INSERT INTO orders (id) VALUES (30)",
+            "NOT NULL constraint failed: orders.customer",
+            'null value in column "customer" of relation "orders" violates not-null constraint',
+        ),
     ],
 )
-def test_sql_errors_are_results_naming_the_statement(tool: SqlDatabase, sql: str, message: str) -> None:
+def test_sql_errors_are_results_naming_the_statement(
+    tool: SqlDatabase, backend: str, sql: str, sqlite: str, postgresql: str
+) -> None:
     result = tool.run(sql, interaction_id="tool_9")
+    message = {"sqlite": sqlite, "postgresql": postgresql}[backend]
 
     assert result.ok is False
-    assert result.error is not None and message in result.error
+    assert result.error is not None and message in result.error, result.error
+    assert result.error.endswith(f"(statement: {sql})")
 
 
-def test_a_failed_statement_is_not_recorded_as_applied(tool: SqlDatabase, settings: Settings) -> None:
+def test_a_failed_statement_is_not_recorded_as_applied(
+    tool: SqlDatabase, scalar: Callable[[str], object]
+) -> None:
     tool.run("INSERT INTO orders VALUES (1, 'Dup', 1.0, 'paid')", interaction_id="tool_9")
 
-    assert scalar(settings, "SELECT count(*) FROM synapse_tool_runs") == 0
+    assert scalar("SELECT count(*) FROM synapse_tool_runs") == 0
 
 
-def test_several_statements_are_refused_and_nothing_runs(tool: SqlDatabase, settings: Settings) -> None:
+def test_several_statements_are_refused_and_nothing_runs(
+    tool: SqlDatabase, scalar: Callable[[str], object]
+) -> None:
     result = tool.run("DELETE FROM orders; DROP TABLE orders", interaction_id="tool_3")
 
     assert result.ok is False
     assert result.error is not None and "2 statements given; send one statement at a time" in result.error
-    assert scalar(settings, "SELECT count(*) FROM orders") == 8
+    assert scalar("SELECT count(*) FROM orders") == 8
 
 
-def test_user_sql_is_sent_verbatim_colons_included(tool: SqlDatabase) -> None:
+def test_user_sql_is_sent_verbatim_colons_and_percent_signs_included(tool: SqlDatabase) -> None:
     result = tool.run("SELECT 'meet at :noon' AS note")
+    like = tool.run(
+        "SELECT customer FROM orders WHERE customer LIKE 'A%' OR status LIKE '%ship%' ORDER BY id"
+    )
+    percent = tool.run("UPDATE orders SET status = '100% paid' WHERE id = 1", interaction_id="tool_8")
 
     assert result.content["rows"] == [["meet at :noon"]]
+    assert like.content["rows"] == [["Alice"], ["Carol"], ["Heidi"]]
+    assert percent.ok and percent.content["rowcount"] == 1, percent.error
+    assert tool.run("SELECT status FROM orders WHERE id = 1").content["rows"] == [["100% paid"]]
 
 
-def test_ddl_reports_no_row_count(tool: SqlDatabase, settings: Settings) -> None:
+def test_ddl_reports_no_row_count(tool: SqlDatabase, scalar: Callable[[str], object]) -> None:
     result = tool.run("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", interaction_id="tool_4")
 
     assert result.ok and result.content["statement"] == "CREATE" and result.content["rowcount"] is None
-    assert scalar(settings, "SELECT count(*) FROM notes") == 0
+    assert scalar("SELECT count(*) FROM notes") == 0
 
 
 async def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -215,30 +292,32 @@ def pause_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.L
 
 
 async def test_pause_file_holds_the_commit_until_it_is_removed(
-    tool: SqlDatabase, settings: Settings, pause_file: Path, caplog: pytest.LogCaptureFixture
+    tool: SqlDatabase, scalar: Callable[[str], object], pause_file: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     tool.run("SELECT 1")  # create and seed before pausing
 
     running = asyncio.create_task(asyncio.to_thread(tool.run, DELETE_CANCELLED, "tool_5"))
     await wait_for(lambda: "pausing before commit" in caplog.text, "the pause")
 
-    assert scalar(settings, "SELECT count(*) FROM orders") == 8  # executed, not committed
+    assert scalar("SELECT count(*) FROM orders") == 8  # executed, not committed
     await asyncio.to_thread(pause_file.unlink)
     result = await asyncio.wait_for(running, timeout=10)
 
     assert result.ok and result.content["rowcount"] == 3
-    assert scalar(settings, "SELECT count(*) FROM orders") == 5
+    assert scalar("SELECT count(*) FROM orders") == 5
 
 
 async def test_a_concurrent_retry_waits_for_the_first_attempt_and_replays_it(
     tool: SqlDatabase,
-    settings: Settings,
+    url: str,
+    scalar: Callable[[str], object],
     pause_file: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A second worker's retry checks for a stored result before the first attempt commits.
-    other = SqlDatabase(settings.demo_db_url)
+    # A second worker's retry checks for a stored result before the first attempt commits; its
+    # claim then waits for the first attempt's transaction (SQLite's lock, PostgreSQL's row).
+    other = SqlDatabase(url)
     other.run("SELECT 1")
     real_stored_result = other._stored_result
     checks: list[str | None] = []
@@ -258,4 +337,4 @@ async def test_a_concurrent_retry_waits_for_the_first_attempt_and_replays_it(
 
     assert [r.metadata.get("replayed", False) for r in results] == [False, True]
     assert results[1].content == results[0].content
-    assert scalar(settings, "SELECT count(*) FROM orders") == 5
+    assert scalar("SELECT count(*) FROM orders") == 5
