@@ -22,7 +22,7 @@ PYTEST_WORKERS ?= 6
 TIMED = start=$$(date +%s); trap '{ set +x; } 2>/dev/null; echo "time: $@ took $$(( $$(date +%s) - start )) s"' EXIT; set -x;
 
 .DEFAULT_GOAL := help
-.PHONY: help venv up test lint typecheck pytest fuzz schema bench bench-quick clean
+.PHONY: help venv up test lint typecheck pytest fuzz schema bench bench-quick bench-profile clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -77,6 +77,9 @@ bench: venv ## benchmarks vs bare Temporal, one table (a few minutes; BENCH_ARGS
 
 bench-quick: venv ## the same, small (under a minute)
 	$(BIN)/python -m bench --quick $(BENCH_ARGS)
+
+bench-profile: venv ## one turn's history event by event, and a session start's CPU profile
+	$(BIN)/python -m bench.profile $(BENCH_ARGS)
 
 clean: ## remove caches and generated schemas (keeps .venv and the .synapse state)
 	rm -rf .mypy_cache .ruff_cache .pytest_cache $(SCHEMA_DIR)

@@ -196,6 +196,9 @@ def build_worker(
         max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
         max_cached_workflows=settings.temporal.worker_cached_workflows,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        max_concurrent_activities=settings.temporal.activity_slots,
+        max_concurrent_workflow_task_polls=settings.temporal.worker_workflow_pollers,
+        max_concurrent_activity_task_polls=settings.temporal.worker_activity_pollers,
     )
     allow_slow_activations(shared)
     own = Worker(

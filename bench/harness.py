@@ -27,7 +27,7 @@ from temporalio.worker import Worker
 from activities.tools.runner import ToolActivities
 from api.main import create_app
 from core.http_client import SynapseClient
-from core.settings import Settings, TemporalSettings
+from core.settings import Settings
 from worker import SynapseWorker, build_worker
 from workflows.identity.ids import session_workflow_id
 
@@ -122,9 +122,11 @@ class Harness:
     async def stack(self, name: str) -> AsyncIterator[Stack]:
         """Synapse worker + API (uvicorn on a free loopback port) + bare worker, for one benchmark."""
         suffix = uuid.uuid4().hex[:8]
+        # The worker tuning of the environment applies (SYNAPSE_WORKFLOW_SLOTS, ..._POLLERS, ...).
+        tuned = Settings(_env_file=None).temporal
         settings = Settings(
             data_dir=self.data_dir,
-            temporal=TemporalSettings(task_queue=f"bench-{name}-{suffix}"),
+            temporal=tuned.model_copy(update={"task_queue": f"bench-{name}-{suffix}"}),
             _env_file=None,
         )
         tools = ToolActivities(settings)
@@ -138,7 +140,7 @@ class Harness:
             activities=list(bare.ACTIVITIES),
         )
         async with contextlib.AsyncExitStack() as parts:
-            parts.callback(tools.close)
+            parts.push_async_callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
             await parts.enter_async_context(_stopping(bare_worker))
             synapse = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))

@@ -20,12 +20,14 @@ from temporalio.converter import decode_typed_search_attributes
 from workflows.identity.search_attributes import STATUS
 
 
-async def event_counts(handle: WorkflowHandle[Any, Any]) -> Counter[str]:
-    """Events of the workflow's history by type (`workflow_task_completed`, ...)."""
+async def event_counts(handle: WorkflowHandle[Any, Any]) -> tuple[Counter[str], int]:
+    """Events of the workflow's history by type (`workflow_task_completed`, ...), and the history's
+    size in bytes (its events as the server stores and sends them, payloads included)."""
     history = await handle.fetch_history()
-    return Counter(
+    kinds = Counter(
         EventType.Name(event.event_type).removeprefix("EVENT_TYPE_").lower() for event in history.events
     )
+    return kinds, sum(event.ByteSize() for event in history.events)
 
 
 async def wait_event(

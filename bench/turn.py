@@ -40,6 +40,7 @@ def _breakdown(kinds: Counter[str]) -> str:
 async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
     """Measure and return the turn rows and a breakdown of one turn's events."""
     events: dict[str, Measure] = {"synapse": Measure(), "bare": Measure()}
+    sizes: dict[str, Measure] = {"synapse": Measure(), "bare": Measure()}
     to_pending: dict[str, Measure] = {"synapse": Measure(), "bare": Measure()}
     kinds_by_total: dict[str, dict[int, Counter[str]]] = {"synapse": {}, "bare": {}}
 
@@ -54,20 +55,21 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             await synapse.approve(stack, key, interaction_id)
             await synapse.wait_answered(stack, key, interval=POLL)
             elapsed = time.perf_counter() - started
-            _count(i, "synapse", pending, await event_counts(stack.session(key)))
+            _count(i, "synapse", pending, *await event_counts(stack.session(key)))
             return elapsed
 
         async def bare_turn(i: int) -> float:
             started = time.perf_counter()
             handle, pending = await _bare_turn(stack)
             elapsed = time.perf_counter() - started
-            _count(i, "bare", pending - started, await event_counts(handle))
+            _count(i, "bare", pending - started, *await event_counts(handle))
             return elapsed
 
-        def _count(i: int, side: str, pending: float, kinds: Counter[str]) -> None:
+        def _count(i: int, side: str, pending: float, kinds: Counter[str], size: int) -> None:
             if i >= warmup:
                 to_pending[side].values.append(pending * 1000)
                 events[side].values.append(sum(kinds.values()))
+                sizes[side].values.append(size / 1024)
                 kinds_by_total[side][sum(kinds.values())] = kinds
 
         m = await alternate(
@@ -97,6 +99,14 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             events["synapse"],
             events["bare"],
             "history one turn leaves (whole history of a fresh workflow): storage and replay cost",
+        ),
+        Row(
+            "turn: history size",
+            "KiB",
+            sizes["synapse"],
+            sizes["bare"],
+            "bytes of those events, payloads included: what the server stores and sends to a worker "
+            "that replays the turn",
         ),
     ]
     notes = [

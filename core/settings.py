@@ -36,6 +36,10 @@ class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
 
+SDK_POLLERS = 5
+"""The SDK's default number of long polls a worker keeps open per kind of task."""
+
+
 class TemporalSettings(_Group):
     """Where Synapse meets Temporal (the server address itself comes from `temporalio.envconfig`)."""
 
@@ -69,6 +73,25 @@ class TemporalSettings(_Group):
         description="Workflows a worker keeps in memory between their tasks (its sticky cache); "
         "the SDK's 1,000 when unset. Fewer save memory; an evicted workflow is replayed from its "
         "history at its next task (0: at every task).",
+    )
+    activity_slots: int | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=env("activity_slots", "SYNAPSE_ACTIVITY_SLOTS"),
+        description="Activities (agent steps, tool runs, deliveries) a worker runs at once; the SDK's "
+        "100 when unset. Agent steps mostly wait for a model, so more helps until the model's rate limit.",
+    )
+    workflow_pollers: int | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=env("workflow_pollers", "SYNAPSE_WORKFLOW_POLLERS"),
+        description="Long polls a worker keeps open for workflow tasks; the SDK's 5 when unset.",
+    )
+    activity_pollers: int | None = Field(
+        default=None,
+        gt=0,
+        validation_alias=env("activity_pollers", "SYNAPSE_ACTIVITY_POLLERS"),
+        description="Long polls a worker keeps open for activity tasks; the SDK's 5 when unset.",
     )
     worker_metrics_address: str | None = Field(
         default=None,
@@ -114,6 +137,16 @@ class TemporalSettings(_Group):
     def worker_cached_workflows(self) -> int:
         """`cached_workflows`, or the SDK's default of 1,000."""
         return 1000 if self.cached_workflows is None else self.cached_workflows
+
+    @property
+    def worker_workflow_pollers(self) -> int:
+        """`workflow_pollers`, or the SDK's default of 5."""
+        return self.workflow_pollers or SDK_POLLERS
+
+    @property
+    def worker_activity_pollers(self) -> int:
+        """`activity_pollers`, or the SDK's default of 5."""
+        return self.activity_pollers or SDK_POLLERS
 
     @property
     def worker_workflow_slots(self) -> int:

@@ -27,6 +27,34 @@ async def test_a_worker_runs_as_many_workflow_tasks_at_once_as_its_slots(
     assert worker.shared.config().get("max_concurrent_workflow_tasks") == expected
 
 
+@pytest.mark.parametrize(
+    ("variable", "option", "default"),
+    [
+        ("SYNAPSE_ACTIVITY_SLOTS", "max_concurrent_activities", None),
+        ("SYNAPSE_WORKFLOW_POLLERS", "max_concurrent_workflow_task_polls", 5),
+        ("SYNAPSE_ACTIVITY_POLLERS", "max_concurrent_activity_task_polls", 5),
+    ],
+)
+async def test_a_deployment_tunes_the_workers_slots_and_pollers_by_environment(
+    client: Client,
+    tmp_path: os.PathLike[str],
+    task_queue: str,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    option: str,
+    default: int | None,
+) -> None:
+    monkeypatch.setenv("SYNAPSE_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("SYNAPSE_DATA_DIR", str(tmp_path))
+    untuned = build_worker(client, Settings(_env_file=None))
+    monkeypatch.setenv(variable, "7")
+    monkeypatch.setenv("SYNAPSE_TASK_QUEUE", f"{task_queue}-tuned")  # one worker per queue and process
+    tuned = build_worker(client, Settings(_env_file=None))
+
+    assert untuned.shared.config().get(option) == default, "the SDK's default when unset"
+    assert tuned.shared.config().get(option) == 7
+
+
 def test_zero_slots_is_refused_naming_the_variable(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -72,6 +72,7 @@ async def start_graph(
         search_attributes=TypedSearchAttributes(
             [
                 SearchAttributePair(search_attributes.STATUS, "running"),
+                SearchAttributePair(search_attributes.PENDING, 0),
                 SearchAttributePair(search_attributes.CHANNEL, config.channel),
             ]
         ),

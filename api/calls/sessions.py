@@ -36,6 +36,7 @@ from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
+from workflows.session.view import start_search_attributes
 
 from . import workflow
 from .busy import retry_while_busy
@@ -65,6 +66,7 @@ def _start(
         if message
         else WorkflowIDConflictPolicy.FAIL,
         static_summary=f"Session {config.session_key} with {config.agent_id} ({config.channel})",
+        search_attributes=start_search_attributes(config),
         **signal,
     )
 

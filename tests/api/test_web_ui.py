@@ -7,6 +7,7 @@ import json
 import httpx
 from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
+from temporalio.converter import decode_typed_search_attributes
 
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
@@ -70,3 +71,33 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
 
 async def _ids(client: Client, query: str) -> list[str]:
     return [execution.id async for execution in client.list_workflows(query)]
+
+
+async def test_a_new_session_is_searchable_from_its_start_and_upserts_only_what_changes(
+    http: httpx.AsyncClient, client: Client
+) -> None:
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    await decide(http, key, request.metadata["interaction_id"], approved=True, principal="carol")
+    handle = client.get_workflow_handle(session_workflow_id(key))
+
+    history = await handle.fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes.search_attributes
+    shown = decode_typed_search_attributes(started)
+    assert (shown.get(search_attributes.STATUS), shown.get(search_attributes.PENDING)) == ("running", 0)
+    assert (shown.get(search_attributes.CHANNEL), shown.get(search_attributes.ASSIGNEE)) == (
+        "http",
+        "Agent:demo",
+    )
+    upserts = [
+        {key.name: value for key, value in decode_typed_search_attributes(attributes.search_attributes)}
+        for event in history.events
+        if (
+            attributes := event.upsert_workflow_search_attributes_event_attributes
+        ).search_attributes.indexed_fields
+    ]
+    synapse = [fields for fields in upserts if "TemporalChangeVersion" not in fields]
+    assert synapse == [
+        {"SynapseStatus": "waiting_approval", "SynapsePending": 1},
+        {"SynapseStatus": "running", "SynapsePending": 0},
+    ], "one upsert per change, holding only what changed"

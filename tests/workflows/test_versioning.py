@@ -34,6 +34,7 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 from workflows.versioning import AT_START, BASELINE, BEFORE_BASELINE, patched
+from workflows.versioning.changes import AT_START_1, BASELINE_1, BEFORE_BASELINE_1, NEW_IN_BASELINE
 
 TASK_TIMEOUT = timedelta(seconds=1)
 STALL_LIMIT = 30.0
@@ -160,23 +161,45 @@ def _markers(history: WorkflowHistory) -> list[tuple[int, str]]:
     return found
 
 
-BASELINE_HISTORIES = sorted(HISTORIES.glob("*.baseline.json"))
+GENERATIONS = {"baseline": (BASELINE_1, AT_START_1), "baseline2": (BASELINE, AT_START)}
+"""Tag of the histories recorded by runs of each baseline: its patch id and the changes its runs
+decided at start."""
+RECORDED = {tag: sorted(HISTORIES.glob(f"*.{tag}.json")) for tag in GENERATIONS}
 
 
-def test_runs_recorded_since_the_baseline_are_there_for_each_workflow_kind() -> None:
-    kinds = {path.name.split("_")[0] for path in BASELINE_HISTORIES}
+@pytest.mark.parametrize("tag", GENERATIONS)
+def test_runs_recorded_since_each_baseline_are_there_for_each_workflow_kind(tag: str) -> None:
+    kinds = {path.name.split("_")[0] for path in RECORDED[tag]}
     assert kinds == {"session", "graph"}
-    assert any("task_run" in path.name for path in BASELINE_HISTORIES), "a graph task run's history"
+    assert any("task_run" in path.name for path in RECORDED[tag]), "a graph task run's history"
 
 
-@pytest.mark.parametrize("path", BASELINE_HISTORIES, ids=[p.stem for p in BASELINE_HISTORIES])
-def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(path: Path) -> None:
+@pytest.mark.parametrize(
+    ("tag", "path"),
+    [(tag, path) for tag, paths in RECORDED.items() for path in paths],
+    ids=[path.stem for paths in RECORDED.values() for path in paths],
+)
+def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(tag: str, path: Path) -> None:
+    baseline, at_start = GENERATIONS[tag]
     history = WorkflowHistory.from_json(path.stem, path.read_text())
     markers = _markers(history)
     patches = [(task, name) for task, name in markers if not name.startswith("core_")]
-    assert patches[0] == (1, BASELINE), "the baseline is the run's first decision, in its first task"
-    later = [(task, name) for task, name in patches[1:] if task != 1 or name not in AT_START]
-    assert later == [], "after the baseline, only changes made since (AT_START), and only at start"
+    assert patches[0] == (1, baseline), "the baseline is the run's first decision, in its first task"
+    later = [(task, name) for task, name in patches[1:] if task != 1 or name not in at_start]
+    assert later == [], "after the baseline, only changes made since (at start), and only at start"
+
+
+def test_a_run_of_the_current_baseline_writes_one_marker_and_one_version_upsert() -> None:
+    for path in RECORDED["baseline2"]:
+        events = WorkflowHistory.from_json(path.stem, path.read_text()).events
+        patches = [e for e in events if e.marker_recorded_event_attributes.details.get("patch-data")]
+        versions = [
+            e
+            for e in events
+            if "TemporalChangeVersion"
+            in e.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
+        ]
+        assert (len(patches), len(versions)) == (1, 1), path.name
 
 
 def test_a_change_nobody_declared_is_refused_by_name() -> None:
@@ -198,4 +221,10 @@ def test_workflow_code_asks_for_changes_only_through_versioning() -> None:
 def test_every_change_id_is_declared_once() -> None:
     assert not set(AT_START) & BEFORE_BASELINE
     assert len(set(AT_START)) == len(AT_START)
-    assert BASELINE not in BEFORE_BASELINE | set(AT_START)
+    assert BASELINE not in BEFORE_BASELINE | set(AT_START) and BASELINE_1 not in BEFORE_BASELINE
+    assert BEFORE_BASELINE == BEFORE_BASELINE_1 | set(AT_START_1) | NEW_IN_BASELINE, (
+        "the baseline folds every change"
+    )
+    assert not NEW_IN_BASELINE & (BEFORE_BASELINE_1 | set(AT_START_1)), (
+        "a change new to it is in no older run"
+    )

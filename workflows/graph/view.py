@@ -246,7 +246,7 @@ class WebUI:
         shown = (graph_status(self._state).value, len(pending_interactions(self._state)))
         if shown != self._shown:
             self._shown = shown
-            workflow.upsert_search_attributes(search_attributes(self._config, self._state))
+            keys.upsert(search_attributes(self._config, self._state))
         self.refresh()
 
     def refresh(self) -> None:

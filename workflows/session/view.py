@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeUpdate
+from temporalio.common import SearchAttributePair, SearchAttributeUpdate, TypedSearchAttributes
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -88,13 +88,23 @@ def archive_cursor(state: SessionState, kind: str) -> ArchiveCursor:
 
 def search_attributes(config: SessionConfig, state: SessionState) -> list[SearchAttributeUpdate[Any]]:
     """Values of SynapseStatus, SynapsePending, SynapseChannel and SynapseAssignee."""
-    updates: list[SearchAttributeUpdate[Any]] = [
-        keys.STATUS.value_set(SEARCH_STATUS.get(state.status, state.status)),
-        keys.PENDING.value_set(len(state.pending)),
+    return _shown(config, state.status, len(state.pending))
+
+
+def start_search_attributes(config: SessionConfig) -> TypedSearchAttributes:
+    """What a new session shows first (running, nothing pending, its channel and agent), for its
+    start to set: the run then has nothing to upsert until its status changes."""
+    shown = _shown(config, SessionStatus.ACTIVE, 0)
+    return TypedSearchAttributes([SearchAttributePair(update.key, update.value) for update in shown])
+
+
+def _shown(config: SessionConfig, status: str, pending: int) -> list[SearchAttributeUpdate[Any]]:
+    return [
+        keys.STATUS.value_set(SEARCH_STATUS.get(status, status)),
+        keys.PENDING.value_set(pending),
         keys.CHANNEL.value_set(config.channel),
         keys.ASSIGNEE.value_set(config.agent_id),
     ]
-    return updates
 
 
 def details_markdown(workflow_id: str, config: SessionConfig, state: SessionState) -> str:

@@ -44,6 +44,7 @@ from ..agent.experience import EXPERIENCE_PATCH, remember
 from ..agent.handlers import AgentRunHandlers
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
+from ..identity import search_attributes
 from ..identity.ids import session_key_of
 from ..stream.chunks import Publish
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
@@ -322,7 +323,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
 
     def _set_status(self, status: SessionStatus | str) -> None:
         self._state.status = status
-        workflow.upsert_search_attributes(session_view.search_attributes(self._config, self._state))
+        search_attributes.upsert(session_view.search_attributes(self._config, self._state))
         self._refresh_details()
 
     def _refresh_details(self) -> None:

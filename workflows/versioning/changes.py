@@ -8,10 +8,15 @@ activity is then answered differently on replay than it was the first time: the 
 path although it is new, or its replay fails with "Non-deprecated patch marker encountered for
 change ..., but there is no corresponding change command" and the workflow is stuck.
 
-So:
-- `BASELINE` is decided in `@workflow.init` (`begin`, called by `supervise`): one marker meaning
-  "every change in `BEFORE_BASELINE` is on". Runs that started before it have no such marker and
-  replay each change's own marker where it was written, exactly as before.
+So runs come in generations, each deciding its versions when it starts (`begin`, called by
+`supervise`):
+- Runs that started before any baseline have no baseline marker and replay each change's own
+  marker where it was written (`BEFORE_BASELINE_1`).
+- Runs of `BASELINE_1` wrote its marker, meaning "every change in `BEFORE_BASELINE_1` is on", and
+  one marker for each change of `AT_START_1`, all in `@workflow.init`.
+- Runs of `BASELINE` (the current one) write only its marker: every change in `BEFORE_BASELINE`
+  is on. Each run start costs two history events per marker (the marker and the SDK's upsert of
+  `TemporalChangeVersion`), so a new baseline folds the changes made since the last one into one.
 - A change made after the baseline gets a new id in `AT_START`: it too is decided in
   `@workflow.init`, so a run already going keeps its old behavior until its next continue-as-new.
 - Never rename or drop an id: recorded and running histories hold them.
@@ -21,10 +26,12 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-BASELINE = "synapse-baseline-1"
-"""Patch id: the run takes every change in `BEFORE_BASELINE`, decided when it starts."""
+BASELINE = "synapse-baseline-2"
+"""Patch id of the current baseline: the run takes every change in `BEFORE_BASELINE`."""
+BASELINE_1 = "synapse-baseline-1"
+"""Patch id of the first baseline: the run takes every change in `BEFORE_BASELINE_1`."""
 
-BEFORE_BASELINE = frozenset(
+BEFORE_BASELINE_1 = frozenset(
     {
         "approval-rules",
         "approve-with-edits",
@@ -54,23 +61,42 @@ BEFORE_BASELINE = frozenset(
         "worker-bound-tools",
     }
 )
-"""Changes made before the baseline: in older runs, each was decided where it is used."""
+"""Changes made before the first baseline: in older runs, each was decided where it is used."""
+AT_START_1: tuple[str, ...] = ("agent-step-heartbeats",)
+"""Changes made after the first baseline, before the current one: each decided at the start of
+runs of `BASELINE_1`."""
+NEW_IN_BASELINE = frozenset({"search-attributes-when-changed"})
+"""Changes made with the current baseline: only its runs take them (no older run has a marker)."""
 
-AT_START: tuple[str, ...] = ("agent-step-heartbeats",)
-"""Changes made since the baseline, in the order they were made; each decided at every run's start."""
+BEFORE_BASELINE = BEFORE_BASELINE_1 | frozenset(AT_START_1) | NEW_IN_BASELINE
+"""Every change a run of the current baseline takes."""
+
+AT_START: tuple[str, ...] = ()
+"""Changes made since the current baseline, in the order they were made; each decided at every
+run's start."""
 
 
 def begin() -> None:
     """Decide this run's versions; call in `@workflow.init`, before the run can await anything."""
-    workflow.patched(BASELINE)
-    for change in AT_START:
+    if workflow.patched(BASELINE):
+        for change in AT_START:
+            workflow.patched(change)
+        return
+    workflow.patched(BASELINE_1)  # a run from before the current baseline, replaying
+    for change in AT_START_1:
         workflow.patched(change)
 
 
 def patched(change: str) -> bool:
     """Whether this run takes `change` (one of `BEFORE_BASELINE` or `AT_START`)."""
-    if change in BEFORE_BASELINE:
-        return workflow.patched(BASELINE) or workflow.patched(change)
     if change in AT_START:
         return workflow.patched(change)
-    raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
+    if change not in BEFORE_BASELINE:
+        raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
+    if workflow.patched(BASELINE):
+        return True
+    if change in NEW_IN_BASELINE:
+        return False
+    if change in AT_START_1:
+        return workflow.patched(change)
+    return workflow.patched(BASELINE_1) or workflow.patched(change)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import TokenType, exp
@@ -129,7 +130,23 @@ def _reads_only(statement: exp.Expr, sql: str) -> bool:
     return False
 
 
+CACHED_CHARS = 4096
+"""Statements up to this long are classified once per worker: a tool call's SQL is read by the
+agent, the assessment, the rules and the request's title (five parses of one INSERT were a fifth
+of a session start's CPU)."""
+
+
 def classify(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
+    """`classify_now`, remembered for the last 1,024 statements up to `CACHED_CHARS` long."""
+    return _classify_cached(sql, dialect) if len(sql) <= CACHED_CHARS else classify_now(sql, dialect)
+
+
+@lru_cache(maxsize=1024)
+def _classify_cached(sql: str, dialect: str | None) -> SqlClassification:
+    return classify_now(sql, dialect)
+
+
+def classify_now(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
     """Classify a SQL string for the approval policy.
 
     Only a single statement that provably reads (SELECT/UNION/WITH ... SELECT without writes or
@@ -185,6 +202,16 @@ def _keywords_complete(sql: str, dialect: str | None) -> bool:
 
 
 def is_sql_statement(text: str, dialect: str | None = "sqlite") -> bool:
+    """`is_sql_statement_now`, remembered like `classify`."""
+    return _is_sql_cached(text, dialect) if len(text) <= CACHED_CHARS else is_sql_statement_now(text, dialect)
+
+
+@lru_cache(maxsize=1024)
+def _is_sql_cached(text: str, dialect: str | None) -> bool:
+    return is_sql_statement_now(text, dialect)
+
+
+def is_sql_statement_now(text: str, dialect: str | None = "sqlite") -> bool:
     """Whether chat text is a real SQL statement rather than English.
 
     Strict on purpose: the text must start with a statement word (SELECT, INSERT, UPDATE,

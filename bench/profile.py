@@ -1,0 +1,126 @@
+"""`python -m bench.profile`: where a turn's history events and bytes go, and a session start's CPU.
+
+Prints, on one in-memory dev server (the same rig as `python -m bench`):
+
+1. One Synapse turn (message with an INSERT → approval pending → approved → answered, a fresh
+   session) event by event: its kind, its bytes as stored, and what it is (the activity, the
+   search attributes set, the marker); then the same for the bare turn it is compared with.
+2. `--sessions` session starts (each until its approval is pending, seen by the server's
+   long-poll on history; `--concurrency` at once) under cProfile: the CPU per start of this process (worker, API, client) and of the dev server,
+   and the functions that took most of this process's time.
+
+The findings are written down in bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowHandle
+from temporalio.converter import decode_typed_search_attributes
+
+from . import synapse
+from .harness import Harness, Stack, cpu_seconds
+from .history import sets_status, wait_event
+from .stats import bounded
+from .turn import _bare_turn
+
+POLL = 0.01
+
+
+def describe(event: HistoryEvent) -> str:
+    """What one event is, in a few words."""
+    kind = event.event_type
+    if kind == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+        fields = event.upsert_workflow_search_attributes_event_attributes.search_attributes
+        return ", ".join(f"{key.name}={value}" for key, value in decode_typed_search_attributes(fields))
+    if kind == EventType.EVENT_TYPE_MARKER_RECORDED:
+        marker = event.marker_recorded_event_attributes
+        patch = marker.details.get("patch-data")
+        return f"patch {patch.payloads[0].data.decode()}" if patch else marker.marker_name
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        return event.activity_task_scheduled_event_attributes.activity_type.name
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+        return event.workflow_execution_signaled_event_attributes.signal_name
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+        return event.workflow_execution_update_accepted_event_attributes.accepted_request.input.name
+    if kind == EventType.EVENT_TYPE_TIMER_STARTED:
+        return f"{event.timer_started_event_attributes.start_to_fire_timeout.seconds} s"
+    return ""
+
+
+async def print_history(title: str, handle: WorkflowHandle[Any, Any]) -> None:
+    history = await handle.fetch_history()
+    print(f"\n{title}: {len(history.events)} events, {sum(e.ByteSize() for e in history.events)} bytes")
+    print(f"{'#':>3} {'bytes':>6}  event")
+    for event in history.events:
+        name = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_").lower()
+        print(f"{event.event_id:>3} {event.ByteSize():>6}  {name} {describe(event)}".rstrip())
+
+
+async def one_turn(stack: Stack) -> None:
+    key = stack.key("profile")
+    await synapse.send(stack, key, stack.destructive_sql())
+    interaction_id = await synapse.wait_pending(stack, key, interval=POLL)
+    await synapse.approve(stack, key, interaction_id)
+    await synapse.wait_answered(stack, key, interval=POLL)
+    await print_history("Synapse turn", stack.session(key))
+    handle, _ = await _bare_turn(stack)
+    await print_history("bare turn", handle)
+
+
+async def starts(stack: Stack, server_pid: int, count: int, concurrency: int, top: int, sort: str) -> None:
+    async def start_one() -> float:
+        key = stack.key("start")
+        await synapse.send(stack, key, stack.destructive_sql())
+        # by the server's long-poll on history, as `many` waits: polling a query would profile
+        # the query's activations
+        await wait_event(stack.session(key), sets_status("waiting_approval"), within=60, what="pending")
+        return 0.0
+
+    await bounded(concurrency, [start_one for _ in range(min(count, 20))])  # warm up
+    profile = cProfile.Profile()
+    process, server = cpu_seconds(), cpu_seconds(server_pid)
+    profile.enable()
+    await bounded(concurrency, [start_one for _ in range(count)])
+    profile.disable()
+    process, server = cpu_seconds() - process, cpu_seconds(server_pid) - server
+    print(
+        f"\n{count} session starts until pending: CPU per start {process * 1000 / count:.1f} ms in this "
+        f"process (worker, API, client, profiler), {server * 1000 / count:.1f} ms in the dev server"
+    )
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats(sort).print_stats(top)
+    print(out.getvalue())
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="synapse-profile-") as data_dir:
+        async with Harness.start(Path(data_dir)) as harness, harness.stack("profile") as stack:
+            await one_turn(stack)
+            await starts(stack, harness.server_pid, args.sessions, args.concurrency, args.top, args.sort)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200, help="session starts profiled (200)")
+    parser.add_argument("--concurrency", type=int, default=20, help="starts in flight (20)")
+    parser.add_argument("--top", type=int, default=30, help="functions listed (30)")
+    parser.add_argument(
+        "--sort",
+        choices=["tottime", "cumulative"],
+        default="tottime",
+        help="order of the functions (tottime)",
+    )
+    asyncio.run(main(parser.parse_args()))
+    sys.exit(0)
