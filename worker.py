@@ -38,7 +38,6 @@ from activities.tools.mcp.servers import McpServers
 from activities.tools.runner import ToolActivities
 from core.agent_registry import load_registry
 from core.artifacts import ArtifactStore
-from core.experience import open_index
 from core.settings import Settings
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.cel import prepare_parser
@@ -185,7 +184,7 @@ def build_worker(
         *WebhookActivities(settings).activities(),
         *ArchiveActivities(ArtifactStore.from_settings(settings)).activities(),
         *WholeOutputActivities(ArtifactStore.from_settings(settings)).activities(),
-        *ExperienceActivities(open_index(settings.experience_url, settings.data_dir)).activities(),
+        *ExperienceActivities(agents.context.index).activities(),  # one index (one pool) per worker
     ]
     shared = Worker(
         client,

@@ -33,7 +33,7 @@ from . import synapse
 from .harness import Harness, Stack, cpu_seconds
 from .history import sets_status, wait_event
 from .stats import bounded
-from .turn import _bare_turn
+from .turn import one_bare_turn
 
 POLL = 0.01
 
@@ -75,7 +75,7 @@ async def one_turn(stack: Stack) -> None:
     await synapse.approve(stack, key, interaction_id)
     await synapse.wait_answered(stack, key, interval=POLL)
     await print_history("Synapse turn", stack.session(key))
-    handle, _ = await _bare_turn(stack)
+    handle, _ = await one_bare_turn(stack)
     await print_history("bare turn", handle)
 
 

@@ -60,7 +60,7 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
 
         async def bare_turn(i: int) -> float:
             started = time.perf_counter()
-            handle, pending = await _bare_turn(stack)
+            handle, pending = await one_bare_turn(stack)
             elapsed = time.perf_counter() - started
             _count(i, "bare", pending - started, *await event_counts(handle))
             return elapsed
@@ -116,7 +116,7 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
     return Result(rows=rows, notes=notes)
 
 
-async def _bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
+async def one_bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
     """Run one bare turn; its handle and the moment it was waiting for the approval."""
     handle = await stack.client.start_workflow(
         BareTurn.run,

@@ -28,7 +28,7 @@ SQLITE_ATTEMPTS = 3
 """Tries of a SQLite schema transaction that lost a race to create the same table."""
 
 
-def store_url(url: str) -> URL:
+def store_url(url: str | URL) -> URL:
     """The URL as SQLAlchemy reads it; plain `postgresql://` uses psycopg 3.
 
     Raises:
@@ -47,7 +47,7 @@ def is_sqlite(url: URL) -> bool:
 
 def engine_for(url: str | URL) -> Engine:
     """An engine for a store's URL (see the module docstring); no connection is made yet."""
-    parsed = store_url(url) if isinstance(url, str) else url
+    parsed = store_url(url)
     if not is_sqlite(parsed):
         return create_engine(parsed, pool_pre_ping=True)
     if parsed.database not in (None, "", ":memory:"):

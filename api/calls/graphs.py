@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
 
 from contracts import (
@@ -30,7 +30,7 @@ from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
 from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
-from workflows.identity import search_attributes
+from workflows.graph.view import start_search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from . import workflow
@@ -69,13 +69,7 @@ async def start_graph(
         task_queue=settings.temporal.task_queue,
         task_timeout=GRAPH_TASK_TIMEOUT,
         static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
-        search_attributes=TypedSearchAttributes(
-            [
-                SearchAttributePair(search_attributes.STATUS, "running"),
-                SearchAttributePair(search_attributes.PENDING, 0),
-                SearchAttributePair(search_attributes.CHANNEL, config.channel),
-            ]
-        ),
+        search_attributes=start_search_attributes(config),
     )
     return run.task_uuids
 
@@ -248,10 +242,5 @@ async def reopen(
         task_timeout=GRAPH_TASK_TIMEOUT,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
-        search_attributes=TypedSearchAttributes(
-            [
-                SearchAttributePair(search_attributes.STATUS, "running"),
-                SearchAttributePair(search_attributes.CHANNEL, last.config.channel),
-            ]
-        ),
+        search_attributes=start_search_attributes(last.config),
     )

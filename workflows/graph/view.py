@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeUpdate
+from temporalio.common import SearchAttributeUpdate, TypedSearchAttributes
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -223,9 +223,18 @@ def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -
 
 def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttributeUpdate[Any]]:
     """SynapseStatus, SynapsePending and SynapseChannel of the graph."""
+    return _shown(config, graph_status(state), len(pending_interactions(state)))
+
+
+def start_search_attributes(config: GraphConfig) -> TypedSearchAttributes:
+    """What a graph run shows first (running, nothing pending, its channel), for its start to set."""
+    return keys.at_start(_shown(config, GraphStatus.RUNNING, 0))
+
+
+def _shown(config: GraphConfig, status: GraphStatus, pending: int) -> list[SearchAttributeUpdate[Any]]:
     return [
-        keys.STATUS.value_set(graph_status(state).value),
-        keys.PENDING.value_set(len(pending_interactions(state))),
+        keys.STATUS.value_set(status.value),
+        keys.PENDING.value_set(pending),
         keys.CHANNEL.value_set(config.channel),
     ]
 

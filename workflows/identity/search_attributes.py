@@ -8,7 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    SearchAttributeUpdate,
+    TypedSearchAttributes,
+)
 
 from ..versioning import patched
 
@@ -34,6 +39,11 @@ def dev_server_flags() -> list[str]:
     for key in SEARCH_ATTRIBUTES:
         flags += ["--search-attribute", f"{key.name}={kinds[key.indexed_value_type.name]}"]
     return flags
+
+
+def at_start(updates: Sequence[SearchAttributeUpdate[Any]]) -> TypedSearchAttributes:
+    """The values a workflow is started with, for its first status to need no upsert."""
+    return TypedSearchAttributes([SearchAttributePair(update.key, update.value) for update in updates])
 
 
 WHEN_CHANGED_PATCH = "search-attributes-when-changed"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributePair, SearchAttributeUpdate, TypedSearchAttributes
+from temporalio.common import SearchAttributeUpdate, TypedSearchAttributes
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -94,8 +94,7 @@ def search_attributes(config: SessionConfig, state: SessionState) -> list[Search
 def start_search_attributes(config: SessionConfig) -> TypedSearchAttributes:
     """What a new session shows first (running, nothing pending, its channel and agent), for its
     start to set: the run then has nothing to upsert until its status changes."""
-    shown = _shown(config, SessionStatus.ACTIVE, 0)
-    return TypedSearchAttributes([SearchAttributePair(update.key, update.value) for update in shown])
+    return keys.at_start(_shown(config, SessionStatus.ACTIVE, 0))
 
 
 def _shown(config: SessionConfig, status: str, pending: int) -> list[SearchAttributeUpdate[Any]]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, wraps
+from typing import Protocol, TypeVar
 
 import sqlglot
 from sqlglot import TokenType, exp
@@ -135,18 +136,29 @@ CACHED_CHARS = 4096
 agent, the assessment, the rules and the request's title (five parses of one INSERT were a fifth
 of a session start's CPU)."""
 
+T = TypeVar("T", covariant=True)
 
+
+class _Reading(Protocol[T]):
+    """A pure reading of a text in a SQL dialect."""
+
+    def __call__(self, text: str, dialect: str | None = "sqlite", /) -> T: ...
+
+
+def _remembered(read: _Reading[T]) -> _Reading[T]:
+    """`read`, remembered for the last 1,024 texts up to `CACHED_CHARS` long (a pure function of
+    the text and the dialect; longer texts are read every time)."""
+    cached = lru_cache(maxsize=1024)(read)
+
+    @wraps(read)
+    def remembered(text: str, dialect: str | None = "sqlite") -> T:
+        return cached(text, dialect) if len(text) <= CACHED_CHARS else read(text, dialect)
+
+    return remembered
+
+
+@_remembered
 def classify(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
-    """`classify_now`, remembered for the last 1,024 statements up to `CACHED_CHARS` long."""
-    return _classify_cached(sql, dialect) if len(sql) <= CACHED_CHARS else classify_now(sql, dialect)
-
-
-@lru_cache(maxsize=1024)
-def _classify_cached(sql: str, dialect: str | None) -> SqlClassification:
-    return classify_now(sql, dialect)
-
-
-def classify_now(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
     """Classify a SQL string for the approval policy.
 
     Only a single statement that provably reads (SELECT/UNION/WITH ... SELECT without writes or
@@ -201,17 +213,8 @@ def _keywords_complete(sql: str, dialect: str | None) -> bool:
     return True
 
 
+@_remembered
 def is_sql_statement(text: str, dialect: str | None = "sqlite") -> bool:
-    """`is_sql_statement_now`, remembered like `classify`."""
-    return _is_sql_cached(text, dialect) if len(text) <= CACHED_CHARS else is_sql_statement_now(text, dialect)
-
-
-@lru_cache(maxsize=1024)
-def _is_sql_cached(text: str, dialect: str | None) -> bool:
-    return is_sql_statement_now(text, dialect)
-
-
-def is_sql_statement_now(text: str, dialect: str | None = "sqlite") -> bool:
     """Whether chat text is a real SQL statement rather than English.
 
     Strict on purpose: the text must start with a statement word (SELECT, INSERT, UPDATE,
