@@ -17,7 +17,10 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 from temporalio.converter import decode_typed_search_attributes
 
+from contracts import SessionConfig
 from workflows.identity.search_attributes import STATUS
+
+IDLE_TIMEOUT = SessionConfig.model_fields["idle_timeout_seconds"].default
 
 
 async def event_counts(handle: WorkflowHandle[Any, Any]) -> tuple[Counter[str], int]:
@@ -59,3 +62,12 @@ def sets_status(status: str) -> Callable[[HistoryEvent], bool]:
 def task_completed(event: HistoryEvent) -> bool:
     """A workflow task completed (for a bare workflow: it ran and now waits)."""
     return event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+
+
+def waits_idle(event: HistoryEvent) -> bool:
+    """The session's idle timer started: its turn is over, nothing more is written until the next
+    message (a history read before this may end in the turn's last workflow task, still running)."""
+    return (
+        event.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+        and event.timer_started_event_attributes.start_to_fire_timeout.seconds == IDLE_TIMEOUT
+    )

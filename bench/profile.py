@@ -31,7 +31,7 @@ from temporalio.converter import decode_typed_search_attributes
 
 from . import synapse
 from .harness import Harness, Stack, cpu_seconds
-from .history import sets_status, wait_event
+from .history import sets_status, wait_event, waits_idle
 from .stats import bounded
 from .turn import one_bare_turn
 
@@ -74,6 +74,7 @@ async def one_turn(stack: Stack) -> None:
     interaction_id = await synapse.wait_pending(stack, key, interval=POLL)
     await synapse.approve(stack, key, interaction_id)
     await synapse.wait_answered(stack, key, interval=POLL)
+    await wait_event(stack.session(key), waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
     await print_history("Synapse turn", stack.session(key))
     handle, _ = await one_bare_turn(stack)
     await print_history("bare turn", handle)

@@ -4,7 +4,8 @@ Synapse (timed from the message): `POST /sessions/{key}/messages` with an INSERT
 session → its approval pending → `POST .../interactions/{id}` approving → the agent's answer in
 the conversation. Bare, alternating: signal-with-start → "agent" activity → wait for the approval
 update → "tool" activity → the update replies → the workflow completes. Events: the whole
-history of the fresh session (one turn) vs the bare workflow's whole history.
+history of the fresh session once its turn is over (its idle timer started) vs the bare
+workflow's whole history.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from temporalio.client import WorkflowHandle
 from . import synapse
 from .bare import BareTurn
 from .harness import Harness, Stack
-from .history import event_counts
+from .history import event_counts, wait_event, waits_idle
 from .stats import Measure, Result, Row, alternate, poll
 
 POLL = 0.01
@@ -55,7 +56,9 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             await synapse.approve(stack, key, interaction_id)
             await synapse.wait_answered(stack, key, interval=POLL)
             elapsed = time.perf_counter() - started
-            _count(i, "synapse", pending, *await event_counts(stack.session(key)))
+            handle = stack.session(key)
+            await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
+            _count(i, "synapse", pending, *await event_counts(handle))
             return elapsed
 
         async def bare_turn(i: int) -> float:

@@ -34,7 +34,15 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 from workflows.versioning import AT_START, BASELINE, BEFORE_BASELINE, patched
-from workflows.versioning.changes import AT_START_1, BASELINE_1, BEFORE_BASELINE_1, NEW_IN_BASELINE
+from workflows.versioning.changes import (
+    AT_START_1,
+    BASELINE_1,
+    BASELINE_2,
+    BEFORE_BASELINE_1,
+    BEFORE_BASELINE_2,
+    NEW_IN_BASELINE,
+    NEW_IN_BASELINE_2,
+)
 
 TASK_TIMEOUT = timedelta(seconds=1)
 STALL_LIMIT = 30.0
@@ -161,7 +169,11 @@ def _markers(history: WorkflowHistory) -> list[tuple[int, str]]:
     return found
 
 
-GENERATIONS = {"baseline": (BASELINE_1, AT_START_1), "baseline2": (BASELINE, AT_START)}
+GENERATIONS = {
+    "baseline": (BASELINE_1, AT_START_1),
+    "baseline2": (BASELINE_2, ()),
+    "baseline3": (BASELINE, AT_START),
+}
 """Tag of the histories recorded by runs of each baseline: its patch id and the changes its runs
 decided at start."""
 RECORDED = {tag: sorted(HISTORIES.glob(f"*.{tag}.json")) for tag in GENERATIONS}
@@ -189,8 +201,9 @@ def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(tag: 
     assert later == [], "after the baseline, only changes made since (at start), and only at start"
 
 
-def test_a_run_of_the_current_baseline_writes_one_marker_and_one_version_upsert() -> None:
-    for path in RECORDED["baseline2"]:
+@pytest.mark.parametrize("tag", ["baseline2", "baseline3"])
+def test_a_run_since_the_second_baseline_writes_one_marker_and_one_version_upsert(tag: str) -> None:
+    for path in RECORDED[tag]:
         events = WorkflowHistory.from_json(path.stem, path.read_text()).events
         patches = [e for e in events if e.marker_recorded_event_attributes.details.get("patch-data")]
         versions = [
@@ -221,10 +234,13 @@ def test_workflow_code_asks_for_changes_only_through_versioning() -> None:
 def test_every_change_id_is_declared_once() -> None:
     assert not set(AT_START) & BEFORE_BASELINE
     assert len(set(AT_START)) == len(AT_START)
-    assert BASELINE not in BEFORE_BASELINE | set(AT_START) and BASELINE_1 not in BEFORE_BASELINE
-    assert BEFORE_BASELINE == BEFORE_BASELINE_1 | set(AT_START_1) | NEW_IN_BASELINE, (
-        "the baseline folds every change"
+    baselines = {BASELINE, BASELINE_2, BASELINE_1}
+    assert len(baselines) == 3 and not baselines & (BEFORE_BASELINE | set(AT_START))
+    assert BEFORE_BASELINE_2 == BEFORE_BASELINE_1 | set(AT_START_1) | NEW_IN_BASELINE_2, (
+        "the second baseline folds every change before it"
     )
-    assert not NEW_IN_BASELINE & (BEFORE_BASELINE_1 | set(AT_START_1)), (
-        "a change new to it is in no older run"
+    assert BEFORE_BASELINE == BEFORE_BASELINE_2 | NEW_IN_BASELINE, "the baseline folds every change"
+    assert not NEW_IN_BASELINE_2 & (BEFORE_BASELINE_1 | set(AT_START_1)), (
+        "a change new to the second baseline is in no older run"
     )
+    assert not NEW_IN_BASELINE & BEFORE_BASELINE_2, "a change new to the baseline is in no older run"

@@ -64,6 +64,11 @@ class LoopHost(Protocol):
         ...
 
     @property
+    def asked(self) -> int:
+        """Requests opened for people so far in this run (a count that only grows)."""
+        ...
+
+    @property
     def sandbox(self) -> SandboxProfile | None:
         """The sandbox the session or its agent chose for approved calls (None: the tool's default)."""
         ...

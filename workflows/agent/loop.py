@@ -1,6 +1,6 @@
 """The agent loop shared by sessions and graph tasks.
 
-One turn: ask the agent (`agent_step` activity) what it wants; a `FinalAnswer` ends the
+One turn: ask the agent (`agent_step`: an activity, or a local activity for a quick agent) what it wants; a `FinalAnswer` ends the
 turn, a `PlanBlueprint` is handed to the caller, a `ToolCallRequest` (or a batch of them) goes
 through the tool gate (`gate`: assessed, approved by a person when needed, run) and its result,
 or the denial, goes back to the agent. Repeats until an answer, bounded by `max_turns`.
@@ -34,7 +34,16 @@ with workflow.unsafe.imports_passed_through():
 from ..versioning import patched
 from .gate import gate_and_run
 from .host import LoopHost, LoopOutcome
-from .options import AGENT_STEP_HEARTBEAT, AGENT_STEP_HEARTBEATS, AGENT_STEP_RETRY, AGENT_STEP_TIMEOUT
+from .options import (
+    AGENT_STEP_HEARTBEAT,
+    AGENT_STEP_HEARTBEATS,
+    AGENT_STEP_RETRY,
+    AGENT_STEP_TIMEOUT,
+    QUICK_AGENT_STEPS,
+    QUICK_BUILTIN,
+    QUICK_FRAMEWORKS,
+    QUICK_STEP_TIMEOUT,
+)
 from .replies import error_message, raise_if_cancelled
 
 
@@ -71,6 +80,44 @@ def step_input(
     )
 
 
+def quick_step(step: AgentStepInput) -> bool:
+    """Whether the step is quick enough to run as a local activity: its agent decides in the worker
+    (`QUICK_FRAMEWORKS`) and is not asked to wait first (`input_data.sleep_seconds`, for tests)."""
+    waits = bool(step.input_data and step.input_data.get("sleep_seconds"))
+    if step.agent is None:  # the builtin agent of that name (`AgentActivities.agents`)
+        return step.agent_id == QUICK_BUILTIN and not waits
+    return step.agent.framework in QUICK_FRAMEWORKS and not waits
+
+
+async def take_step(step: AgentStepInput, *, after_a_request: bool) -> AgentResult:
+    """Run one agent step: a local activity when quick (`quick-agent-steps`), else an activity.
+
+    A step right after a request to a person (`after_a_request`) is an activity even when quick:
+    the answer to an approver's update leaves with the workflow task, which a local activity
+    would hold open until the step is done (approve → applied would wait for the agent)."""
+    summary = f"agent {step.agent_id}"
+    if not after_a_request and quick_step(step) and patched(QUICK_AGENT_STEPS):
+        quick: AgentResult = await workflow.execute_local_activity(
+            AGENT_STEP,
+            step,
+            result_type=AgentResult,
+            start_to_close_timeout=QUICK_STEP_TIMEOUT,
+            retry_policy=AGENT_STEP_RETRY,
+            summary=summary,
+        )
+        return quick
+    result: AgentResult = await workflow.execute_activity(
+        AGENT_STEP,
+        step,
+        result_type=AgentResult,
+        start_to_close_timeout=AGENT_STEP_TIMEOUT,
+        heartbeat_timeout=AGENT_STEP_HEARTBEAT if patched(AGENT_STEP_HEARTBEATS) else None,
+        retry_policy=AGENT_STEP_RETRY,
+        summary=summary,
+    )
+    return result
+
+
 async def run_agent_loop(
     host: LoopHost,
     *,
@@ -81,20 +128,14 @@ async def run_agent_loop(
     agent: AgentSpec | None = None,
 ) -> LoopOutcome:
     """Run the agent until it answers; `messages` is extended in place with the exchange."""
+    asked = host.asked
     for _ in range(max_turns):
         if not await host.checkpoint():
             return LoopOutcome("cancelled")
         step = step_input(host, agent_id, agent, messages, input_data)
+        after_a_request, asked = host.asked != asked, host.asked
         try:
-            result = await workflow.execute_activity(
-                AGENT_STEP,
-                step,
-                result_type=AgentResult,
-                start_to_close_timeout=AGENT_STEP_TIMEOUT,
-                heartbeat_timeout=AGENT_STEP_HEARTBEAT if patched(AGENT_STEP_HEARTBEATS) else None,
-                retry_policy=AGENT_STEP_RETRY,
-                summary=f"agent {agent_id}",
-            )
+            result = await take_step(step, after_a_request=after_a_request)
         except ActivityError as err:
             raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))

@@ -28,6 +28,16 @@ AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling
     # Auth and validation failures of a model come back as FAILURE results, not errors.
     non_retryable_error_types=[ErrorType.UNKNOWN_AGENT, ErrorType.INVALID_AGENT_INPUT],
 )
+QUICK_AGENT_STEPS = "quick-agent-steps"
+"""Change id (`workflows/versioning`): a quick agent's step (`quick_step`) runs as a local activity."""
+QUICK_FRAMEWORKS = frozenset({"demo"})
+"""Frameworks that decide in the worker without a model call: a step takes microseconds, so it runs
+as a local activity (one history event instead of six, no activity task round trip), as quick tools
+do. A model-backed step (seconds, retried, heartbeating) stays an activity."""
+QUICK_BUILTIN = "Agent:demo"
+"""The builtin agent a step without a declaration runs that is quick (the offline demo rules)."""
+QUICK_STEP_TIMEOUT = timedelta(seconds=30)
+"""A quick step that takes this long is retried (its workflow task is kept alive meanwhile)."""
 ASSESS_TIMEOUT = timedelta(seconds=10)
 """Assessment is a policy lookup and a SQL parse: milliseconds."""
 ASSESS_RETRY = RetryPolicy(maximum_attempts=3)

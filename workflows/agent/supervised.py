@@ -74,6 +74,11 @@ class SupervisedHost:
         """Where each worker-bound tool's state is (carried across runs with the state)."""
         return self._state.worker_queues
 
+    @property
+    def asked(self) -> int:
+        """Requests opened so far (approvals, questions): a count that only grows."""
+        return self._state.next_interaction
+
     async def ask_approval(
         self, call: ToolCallRequest, assessment: ToolAssessment, *, edit_of: InteractionOutcome | None = None
     ) -> InteractionOutcome:

@@ -14,6 +14,7 @@ So runs come in generations, each deciding its versions when it starts (`begin`,
   marker where it was written (`BEFORE_BASELINE_1`).
 - Runs of `BASELINE_1` wrote its marker, meaning "every change in `BEFORE_BASELINE_1` is on", and
   one marker for each change of `AT_START_1`, all in `@workflow.init`.
+- Runs of `BASELINE_2` wrote only its marker: every change in `BEFORE_BASELINE_2` is on.
 - Runs of `BASELINE` (the current one) write only its marker: every change in `BEFORE_BASELINE`
   is on. Each run start costs two history events per marker (the marker and the SDK's upsert of
   `TemporalChangeVersion`), so a new baseline folds the changes made since the last one into one.
@@ -26,8 +27,10 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-BASELINE = "synapse-baseline-2"
+BASELINE = "synapse-baseline-3"
 """Patch id of the current baseline: the run takes every change in `BEFORE_BASELINE`."""
+BASELINE_2 = "synapse-baseline-2"
+"""Patch id of the second baseline: the run takes every change in `BEFORE_BASELINE_2`."""
 BASELINE_1 = "synapse-baseline-1"
 """Patch id of the first baseline: the run takes every change in `BEFORE_BASELINE_1`."""
 
@@ -63,12 +66,16 @@ BEFORE_BASELINE_1 = frozenset(
 )
 """Changes made before the first baseline: in older runs, each was decided where it is used."""
 AT_START_1: tuple[str, ...] = ("agent-step-heartbeats",)
-"""Changes made after the first baseline, before the current one: each decided at the start of
-runs of `BASELINE_1`."""
-NEW_IN_BASELINE = frozenset({"search-attributes-when-changed"})
-"""Changes made with the current baseline: only its runs take them (no older run has a marker)."""
+"""Changes made after the first baseline, before the second: each decided at the start of runs of
+`BASELINE_1`."""
+NEW_IN_BASELINE_2 = frozenset({"search-attributes-when-changed"})
+"""Changes made with the second baseline: only its runs and later ones take them."""
+BEFORE_BASELINE_2 = BEFORE_BASELINE_1 | frozenset(AT_START_1) | NEW_IN_BASELINE_2
+"""Every change a run of the second baseline takes."""
 
-BEFORE_BASELINE = BEFORE_BASELINE_1 | frozenset(AT_START_1) | NEW_IN_BASELINE
+NEW_IN_BASELINE = frozenset({"quick-agent-steps", "interactions-told-before-finishing"})
+"""Changes made with the current baseline: only its runs take them (no older run has a marker)."""
+BEFORE_BASELINE = BEFORE_BASELINE_2 | NEW_IN_BASELINE
 """Every change a run of the current baseline takes."""
 
 AT_START: tuple[str, ...] = ()
@@ -77,12 +84,17 @@ run's start."""
 
 
 def begin() -> None:
-    """Decide this run's versions; call in `@workflow.init`, before the run can await anything."""
+    """Decide this run's versions; call in `@workflow.init`, before the run can await anything.
+
+    A new run writes the current baseline's marker only; a run replaying finds the newest marker
+    it wrote (asking for a baseline it did not write changes nothing on replay)."""
     if workflow.patched(BASELINE):
         for change in AT_START:
             workflow.patched(change)
         return
-    workflow.patched(BASELINE_1)  # a run from before the current baseline, replaying
+    if workflow.patched(BASELINE_2):
+        return
+    workflow.patched(BASELINE_1)  # a run from before the second baseline, replaying
     for change in AT_START_1:
         workflow.patched(change)
 
@@ -96,6 +108,10 @@ def patched(change: str) -> bool:
     if workflow.patched(BASELINE):
         return True
     if change in NEW_IN_BASELINE:
+        return False
+    if workflow.patched(BASELINE_2):
+        return True
+    if change in NEW_IN_BASELINE_2:
         return False
     if change in AT_START_1:
         return workflow.patched(change)

@@ -54,6 +54,12 @@ from ..view import asks
 from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
 from .report import experience_of, report_of
 
+TOLD_BEFORE_FINISHING = "interactions-told-before-finishing"
+"""Change id (`workflows/versioning`): a run ends only once its graph was told how its interactions
+stand. A decision followed by the answer in one workflow task (a quick tool, a quick agent) ended
+the run while the tell was still a command not sent, which ending cancelled: the graph never
+heard of the decision (its chat card stayed "pending")."""
+
 
 @workflow.defn
 class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
@@ -88,6 +94,7 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
         self.publish = self._chunks.publish
         self._host = SupervisedHost(self._supervisor, self._state)
         self._told: list[str] = []
+        self._telling = False
         self._report_to_graph = False
 
     @workflow.run
@@ -117,6 +124,8 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
                     ),
                 )
             raise
+        if patched(TOLD_BEFORE_FINISHING):
+            await workflow.wait_condition(lambda: not self._telling and self._pending_ids() == self._told)
         teller.cancel()
         if self._report_to_graph:
             await self._tell(TASK_FINISHED, report)
@@ -182,7 +191,7 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
             decided = [
                 self._state.decided[i] for i in self._told if i not in now and i in self._state.decided
             ]
-            self._told = now
+            self._told, self._telling = now, True
             await self._tell(
                 TASK_INTERACTIONS,
                 TaskInteractions(
@@ -192,6 +201,7 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
                     decided=decided,
                 ),
             )
+            self._telling = False
 
     def _pending_ids(self) -> list[str]:
         return [request.interaction_id for request in self._state.pending]
