@@ -22,7 +22,7 @@ PYTEST_WORKERS ?= 6
 TIMED = start=$$(date +%s); trap '{ set +x; } 2>/dev/null; echo "time: $@ took $$(( $$(date +%s) - start )) s"' EXIT; set -x;
 
 .DEFAULT_GOAL := help
-.PHONY: help venv up test lint typecheck pytest fuzz schema bench bench-quick bench-profile clean
+.PHONY: help venv up test lint typecheck pytest fuzz schema bench bench-quick bench-scale bench-profile clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -77,6 +77,9 @@ bench: venv ## benchmarks vs bare Temporal, one table (a few minutes; BENCH_ARGS
 
 bench-quick: venv ## the same, small (under a minute)
 	$(BIN)/python -m bench --quick $(BENCH_ARGS)
+
+bench-scale: venv ## 10,000 sessions waiting for approval: memory, start and approve-all rates (about 15 minutes; not in make test)
+	$(BIN)/python -m bench --only many --sessions 10000 --concurrency 50 --warmup 20 --approval-timeout 7200 --timeout 5400 $(BENCH_ARGS)
 
 bench-profile: venv ## one turn's history event by event, and a session start's CPU profile
 	$(BIN)/python -m bench.profile $(BENCH_ARGS)

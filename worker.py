@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agents.directory import AgentDirectory
@@ -78,6 +78,9 @@ start). Safe because these modules hold no mutable module-level state; keep it t
 `celpy` (graph conditions) is passed through too: it does no I/O, and the sandbox cannot import
 its date library.
 """
+UNSANDBOXED = UnsandboxedWorkflowRunner()
+"""`SYNAPSE_WORKFLOW_SANDBOX=false`: workflow code runs as it is, unchecked (it is checked by the
+test and replay suites, which run sandboxed)."""
 
 
 class SynapseWorker:
@@ -191,7 +194,7 @@ def build_worker(
         task_queue=shared_queue,
         workflows=list(WORKFLOWS),
         activities=activities,
-        workflow_runner=WORKFLOW_RUNNER,
+        workflow_runner=WORKFLOW_RUNNER if settings.temporal.workflow_sandbox else UNSANDBOXED,
         max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
         max_cached_workflows=settings.temporal.worker_cached_workflows,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,

@@ -1,7 +1,8 @@
 """Stream latency and idle cost: a chunk published in the workflow → received by subscribers.
 
 Synapse: SSE connections open on `GET /sessions/{key}/events` (1, then 100 on one session, all
-sharing the API process's one subscription); timed from sending a message (`POST
+sharing the API process's one subscription; the 100 read in a process of their own,
+`bench.watchers`, as people at their own machines do); timed from sending a message (`POST
 /sessions/{key}/messages`) until the `processing` chunk the workflow publishes when it takes
 the message arrives on the connection (with 100: on the last of them). Bare, alternating: a
 `WorkflowStream` workflow that publishes one item per signal and one `WorkflowStreamClient`
@@ -18,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from temporalio.client import WorkflowHandle
@@ -49,9 +52,14 @@ Arrivals = asyncio.Queue[tuple[float, str]]
 
 @contextlib.asynccontextmanager
 async def _sse(stack: Stack, watchers: int) -> AsyncIterator[tuple[str, list[Arrivals]]]:
-    """A fresh session with `watchers` open SSE connections; arrivals are (time, chunk type) each."""
+    """A fresh session with `watchers` open SSE connections; arrivals are (time, chunk type) each
+    (a crowd's: one queue, of when the last of them got each chunk)."""
     key = stack.key("stream")
     await stack.synapse.create_session(key)
+    if watchers > 1:
+        async with _elsewhere(stack, key, watchers) as last_of_them:
+            yield key, [last_of_them]
+        return
     queues: list[Arrivals] = [asyncio.Queue() for _ in range(watchers)]
     opened = [asyncio.Event() for _ in range(watchers)]
 
@@ -67,6 +75,44 @@ async def _sse(stack: Stack, watchers: int) -> AsyncIterator[tuple[str, list[Arr
         for ready, task in zip(opened, tasks, strict=True):
             await _first(ready.wait(), task)
         yield key, queues
+
+
+@contextlib.asynccontextmanager
+async def _elsewhere(stack: Stack, key: str, watchers: int) -> AsyncIterator[Arrivals]:
+    """`watchers` SSE clients of the session in a process of their own (`bench.watchers`), as
+    people at their own machines; arrivals: (when the last of them got it, chunk type)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.watchers",
+        str(stack.synapse.http.base_url),
+        key,
+        str(watchers),
+        cwd=Path(__file__).parents[1],
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    arrivals: Arrivals = asyncio.Queue()
+    try:
+        async with asyncio.timeout(CHUNK_WITHIN):
+            first = await process.stdout.readline()
+        if first.strip() != b"ready":
+            problem = (await process.stderr.read()).decode(errors="replace")
+            raise RuntimeError(f"the {watchers} watchers did not start: {first!r} {problem[-2000:]}")
+
+        async def read() -> None:
+            assert process.stdout is not None
+            async for line in process.stdout:
+                kind, _, at = line.decode().split()
+                arrivals.put_nowait((float(at), kind))
+
+        async with _running(read()):
+            yield arrivals
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        await process.wait()
 
 
 @contextlib.asynccontextmanager
@@ -202,7 +248,7 @@ async def run(harness: Harness, *, samples: int, warmup: int, idle_window: float
                 "ms",
                 m["crowd"],
                 m["bare"],
-                f"{CROWD} people watching one session share the API's one subscription; {bare_means}",
+                f"{CROWD} people watching one session (reading in a process of their own) share the API's one subscription; {bare_means}",
             ),
             Row(
                 f"stream: history events per idle minute, {IDLE_WATCHERS} watchers",

@@ -93,6 +93,14 @@ class TemporalSettings(_Group):
         validation_alias=env("activity_pollers", "SYNAPSE_ACTIVITY_POLLERS"),
         description="Long polls a worker keeps open for activity tasks; the SDK's 5 when unset.",
     )
+    workflow_sandbox: bool = Field(
+        default=True,
+        validation_alias=env("workflow_sandbox", "SYNAPSE_WORKFLOW_SANDBOX"),
+        description="Run workflow code in the SDK's sandbox, which refuses non-deterministic calls "
+        "(I/O, the clock, random) at run time. Off (false) a worker spends less CPU per workflow "
+        "task (docs/production.md has the measured effect); the test and replay suites run "
+        "sandboxed either way. Keep it on unless workers are CPU-bound.",
+    )
     worker_metrics_address: str | None = Field(
         default=None,
         validation_alias=env("worker_metrics_address", "SYNAPSE_WORKER_METRICS_ADDRESS"),

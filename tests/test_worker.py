@@ -1,15 +1,24 @@
-"""The worker's own settings: how many workflow tasks it runs at once."""
+"""The worker's own settings: how many workflow tasks it runs at once, its pollers, its sandbox."""
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Callable
 
 import pytest
 from temporalio.client import Client
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from api.calls import sessions as session_calls
 from cli.main import main
+from contracts import InboundMessage, InteractionResponse, SessionConfig
+from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings, TemporalSettings
+from tests.conftest import assert_eventually
 from worker import DEADLOCK_SECONDS, build_worker
+from workflows.identity.ids import session_workflow_id
+from workflows.session import SessionWorkflow
 
 
 @pytest.mark.parametrize(("slots", "expected"), [(None, 8 * (os.cpu_count() or 1)), (3, 3)])
@@ -55,14 +64,25 @@ async def test_a_deployment_tunes_the_workers_slots_and_pollers_by_environment(
     assert tuned.shared.config().get(option) == 7
 
 
-def test_zero_slots_is_refused_naming_the_variable(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("SYNAPSE_WORKFLOW_SLOTS", "0", "Input should be greater than 0"),
+        ("SYNAPSE_WORKFLOW_SANDBOX", "maybe", "Input should be a valid boolean"),
+    ],
+)
+def test_a_bad_worker_setting_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    value: str,
+    expected: str,
 ) -> None:
-    monkeypatch.setenv("SYNAPSE_WORKFLOW_SLOTS", "0")
+    monkeypatch.setenv(variable, value)
 
     assert main(["worker"]) == 2
 
-    assert "SYNAPSE_WORKFLOW_SLOTS='0': Input should be greater than 0" in capsys.readouterr().err
+    assert f"{variable}={value!r}: {expected}" in capsys.readouterr().err
 
 
 async def test_a_worker_lets_workflow_activations_run_past_the_sdks_two_seconds(
@@ -76,3 +96,34 @@ async def test_a_worker_lets_workflow_activations_run_past_the_sdks_two_seconds(
 
     workflows = worker.shared._workflow_worker
     assert workflows is not None and workflows._deadlock_timeout_seconds == DEADLOCK_SECONDS > 2
+
+
+@pytest.mark.parametrize("sandbox", ["true", "false"])
+async def test_a_session_runs_its_turn_with_the_workflow_sandbox_on_or_off(
+    client: Client,
+    tmp_path: os.PathLike[str],
+    task_queue: str,
+    monkeypatch: pytest.MonkeyPatch,
+    count_orders: Callable[[str], int],
+    sandbox: str,
+) -> None:
+    monkeypatch.setenv("SYNAPSE_WORKFLOW_SANDBOX", sandbox)
+    monkeypatch.setenv("SYNAPSE_TASK_QUEUE", task_queue)
+    settings = Settings(data_dir=tmp_path, _env_file=None)
+    key = f"sandbox-{sandbox}-{uuid.uuid4().hex[:6]}"
+    handle = client.get_workflow_handle(session_workflow_id(key))
+    async with build_worker(client, settings) as worker:
+        runner = worker.shared.config().get("workflow_runner")
+        assert isinstance(runner, SandboxedWorkflowRunner) is (sandbox == "true")
+        config = SessionConfig(session_key=key, agent=BUILTIN_AGENTS["demo"])
+        message = InboundMessage(content="DELETE FROM orders WHERE status = 'cancelled'", sender_id="alice")
+        await session_calls.send_message(client, task_queue, config, message)
+        pending = await assert_eventually(
+            lambda: handle.query(SessionWorkflow.get_pending), bool, what="pending"
+        )
+        outcome = await handle.execute_update(
+            SessionWorkflow.respond_checked,
+            InteractionResponse(interaction_id=pending[0].interaction_id, approved=True, principal="alice"),
+        )
+    assert outcome.approved and (outcome.tool_result or {}).get("ok"), outcome
+    assert count_orders("status = 'cancelled'") == 0, "the approved DELETE ran"
