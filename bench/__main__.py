@@ -27,13 +27,7 @@ BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]
     "stream": lambda h, a: stream.run(
         h, samples=a.samples, warmup=a.warmup, idle_window=10 if a.quick else 60
     ),
-    "many": lambda h, a: many.run(
-        h,
-        sessions=a.sessions,
-        concurrency=a.concurrency,
-        warmup=a.warmup,
-        approval_timeout=a.approval_timeout,
-    ),
+    "many": lambda h, a: many.run(h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup),
     "graph": lambda h, a: graph.run(h, tasks=a.graph_tasks, samples=1 if a.quick else 3),
     "terminal": lambda h, a: terminal.run(h, samples=a.samples, warmup=a.warmup),
 }
@@ -52,14 +46,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, help="warm-up rounds per benchmark (default 10, quick 3)")
     parser.add_argument("--sessions", type=int, help="sessions for 'many' (default 1000, quick 50)")
     parser.add_argument("--concurrency", type=int, default=20, help="requests in flight for 'many' (20)")
-    parser.add_argument(
-        "--approval-timeout",
-        type=int,
-        metavar="SECONDS",
-        help="'many' creates each session with this approval timeout first (default: a message starts "
-        "it, with the default 300 s; a run whose starts take longer needs more, or its first "
-        "approvals time out before all are started)",
-    )
     parser.add_argument(
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
     )

@@ -66,19 +66,14 @@ class _Side:
 
 
 class _Synapse(_Side):
-    def __init__(
-        self, stack: Stack, count: int, server: int | None = None, approval_timeout: int | None = None
-    ) -> None:
+    def __init__(self, stack: Stack, count: int, server: int | None = None) -> None:
         super().__init__(stack, count, server)
-        self.approval_timeout = approval_timeout
         self.keys: list[str] = []
         self.pending: list[str] = []
 
     async def _start_one(self) -> float:
         key = self.stack.key("many")
         started = time.perf_counter()
-        if self.approval_timeout:  # created first, so its approval outlasts the other starts
-            await self.stack.synapse.create_session(key, approval_timeout_seconds=self.approval_timeout)
         await synapse.send(self.stack, key, self.stack.destructive_sql())
         await wait_event(
             self.stack.session(key),
@@ -138,10 +133,8 @@ class _Bare(_Side):
         return approve
 
 
-async def run(
-    harness: Harness, *, sessions: int, concurrency: int, warmup: int, approval_timeout: int | None = None
-) -> Result:
-    """Measure and return the 'many' rows (`approval_timeout`: each session created with it first)."""
+async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int) -> Result:
+    """Measure and return the 'many' rows."""
     async with harness.stack("many") as stack:
         progress(f"many: warm-up ({warmup} sessions and bare workflows, started and approved)")
         for side in (_Synapse(stack, warmup), _Bare(stack, warmup)):
@@ -149,7 +142,7 @@ async def run(
             await side.prepare_approvals(concurrency)
             await side.approve(concurrency)
         server = harness.server_pid
-        syn, bare = _Synapse(stack, sessions, server, approval_timeout), _Bare(stack, sessions, server)
+        syn, bare = _Synapse(stack, sessions, server), _Bare(stack, sessions, server)
         memory: dict[str, tuple[float, float]] = {"base": (rss_mb(), rss_mb(server) if server else 0.0)}
         for name, side in (("synapse", syn), ("bare", bare)):
             progress(f"many: starting {sessions} {name} workflows, {concurrency} at a time")
@@ -179,8 +172,7 @@ def _cpu_row(name: str, phase: str, syn: _Side, bare: _Side) -> Row:
     )
 
 
-def _rows(syn: _Synapse, bare: _Side, memory: dict[str, tuple[float, float]], n: int, c: int) -> list[Row]:
-    created_first = syn.approval_timeout is not None
+def _rows(syn: _Side, bare: _Side, memory: dict[str, tuple[float, float]], n: int, c: int) -> list[Row]:
     base_process, base_server = memory["base"]
     start, approve = "start", "approve"
     return [
@@ -189,8 +181,7 @@ def _rows(syn: _Synapse, bare: _Side, memory: dict[str, tuple[float, float]], n:
             "ms",
             _ms(syn.times[start]),
             _ms(bare.times[start]),
-            ("POST /sessions (with the approval timeout), then " if created_first else "")
-            + "POST message (signal-with-start) until its approval is pending; bare: signal-with-start "
+            "POST message (signal-with-start) until its approval is pending; bare: signal-with-start "
             "until the workflow's first task completed",
         ),
         Row(

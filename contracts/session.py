@@ -96,7 +96,10 @@ class CreateSessionRequest(Contract):
         default=None, description="Principals who may approve; anyone when omitted."
     )
     approval_timeout_seconds: StrictInt | None = Field(
-        default=None, gt=0, le=30 * 24 * 3600, description="Approval timeout; 300 s by default."
+        default=None,
+        gt=0,
+        le=30 * 24 * 3600,
+        description="Approval timeout; SYNAPSE_APPROVAL_TIMEOUT_SECONDS (300 s) by default.",
     )
     question_timeout_seconds: StrictInt | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Question timeout; 3600 s by default."

@@ -206,6 +206,15 @@ class ApiSettings(_Group):
         description="How long a message, pause, resume or cancel that Temporal refuses for lack of "
         "room (RESOURCE_EXHAUSTED) is retried before the API answers 503.",
     )
+    approval_timeout_seconds: int = Field(
+        default=300,
+        gt=0,
+        le=30 * 24 * 3600,
+        validation_alias=env("approval_timeout_seconds", "SYNAPSE_APPROVAL_TIMEOUT_SECONDS"),
+        description="How long a session's approval request waits before it counts as denied, for "
+        "sessions the API starts without saying (a first message, a chat, `POST /sessions` without "
+        "`approval_timeout_seconds`).",
+    )
     query_wait_seconds: float = Field(
         default=10.0,
         gt=0,

@@ -190,6 +190,7 @@ class Conversations:
         config = SessionConfig(
             session_key=found.session_key,
             agent=self._registry.resolve(DEFAULT_AGENT, found.session_key),
+            approval_timeout_seconds=self._settings.api.approval_timeout_seconds,
             approvers=self._approvers,
             approve_by_requester=True,
             channel=self._channel,

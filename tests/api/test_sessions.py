@@ -10,11 +10,14 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType, TaskStreamChunk
+from api.main import create_app
+from contracts import InteractionRequest, TaskChunkType, TaskStreamChunk
+from core.settings import Settings
+from tests.conftest import assert_eventually
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
-from ..support import collect_events, fields
+from ..support import collect_events, fields, serve
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -248,3 +251,40 @@ async def test_an_unknown_agent_is_refused_at_submission(http: httpx.AsyncClient
     assert response.status_code == 422
     assert "'Agent:ghost' is not declared" in response.json()["detail"]
     assert "Agent:demo-langgraph" in response.json()["detail"]
+
+
+async def test_the_deployments_approval_timeout_applies_to_sessions_that_do_not_say(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    hours = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"approval_timeout_seconds": 7200})}
+    )
+    async with serve(create_app(hours, client=client)) as http:
+
+        async def waits(key: str) -> float:
+            pending = await assert_eventually(
+                lambda: http.get(f"/sessions/{key}"),
+                lambda r: bool(r.json()["pending_interactions"]),
+                what=f"{key} waiting for approval",
+            )
+            request = InteractionRequest.model_validate(pending.json()["pending_interactions"][0])
+            assert request.expires_at is not None
+            return (request.expires_at - request.timestamp).total_seconds()
+
+        by_message = new_key()
+        assert (
+            await http.post(f"/sessions/{by_message}/messages", json={"content": DELETE_CANCELLED})
+        ).is_success
+        created, own = new_key(), new_key()
+        assert (await http.post("/sessions", json={"session_key": created})).is_success
+        assert (
+            await http.post("/sessions", json={"session_key": own, "approval_timeout_seconds": 60})
+        ).is_success
+        for key in (created, own):
+            assert (
+                await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED})
+            ).is_success
+
+        assert await waits(by_message) == 7200, "a session a message starts"
+        assert await waits(created) == 7200, "a session created without a timeout"
+        assert await waits(own) == 60, "a session's own timeout wins"
