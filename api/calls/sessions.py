@@ -20,6 +20,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from contracts import (
+    AgentSpec,
     AuditEntry,
     AuditKind,
     AuditTrail,
@@ -32,6 +33,7 @@ from contracts import (
     SessionStatus,
 )
 from contracts.names import SUBMIT_MESSAGE
+from core.settings import Settings
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -49,6 +51,13 @@ T = TypeVar("T")
 def name_of(key: str) -> str:
     """How messages name the session."""
     return f"session {key!r}"
+
+
+def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
+    """The config of a session the API starts: the deployment's approval timeout
+    (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own."""
+    fields.setdefault("approval_timeout_seconds", settings.api.approval_timeout_seconds)
+    return SessionConfig(session_key=key, agent=agent, **fields)
 
 
 def _start(

@@ -187,10 +187,10 @@ class Conversations:
                 await self._deliver(found)
 
     async def _deliver(self, found: ChatText) -> None:
-        config = SessionConfig(
-            session_key=found.session_key,
-            agent=self._registry.resolve(DEFAULT_AGENT, found.session_key),
-            approval_timeout_seconds=self._settings.api.approval_timeout_seconds,
+        config = sessions.new_config(
+            self._settings,
+            found.session_key,
+            self._registry.resolve(DEFAULT_AGENT, found.session_key),
             approvers=self._approvers,
             approve_by_requester=True,
             channel=self._channel,

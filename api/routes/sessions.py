@@ -23,7 +23,6 @@ from contracts import (
     MessageRequest,
     MessagesQuery,
     MessageWindow,
-    SessionConfig,
     SessionControl,
     SessionMessageAccepted,
     SessionStatus,
@@ -110,11 +109,11 @@ async def create_session(
     except KeyError as err:
         raise HTTPException(422, f"profile: {err.args[0]}") from None
     key = body.session_key or uuid.uuid4().hex[:12]
-    given = body.model_dump(exclude={"session_key"}, exclude_none=True)
-    config = SessionConfig(
-        session_key=key,
-        agent=registry.resolve(body.agent_id or DEFAULT_AGENT, key),
-        **{"approval_timeout_seconds": settings.api.approval_timeout_seconds, **given},
+    config = sessions.new_config(
+        settings,
+        key,
+        registry.resolve(body.agent_id or DEFAULT_AGENT, key),
+        **body.model_dump(exclude={"session_key"}, exclude_none=True),
     )
     config = config.model_copy(
         update={"user": body.user or caller.principal, "sandbox": body.sandbox or profile.sandbox}
@@ -190,11 +189,7 @@ async def post_message(
         message_id=f"http-{uuid.uuid4().hex}",
         metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
-    config = SessionConfig(
-        session_key=key,
-        agent=registry.resolve(DEFAULT_AGENT, key),
-        approval_timeout_seconds=settings.api.approval_timeout_seconds,
-    )
+    config = sessions.new_config(settings, key, registry.resolve(DEFAULT_AGENT, key))
     await sessions.send_message(
         client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
     )
