@@ -177,7 +177,7 @@ def build_worker(
     tools = tools or ToolActivities(settings)
     shared_queue = task_queue or settings.temporal.task_queue
     tools.worker_queue = own_queue_name(shared_queue)
-    agents = AgentActivities(settings)
+    agents = AgentActivities(settings, assess=tools.assess_tool_call)
     mcp = McpServers(load_registry(settings).mcp_servers, settings.data_dir)
     activities: list[Callable[..., Any]] = [
         *agents.activities(),

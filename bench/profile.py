@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import functools
 import io
 import pstats
 import sys
@@ -80,42 +81,74 @@ async def one_turn(stack: Stack) -> None:
     await print_history("bare turn", handle)
 
 
-async def starts(stack: Stack, server_pid: int, count: int, concurrency: int, top: int, sort: str) -> None:
-    async def start_one() -> float:
-        key = stack.key("start")
-        await synapse.send(stack, key, stack.destructive_sql())
-        # by the server's long-poll on history, as `many` waits: polling a query would profile
-        # the query's activations
-        await wait_event(stack.session(key), sets_status("waiting_approval"), within=60, what="pending")
-        return 0.0
+async def _start(stack: Stack, started: list[str]) -> float:
+    key = stack.key("start")
+    await synapse.send(stack, key, stack.destructive_sql())
+    # by the server's long-poll on history, as `many` waits: polling a query would profile the
+    # query's activations
+    await wait_event(stack.session(key), sets_status("waiting_approval"), within=60, what="pending")
+    started.append(key)
+    return 0.0
 
-    await bounded(concurrency, [start_one for _ in range(min(count, 20))])  # warm up
+
+async def _approve(stack: Stack, key: str, interaction_id: str) -> float:
+    await synapse.approve(stack, key, interaction_id)
+    # until the turn is over (its answer and experience recorded): an approval's whole cost
+    await wait_event(stack.session(key), waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
+    return 0.0
+
+
+async def profiled(what: str, count: int, server_pid: int, run: Any, top: int, sort: str) -> None:
+    """`run()` under cProfile; CPU per item in this process and the dev server, the top functions."""
     profile = cProfile.Profile()
     process, server = cpu_seconds(), cpu_seconds(server_pid)
     profile.enable()
-    await bounded(concurrency, [start_one for _ in range(count)])
+    await run()
     profile.disable()
     process, server = cpu_seconds() - process, cpu_seconds(server_pid) - server
     print(
-        f"\n{count} session starts until pending: CPU per start {process * 1000 / count:.1f} ms in this "
-        f"process (worker, API, client, profiler), {server * 1000 / count:.1f} ms in the dev server"
+        f"\n{count} {what}: CPU per one {process * 1000 / count:.1f} ms in this process (worker, API, "
+        f"client, profiler), {server * 1000 / count:.1f} ms in the dev server"
     )
     out = io.StringIO()
     pstats.Stats(profile, stream=out).sort_stats(sort).print_stats(top)
     print(out.getvalue())
 
 
+async def starts(stack: Stack, server_pid: int, args: argparse.Namespace) -> None:
+    count, concurrency, keys = args.sessions, args.concurrency, list[str]()
+    await bounded(concurrency, [lambda: _start(stack, []) for _ in range(min(count, 20))])  # warm up
+
+    async def start_all() -> None:
+        await bounded(concurrency, [lambda: _start(stack, keys) for _ in range(count)])
+
+    await profiled("session starts until pending", count, server_pid, start_all, args.top, args.sort)
+    if args.approvals:
+        pending = [await synapse.wait_pending(stack, key, interval=POLL) for key in keys]
+
+        async def approve_all() -> None:
+            jobs = [functools.partial(_approve, stack, key, i) for key, i in zip(keys, pending, strict=True)]
+            await bounded(concurrency, jobs)
+
+        await profiled(
+            "approvals until the turn is over", count, server_pid, approve_all, args.top, args.sort
+        )
+
+
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="synapse-profile-") as data_dir:
         async with Harness.start(Path(data_dir)) as harness, harness.stack("profile") as stack:
             await one_turn(stack)
-            await starts(stack, harness.server_pid, args.sessions, args.concurrency, args.top, args.sort)
+            await starts(stack, harness.server_pid, args)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200, help="session starts profiled (200)")
     parser.add_argument("--concurrency", type=int, default=20, help="starts in flight (20)")
+    parser.add_argument(
+        "--approvals", action="store_true", help="then approve them all, under the profiler too"
+    )
     parser.add_argument("--top", type=int, default=30, help="functions listed (30)")
     parser.add_argument(
         "--sort",

@@ -6,7 +6,7 @@ import asyncio
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -121,7 +121,7 @@ async def poll(
     raise RuntimeError(f"{what}: not reached within {within} s (last answer: {last!r})")
 
 
-async def bounded(concurrency: int, jobs: list[Callable[[], Awaitable[float]]]) -> list[float]:
+async def bounded(concurrency: int, jobs: Sequence[Callable[[], Awaitable[float]]]) -> list[float]:
     """Run the jobs with at most `concurrency` at a time; their results (seconds) in job order."""
     gate = asyncio.Semaphore(concurrency)
 

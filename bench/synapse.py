@@ -1,7 +1,10 @@
-"""The Synapse path as a user drives it: HTTP to the API; waits read the workflow's queries.
+"""The Synapse path as a user drives it: HTTP to the API; waits read the workflow's queries or
+its history.
 
-Waiting for "pending" and "answered" polls the session's queries through the Temporal client
-(queries add no history events, unlike an SSE subscription whose long-polls are updates).
+`wait_pending` and `wait_answered` poll the session's queries through the Temporal client. A query
+adds no history event when it finds the session between workflow tasks, but one that lands while
+local activities hold a task open costs one more workflow task (3 events). `seen_pending` and
+`seen_over` wait on the server's long-poll on history instead: the reader adds nothing to the turn.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from contracts import InteractionOutcome, InteractionRequest, LiveSession
 from workflows.session import SessionWorkflow
 
 from .harness import Stack
+from .history import sets_status, wait_event, waits_idle
 from .stats import poll
 
 WAIT_WITHIN = 60.0
@@ -31,6 +35,22 @@ async def wait_pending(stack: Stack, key: str, *, interval: float) -> str:
 
     found = await poll(pending, bool, interval=interval, within=WAIT_WITHIN, what=f"session {key} pending")
     return found[0].interaction_id
+
+
+async def seen_pending(stack: Stack, key: str) -> str:
+    """Wait on history for the session's status to become `waiting_approval`; then read (one query,
+    the workflow task done) the waiting interaction's id."""
+    handle = stack.session(key)
+    await wait_event(
+        handle, sets_status("waiting_approval"), within=WAIT_WITHIN, what=f"session {key} pending"
+    )
+    pending: list[InteractionRequest] = await handle.query(SessionWorkflow.get_pending)
+    return pending[0].interaction_id
+
+
+async def seen_over(stack: Stack, key: str) -> None:
+    """Wait on history for the turn to be over: the agent answered and the session waits idle."""
+    await wait_event(stack.session(key), waits_idle, within=WAIT_WITHIN, what=f"session {key} idle")
 
 
 def _answered(status: LiveSession) -> bool:

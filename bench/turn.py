@@ -2,28 +2,30 @@
 
 Synapse (timed from the message): `POST /sessions/{key}/messages` with an INSERT to a fresh
 session → its approval pending → `POST .../interactions/{id}` approving → the agent's answer in
-the conversation. Bare, alternating: signal-with-start → "agent" activity → wait for the approval
-update → "tool" activity → the update replies → the workflow completes. Events: the whole
-history of the fresh session once its turn is over (its idle timer started) vs the bare
-workflow's whole history.
+the conversation and the turn over (the session's idle timer started). Bare, alternating:
+signal-with-start → "agent" activity → wait for the approval update → "tool" activity → the
+update replies → the workflow completes. States are seen by the server's long-poll on history
+(both sides alike), so reading them adds nothing to the turn: a query polled while the turn's
+local activities run would cost it a workflow task more (`synapse.py`). Events: the whole
+history of the fresh session once its turn is over vs the bare workflow's whole history.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 
 from . import synapse
 from .bare import BareTurn
 from .harness import Harness, Stack
-from .history import event_counts, wait_event, waits_idle
-from .stats import Measure, Result, Row, alternate, poll
-
-POLL = 0.01
-"""Seconds between queries while waiting for "pending" and "answered" (both sides poll alike)."""
+from .history import event_counts, wait_event
+from .stats import Measure, Result, Row, alternate
 
 
 def _median(by_total: dict[int, Counter[str]], totals: Measure) -> Counter[str]:
@@ -51,14 +53,12 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             key = stack.key("turn")
             started = time.perf_counter()
             await synapse.send(stack, key, stack.destructive_sql())
-            interaction_id = await synapse.wait_pending(stack, key, interval=POLL)
+            interaction_id = await synapse.seen_pending(stack, key)
             pending = time.perf_counter() - started
             await synapse.approve(stack, key, interaction_id)
-            await synapse.wait_answered(stack, key, interval=POLL)
+            await synapse.seen_over(stack, key)
             elapsed = time.perf_counter() - started
-            handle = stack.session(key)
-            await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
-            _count(i, "synapse", pending, *await event_counts(handle))
+            _count(i, "synapse", pending, *await event_counts(stack.session(key)))
             return elapsed
 
         async def bare_turn(i: int) -> float:
@@ -86,7 +86,7 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             m["synapse"],
             m["bare"],
             "a user asks for a destructive change, approves it, reads the answer; bare: signal-with-start "
-            "→ activity → update → activity → done. States seen by polling queries every 10 ms",
+            "→ activity → update → activity → done. States seen by the server's long-poll on history",
         ),
         Row(
             "  of which message → approval pending",
@@ -128,14 +128,21 @@ async def one_bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
         start_signal="message",
         start_signal_args=[stack.destructive_sql()],
     )
-    await poll(
-        lambda: handle.query(BareTurn.stage),
-        lambda stage: stage == "waiting",
-        interval=POLL,
-        within=synapse.WAIT_WITHIN,
-        what="bare turn waiting",
-    )
+    await wait_event(handle, _after_first_activity(), within=synapse.WAIT_WITHIN, what="bare turn waiting")
     pending = time.perf_counter()
     await handle.execute_update(BareTurn.approve, "bench")
     await handle.result()
     return handle, pending
+
+
+def _after_first_activity() -> Callable[[HistoryEvent], bool]:
+    """The workflow task that follows the first activity's completion: the bare turn now waits."""
+    done = False
+
+    def found(event: HistoryEvent) -> bool:
+        nonlocal done
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = True
+        return done and event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+
+    return found

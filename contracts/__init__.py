@@ -12,6 +12,7 @@ from .agent import (
     FailureDetails,
     FailureType,
     FinalAnswer,
+    StepAssessment,
     ToolCallBatch,
     ToolCallRequest,
 )
@@ -34,7 +35,7 @@ from .channels import Delivery, OutboundMessage
 from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
 from .errors import ErrorBody, ErrorType, FieldError, Principal
-from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord
+from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord, TurnToRemember
 from .grants import ASK_USER, Grant, GrantList, GrantRevocation, GrantScope
 from .graph import (
     FINISHED_TASK,
@@ -225,6 +226,7 @@ __all__ = [
     "SessionMessageAccepted",
     "SessionStatus",
     "SessionSummary",
+    "StepAssessment",
     "TaskChunkType",
     "TaskDefinition",
     "TaskDirectives",
@@ -244,6 +246,7 @@ __all__ = [
     "ToolOutputBatch",
     "ToolResult",
     "ToolRun",
+    "TurnToRemember",
     "UniversalMessage",
     "WatchRequest",
     "WatchResult",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -10,7 +10,14 @@ from .agents import AgentSpec
 from .artifacts import ArtifactRef
 from .base import Contract
 from .blueprint import PlanBlueprint
+from .experience import TurnToRemember
 from .messages import UniversalMessage
+from .rules import RuleContext
+
+if (
+    TYPE_CHECKING
+):  # defined after this module (it names ToolCallRequest); contracts.tools rebuilds these models
+    from .tools import ToolAssessment
 
 
 class FinalAnswer(Contract):
@@ -81,6 +88,27 @@ class AgentResult(Contract):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Adapter-specific extras (model, token usage, call ids)."
     )
+    remembered: bool = Field(
+        default=False,
+        description="The step answered and recorded its turn in the experience index (`AgentStepInput.remember`).",
+    )
+    assessment: ToolAssessment | None = Field(
+        default=None,
+        description="The assessment of the one call the step proposes, made by the step itself "
+        "(`AgentStepInput.assess`); None when it proposed no single call or was not asked to.",
+    )
+
+
+class StepAssessment(Contract):
+    """What a quick step needs to assess the call it proposes as the `assess_tool_call` activity would
+    (`assessed-in-quick-step`): the tools' states and the session's rule context."""
+
+    states: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="For each tool that keeps state in its worker: the metadata of its last result "
+        "while that worker still holds it (`AssessRequest.state`).",
+    )
+    rules: RuleContext | None = Field(default=None, description="`AssessRequest.rules`.")
 
 
 class AgentStepInput(Contract):
@@ -99,4 +127,14 @@ class AgentStepInput(Contract):
         default=None,
         description="The agent's declaration as resolved when the work was submitted (framework, "
         "model, instruction, tools); None in histories from before agent declarations.",
+    )
+    remember: TurnToRemember | None = Field(
+        default=None,
+        description="The session turn this step belongs to: a step that answers records it in the "
+        "experience index (None: the workflow records its turns itself, or keeps none).",
+    )
+    assess: StepAssessment | None = Field(
+        default=None,
+        description="Set for a quick step: one that proposes a single tool call assesses it too "
+        "(`AgentResult.assessment`), sparing the workflow the `assess_tool_call` local activity.",
     )

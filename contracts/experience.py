@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from .base import Contract
 
 ExperienceOutcome = Literal["answer", "failure", "cancelled", "max_turns", "plan"]
+PREVIEW_CHARS = 2000
+"""What is kept of a question or an answer (recall shows previews, not whole documents)."""
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """`text`, cut to `limit` characters with a marker saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def answer_text(answer: Any) -> str:
+    """An agent's final answer as people read it: text as it is, anything else as indented JSON."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)
 
 
 class ExperienceRecord(Contract):
@@ -32,3 +47,12 @@ class ExperienceMatch(ExperienceRecord):
         description="Relevance; higher is better (SQLite: negated FTS5 bm25; PostgreSQL: words matched). "
         "0 for a substring search (a query of words shorter than three characters)."
     )
+
+
+class TurnToRemember(Contract):
+    """The turn an agent step belongs to, so the step that answers it records it in the experience
+    index itself (`experience-in-last-step`) instead of the workflow's `index_experience` after."""
+
+    turn: int = Field(ge=0, description="Turn number within the session, as the record will have it.")
+    asked_by: str = Field(description="Principal who asked.")
+    question: str = Field(description="What was asked (bounded preview).")

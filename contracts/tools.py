@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .agent import ToolCallRequest
+from .agent import AgentResult, ToolCallRequest
 from .artifacts import ArtifactRef
 from .base import Contract
 from .rules import RuleContext, RuleVerdict
@@ -214,3 +214,7 @@ class ToolDenial(Contract):
             cancelled=known.get("cancelled") is True or None,
             edited=edited if isinstance(edited, dict) else None,
         )
+
+
+# `AgentResult` (its `assessment`) names `ToolAssessment`, which needs `ToolCallRequest` first.
+AgentResult.model_rebuild()

@@ -11,22 +11,29 @@ import asyncio
 import importlib
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts import (
+    ASK_USER,
     AgentIntent,
     AgentResult,
     AgentSpec,
     AgentStepInput,
+    AssessRequest,
     ErrorType,
+    ExperienceRecord,
     FailureDetails,
     FinalAnswer,
     PlanBlueprint,
+    ToolAssessment,
+    ToolCallRequest,
     ToolDescriptor,
 )
+from contracts.experience import answer_text, preview
 from contracts.names import AGENT_STEP
 from core.agent_registry import BUILTIN_AGENTS
 from core.artifacts import ArtifactStore, preview_text
@@ -39,6 +46,8 @@ from ..tools.registry import builtin_tools
 from . import demo
 from .context import ContextSources
 
+#: The tool gate's assessment of a call (`ToolActivities.assess_tool_call`), for quick steps.
+Assessor = Callable[[AssessRequest], Awaitable[ToolAssessment]]
 #: An agent adapter: one step in, one result out.
 AgentFn = Callable[[AgentStepInput], Awaitable[AgentResult]]
 #: A framework adapter: one step of a declared agent (`step.agent`), with the tool registry.
@@ -110,13 +119,16 @@ async def _sleep_heartbeating(seconds: float) -> None:
 class AgentActivities:
     """The agent activities and the registry of agents they can run."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, assess: Assessor | None = None) -> None:
         """Build the registry of agents.
 
         Args:
             settings: Configuration (configured agents will be read from here).
+            assess: How a proposed call is assessed, for steps asked to (`AgentStepInput.assess`);
+                without it they leave the assessment to the workflow.
         """
         self._settings = settings
+        self._assess = assess
         store = ArtifactStore.from_settings(settings)
         self.context = ContextSources(store, open_index(settings.experience_url, settings.data_dir))
         self.offloader = Offloader(store, settings.limits.inline_bytes)
@@ -179,6 +191,49 @@ class AgentActivities:
                 )
         return result if output is result.output else result.model_copy(update={"output": output})
 
+    async def _assessed(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
+        """A single call proposed by a step asked to assess it (`step.assess`), with its assessment,
+        made as the workflow's `assess_tool_call` would make it next (the gate still decides)."""
+        call = result.output.intent
+        if (
+            step.assess is None
+            or self._assess is None
+            or result.status != "SUCCESS"
+            or not isinstance(call, ToolCallRequest)
+            or call.tool_id == ASK_USER
+        ):
+            return result
+        request = AssessRequest(
+            call=call, state=step.assess.states.get(call.tool_id, {}), rules=step.assess.rules
+        )
+        return result.model_copy(update={"assessment": await self._assess(request)})
+
+    async def _remembered(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
+        """An answer to a turn the step was asked to remember (`step.remember`), recorded in the
+        experience index; `remembered` says so. A failure to record leaves it to the workflow,
+        whose `index_experience` tries again; a retried step finds the record there already."""
+        intent = result.output.intent
+        if step.remember is None or result.status != "SUCCESS" or not isinstance(intent, FinalAnswer):
+            return result
+        record = ExperienceRecord(
+            owner_id=step.owner_id,
+            turn=step.remember.turn,
+            agent_id=step.agent_id,
+            asked_by=step.remember.asked_by,
+            at=datetime.now(UTC),
+            outcome="answer",
+            question=step.remember.question,
+            answer=preview(answer_text(intent.content)),
+        )
+        try:
+            await asyncio.to_thread(self.context.index.record, record)
+        except Exception as err:  # recall is a help: the workflow records the turn instead
+            activity.logger.warning(
+                "turn %s of %s not recorded by its step: %s", record.turn, record.owner_id, err
+            )
+            return result
+        return result.model_copy(update={"remembered": True})
+
     @activity.defn(name=AGENT_STEP)
     async def agent_step(self, step: AgentStepInput) -> AgentResult:
         """Run one step of `step.agent_id` and return its `AgentResult`.
@@ -214,6 +269,7 @@ class AgentActivities:
             await _sleep_heartbeating(seconds)
         async with heartbeating():  # a worker gone mid-step: retried after AGENT_STEP_HEARTBEAT
             result = await self._bounded(await agent(await self.context.enrich(step)), step)
+        result = await self._remembered(await self._assessed(result, step), step)
         activity.logger.info(
             "%s step for %s: %s %s",
             step.agent_id,

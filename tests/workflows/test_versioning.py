@@ -4,7 +4,8 @@ A local activity's result is replayed at its marker, but a first run whose workf
 while the local activity ran resumes only in the next task. A `workflow.patched()` first asked
 right after it answered differently on replay: the session either took the old path as new, or
 failed to replay ("Non-deprecated patch marker encountered ...") and was stuck once its worker
-restarted. Seen in CI under load, after the turn's `remember` local activity.
+restarted. Seen in CI under load, after the turn's `remember` local activity; tested here with the
+worker stalled in the turn's first agent step (a quick step: a local activity).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.converter import DataConverter
 
-from activities.experience.index import ExperienceActivities
-from contracts import ExperienceRecord, InboundMessage, LiveSession, SessionConfig
-from contracts.names import INDEX_EXPERIENCE
+from activities.agents.step import AgentActivities
+from contracts import AgentResult, AgentStepInput, InboundMessage, LiveSession, SessionConfig
+from contracts.names import AGENT_STEP
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from tests.support import replayer
@@ -38,10 +39,13 @@ from workflows.versioning.changes import (
     AT_START_1,
     BASELINE_1,
     BASELINE_2,
+    BASELINE_3,
     BEFORE_BASELINE_1,
     BEFORE_BASELINE_2,
+    BEFORE_BASELINE_3,
     NEW_IN_BASELINE,
     NEW_IN_BASELINE_2,
+    NEW_IN_BASELINE_3,
 )
 
 TASK_TIMEOUT = timedelta(seconds=1)
@@ -51,19 +55,19 @@ HISTORIES = Path(__file__).parents[1] / "histories"
 WORKFLOWS = Path(__file__).parents[2] / "workflows"
 
 
-class StalledOnce(ExperienceActivities):
-    """The real experience index, in a worker that stalls (its event loop blocked) the first time,
+class StalledOnce(AgentActivities):
+    """The real agents, in a worker that stalls (its event loop blocked) in the first agent step,
     until `release` is set."""
 
     stalled = False
     release = threading.Event()
 
-    @activity.defn(name=INDEX_EXPERIENCE)
-    async def index_experience(self, record: ExperienceRecord) -> None:
+    @activity.defn(name=AGENT_STEP)
+    async def agent_step(self, step: AgentStepInput) -> AgentResult:
         if not StalledOnce.stalled:
             StalledOnce.stalled = True
             StalledOnce.release.wait(STALL_LIMIT)  # a starved worker: nothing else in it runs meanwhile
-        await super().index_experience(record)
+        return await super().agent_step(step)
 
 
 class Console(threading.Thread):
@@ -110,7 +114,7 @@ async def _answers(handle: WorkflowHandle[SessionWorkflow, LiveSession], count: 
 async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replays_and_answers(
     client: Client, settings: Settings, converter: DataConverter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("worker.ExperienceActivities", StalledOnce)
+    monkeypatch.setattr("worker.AgentActivities", StalledOnce)
     # Every task replays, as after an eviction under load: the stall times a workflow task out.
     settings = settings.model_copy(
         update={"temporal": settings.temporal.model_copy(update={"cached_workflows": 0})}
@@ -135,7 +139,7 @@ async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replay
             await _answers(handle, 1)
         finally:
             console.close()
-    assert StalledOnce.stalled, "the turn's remember step ran on the stalling worker"
+    assert StalledOnce.stalled, "the turn's first agent step ran on the stalling worker"
     events = [event.event_type for event in (await handle.fetch_history()).events]
     assert EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT in events, (
         f"the stall timed a workflow task out {events}"
@@ -172,7 +176,8 @@ def _markers(history: WorkflowHistory) -> list[tuple[int, str]]:
 GENERATIONS = {
     "baseline": (BASELINE_1, AT_START_1),
     "baseline2": (BASELINE_2, ()),
-    "baseline3": (BASELINE, AT_START),
+    "baseline3": (BASELINE_3, ()),
+    "baseline4": (BASELINE, AT_START),
 }
 """Tag of the histories recorded by runs of each baseline: its patch id and the changes its runs
 decided at start."""
@@ -201,7 +206,7 @@ def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(tag: 
     assert later == [], "after the baseline, only changes made since (at start), and only at start"
 
 
-@pytest.mark.parametrize("tag", ["baseline2", "baseline3"])
+@pytest.mark.parametrize("tag", ["baseline2", "baseline3", "baseline4"])
 def test_a_run_since_the_second_baseline_writes_one_marker_and_one_version_upsert(tag: str) -> None:
     for path in RECORDED[tag]:
         events = WorkflowHistory.from_json(path.stem, path.read_text()).events
@@ -234,13 +239,17 @@ def test_workflow_code_asks_for_changes_only_through_versioning() -> None:
 def test_every_change_id_is_declared_once() -> None:
     assert not set(AT_START) & BEFORE_BASELINE
     assert len(set(AT_START)) == len(AT_START)
-    baselines = {BASELINE, BASELINE_2, BASELINE_1}
-    assert len(baselines) == 3 and not baselines & (BEFORE_BASELINE | set(AT_START))
+    baselines = {BASELINE, BASELINE_3, BASELINE_2, BASELINE_1}
+    assert len(baselines) == 4 and not baselines & (BEFORE_BASELINE | set(AT_START))
     assert BEFORE_BASELINE_2 == BEFORE_BASELINE_1 | set(AT_START_1) | NEW_IN_BASELINE_2, (
         "the second baseline folds every change before it"
     )
-    assert BEFORE_BASELINE == BEFORE_BASELINE_2 | NEW_IN_BASELINE, "the baseline folds every change"
+    assert BEFORE_BASELINE_3 == BEFORE_BASELINE_2 | NEW_IN_BASELINE_3, (
+        "the third baseline folds every change before it"
+    )
+    assert BEFORE_BASELINE == BEFORE_BASELINE_3 | NEW_IN_BASELINE, "the baseline folds every change"
     assert not NEW_IN_BASELINE_2 & (BEFORE_BASELINE_1 | set(AT_START_1)), (
         "a change new to the second baseline is in no older run"
     )
-    assert not NEW_IN_BASELINE & BEFORE_BASELINE_2, "a change new to the baseline is in no older run"
+    assert not NEW_IN_BASELINE_3 & BEFORE_BASELINE_2, "a change new to the third baseline is in no older run"
+    assert not NEW_IN_BASELINE & BEFORE_BASELINE_3, "a change new to the baseline is in no older run"

@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import ExperienceRecord
+    from contracts.experience import preview
     from contracts.names import INDEX_EXPERIENCE
 
 EXPERIENCE_PATCH = "index-experience"
@@ -24,15 +25,11 @@ TASK_EXPERIENCE_PATCH = "index-task-results"
 INDEX_TIMEOUT = timedelta(seconds=30)
 INDEX_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 """Recall is a help, not a duty: after five tries the turn is simply not remembered."""
-PREVIEW_CHARS = 2000
-"""What is kept of a question or an answer (recall shows previews, not whole documents)."""
+EXPERIENCE_IN_LAST_STEP = "experience-in-last-step"
+"""Change id: a session's turn that ends in the agent's answer is recorded by the step that answers
+(`AgentStepInput.remember`), not by an `index_experience` local activity after it."""
 
-
-def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """`text`, cut to `limit` characters with a marker saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+__all__ = ["EXPERIENCE_IN_LAST_STEP", "EXPERIENCE_PATCH", "TASK_EXPERIENCE_PATCH", "preview", "remember"]
 
 
 async def remember(record: ExperienceRecord, *, what: str | None = None) -> None:

@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
         AssessRequest,
         RuleContext,
         RuleDecision,
+        StepAssessment,
         TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
@@ -63,16 +64,16 @@ def refuse_unknown(
     messages.append(tool_message(call, result.model_dump(mode="json"), None))
 
 
-def _tool_state(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> dict[str, Any]:
+def _tool_state(host: LoopHost, tool_id: str, messages: list[UniversalMessage]) -> dict[str, Any]:
     """The metadata of the tool's last result (where it left its state), while the worker holding
     that state still does; empty for every other tool. Kept in the state (older messages are let
     go); a session from before that looks in its conversation."""
-    if not host.worker_queues.get(call.tool_id):
+    if not host.worker_queues.get(tool_id):
         return {}
-    if call.tool_id in host.tool_states:
-        return host.tool_states[call.tool_id]
+    if tool_id in host.tool_states:
+        return host.tool_states[tool_id]
     for message in reversed(messages):
-        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
+        if message.role == "tool" and message.name == tool_id and isinstance(message.content, dict):
             metadata = message.content.get("metadata")
             if isinstance(metadata, dict):
                 return metadata
@@ -108,8 +109,25 @@ def _contextual(
     return assessment if state is not None else _with_context(host, call, assessment, messages)
 
 
-async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
+def step_assessment(host: LoopHost, messages: list[UniversalMessage]) -> StepAssessment:
+    """What a quick step needs to assess its call as `gate_and_run` would: every stateful tool's
+    state (`_tool_state`) and the rule context."""
+    states = {tool_id: _tool_state(host, tool_id, messages) for tool_id in host.worker_queues}
+    return StepAssessment(states={k: v for k, v in states.items() if v}, rules=host.rules)
+
+
+async def gate_and_run(
+    host: LoopHost,
+    call: ToolCallRequest,
+    messages: list[UniversalMessage],
+    *,
+    assessed: ToolAssessment | None = None,
+) -> None:
     """Assess one call, get it approved when needed, run it, and append its result or denial.
+
+    `assessed`: the call's assessment made by the quick step that proposed it in this workflow
+    task, from the same state and rules (`step_assessment`); it stands for the `assess_tool_call`
+    local activity. Everything after the assessment is the same either way.
 
     An `ask_user` call is a question to the person instead. An approval may edit the call's
     arguments: the edited call is assessed again and, when it is of another kind (another
@@ -119,8 +137,10 @@ async def gate_and_run(host: LoopHost, call: ToolCallRequest, messages: list[Uni
         await ask_question(host, call, messages)
         return
     sandboxed = patched(sandbox.SANDBOX_PATCH)
-    state = _tool_state(host, call, messages) if sandboxed else None
-    assessment = _contextual(host, call, await assess(call, state, host.rules), messages, state)
+    state = _tool_state(host, call.tool_id, messages) if sandboxed else None
+    if assessed is None or state is None or assessed.tool_id != call.tool_id:
+        assessed = await assess(call, state, host.rules)
+    assessment = _contextual(host, call, assessed, messages, state)
     if not assessment.known:
         refuse_unknown(host, call, assessment, messages)
         return

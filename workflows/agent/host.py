@@ -89,3 +89,5 @@ class LoopOutcome:
     """The whole answer when it was too large to carry (`answer` is then its preview)."""
     plan: PlanBlueprint | None = None
     failure: FailureDetails | None = None
+    remembered: bool = False
+    """The answering step recorded the turn in the experience index (`AgentStepInput.remember`)."""

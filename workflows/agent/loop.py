@@ -25,20 +25,23 @@ with workflow.unsafe.imports_passed_through():
         FailureDetails,
         FinalAnswer,
         PlanBlueprint,
+        StepAssessment,
         TaskChunkType,
         ToolCallBatch,
+        TurnToRemember,
         UniversalMessage,
     )
     from contracts.names import AGENT_STEP
 
 from ..versioning import patched
-from .gate import gate_and_run
+from .gate import gate_and_run, step_assessment
 from .host import LoopHost, LoopOutcome
 from .options import (
     AGENT_STEP_HEARTBEAT,
     AGENT_STEP_HEARTBEATS,
     AGENT_STEP_RETRY,
     AGENT_STEP_TIMEOUT,
+    ASSESSED_IN_QUICK_STEP,
     QUICK_AGENT_STEPS,
     QUICK_BUILTIN,
     QUICK_FRAMEWORKS,
@@ -68,8 +71,10 @@ def step_input(
     agent: AgentSpec | None,
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None,
+    remember: TurnToRemember | None = None,
 ) -> AgentStepInput:
-    """Everything the agent may see, built here so the Web UI shows it as the activity's input."""
+    """Everything the agent may see, built here so the Web UI shows it as the activity's input;
+    with `remember`, the turn an answering step records in the experience index."""
     return AgentStepInput(
         agent_id=agent_id,
         owner_id=host.owner_id,
@@ -77,6 +82,7 @@ def step_input(
         tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
         input_data=input_data,
         agent=agent,
+        remember=remember,
     )
 
 
@@ -89,14 +95,19 @@ def quick_step(step: AgentStepInput) -> bool:
     return step.agent.framework in QUICK_FRAMEWORKS and not waits
 
 
-async def take_step(step: AgentStepInput, *, after_a_request: bool) -> AgentResult:
+async def take_step(
+    step: AgentStepInput, *, after_a_request: bool, assess: StepAssessment | None = None
+) -> AgentResult:
     """Run one agent step: a local activity when quick (`quick-agent-steps`), else an activity.
 
     A step right after a request to a person (`after_a_request`) is an activity even when quick:
     the answer to an approver's update leaves with the workflow task, which a local activity
-    would hold open until the step is done (approve → applied would wait for the agent)."""
+    would hold open until the step is done (approve → applied would wait for the agent). A quick
+    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed."""
     summary = f"agent {step.agent_id}"
     if not after_a_request and quick_step(step) and patched(QUICK_AGENT_STEPS):
+        if assess is not None:
+            step = step.model_copy(update={"assess": assess})
         quick: AgentResult = await workflow.execute_local_activity(
             AGENT_STEP,
             step,
@@ -126,16 +137,21 @@ async def run_agent_loop(
     input_data: dict[str, Any] | None = None,
     max_turns: int,
     agent: AgentSpec | None = None,
+    remember: TurnToRemember | None = None,
 ) -> LoopOutcome:
-    """Run the agent until it answers; `messages` is extended in place with the exchange."""
+    """Run the agent until it answers; `messages` is extended in place with the exchange.
+
+    With `remember`, the step that answers records the turn in the experience index itself
+    (`LoopOutcome.remembered` says whether it did)."""
     asked = host.asked
     for _ in range(max_turns):
         if not await host.checkpoint():
             return LoopOutcome("cancelled")
-        step = step_input(host, agent_id, agent, messages, input_data)
+        step = step_input(host, agent_id, agent, messages, input_data, remember)
         after_a_request, asked = host.asked != asked, host.asked
         try:
-            result = await take_step(step, after_a_request=after_a_request)
+            assess = step_assessment(host, messages) if patched(ASSESSED_IN_QUICK_STEP) else None
+            result = await take_step(step, after_a_request=after_a_request, assess=assess)
         except ActivityError as err:
             raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
@@ -152,7 +168,9 @@ async def run_agent_loop(
             messages.append(
                 UniversalMessage(role="assistant", content=intent.content, timestamp=workflow.now())
             )
-            return LoopOutcome("answer", answer=intent.content, artifact=intent.artifact)
+            return LoopOutcome(
+                "answer", answer=intent.content, artifact=intent.artifact, remembered=result.remembered
+            )
         if isinstance(intent, PlanBlueprint):
             messages.append(
                 UniversalMessage(
@@ -181,5 +199,5 @@ async def run_agent_loop(
                 timestamp=workflow.now(),
             )
         )
-        await gate_and_run(host, intent, messages)
+        await gate_and_run(host, intent, messages, assessed=result.assessment)
     return LoopOutcome("max_turns")

@@ -30,6 +30,9 @@ AGENT_STEP_RETRY = RetryPolicy(  # from 1 s, doubling
 )
 QUICK_AGENT_STEPS = "quick-agent-steps"
 """Change id (`workflows/versioning`): a quick agent's step (`quick_step`) runs as a local activity."""
+ASSESSED_IN_QUICK_STEP = "assessed-in-quick-step"
+"""Change id: a quick step that proposes one tool call assesses it too (`AgentStepInput.assess`),
+in place of the gate's `assess_tool_call` local activity in the same workflow task."""
 QUICK_FRAMEWORKS = frozenset({"demo"})
 """Frameworks that decide in the worker without a model call: a step takes microseconds, so it runs
 as a local activity (one history event instead of six, no activity task round trip), as quick tools

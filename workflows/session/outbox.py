@@ -12,7 +12,6 @@ the session's stream and skipped; it never fails the session.
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import Any
 
@@ -35,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         SessionConfig,
         TaskChunkType,
     )
+    from contracts.experience import answer_text
     from contracts.names import DELIVER_MESSAGE
 
     from .state import SessionState
@@ -154,8 +154,7 @@ class ChannelOutbox:
 def outcome_text(outcome: Any, max_turns: int) -> str:
     """What a chat is told at the end of a turn (a `LoopOutcome`)."""
     if outcome.kind == "answer":
-        answer = outcome.answer
-        return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, indent=2)
+        return answer_text(outcome.answer)
     if outcome.kind == "plan":
         return "The agent proposed a task graph; sessions cannot run graphs yet."
     if outcome.kind == "failure" and outcome.failure is not None:

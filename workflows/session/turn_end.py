@@ -14,7 +14,7 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import ExperienceRecord, InboundMessage, SessionConfig, TaskChunkType
+    from contracts import ExperienceRecord, InboundMessage, SessionConfig, TaskChunkType, TurnToRemember
 
     from .state import SessionState
 
@@ -64,4 +64,12 @@ def experience_of(
         outcome=outcome.kind,
         question=preview(message.content),
         answer=preview(outcome_text(outcome, config.max_turns)),
+    )
+
+
+def to_remember(state: SessionState, message: InboundMessage) -> TurnToRemember:
+    """The turn `message` starts, for the step that answers it to record (as `experience_of` would
+    after the turn, whose count is then one more)."""
+    return TurnToRemember(
+        turn=state.turns_total + 1, asked_by=message.sender_id, question=preview(message.content)
     )

@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from ..agent.experience import EXPERIENCE_PATCH, remember
+from ..agent.experience import EXPERIENCE_IN_LAST_STEP, EXPERIENCE_PATCH, remember
 from ..agent.handlers import AgentRunHandlers
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
@@ -58,7 +58,7 @@ from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
 from .notifier import WebhookNotifier
 from .outbox import ChannelOutbox
 from .turn import Turn
-from .turn_end import experience_of, told
+from .turn_end import experience_of, to_remember, told
 
 CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
 """Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
@@ -189,6 +189,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 agent=self._config.agent,
                 messages=state.messages,
                 max_turns=self._config.max_turns,
+                remember=to_remember(state, message) if patched(EXPERIENCE_IN_LAST_STEP) else None,
             )
         )
         if outcome.kind == "plan" and outcome.plan is not None and patched(SESSION_GRAPHS_PATCH):
@@ -200,7 +201,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             told(outcome, self._config.max_turns, self.publish, self._outbox, reply_to=self._reply_to)
         state.last_activity = workflow.now()
         state.turns_total += 1
-        if patched(EXPERIENCE_PATCH):
+        if patched(EXPERIENCE_PATCH) and not outcome.remembered:
             await remember(
                 experience_of(self.owner_id, self._state, self._config, message, outcome, workflow.now())
             )

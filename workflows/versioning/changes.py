@@ -15,6 +15,7 @@ So runs come in generations, each deciding its versions when it starts (`begin`,
 - Runs of `BASELINE_1` wrote its marker, meaning "every change in `BEFORE_BASELINE_1` is on", and
   one marker for each change of `AT_START_1`, all in `@workflow.init`.
 - Runs of `BASELINE_2` wrote only its marker: every change in `BEFORE_BASELINE_2` is on.
+- Runs of `BASELINE_3` wrote only its marker: every change in `BEFORE_BASELINE_3` is on.
 - Runs of `BASELINE` (the current one) write only its marker: every change in `BEFORE_BASELINE`
   is on. Each run start costs two history events per marker (the marker and the SDK's upsert of
   `TemporalChangeVersion`), so a new baseline folds the changes made since the last one into one.
@@ -27,8 +28,10 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-BASELINE = "synapse-baseline-3"
+BASELINE = "synapse-baseline-4"
 """Patch id of the current baseline: the run takes every change in `BEFORE_BASELINE`."""
+BASELINE_3 = "synapse-baseline-3"
+"""Patch id of the third baseline: the run takes every change in `BEFORE_BASELINE_3`."""
 BASELINE_2 = "synapse-baseline-2"
 """Patch id of the second baseline: the run takes every change in `BEFORE_BASELINE_2`."""
 BASELINE_1 = "synapse-baseline-1"
@@ -73,9 +76,14 @@ NEW_IN_BASELINE_2 = frozenset({"search-attributes-when-changed"})
 BEFORE_BASELINE_2 = BEFORE_BASELINE_1 | frozenset(AT_START_1) | NEW_IN_BASELINE_2
 """Every change a run of the second baseline takes."""
 
-NEW_IN_BASELINE = frozenset({"quick-agent-steps", "interactions-told-before-finishing"})
+NEW_IN_BASELINE_3 = frozenset({"quick-agent-steps", "interactions-told-before-finishing"})
+"""Changes made with the third baseline: only its runs and later ones take them."""
+BEFORE_BASELINE_3 = BEFORE_BASELINE_2 | NEW_IN_BASELINE_3
+"""Every change a run of the third baseline takes."""
+
+NEW_IN_BASELINE = frozenset({"experience-in-last-step", "assessed-in-quick-step"})
 """Changes made with the current baseline: only its runs take them (no older run has a marker)."""
-BEFORE_BASELINE = BEFORE_BASELINE_2 | NEW_IN_BASELINE
+BEFORE_BASELINE = BEFORE_BASELINE_3 | NEW_IN_BASELINE
 """Every change a run of the current baseline takes."""
 
 AT_START: tuple[str, ...] = ()
@@ -91,6 +99,8 @@ def begin() -> None:
     if workflow.patched(BASELINE):
         for change in AT_START:
             workflow.patched(change)
+        return
+    if workflow.patched(BASELINE_3):
         return
     if workflow.patched(BASELINE_2):
         return
@@ -108,6 +118,10 @@ def patched(change: str) -> bool:
     if workflow.patched(BASELINE):
         return True
     if change in NEW_IN_BASELINE:
+        return False
+    if workflow.patched(BASELINE_3):
+        return True
+    if change in NEW_IN_BASELINE_3:
         return False
     if workflow.patched(BASELINE_2):
         return True

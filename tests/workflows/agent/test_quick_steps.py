@@ -3,22 +3,33 @@ activity, except right after a request to a person, whose answer must not wait f
 
 from __future__ import annotations
 
-import uuid
+import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
+from temporalio.testing import ActivityEnvironment
 
-from api.calls import sessions as session_calls
-from contracts import AgentSpec, AgentStepInput, InboundMessage, InteractionResponse, SessionConfig
-from core.agent_registry import BUILTIN_AGENTS
+from activities.agents.step import AgentActivities
+from activities.tools.runner import ToolActivities
+from contracts import (
+    AgentResult,
+    AgentSpec,
+    AgentStepInput,
+    AssessRequest,
+    InteractionResponse,
+    StepAssessment,
+    UniversalMessage,
+)
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from workflows.agent.loop import quick_step
-from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
+
+from .demo_sessions import demo_session, send, summary
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -70,29 +81,18 @@ def _scheduled(event: HistoryEvent) -> str | None:
     return None
 
 
-def _summary(event: HistoryEvent) -> str:
-    return event.user_metadata.summary.data.decode() if event.user_metadata.HasField("summary") else ""
-
-
 async def test_a_demo_turn_steps_locally_until_a_person_decides_and_the_approver_is_answered_first(
     client: Client, settings: Settings, worker: None
 ) -> None:
-    key = f"quick-{uuid.uuid4().hex[:8]}"
-    config = SessionConfig(session_key=key, agent=BUILTIN_AGENTS["demo"])
-    handle = client.get_workflow_handle(session_workflow_id(key))
-    await session_calls.send_message(
-        client,
-        settings.temporal.task_queue,
-        config,
-        InboundMessage(content=DELETE_CANCELLED, sender_id="alice"),
-    )
+    config, handle = demo_session(client, "quick")
+    await send(client, settings, config, DELETE_CANCELLED)
     pending = await assert_eventually(
         lambda: handle.query(SessionWorkflow.get_pending), bool, what="the DELETE waiting for approval"
     )
     before = (await handle.fetch_history()).events
     assert [name for e in before if (name := _scheduled(e))] == [], "the first step ran as a local activity"
     assert any(
-        '"agent Agent:demo"' in _summary(e) for e in before if e.HasField("marker_recorded_event_attributes")
+        '"agent Agent:demo"' in summary(e) for e in before if e.HasField("marker_recorded_event_attributes")
     )
 
     outcome = await handle.execute_update(
@@ -113,3 +113,62 @@ async def test_a_demo_turn_steps_locally_until_a_person_decides_and_the_approver
     step_after = [e.event_id for e in events if _scheduled(e) == "agent_step"]
     assert len(step_after) == 1, "only the step after the decision is an activity"
     assert answered < step_after[0], "the approver was answered before the agent's next step ran"
+
+
+def _markers(events: Sequence[HistoryEvent]) -> list[str]:
+    return [summary(e) for e in events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED]
+
+
+async def test_a_quick_step_assesses_the_call_it_proposes_and_the_gate_still_asks(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    config, handle = demo_session(client, "assessed")
+    await send(client, settings, config, "SELECT 1")
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: s.messages[-1].role == "assistant" and "tool_call" not in str(s.messages[-1].content),
+        what="the SELECT answered",
+    )
+    freely = _markers((await handle.fetch_history()).events)
+    assert not any("assess" in m for m in freely), f"the quick step assessed the SELECT: {freely}"
+    assert await handle.query(SessionWorkflow.get_pending) == [], "a read-only call ran without asking"
+
+    await send(client, settings, config, DELETE_CANCELLED)
+    pending = await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_pending), bool, what="the DELETE waiting for approval"
+    )
+    assert "DELETE" in str(pending[0].content), "asked for the DELETE, with the assessment's summary"
+    asked = _markers((await handle.fetch_history()).events)
+    assert not any("assess" in m for m in asked), f"the step's assessment stood for the gate's: {asked}"
+
+
+async def test_the_step_assesses_as_the_gate_would_only_when_asked_and_only_a_single_call(
+    settings: Settings,
+) -> None:
+    tools = ToolActivities(settings)
+    await asyncio.to_thread(tools.prepare)
+    try:
+        agents = AgentActivities(settings, assess=tools.assess_tool_call)
+        env = ActivityEnvironment()
+
+        async def step(text: str, *, asked: bool = True) -> AgentResult:
+            messages = [UniversalMessage(role="user", content=text, name="al")]
+            stepped = AgentStepInput(
+                agent_id="Agent:demo",
+                owner_id="session:x",
+                messages=messages,
+                tools=["sql"],
+                assess=StepAssessment() if asked else None,
+            )
+            result: AgentResult = await env.run(agents.agent_step, stepped)
+            return result
+
+        delete = await step(DELETE_CANCELLED)
+        gate = await env.run(tools.assess_tool_call, AssessRequest(call=delete.output.intent))
+        assert delete.assessment == gate and gate.needs_approval
+        select = await step("SELECT 1")
+        assert select.assessment is not None and not select.assessment.needs_approval
+        assert (await step(DELETE_CANCELLED, asked=False)).assessment is None, "not asked: the gate assesses"
+        assert (await step("hello")).assessment is None, "an answer proposes no call"
+    finally:
+        await tools.close()
