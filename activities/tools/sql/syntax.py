@@ -101,13 +101,29 @@ def sqlglot_dialect(sqlalchemy_dialect: str) -> str | None:
     return name
 
 
-def _parse(sql: str, dialect: str | None) -> list[exp.Expr] | None:
+CACHED_CHARS = 4096
+"""Statements up to this long are classified once per worker: a tool call's SQL is read by the
+agent, the assessment, the rules and the request's title (five parses of one INSERT were a fifth
+of a session start's CPU)."""
+
+
+def _parse_now(sql: str, dialect: str | None) -> tuple[exp.Expr, ...] | None:
     """The statements of `sql`, or None when sqlglot cannot parse it."""
     try:
         parsed = sqlglot.parse(sql, read=dialect)
     except Exception:  # sqlglot raises several error types on odd input; all mean "not parseable"
         return None
-    return [statement for statement in parsed if statement is not None]
+    return tuple(statement for statement in parsed if statement is not None)
+
+
+_parse_remembered = lru_cache(maxsize=256)(_parse_now)
+
+
+def _parse(sql: str, dialect: str | None) -> tuple[exp.Expr, ...] | None:
+    """`_parse_now`, remembered for the last 256 texts up to `CACHED_CHARS` long: the agent
+    (`is_sql_statement`) and the assessment (`classify`) read the same statement in one step. The
+    trees are shared: callers only read them."""
+    return _parse_remembered(sql, dialect) if len(sql) <= CACHED_CHARS else _parse_now(sql, dialect)
 
 
 def _kind(statement: exp.Expr) -> str:
@@ -130,11 +146,6 @@ def _reads_only(statement: exp.Expr, sql: str) -> bool:
         return "=" not in sql and str(getattr(name, "name", name)).lower() in _READ_ONLY_PRAGMAS
     return False
 
-
-CACHED_CHARS = 4096
-"""Statements up to this long are classified once per worker: a tool call's SQL is read by the
-agent, the assessment, the rules and the request's title (five parses of one INSERT were a fifth
-of a session start's CPU)."""
 
 T = TypeVar("T", covariant=True)
 

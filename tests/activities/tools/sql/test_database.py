@@ -6,14 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlglot
 from sqlalchemy import inspect, text
 
 from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlDatabase, classify
+from activities.tools.sql.syntax import CACHED_CHARS, is_sql_statement
 from contracts import ToolResult
 from core.database import engine_for
 
@@ -87,6 +91,26 @@ def test_classify_gives_people_a_reason() -> None:
     assert classify("SELECT 1").reason == "SELECT is read-only"
     assert classify("DROP TABLE orders").reason == "DROP statement changes the schema"
     assert "one statement runs at a time" in classify("SELECT 1; SELECT 2").reason
+
+
+def test_the_agent_and_the_assessment_parse_a_statement_once_between_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parses: list[str] = []
+    parse = sqlglot.parse
+
+    def counted(sql: str, read: str | None = None) -> Any:
+        parses.append(sql)
+        return parse(sql, read=read)
+
+    monkeypatch.setattr(sqlglot, "parse", counted)
+    statement = f"INSERT INTO orders (status) VALUES ('{uuid.uuid4().hex}')"
+    assert is_sql_statement(statement), "the demo agent reads it as SQL"
+    assert classify(statement).destructive, "the assessment asks for it"
+    assert parses == [statement], "one parse, shared"
+    long = f"SELECT 1 -- {'x' * CACHED_CHARS}"
+    assert not classify(long).destructive and not classify(long).destructive
+    assert parses.count(long) == 2, "a long text is read each time, not kept"
 
 
 def test_first_use_seeds_orders(tool: SqlDatabase) -> None:
