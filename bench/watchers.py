@@ -1,7 +1,9 @@
 """`python -m bench.watchers BASE_URL KEY N`: N SSE clients of one session, in a process of their own.
 
 People watching a session sit at their own machines: their reading and parsing is not the API's
-work. So the crowded stream benchmark runs its watchers here, not beside the API and the worker.
+work. So the crowded stream benchmark runs its watchers here, not beside the API and the worker,
+and each reads its connection as plainly as a browser does (HTTP/1.1 on a socket, one line at a
+time): the N share this one process, so what each costs to read delays the last of them.
 Prints `ready` once every connection is answered, then, whenever the last of the N has received the
 k-th chunk of a kind, `<kind> <k> <time>`: `time.perf_counter()` of that last arrival
 (CLOCK_MONOTONIC, one clock for every process of this machine, so the benchmark can compare it with
@@ -13,10 +15,9 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from urllib.parse import urlsplit
 
-import httpx
-
-PREFIX = "event: "
+PREFIX = b"event: "
 
 
 async def watch(base_url: str, key: str, count: int) -> None:
@@ -25,30 +26,42 @@ async def watch(base_url: str, key: str, count: int) -> None:
     arrivals: dict[tuple[str, int], int] = {}
     latest: dict[tuple[str, int], float] = {}
 
-    async def follow(http: httpx.AsyncClient) -> None:
+    url = urlsplit(base_url)
+    host, port = url.hostname or "127.0.0.1", url.port or 80
+    request = (
+        f"GET /sessions/{key}/events HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n\r\n"
+    ).encode()
+
+    async def follow() -> None:
         nonlocal opened
         seen: dict[str, int] = {}
-        async with http.stream("GET", f"/sessions/{key}/events", timeout=None) as reply:
-            reply.raise_for_status()
-            opened += 1
-            if opened == count:
-                print("ready", flush=True)
-            async for line in reply.aiter_lines():
-                if not line.startswith(PREFIX):
-                    continue
-                at = time.perf_counter()
-                kind = line[len(PREFIX) :]
-                seen[kind] = seen.get(kind, 0) + 1
-                which = (kind, seen[kind])
-                arrivals[which] = arrivals.get(which, 0) + 1
-                latest[which] = max(latest.get(which, 0.0), at)
-                if arrivals[which] == count:
-                    print(f"{kind} {seen[kind]} {latest.pop(which)!r}", flush=True)
-                    del arrivals[which]
+        reader, writer = await asyncio.open_connection(host, port, limit=2**22)  # long data lines
+        writer.write(request)
+        status = await reader.readline()
+        if b" 200 " not in status:
+            raise RuntimeError(f"GET /sessions/{key}/events answered {status!r}")
+        while await reader.readline() not in (b"\r\n", b""):
+            pass  # the headers
+        opened += 1
+        if opened == count:
+            print("ready", flush=True)
+        # The body is chunked; every event is one chunk, so its lines arrive whole (a chunk-size
+        # line never starts with `event: `).
+        while line := await reader.readline():
+            if not line.startswith(PREFIX):
+                continue
+            at = time.perf_counter()
+            kind = line[len(PREFIX) :].strip().decode()
+            seen[kind] = seen.get(kind, 0) + 1
+            which = (kind, seen[kind])
+            arrivals[which] = arrivals.get(which, 0) + 1
+            latest[which] = max(latest.get(which, 0.0), at)
+            if arrivals[which] == count:
+                print(f"{kind} {seen[kind]} {latest.pop(which)!r}", flush=True)
+                del arrivals[which]
+        writer.close()
 
-    limits = httpx.Limits(max_connections=count + 1, max_keepalive_connections=count + 1)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits) as http:
-        await asyncio.gather(*(follow(http) for _ in range(count)))
+    await asyncio.gather(*(follow() for _ in range(count)))
 
 
 if __name__ == "__main__":
