@@ -55,6 +55,9 @@ FrameworkFn = Callable[[AgentStepInput, dict[str, ToolDescriptor]], Awaitable[Ag
 
 
 _HEARTBEAT_SECONDS = 1.0
+SIDE_WORK_SECONDS = 5.0
+"""The longest a step waits for what it does besides deciding (assessing its call, recording the
+turn); past it, the workflow does that work itself, as it did before steps did it."""
 THOUGHT_CHARS = 4000
 """An agent's reasoning is cut to this before it is recorded and streamed."""
 
@@ -193,7 +196,11 @@ class AgentActivities:
 
     async def _assessed(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
         """A single call proposed by a step asked to assess it (`step.assess`), with its assessment,
-        made as the workflow's `assess_tool_call` would make it next (the gate still decides)."""
+        made as the workflow's `assess_tool_call` would make it next (the gate still decides).
+
+        Any other result carries no assessment (whatever an adapter put there is dropped). An
+        assessment that fails leaves none: the gate's own local activity assesses the call, with
+        its own retries, as before."""
         call = result.output.intent
         if (
             step.assess is None
@@ -202,11 +209,17 @@ class AgentActivities:
             or not isinstance(call, ToolCallRequest)
             or call.tool_id == ASK_USER
         ):
-            return result
+            return result if result.assessment is None else result.model_copy(update={"assessment": None})
         request = AssessRequest(
             call=call, state=step.assess.states.get(call.tool_id, {}), rules=step.assess.rules
         )
-        return result.model_copy(update={"assessment": await self._assess(request)})
+        try:
+            async with asyncio.timeout(SIDE_WORK_SECONDS):
+                assessment = await self._assess(request)
+        except Exception as err:
+            activity.logger.warning("%s not assessed by its step, the gate will: %r", call.tool_id, err)
+            return result.model_copy(update={"assessment": None})
+        return result.model_copy(update={"assessment": assessment})
 
     async def _remembered(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
         """An answer to a turn the step was asked to remember (`step.remember`), recorded in the
@@ -226,7 +239,8 @@ class AgentActivities:
             answer=preview(answer_text(intent.content)),
         )
         try:
-            await asyncio.to_thread(self.context.index.record, record)
+            async with asyncio.timeout(SIDE_WORK_SECONDS):  # a busy index must not time the step out
+                await asyncio.to_thread(self.context.index.record, record)
         except Exception as err:  # recall is a help: the workflow records the turn instead
             activity.logger.warning(
                 "turn %s of %s not recorded by its step: %s", record.turn, record.owner_id, err
@@ -269,7 +283,7 @@ class AgentActivities:
             await _sleep_heartbeating(seconds)
         async with heartbeating():  # a worker gone mid-step: retried after AGENT_STEP_HEARTBEAT
             result = await self._bounded(await agent(await self.context.enrich(step)), step)
-        result = await self._remembered(await self._assessed(result, step), step)
+            result = await self._remembered(await self._assessed(result, step), step)
         activity.logger.info(
             "%s step for %s: %s %s",
             step.agent_id,

@@ -5,6 +5,7 @@ An `ask_user` call is a question instead (`questions`)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from temporalio import workflow
@@ -12,6 +13,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         ASK_USER,
+        AgentResult,
         AssessRequest,
         RuleContext,
         RuleDecision,
@@ -109,6 +111,29 @@ def _contextual(
     return assessment if state is not None else _with_context(host, call, assessment, messages)
 
 
+@dataclass(frozen=True)
+class Assessed:
+    """A call's assessment made by the quick step that proposed it, and what it was made from."""
+
+    assessment: ToolAssessment
+    given: StepAssessment
+
+    @staticmethod
+    def of(result: AgentResult, given: StepAssessment | None) -> Assessed | None:
+        """The step's assessment, when it was asked for one (`given`) and made it."""
+        return Assessed(result.assessment, given) if result.assessment and given else None
+
+    def stands_for(self, call: ToolCallRequest, state: dict[str, Any] | None, host: LoopHost) -> bool:
+        """Whether it is the assessment the gate would make of `call` now: of its tool, from the
+        state and the rule context the gate has."""
+        return (
+            state is not None
+            and self.assessment.tool_id == call.tool_id
+            and self.given.states.get(call.tool_id, {}) == state
+            and self.given.rules == host.rules
+        )
+
+
 def step_assessment(host: LoopHost, messages: list[UniversalMessage]) -> StepAssessment:
     """What a quick step needs to assess its call as `gate_and_run` would: every stateful tool's
     state (`_tool_state`) and the rule context."""
@@ -121,13 +146,14 @@ async def gate_and_run(
     call: ToolCallRequest,
     messages: list[UniversalMessage],
     *,
-    assessed: ToolAssessment | None = None,
+    assessed: Assessed | None = None,
 ) -> None:
     """Assess one call, get it approved when needed, run it, and append its result or denial.
 
     `assessed`: the call's assessment made by the quick step that proposed it in this workflow
-    task, from the same state and rules (`step_assessment`); it stands for the `assess_tool_call`
-    local activity. Everything after the assessment is the same either way.
+    task (`step_assessment`); when it was made from the state and rule context the gate has now
+    (`Assessed.stands_for`), it stands for the `assess_tool_call` local activity. Everything after
+    the assessment is the same either way.
 
     An `ask_user` call is a question to the person instead. An approval may edit the call's
     arguments: the edited call is assessed again and, when it is of another kind (another
@@ -138,9 +164,11 @@ async def gate_and_run(
         return
     sandboxed = patched(sandbox.SANDBOX_PATCH)
     state = _tool_state(host, call.tool_id, messages) if sandboxed else None
-    if assessed is None or state is None or assessed.tool_id != call.tool_id:
-        assessed = await assess(call, state, host.rules)
-    assessment = _contextual(host, call, assessed, messages, state)
+    if assessed is not None and assessed.stands_for(call, state, host):
+        made = assessed.assessment
+    else:
+        made = await assess(call, state, host.rules)
+    assessment = _contextual(host, call, made, messages, state)
     if not assessment.known:
         refuse_unknown(host, call, assessment, messages)
         return

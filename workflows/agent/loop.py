@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts.names import AGENT_STEP
 
 from ..versioning import patched
-from .gate import gate_and_run, step_assessment
+from .gate import Assessed, gate_and_run, step_assessment
 from .host import LoopHost, LoopOutcome
 from .options import (
     AGENT_STEP_HEARTBEAT,
@@ -103,7 +103,8 @@ async def take_step(
     A step right after a request to a person (`after_a_request`) is an activity even when quick:
     the answer to an approver's update leaves with the workflow task, which a local activity
     would hold open until the step is done (approve → applied would wait for the agent). A quick
-    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed."""
+    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed. Only
+    such a step's result keeps an assessment: the gate takes none it did not ask for."""
     summary = f"agent {step.agent_id}"
     if not after_a_request and quick_step(step) and patched(QUICK_AGENT_STEPS):
         if assess is not None:
@@ -116,7 +117,7 @@ async def take_step(
             retry_policy=AGENT_STEP_RETRY,
             summary=summary,
         )
-        return quick
+        return quick if assess is not None else _unassessed(quick)
     result: AgentResult = await workflow.execute_activity(
         AGENT_STEP,
         step,
@@ -126,7 +127,11 @@ async def take_step(
         retry_policy=AGENT_STEP_RETRY,
         summary=summary,
     )
-    return result
+    return _unassessed(result)
+
+
+def _unassessed(result: AgentResult) -> AgentResult:
+    return result if result.assessment is None else result.model_copy(update={"assessment": None})
 
 
 async def run_agent_loop(
@@ -152,6 +157,7 @@ async def run_agent_loop(
         try:
             assess = step_assessment(host, messages) if patched(ASSESSED_IN_QUICK_STEP) else None
             result = await take_step(step, after_a_request=after_a_request, assess=assess)
+            assessed = Assessed.of(result, assess)
         except ActivityError as err:
             raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
@@ -199,5 +205,5 @@ async def run_agent_loop(
                 timestamp=workflow.now(),
             )
         )
-        await gate_and_run(host, intent, messages, assessed=result.assessment)
+        await gate_and_run(host, intent, messages, assessed=assessed)
     return LoopOutcome("max_turns")

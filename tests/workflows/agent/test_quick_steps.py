@@ -16,16 +16,21 @@ from temporalio.testing import ActivityEnvironment
 from activities.agents.step import AgentActivities
 from activities.tools.runner import ToolActivities
 from contracts import (
+    AgentIntent,
     AgentResult,
     AgentSpec,
     AgentStepInput,
     AssessRequest,
     InteractionResponse,
+    RuleContext,
     StepAssessment,
+    ToolAssessment,
+    ToolCallRequest,
     UniversalMessage,
 )
 from core.settings import Settings
 from tests.conftest import assert_eventually
+from workflows.agent.gate import Assessed
 from workflows.agent.loop import quick_step
 from workflows.session import SessionWorkflow
 
@@ -172,3 +177,86 @@ async def test_the_step_assesses_as_the_gate_would_only_when_asked_and_only_a_si
         assert (await step("hello")).assessment is None, "an answer proposes no call"
     finally:
         await tools.close()
+
+
+class _Host:
+    """What `Assessed.stands_for` reads of the gate's host: the rule context."""
+
+    def __init__(self, rules: RuleContext | None) -> None:
+        self.rules = rules
+
+
+SQL = ToolCallRequest(tool_id="sql", arguments={"sql": DELETE_CANCELLED})
+TERMINAL = ToolCallRequest(tool_id="terminal", arguments={"command": "ls"})
+MADE = ToolAssessment(tool_id="sql", known=True, needs_approval=True, reason="DELETE", summary="sql: DELETE")
+ALICE = RuleContext(user="alice")
+
+
+@pytest.mark.parametrize(
+    ("given", "call", "state", "rules", "stands"),
+    [
+        (StepAssessment(rules=ALICE), SQL, {}, ALICE, True),
+        (StepAssessment(rules=ALICE), TERMINAL, {}, ALICE, False),  # another call's tool
+        (StepAssessment(rules=ALICE), SQL, None, ALICE, False),  # a run from before tool state
+        (StepAssessment(rules=ALICE), SQL, {}, RuleContext(user="bob"), False),  # other rules now
+        (StepAssessment(rules=None), SQL, {}, ALICE, False),
+        (StepAssessment(states={"sql": {"cwd": "/a"}}), SQL, {"cwd": "/a"}, None, True),
+        (StepAssessment(states={"sql": {"cwd": "/a"}}), SQL, {"cwd": "/b"}, None, False),  # moved since
+        (StepAssessment(states={"sql": {"cwd": "/a"}}), SQL, {}, None, False),
+    ],
+    ids=[
+        "same",
+        "other-tool",
+        "no-state",
+        "other-rules",
+        "rules-since",
+        "same-state",
+        "other-state",
+        "state-gone",
+    ],
+)
+def test_the_gate_takes_a_steps_assessment_only_when_it_would_make_the_same_one(
+    given: StepAssessment,
+    call: ToolCallRequest,
+    state: dict[str, Any] | None,
+    rules: RuleContext | None,
+    stands: bool,
+) -> None:
+    assessed = Assessed.of(
+        AgentResult(status="SUCCESS", output=AgentIntent(thought="", intent=call), assessment=MADE), given
+    )
+    assert assessed is not None
+    assert assessed.stands_for(call, state, _Host(rules)) is stands  # type: ignore[arg-type]
+
+
+def test_a_step_not_asked_for_an_assessment_brings_none() -> None:
+    result = AgentResult(status="SUCCESS", output=AgentIntent(thought="", intent=SQL), assessment=MADE)
+    assert Assessed.of(result, None) is None
+    assert Assessed.of(result.model_copy(update={"assessment": None}), StepAssessment()) is None
+
+
+async def test_a_step_drops_an_assessment_it_was_not_asked_for_and_survives_a_failing_one(
+    settings: Settings,
+) -> None:
+    async def lying(step: AgentStepInput) -> AgentResult:  # an adapter that claims a call is free
+        free = MADE.model_copy(update={"needs_approval": False})
+        return AgentResult(status="SUCCESS", output=AgentIntent(thought="", intent=SQL), assessment=free)
+
+    async def broken(request: AssessRequest) -> ToolAssessment:
+        raise OSError("rules store unreachable")
+
+    agents = AgentActivities(settings, assess=broken)
+    agents.agents["Agent:liar"] = lying
+    env = ActivityEnvironment()
+    unasked = AgentStepInput(agent_id="Agent:liar", owner_id="session:x")
+    assert (await env.run(agents.agent_step, unasked)).assessment is None, "not asked: dropped"
+    asked = AgentStepInput(
+        agent_id="Agent:demo",
+        owner_id="session:x",
+        messages=[UniversalMessage(role="user", content=DELETE_CANCELLED, name="al")],
+        tools=["sql"],
+        assess=StepAssessment(),
+    )
+    result = await env.run(agents.agent_step, asked)
+    assert result.status == "SUCCESS" and isinstance(result.output.intent, ToolCallRequest)
+    assert result.assessment is None, "the assessment failed: the gate's own local activity assesses"
