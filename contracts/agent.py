@@ -14,9 +14,9 @@ from .experience import TurnToRemember
 from .messages import UniversalMessage
 from .rules import RuleContext
 
-if (
-    TYPE_CHECKING
-):  # defined after this module (it names ToolCallRequest); contracts.tools rebuilds these models
+# ToolAssessment is defined after this module (it names ToolCallRequest): contracts.tools rebuilds
+# AgentResult once it is.
+if TYPE_CHECKING:
     from .tools import ToolAssessment
 
 

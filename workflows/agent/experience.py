@@ -15,7 +15,6 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import ExperienceRecord
-    from contracts.experience import preview
     from contracts.names import INDEX_EXPERIENCE
 
 EXPERIENCE_PATCH = "index-experience"
@@ -28,8 +27,6 @@ INDEX_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempt
 EXPERIENCE_IN_LAST_STEP = "experience-in-last-step"
 """Change id: a session's turn that ends in the agent's answer is recorded by the step that answers
 (`AgentStepInput.remember`), not by an `index_experience` local activity after it."""
-
-__all__ = ["EXPERIENCE_IN_LAST_STEP", "EXPERIENCE_PATCH", "TASK_EXPERIENCE_PATCH", "preview", "remember"]
 
 
 async def remember(record: ExperienceRecord, *, what: str | None = None) -> None:

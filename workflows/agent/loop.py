@@ -97,14 +97,14 @@ def quick_step(step: AgentStepInput) -> bool:
 
 async def take_step(
     step: AgentStepInput, *, after_a_request: bool, assess: StepAssessment | None = None
-) -> AgentResult:
+) -> tuple[AgentResult, Assessed | None]:
     """Run one agent step: a local activity when quick (`quick-agent-steps`), else an activity.
 
     A step right after a request to a person (`after_a_request`) is an activity even when quick:
     the answer to an approver's update leaves with the workflow task, which a local activity
     would hold open until the step is done (approve → applied would wait for the agent). A quick
-    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed. Only
-    such a step's result keeps an assessment: the gate takes none it did not ask for."""
+    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed, and
+    only such a step's assessment is returned (the gate takes none it did not ask for)."""
     summary = f"agent {step.agent_id}"
     if not after_a_request and quick_step(step) and patched(QUICK_AGENT_STEPS):
         if assess is not None:
@@ -117,7 +117,7 @@ async def take_step(
             retry_policy=AGENT_STEP_RETRY,
             summary=summary,
         )
-        return quick if assess is not None else _unassessed(quick)
+        return quick, Assessed.of(quick, assess)
     result: AgentResult = await workflow.execute_activity(
         AGENT_STEP,
         step,
@@ -127,11 +127,7 @@ async def take_step(
         retry_policy=AGENT_STEP_RETRY,
         summary=summary,
     )
-    return _unassessed(result)
-
-
-def _unassessed(result: AgentResult) -> AgentResult:
-    return result if result.assessment is None else result.model_copy(update={"assessment": None})
+    return result, None
 
 
 async def run_agent_loop(
@@ -156,8 +152,7 @@ async def run_agent_loop(
         after_a_request, asked = host.asked != asked, host.asked
         try:
             assess = step_assessment(host, messages) if patched(ASSESSED_IN_QUICK_STEP) else None
-            result = await take_step(step, after_a_request=after_a_request, assess=assess)
-            assessed = Assessed.of(result, assess)
+            result, assessed = await take_step(step, after_a_request=after_a_request, assess=assess)
         except ActivityError as err:
             raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))

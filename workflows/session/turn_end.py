@@ -15,10 +15,10 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import ExperienceRecord, InboundMessage, SessionConfig, TaskChunkType, TurnToRemember
+    from contracts.experience import preview
 
     from .state import SessionState
 
-from ..agent.experience import preview
 from ..agent.host import LoopOutcome
 from ..stream.chunks import Publish
 from .outbox import ChannelOutbox, outcome_text

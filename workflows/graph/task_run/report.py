@@ -11,8 +11,8 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import AgentTaskInput, ExperienceRecord, TaskReport
+    from contracts.experience import preview
 
-from ...agent.experience import preview
 from ...agent.host import LoopOutcome
 
 
