@@ -24,7 +24,7 @@ from workflows.session import SessionWorkflow
 from . import synapse
 from .bare import BareUpdates
 from .harness import Harness, Stack, cpu_seconds, rss_mb
-from .history import sets_status, task_completed, wait_event
+from .history import task_completed, wait_event
 from .stats import Measure, Result, Row, bounded, one, progress
 
 
@@ -75,12 +75,7 @@ class _Synapse(_Side):
         key = self.stack.key("many")
         started = time.perf_counter()
         await synapse.send(self.stack, key, self.stack.destructive_sql())
-        await wait_event(
-            self.stack.session(key),
-            sets_status("waiting_approval"),
-            within=synapse.WAIT_WITHIN,
-            what=f"session {key} waiting for approval",
-        )
+        await synapse.seen_waiting(self.stack, key)
         elapsed = time.perf_counter() - started
         self.keys.append(key)
         return elapsed

@@ -32,7 +32,6 @@ from temporalio.converter import decode_typed_search_attributes
 
 from . import synapse
 from .harness import Harness, Stack, cpu_seconds
-from .history import sets_status, wait_event, waits_idle
 from .stats import bounded
 from .turn import one_bare_turn
 
@@ -72,10 +71,8 @@ async def print_history(title: str, handle: WorkflowHandle[Any, Any]) -> None:
 async def one_turn(stack: Stack) -> None:
     key = stack.key("profile")
     await synapse.send(stack, key, stack.destructive_sql())
-    interaction_id = await synapse.wait_pending(stack, key, interval=POLL)
-    await synapse.approve(stack, key, interaction_id)
-    await synapse.wait_answered(stack, key, interval=POLL)
-    await wait_event(stack.session(key), waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
+    await synapse.approve(stack, key, await synapse.seen_pending(stack, key))
+    await synapse.seen_over(stack, key)  # read as `make bench` reads it: no query during the turn
     await print_history("Synapse turn", stack.session(key))
     handle, _ = await one_bare_turn(stack)
     await print_history("bare turn", handle)
@@ -86,15 +83,14 @@ async def _start(stack: Stack, started: list[str]) -> float:
     await synapse.send(stack, key, stack.destructive_sql())
     # by the server's long-poll on history, as `many` waits: polling a query would profile the
     # query's activations
-    await wait_event(stack.session(key), sets_status("waiting_approval"), within=60, what="pending")
+    await synapse.seen_waiting(stack, key)
     started.append(key)
     return 0.0
 
 
 async def _approve(stack: Stack, key: str, interaction_id: str) -> float:
     await synapse.approve(stack, key, interaction_id)
-    # until the turn is over (its answer and experience recorded): an approval's whole cost
-    await wait_event(stack.session(key), waits_idle, within=synapse.WAIT_WITHIN, what=f"session {key} idle")
+    await synapse.seen_over(stack, key)  # the turn is over: an approval's whole cost
     return 0.0
 
 

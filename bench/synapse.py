@@ -37,14 +37,17 @@ async def wait_pending(stack: Stack, key: str, *, interval: float) -> str:
     return found[0].interaction_id
 
 
-async def seen_pending(stack: Stack, key: str) -> str:
-    """Wait on history for the session's status to become `waiting_approval`; then read (one query,
-    the workflow task done) the waiting interaction's id."""
-    handle = stack.session(key)
+async def seen_waiting(stack: Stack, key: str) -> None:
+    """Wait on history for the session's status to become `waiting_approval`."""
     await wait_event(
-        handle, sets_status("waiting_approval"), within=WAIT_WITHIN, what=f"session {key} pending"
+        stack.session(key), sets_status("waiting_approval"), within=WAIT_WITHIN, what=f"session {key} pending"
     )
-    pending: list[InteractionRequest] = await handle.query(SessionWorkflow.get_pending)
+
+
+async def seen_pending(stack: Stack, key: str) -> str:
+    """`seen_waiting`, then the waiting interaction's id (one query, the workflow task done)."""
+    await seen_waiting(stack, key)
+    pending: list[InteractionRequest] = await stack.session(key).query(SessionWorkflow.get_pending)
     return pending[0].interaction_id
 
 
