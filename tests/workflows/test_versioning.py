@@ -111,10 +111,6 @@ async def _answers(handle: WorkflowHandle[SessionWorkflow, LiveSession], count: 
     )
 
 
-# The timed-out task's local activity is cancelled once the worker comes back; should the cancel
-# cross the step's own end, the SDK warns that it has no such activity to cancel: harmless, but
-# warnings are errors here and this one stops the worker.
-@pytest.mark.filterwarnings("ignore:Cannot find activity to cancel:UserWarning")
 async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replays_and_answers(
     client: Client, settings: Settings, converter: DataConverter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

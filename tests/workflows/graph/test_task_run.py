@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
@@ -174,11 +173,9 @@ async def test_a_paused_run_does_not_time_out_while_paused(
 
 
 # The budget runs out in the middle of an agent step: the run closes and the step's next heartbeat
-# learns it was cancelled. Should that answer cross the step's own end, the SDK warns that it has
-# no such activity to cancel; harmless, but warnings are errors here and this one stops the worker.
-# (On the real dev server: the time-skipping one keeps its clock locked once a workflow closes with
-# an activity in flight, which would stall every later test that skips time.)
-@pytest.mark.filterwarnings("ignore:Cannot find activity to cancel:UserWarning")
+# learns it was cancelled (should that cross the step's own end, the SDK warns; pyproject.toml
+# ignores that warning). On the real dev server: the time-skipping one keeps its clock locked once
+# a workflow closes with an activity in flight, which would stall every later test that skips time.
 async def test_work_split_by_a_wait_for_a_person_still_adds_up_to_a_timeout(
     client: Client, worker: None, task_queue: str
 ) -> None:
