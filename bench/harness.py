@@ -1,8 +1,8 @@
 """The benchmark rig: one dev server for the run; per benchmark a Synapse stack and a bare worker.
 
 Everything but the dev server runs in this process: Synapse's worker, the API on a real
-uvicorn server on 127.0.0.1 (reached with a real httpx client), the bare worker and the
-benchmark's own Temporal client. Each benchmark gets fresh task queues and fresh workers, so
+uvicorn server on 127.0.0.1 (reached with a real httpx client, and for the requests that are timed
+with plain HTTP/1.1, `plain.py`), the bare worker and the benchmark's own Temporal client. Each benchmark gets fresh task queues and fresh workers, so
 one benchmark's workflow cache does not carry into the next.
 """
 
@@ -33,6 +33,7 @@ from workflows.identity.ids import session_workflow_id
 
 from . import bare
 from .devserver import DevServer, dev_server
+from .plain import PlainHttp
 from .stats import progress
 
 SHUTDOWN_WITHIN = 15.0
@@ -81,6 +82,8 @@ class Stack:
 
     client: Client
     synapse: SynapseClient
+    plain: PlainHttp
+    """The same API for the requests the benchmark times (`plain.py`)."""
     settings: Settings
     bare_queue: str
     ids: itertools.count[int]
@@ -144,7 +147,9 @@ class Harness:
             await parts.enter_async_context(_stopping(synapse_worker))
             await parts.enter_async_context(_stopping(bare_worker))
             synapse = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))
-            yield Stack(self.client, synapse, settings, bare_queue, self._ids)
+            plain = PlainHttp(str(synapse.http.base_url))
+            parts.push_async_callback(plain.close)
+            yield Stack(self.client, synapse, plain, settings, bare_queue, self._ids)
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,4 @@
-"""The Synapse path as a user drives it: HTTP to the API; waits read the workflow's queries or
+"""The Synapse path as a user drives it: HTTP to the API (`plain.py`); waits read the workflow's queries or
 its history.
 
 `wait_pending` and `wait_answered` poll the session's queries through the Temporal client. A query
@@ -22,7 +22,11 @@ WAIT_WITHIN = 60.0
 
 async def send(stack: Stack, key: str, content: str) -> None:
     """`POST /sessions/{key}/messages` (signal-with-start); fails on anything but 202."""
-    await stack.synapse.send(key, content, principal="bench")
+    status, body = await stack.plain.post(
+        f"/sessions/{key}/messages", {"content": content, "principal": "bench"}
+    )
+    if status != 202:
+        raise RuntimeError(f"POST /sessions/{key}/messages answered {status}: {body[:500]!r}")
 
 
 async def wait_pending(stack: Stack, key: str, *, interval: float) -> str:
@@ -77,8 +81,12 @@ async def wait_answered(stack: Stack, key: str, *, interval: float) -> None:
 
 async def approve(stack: Stack, key: str, interaction_id: str) -> InteractionOutcome:
     """Approve over HTTP; the outcome, checked to carry an applied result."""
-    outcome = await stack.synapse.decide(key, interaction_id, approved=True, principal="bench")
-    result = (outcome.tool_result if outcome else None) or {}
-    if outcome is None or not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:
+    path = f"/sessions/{key}/interactions/{interaction_id}"
+    status, body = await stack.plain.post(path, {"approved": True, "principal": "bench"})
+    if status != 200:
+        raise RuntimeError(f"POST {path} answered {status}: {body[:500]!r}")
+    outcome = InteractionOutcome.model_validate_json(body)
+    result = outcome.tool_result or {}
+    if not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:
         raise RuntimeError(f"approving {key}/{interaction_id}: the statement was not applied: {outcome}")
     return outcome

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
@@ -61,7 +61,11 @@ def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) ->
 
 
 def _start(
-    client: Client, task_queue: str, config: SessionConfig, message: InboundMessage | None
+    client: Client,
+    task_queue: str,
+    config: SessionConfig,
+    message: InboundMessage | None,
+    reuse: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 ) -> Awaitable[WorkflowHandle[Any, Any]]:
     signal: dict[str, Any] = (
         {"start_signal": SUBMIT_MESSAGE, "start_signal_args": [message]} if message is not None else {}
@@ -74,6 +78,7 @@ def _start(
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING
         if message
         else WorkflowIDConflictPolicy.FAIL,
+        id_reuse_policy=reuse,
         static_summary=f"Session {config.session_key} with {config.agent_id} ({config.channel})",
         search_attributes=start_search_attributes(config),
         **signal,
@@ -105,6 +110,53 @@ async def send_message(
     Retried for `within` seconds while Temporal is busy; then the refusal is raised.
     """
     return await retry_while_busy(lambda: _start(client, task_queue, config, message), within=within)
+
+
+async def deliver(
+    client: Client,
+    task_queue: str,
+    config: SessionConfig,
+    message: InboundMessage,
+    *,
+    within: float = BUSY_RETRY_SECONDS,
+    wait: timedelta = QUERY_WAIT,
+) -> EndedRun | None:
+    """Deliver a message as `send_message` does, refusing it when the session was cancelled; None,
+    or how the session's last run ended when this message started it again.
+
+    A new session's first message costs one call: a signal-with-start that refuses to start over
+    a closed run. Only then is the closed run read (`accepting`) before it starts again. A message
+    signalled to a running session is followed by a read of its status, since one that was
+    cancelled and is still closing drops what it is sent: the caller is told so.
+
+    Raises:
+        Cancelled: The session was cancelled (closed, or still closing); the message is not taken.
+    """
+    key = config.session_key
+    try:
+        handle = await retry_while_busy(
+            lambda: _start(client, task_queue, config, message, WorkflowIDReusePolicy.REJECT_DUPLICATE),
+            within=within,
+        )
+    except WorkflowAlreadyStartedError:  # its last run has closed
+        previous = await accepting(client, key, wait=wait)
+        await send_message(client, task_queue, config, message, within=within)
+        return previous
+    if not started_by(handle):
+        ended = await ended_run(client, key)
+        if ended is not None and ended.cancelled:
+            raise await cancellation(client, key, ended, wait=wait)
+    return None
+
+
+def started_by(handle: WorkflowHandle[Any, Any]) -> bool:
+    """Whether the signal-with-start that gave `handle` started a run (False: it signalled one).
+
+    The SDK keeps the server's answer, which says so, on the handle but does not publish it; without
+    it this answers False, and `deliver` reads the session's status as for a running one.
+    """
+    response = getattr(handle, "_start_workflow_response", None)
+    return bool(getattr(response, "started", False))
 
 
 @dataclass(frozen=True)

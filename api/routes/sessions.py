@@ -176,11 +176,7 @@ async def post_message(
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
     await _check_attached(store, body.artifacts)
-    previous = await sessions.accepting(client, key, wait=settings.api.query_wait)
     stream = accept is not None and "text/event-stream" in accept
-    after = -1
-    if wait or stream:  # the stream of a run the message starts begins at 0
-        after = (0 if previous is not None else await _stream_head(client, key, settings)) - 1
     message = InboundMessage(
         channel="http",
         sender_id=caller.principal or body.principal or "anonymous",
@@ -190,9 +186,18 @@ async def post_message(
         metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
     config = sessions.new_config(settings, key, registry.resolve(DEFAULT_AGENT, key))
-    await sessions.send_message(
-        client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
+    queue, within, query_wait = (
+        settings.temporal.task_queue,
+        settings.api.busy_retry_seconds,
+        settings.api.query_wait,
     )
+    after = -1
+    if wait or stream:  # the stream of a run the message starts begins at 0: read it before sending
+        previous = await sessions.accepting(client, key, wait=query_wait)
+        after = (0 if previous is not None else await _stream_head(client, key, settings)) - 1
+        await sessions.send_message(client, queue, config, message, within=within)
+    else:  # a new session's first message is one call
+        previous = await sessions.deliver(client, queue, config, message, within=within, wait=query_wait)
     accepted = SessionMessageAccepted(
         session_key=key,
         workflow_id=session_workflow_id(key),

@@ -64,7 +64,7 @@ class RuleStore:
     def _db(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                engine = engine_for(self.url)
+                engine = engine_for(self.url, own_file=True)
                 create_schema(engine, METADATA.create_all)
                 self._engine = engine
             return self._engine

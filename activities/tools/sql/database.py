@@ -113,12 +113,13 @@ class SqlDatabase:
             url: SQLAlchemy URL, e.g. `sqlite:///.synapse/demo.db` (its directory is created) or
                 `postgresql://user:password@host/db`.
             max_rows: Rows a result keeps; the rest are counted and cut.
-            seed_demo: Create and fill the demo `orders` table when the database has none.
+            seed_demo: Create and fill the demo `orders` table when the database has none; the
+                file is Synapse's own, so it is kept in WAL mode (`core.database.engine_for`).
         """
         self.max_rows = max_rows
         self.seed_demo = seed_demo
         self._url = store_url(url)
-        self._engine: Engine = engine_for(self._url)
+        self._engine: Engine = engine_for(self._url, own_file=seed_demo)
         self.dialect = sqlglot_dialect(self._engine.dialect.name)
         if is_sqlite(self._url):
             self._use_real_sqlite_transactions(self._engine)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -133,6 +134,23 @@ def test_first_use_creates_the_sqlite_files_directory(tmp_path: Path) -> None:
     finally:
         tool.close()
     assert database.is_file()
+
+
+@pytest.mark.parametrize(("seed_demo", "mode"), [(True, "wal"), (False, "delete")])
+def test_only_the_demo_file_is_put_in_wal_mode(tmp_path: Path, seed_demo: bool, mode: str) -> None:
+    # The demo database is Synapse's own; a SQLite file of the user's keeps the mode it has.
+    database = tmp_path / "mine.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)")
+    tool = SqlDatabase(f"sqlite:///{database}", seed_demo=seed_demo)
+    try:
+        applied = tool.run("INSERT INTO notes (id) VALUES (1)", interaction_id="tool_1")
+    finally:
+        tool.close()
+    assert applied.ok and applied.content["rowcount"] == 1
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == mode
+        assert db.execute("SELECT count(*) FROM notes").fetchone()[0] == 1
 
 
 def test_a_database_that_is_not_the_demo_gets_only_the_claims_table(url: str) -> None:
