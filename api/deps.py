@@ -33,10 +33,14 @@ _BEARERS = {
 """One security scheme per role, so the OpenAPI document names the role each operation needs."""
 
 
-def _kept(name: str) -> Callable[[Request], Any]:
-    """A dependency returning what the app keeps as `app.state.<name>` (set at build or start)."""
+def _kept(name: str) -> Callable[[Request], Coroutine[Any, Any, Any]]:
+    """A dependency returning what the app keeps as `app.state.<name>` (set at build or start).
 
-    def kept(request: Request) -> Any:
+    `async` although it awaits nothing: FastAPI runs a plain function dependency in a worker
+    thread, a hand-off that cost more than the request's own work before its route ran.
+    """
+
+    async def kept(request: Request) -> Any:
         return getattr(request.app.state, name)
 
     kept.__doc__ = f"`app.state.{name}`"
