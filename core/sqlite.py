@@ -1,20 +1,28 @@
 """One SQLite file that threads and processes share: WAL, a busy timeout, its schema made once.
 
 The artifact store and the experience index each keep one such file under the data dir; the
-worker writes and the API reads at the same time. Every call opens a short connection of its own
-(so any thread may call), commits on success and closes. Methods block: async callers use
+worker writes and the API reads at the same time. Every call takes a connection of its own (so
+any thread may call), commits on success and gives it back. Methods block: async callers use
 `asyncio.to_thread`.
+
+Connections are kept for the next call (`KEPT_CONNECTIONS` at most), not closed: closing the last
+connection to a file in WAL mode checkpoints the log into the file, which took most of a short
+write's time when every call opened and closed its own.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another process's write to finish before failing."""
+KEPT_CONNECTIONS = 4
+"""Idle connections a file keeps for the next calls; more at once are opened and closed."""
 
 
 class SqliteFile:
@@ -24,20 +32,53 @@ class SqliteFile:
         self.path = path
         self._schema = schema
         self._ready = False
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._idle, self._lock)  # when the file is dropped
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection in a transaction (committed when the block ends without an error)."""
+        db = self._take()
+        try:
+            with db:
+                yield db
+        except BaseException:
+            db.close()  # whatever went wrong, the next call starts on a fresh connection
+            raise
+        with self._lock:
+            if len(self._idle) < KEPT_CONNECTIONS:
+                self._idle.append(db)
+                return
+        db.close()
+
+    def _take(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
         if not self._ready:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)
+        # Used by one thread at a time: the pool hands a connection to one caller until it is back.
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
         try:
             if not self._ready:
                 db.execute("PRAGMA journal_mode=WAL")
-                for statement in self._schema:
-                    db.execute(statement)
+                with db:
+                    for statement in self._schema:
+                        db.execute(statement)
                 self._ready = True
-            with db:
-                yield db
-        finally:
+        except BaseException:
             db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        """Close the kept connections (a later call opens new ones)."""
+        _close_all(self._idle, self._lock)
+
+
+def _close_all(idle: list[sqlite3.Connection], lock: threading.Lock) -> None:
+    with lock:
+        kept, idle[:] = list(idle), []
+    for db in kept:
+        db.close()
