@@ -35,7 +35,8 @@ class RunInfo:
             f"machine: {machine()}; load average before the run {self.load_before or 'unknown'}"
             + (" (busy: other work competed for the CPUs)" if _busy(self.load_before) else ""),
             "setup: one in-memory Temporal dev server (its own process); Synapse's worker, the API "
-            "(uvicorn on 127.0.0.1, called with httpx), a bare worker and the benchmark client share "
+            "(uvicorn on 127.0.0.1; the timed messages and approvals sent as plain HTTP/1.1, the "
+            "rest with httpx), a bare worker and the benchmark client share "
             "one Python process; Synapse and bare samples alternate; compiled modules are cached "
             "(in the run's temp dir), as in any deployment after its first import",
         ]
