@@ -13,6 +13,8 @@ way for all three:
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,7 +67,10 @@ def engine_for(url: str | URL, *, own_file: bool = False) -> Engine:
 
 
 def _write_ahead(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    # Switching a file to WAL needs it to itself for a moment; a connection that finds another one
+    # opening it at the same time leaves the switch to the next (the mode, once set, stays).
+    with contextlib.suppress(sqlite3.OperationalError):
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
 
 def create_schema(engine: Engine, create: Callable[[Connection], None]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,6 +24,8 @@ BUSY_TIMEOUT_SECONDS = 30.0
 """How long a writer waits for another process's write to finish before failing."""
 KEPT_CONNECTIONS = 4
 """Idle connections a file keeps for the next calls; more at once are opened and closed."""
+SETUP_RETRY_SECONDS = 0.01
+"""Pause before trying again to switch a file that another process is opening to WAL."""
 
 
 class SqliteFile:
@@ -34,6 +37,7 @@ class SqliteFile:
         self._ready = False
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._setup_lock = threading.Lock()
         weakref.finalize(self, _close_all, self._idle, self._lock)  # when the file is dropped
 
     @contextmanager
@@ -57,20 +61,34 @@ class SqliteFile:
             if self._idle:
                 return self._idle.pop()
         if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._setup_lock:  # one thread of this process sets the file up
+                if not self._ready:
+                    self._set_up()
         # Used by one thread at a time: the pool hands a connection to one caller until it is back.
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+        return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+
+    def _set_up(self) -> None:
+        """WAL mode and the schema. Switching to WAL needs the file to itself for a moment, and
+        SQLite refuses at once (no busy wait) when another process is opening it too: tried again
+        for up to `BUSY_TIMEOUT_SECONDS`."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)
         try:
-            if not self._ready:
-                db.execute("PRAGMA journal_mode=WAL")
-                with db:
-                    for statement in self._schema:
-                        db.execute(statement)
-                self._ready = True
-        except BaseException:
+            deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+            while True:
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as err:
+                    if "locked" not in str(err) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(SETUP_RETRY_SECONDS)
+            with db:
+                for statement in self._schema:
+                    db.execute(statement)
+            self._ready = True
+        finally:
             db.close()
-            raise
-        return db
 
     def close(self) -> None:
         """Close the kept connections (a later call opens new ones)."""

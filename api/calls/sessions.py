@@ -127,12 +127,16 @@ async def deliver(
     A new session's first message costs one call: a signal-with-start that refuses to start over
     a closed run. Only then is the closed run read (`accepting`) before it starts again. A message
     signalled to a running session is followed by a read of its status, since one that was
-    cancelled and is still closing drops what it is sent: the caller is told so.
+    cancelled and is still closing drops what it is sent: the caller is told so. A cancel that
+    lands while the message is on its way is seen or not, as with any check before sending; a
+    read that fails after the message went out leaves it delivered (None), never a refusal that
+    would make the caller send it again.
 
     Raises:
-        Cancelled: The session was cancelled (closed, or still closing); the message is not taken.
+        Cancelled: The session was cancelled (closed, or still closing); it will not answer.
     """
     key = config.session_key
+    previous = None
     try:
         handle = await retry_while_busy(
             lambda: _start(client, task_queue, config, message, WorkflowIDReusePolicy.REJECT_DUPLICATE),
@@ -140,13 +144,20 @@ async def deliver(
         )
     except WorkflowAlreadyStartedError:  # its last run has closed
         previous = await accepting(client, key, wait=wait)
-        await send_message(client, task_queue, config, message, within=within)
-        return previous
+        handle = await send_message(client, task_queue, config, message, within=within)
     if not started_by(handle):
+        await _refuse_if_cancelled(client, key, wait=wait)
+    return previous
+
+
+async def _refuse_if_cancelled(client: Client, key: str, *, wait: timedelta) -> None:
+    """Raise `Cancelled` if the session the message was signalled to is cancelled and closing."""
+    try:
         ended = await ended_run(client, key)
-        if ended is not None and ended.cancelled:
-            raise await cancellation(client, key, ended, wait=wait)
-    return None
+    except RPCError:  # the message is delivered: not knowing more is no reason to refuse it
+        return
+    if ended is not None and ended.cancelled:
+        raise await cancellation(client, key, ended, wait=wait)
 
 
 def started_by(handle: WorkflowHandle[Any, Any]) -> bool:

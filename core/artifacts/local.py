@@ -1,7 +1,8 @@
 """Artifacts in one SQLite file under the data dir (`<data_dir>/artifacts.db`): the default.
 
 The worker and the API open the same file (`core.sqlite.SqliteFile`: WAL, a busy timeout, a
-short connection per call), so any thread or process on the machine may use it.
+connection per call taken from the few it keeps), so any thread or process on the machine may
+use it.
 """
 
 from __future__ import annotations

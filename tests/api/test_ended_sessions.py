@@ -185,6 +185,7 @@ async def test_started_by_tells_a_session_started_from_one_signalled(
 
     assert (sessions.started_by(first), sessions.started_by(second)) == (True, False)
     assert second.result_run_id == first.result_run_id
+    await first.terminate("test over")
 
 
 async def test_the_openapi_document_names_the_refusal(http: httpx.AsyncClient) -> None:
