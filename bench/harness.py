@@ -1,9 +1,10 @@
 """The benchmark rig: one dev server for the run; per benchmark a Synapse stack and a bare worker.
 
 Everything but the dev server runs in this process: Synapse's worker, the API on a real
-uvicorn server on 127.0.0.1 (reached with a real httpx client, and for the requests that are timed
-with plain HTTP/1.1, `plain.py`), the bare worker and the benchmark's own Temporal client. Each benchmark gets fresh task queues and fresh workers, so
-one benchmark's workflow cache does not carry into the next.
+uvicorn server on 127.0.0.1 (reached with a real httpx client, and for the requests that are
+timed with plain HTTP/1.1, `plain.py`), the bare worker and the benchmark's own Temporal client.
+Each benchmark gets fresh task queues and fresh workers, so one benchmark's workflow cache does
+not carry into the next.
 """
 
 from __future__ import annotations

@@ -28,8 +28,14 @@ class PlainHttp:
         self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
-    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-        """`POST path` with `body` as JSON; the status and the response body."""
+    async def post(self, path: str, body: dict[str, Any], *, expect: int) -> bytes:
+        """`POST path` with `body` as JSON; the response body, which must come with status `expect`."""
+        status, content = await self._post(path, body)
+        if status != expect:
+            raise RuntimeError(f"POST {path} answered {status}: {content[:500]!r}")
+        return content
+
+    async def _post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
         data = json.dumps(body).encode()
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"

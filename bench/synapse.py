@@ -1,5 +1,5 @@
-"""The Synapse path as a user drives it: HTTP to the API (`plain.py`); waits read the workflow's queries or
-its history.
+"""The Synapse path as a user drives it: HTTP to the API (`plain.py`); waits read the workflow's
+queries or its history.
 
 `wait_pending` and `wait_answered` poll the session's queries through the Temporal client. A query
 adds no history event when it finds the session between workflow tasks, but one that lands while
@@ -22,11 +22,9 @@ WAIT_WITHIN = 60.0
 
 async def send(stack: Stack, key: str, content: str) -> None:
     """`POST /sessions/{key}/messages` (signal-with-start); fails on anything but 202."""
-    status, body = await stack.plain.post(
-        f"/sessions/{key}/messages", {"content": content, "principal": "bench"}
+    await stack.plain.post(
+        f"/sessions/{key}/messages", {"content": content, "principal": "bench"}, expect=202
     )
-    if status != 202:
-        raise RuntimeError(f"POST /sessions/{key}/messages answered {status}: {body[:500]!r}")
 
 
 async def wait_pending(stack: Stack, key: str, *, interval: float) -> str:
@@ -82,9 +80,7 @@ async def wait_answered(stack: Stack, key: str, *, interval: float) -> None:
 async def approve(stack: Stack, key: str, interaction_id: str) -> InteractionOutcome:
     """Approve over HTTP; the outcome, checked to carry an applied result."""
     path = f"/sessions/{key}/interactions/{interaction_id}"
-    status, body = await stack.plain.post(path, {"approved": True, "principal": "bench"})
-    if status != 200:
-        raise RuntimeError(f"POST {path} answered {status}: {body[:500]!r}")
+    body = await stack.plain.post(path, {"approved": True, "principal": "bench"}, expect=200)
     outcome = InteractionOutcome.model_validate_json(body)
     result = outcome.tool_result or {}
     if not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:

@@ -13,8 +13,6 @@ way for all three:
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import OperationalError
+
+from .sqlite import use_write_ahead_log
 
 BUSY_TIMEOUT_SECONDS = 30
 """How long a SQLite writer waits for another process's write to finish."""
@@ -67,10 +67,7 @@ def engine_for(url: str | URL, *, own_file: bool = False) -> Engine:
 
 
 def _write_ahead(dbapi_connection: Any, _record: Any) -> None:
-    # Switching a file to WAL needs it to itself for a moment; a connection that finds another one
-    # opening it at the same time leaves the switch to the next (the mode, once set, stays).
-    with contextlib.suppress(sqlite3.OperationalError):
-        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+    use_write_ahead_log(dbapi_connection)
 
 
 def create_schema(engine: Engine, create: Callable[[Connection], None]) -> None:

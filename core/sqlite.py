@@ -68,21 +68,11 @@ class SqliteFile:
         return sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False)
 
     def _set_up(self) -> None:
-        """WAL mode and the schema. Switching to WAL needs the file to itself for a moment, and
-        SQLite refuses at once (no busy wait) when another process is opening it too: tried again
-        for up to `BUSY_TIMEOUT_SECONDS`."""
+        """WAL mode and the schema."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS)
         try:
-            deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
-            while True:
-                try:
-                    db.execute("PRAGMA journal_mode=WAL")
-                    break
-                except sqlite3.OperationalError as err:
-                    if "locked" not in str(err) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(SETUP_RETRY_SECONDS)
+            use_write_ahead_log(db)
             with db:
                 for statement in self._schema:
                     db.execute(statement)
@@ -93,6 +83,21 @@ class SqliteFile:
     def close(self) -> None:
         """Close the kept connections (a later call opens new ones)."""
         _close_all(self._idle, self._lock)
+
+
+def use_write_ahead_log(db: sqlite3.Connection) -> None:
+    """Put the connection's file in WAL mode (it stays so). Switching needs the file to itself for a
+    moment, and SQLite refuses at once (no busy wait) while another connection is opening it: tried
+    again for up to `BUSY_TIMEOUT_SECONDS`."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(SETUP_RETRY_SECONDS)
 
 
 def _close_all(idle: list[sqlite3.Connection], lock: threading.Lock) -> None:
