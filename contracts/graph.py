@@ -239,6 +239,10 @@ class AgentTaskInput(Contract):
     approval_timeout_seconds: int = Field(default=300, gt=0, description="Tool approval wait.")
     channel: str = Field(default="http", description="Channel of its requests.")
     paused: bool = Field(default=False, description="Start held (the task or graph is paused).")
+    generation: int | None = Field(
+        default=None,
+        description="The code generation the run takes (`workflows.versioning`; None: decided by patch markers).",
+    )
 
 
 class TaskReport(Contract):

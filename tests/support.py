@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
 import socket
 import sys
@@ -17,7 +18,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHandle
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.common import SearchAttributeKey
 from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
@@ -246,6 +248,28 @@ async def updates_in_flight(handle: WorkflowHandle[Any, Any], name: str | None =
         elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
             completed.add(event.workflow_execution_update_completed_event_attributes.meta.update_id)
     return len(accepted - completed)
+
+
+def is_patch_marker(event: HistoryEvent) -> bool:
+    """A `workflow.patched()` marker (a code version the run decided)."""
+    return bool(event.marker_recorded_event_attributes.details.get("patch-data"))
+
+
+def is_version_upsert(event: HistoryEvent) -> bool:
+    """The SDK's upsert of `TemporalChangeVersion` that goes with a patch marker."""
+    fields = event.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
+    return "TemporalChangeVersion" in fields
+
+
+def versions_written(history: WorkflowHistory) -> tuple[int, int]:
+    """(patch markers, `TemporalChangeVersion` upserts) in a run's history."""
+    return sum(map(is_patch_marker, history.events)), sum(map(is_version_upsert, history.events))
+
+
+def generation_in(history: WorkflowHistory) -> Any:
+    """The `generation` a run's input says (None: it does not say; `workflows.versioning`)."""
+    started = history.events[0].workflow_execution_started_event_attributes
+    return json.loads(started.input.payloads[0].data).get("generation")
 
 
 def terminal_settings(tmp_path: Path, task_queue: str, **tools: Any) -> Settings:

@@ -32,6 +32,7 @@ from workflows.graph.cel import Conditions
 from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
 from workflows.graph.view import start_search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
+from workflows.versioning import GENERATION
 
 from . import workflow
 from .errors import Closed, NotFound, Refused
@@ -61,6 +62,7 @@ async def start_graph(
         blueprint=blueprint,
         agents=agents,
         task_uuids={task.task_id: str(uuid.uuid4()) for task in blueprint.new_tasks},
+        generation=GENERATION,
     )
     await client.start_workflow(
         TaskGraphWorkflow.run,
@@ -233,6 +235,7 @@ async def reopen(
             intervention=intervention,
             change=change,
         ),
+        generation=GENERATION,
     )
     await client.start_workflow(
         TaskGraphWorkflow.run,

@@ -39,6 +39,7 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
 from workflows.session.view import start_search_attributes
+from workflows.versioning import GENERATION
 
 from . import workflow
 from .busy import retry_while_busy
@@ -72,7 +73,7 @@ def _start(
     )
     return client.start_workflow(
         SessionWorkflow.run,
-        SessionRunInput(config=config),
+        SessionRunInput(config=config, generation=GENERATION),
         id=session_workflow_id(config.session_key),
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING

@@ -53,6 +53,7 @@ from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInpu
 from workflows.identity.ids import graph_workflow_id, session_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
+from workflows.versioning import GENERATION
 
 from ..conftest import assert_eventually
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
@@ -822,6 +823,7 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
                     config=GraphConfig(graph_id=graph_id, requested_by="alice"),
                     blueprint=PlanBlueprint.model_validate(blueprint),
                     continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
+                    generation=GENERATION,  # as the API starts graphs
                 ),
                 id=graph_workflow_id(graph_id),
                 task_queue=settings.temporal.task_queue,

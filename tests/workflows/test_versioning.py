@@ -29,12 +29,12 @@ from contracts import AgentResult, AgentStepInput, InboundMessage, LiveSession, 
 from contracts.names import AGENT_STEP
 from core.settings import Settings
 from tests.conftest import assert_eventually
-from tests.support import replayer
+from tests.support import generation_in, replayer, versions_written
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 from workflows.session.state import SessionRunInput
-from workflows.versioning import AT_START, BASELINE, BEFORE_BASELINE, patched
+from workflows.versioning import AT_START, BASELINE, BEFORE_BASELINE, GENERATION, patched
 from workflows.versioning.changes import (
     AT_START_1,
     BASELINE_1,
@@ -111,8 +111,13 @@ async def _answers(handle: WorkflowHandle[SessionWorkflow, LiveSession], count: 
     )
 
 
+@pytest.mark.parametrize("generation", [None, GENERATION], ids=["by-markers", "by-input"])
 async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replays_and_answers(
-    client: Client, settings: Settings, converter: DataConverter, monkeypatch: pytest.MonkeyPatch
+    client: Client,
+    settings: Settings,
+    converter: DataConverter,
+    monkeypatch: pytest.MonkeyPatch,
+    generation: int | None,
 ) -> None:
     monkeypatch.setattr("worker.AgentActivities", StalledOnce)
     # Every task replays, as after an eviction under load: the stall times a workflow task out.
@@ -125,7 +130,7 @@ async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replay
     async with build_worker(client, settings):
         handle = await client.start_workflow(
             SessionWorkflow.run,
-            SessionRunInput(config=SessionConfig(session_key=key)),
+            SessionRunInput(config=SessionConfig(session_key=key), generation=generation),
             id=session_workflow_id(key),
             task_queue=settings.temporal.task_queue,
             task_timeout=TASK_TIMEOUT,
@@ -155,7 +160,12 @@ async def test_a_worker_stalled_in_a_local_activity_leaves_a_session_that_replay
     result = await replayer(converter).replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
     decided = [(task, name) for task, name in _markers(history) if not name.startswith("core_")]
-    assert decided == [(1, BASELINE), *((1, change) for change in AT_START)], "every change, taken at start"
+    if generation is None:
+        assert decided == [(1, BASELINE), *((1, change) for change in AT_START)], (
+            "every change, taken at start"
+        )
+    else:
+        assert decided == [], "decided by the input: nothing written"
 
 
 def _markers(history: WorkflowHistory) -> list[tuple[int, str]]:
@@ -181,10 +191,13 @@ GENERATIONS = {
 }
 """Tag of the histories recorded by runs of each baseline: its patch id and the changes its runs
 decided at start."""
-RECORDED = {tag: sorted(HISTORIES.glob(f"*.{tag}.json")) for tag in GENERATIONS}
+BY_INPUT = {"generation4": 4}
+"""Tag of the histories recorded by runs whose input said their generation: no marker at all."""
+RECORDED = {tag: sorted(HISTORIES.glob(f"*.{tag}.json")) for tag in [*GENERATIONS, *BY_INPUT]}
+BY_MARKERS = {tag: paths for tag, paths in RECORDED.items() if tag in GENERATIONS}
 
 
-@pytest.mark.parametrize("tag", GENERATIONS)
+@pytest.mark.parametrize("tag", RECORDED)
 def test_runs_recorded_since_each_baseline_are_there_for_each_workflow_kind(tag: str) -> None:
     kinds = {path.name.split("_")[0] for path in RECORDED[tag]}
     assert kinds == {"session", "graph"}
@@ -193,8 +206,8 @@ def test_runs_recorded_since_each_baseline_are_there_for_each_workflow_kind(tag:
 
 @pytest.mark.parametrize(
     ("tag", "path"),
-    [(tag, path) for tag, paths in RECORDED.items() for path in paths],
-    ids=[path.stem for paths in RECORDED.values() for path in paths],
+    [(tag, path) for tag, paths in BY_MARKERS.items() for path in paths],
+    ids=[path.stem for paths in BY_MARKERS.values() for path in paths],
 )
 def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(tag: str, path: Path) -> None:
     baseline, at_start = GENERATIONS[tag]
@@ -209,15 +222,14 @@ def test_a_new_run_decides_its_versions_in_its_first_task_and_nowhere_else(tag: 
 @pytest.mark.parametrize("tag", ["baseline2", "baseline3", "baseline4"])
 def test_a_run_since_the_second_baseline_writes_one_marker_and_one_version_upsert(tag: str) -> None:
     for path in RECORDED[tag]:
-        events = WorkflowHistory.from_json(path.stem, path.read_text()).events
-        patches = [e for e in events if e.marker_recorded_event_attributes.details.get("patch-data")]
-        versions = [
-            e
-            for e in events
-            if "TemporalChangeVersion"
-            in e.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
-        ]
-        assert (len(patches), len(versions)) == (1, 1), path.name
+        assert versions_written(WorkflowHistory.from_json(path.stem, path.read_text())) == (1, 1), path.name
+
+
+@pytest.mark.parametrize("tag", BY_INPUT)
+def test_a_run_whose_input_says_its_generation_writes_no_marker_and_no_version_upsert(tag: str) -> None:
+    for path in RECORDED[tag]:
+        history = WorkflowHistory.from_json(path.stem, path.read_text())
+        assert (generation_in(history), versions_written(history)) == (BY_INPUT[tag], (0, 0)), path.name
 
 
 def test_a_change_nobody_declared_is_refused_by_name() -> None:

@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ..stream.archive import archive_stream
 from ..supervision.audit import audit
-from ..versioning import patched
+from ..versioning import GENERATION, patched
 from . import view
 from .children import Children
 from .interventions import check
@@ -175,6 +175,7 @@ class Lifecycle:
                     state=self._state,
                     stream=stream,
                     continue_as_new_after_events=self._cas_after,
+                    generation=GENERATION,
                 )
             ]
         )

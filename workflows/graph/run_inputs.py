@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import GraphState
 
+from ..versioning import GENERATION
 from .rules.progress import Run, current
 
 TASK_LIST_MAX = 100
@@ -136,6 +137,7 @@ def run_input(
         approval_timeout_seconds=config.approval_timeout_seconds,
         channel=config.channel,
         paused=state.paused or task.paused,
+        generation=GENERATION,
     )
 
 

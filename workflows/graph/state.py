@@ -110,3 +110,8 @@ class GraphRunInput(BaseModel):
         description="Continue-as-new once history reaches this many events, if the server has not "
         "suggested it sooner (tests lower it).",
     )
+    generation: int | None = Field(
+        default=None,
+        description="The code generation the run takes (`workflows.versioning`); set by Synapse's "
+        "starters. None: decided by patch markers.",
+    )

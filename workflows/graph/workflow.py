@@ -97,6 +97,7 @@ class TaskGraphWorkflow(
             stream=input.stream,
             show_status=self._show,
             refresh=self._web_ui.refresh,
+            generation=input.generation,
         )
         self.publish = self._chunks.publish
         self._interventions = self._supervisor.interventions

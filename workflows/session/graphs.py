@@ -42,7 +42,7 @@ from ..stream.chunks import Publish
 from ..supervision.chat_reply import interpret_reply
 from ..supervision.checks import may_decide
 from ..supervision.requests import announced
-from ..versioning import patched
+from ..versioning import GENERATION, patched
 from .outbox import ChannelOutbox
 
 SESSION_GRAPHS_PATCH = "sessions-run-graphs"
@@ -89,7 +89,7 @@ class SessionGraphs:
         workflow_id = graph_workflow_id(graph_id)
         handle = await workflow.start_child_workflow(
             TaskGraphWorkflow.run,
-            GraphRunInput(config=config, blueprint=plan),
+            GraphRunInput(config=config, blueprint=plan, generation=GENERATION),
             id=workflow_id,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             task_timeout=GRAPH_TASK_TIMEOUT if patched(GRAPH_TASK_TIMEOUT_PATCH) else None,

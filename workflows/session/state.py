@@ -66,3 +66,8 @@ class SessionRunInput(BaseModel):
         description="Continue-as-new after this many turns even if the server has not "
         "suggested it yet (tests lower it to exercise the hand-over).",
     )
+    generation: int | None = Field(
+        default=None,
+        description="The code generation the run takes (`workflows.versioning`); set by Synapse's "
+        "starters. None: decided by patch markers.",
+    )

@@ -50,7 +50,7 @@ from ..stream.chunks import Publish
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Channel, Channels, Policy
 from ..supervision.supervisor import supervise
-from ..versioning import patched
+from ..versioning import GENERATION, patched
 from . import bounds
 from . import view as session_view
 from .bounds import BOUNDED_STATE_PATCH
@@ -110,6 +110,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             show_status=self._set_status,
             refresh=self._refresh_details,
             channel=self._channels,
+            generation=input.generation,
         )
         self.publish = self._chunks.publish
         surface = self._supervisor.surface
@@ -227,6 +228,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                     state=self._state,
                     stream=stream,
                     turns_before_continue_as_new=self._cas_after,
+                    generation=GENERATION,
                 )
             ]
         )

@@ -70,12 +70,14 @@ def supervise(
     refresh: Callable[[], None],
     channel: Callable[[Publish], Channel] | None = None,
     prefix: str = "",
+    generation: int | None = None,
 ) -> tuple[ChunkStream, Supervisor]:
     """The wiring every supervised run does in `@workflow.init`: its chunk stream (continued from
     `stream`), the surface supervision reaches people through (`channel` is made from the stream's
     publish; none: `Silent`), and its `Supervisor`. It first decides the run's code versions
-    (`versioning.begin`), before the run can await anything."""
-    begin()
+    (`versioning.begin`: by the `generation` its input says, else by markers), before the run
+    can await anything."""
+    begin(generation)
     chunks = ChunkStream(owner_id, state, stream)
     surface = Surface(
         publish=chunks.publish,

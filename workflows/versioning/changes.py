@@ -22,9 +22,23 @@ So runs come in generations, each deciding its versions when it starts (`begin`,
 - A change made after the baseline gets a new id in `AT_START`: it too is decided in
   `@workflow.init`, so a run already going keeps its old behavior until its next continue-as-new.
 - Never rename or drop an id: recorded and running histories hold them.
+
+Runs whose starter says their generation write no marker at all. Synapse's starters (the API, a
+continue-as-new, a session starting a graph, a graph starting a task's run) put `GENERATION` in
+the run's input (`generation`); a run of generation G takes every change in `BEFORE_BASELINE` and
+the first `G - BASELINE_GENERATION` changes of `AT_START` (so appending a change to `AT_START`
+makes a new generation). That saves a new run the marker and the SDK's `TemporalChangeVersion`
+upsert: two history events and the server's work on them. A worker refuses a run of a generation
+newer than its own code (its workflow task fails and is retried until a newer worker takes it),
+and a worker older than the `generation` field refuses such an input altogether (inputs refuse
+unknown fields): in a rolling upgrade an old worker never runs a new run with old code. A run
+whose starter does not say (a client of its own) is decided by markers, as above.
 """
 
 from __future__ import annotations
+
+import asyncio
+import weakref
 
 from temporalio import workflow
 
@@ -90,12 +104,42 @@ AT_START: tuple[str, ...] = ()
 """Changes made since the current baseline, in the order they were made; each decided at every
 run's start."""
 
+BASELINE_GENERATION = 4
+"""The generation whose runs take what a run of `BASELINE` takes: every change in `BEFORE_BASELINE`."""
+GENERATION = BASELINE_GENERATION + len(AT_START)
+"""The generation Synapse's starters put in a new run's input: every change made so far."""
 
-def begin() -> None:
+_GENERATIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
+"""The generation of each run whose input said it, by the run's event loop (the SDK gives every
+run one, in the sandbox or not); forgotten with the run."""
+
+
+class NewerGeneration(RuntimeError):
+    """A run of a generation this worker's code does not know: raised in `@workflow.init`, so its
+    workflow task fails and is retried until a worker of that generation or a newer one takes it."""
+
+
+def changes_of(generation: int) -> frozenset[str]:
+    """Every change a run of `generation` takes."""
+    if not BASELINE_GENERATION <= generation <= GENERATION:
+        raise NewerGeneration(
+            f"this run is of generation {generation}; this worker's code runs generations "
+            f"{BASELINE_GENERATION} to {GENERATION}: a newer worker must take it"
+        )
+    return BEFORE_BASELINE | frozenset(AT_START[: generation - BASELINE_GENERATION])
+
+
+def begin(generation: int | None = None) -> None:
     """Decide this run's versions; call in `@workflow.init`, before the run can await anything.
 
-    A new run writes the current baseline's marker only; a run replaying finds the newest marker
-    it wrote (asking for a baseline it did not write changes nothing on replay)."""
+    A run whose input says its `generation` writes nothing (a generation this code does not know
+    raises `NewerGeneration`). Otherwise a new run writes the current baseline's marker only; a
+    run replaying finds the newest marker it wrote (asking for a baseline it did not write
+    changes nothing on replay)."""
+    if generation is not None:
+        changes_of(generation)
+        _GENERATIONS[asyncio.get_running_loop()] = generation
+        return
     if workflow.patched(BASELINE):
         for change in AT_START:
             workflow.patched(change)
@@ -111,10 +155,13 @@ def begin() -> None:
 
 def patched(change: str) -> bool:
     """Whether this run takes `change` (one of `BEFORE_BASELINE` or `AT_START`)."""
+    if change not in BEFORE_BASELINE and change not in AT_START:
+        raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
+    generation = _GENERATIONS.get(asyncio.get_running_loop())
+    if generation is not None:
+        return change in changes_of(generation)
     if change in AT_START:
         return workflow.patched(change)
-    if change not in BEFORE_BASELINE:
-        raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
     if workflow.patched(BASELINE):
         return True
     if change in NEW_IN_BASELINE:

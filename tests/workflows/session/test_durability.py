@@ -25,11 +25,12 @@ from contracts import (
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 from tests.conftest import assert_eventually
-from tests.support import serve
+from tests.support import generation_in, serve, versions_written
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
 from workflows.session.state import SessionRunInput
+from workflows.versioning import GENERATION
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -209,6 +210,11 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
             "the stream continues without gaps"
         )
         await latest.signal(SessionWorkflow.cancel, SessionControl(reason="done"))
+    before, after = await first_run.fetch_history(), await latest.fetch_history()
+    assert (generation_in(before), versions_written(before)) == (None, (1, 1)), "a run its client started"
+    assert (generation_in(after), versions_written(after)) == (GENERATION, (0, 0)), (
+        "continued at the current generation, no marker"
+    )
 
 
 async def test_an_approval_sent_while_no_worker_runs_is_applied_when_one_returns(

@@ -90,6 +90,7 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
             show_status=self._show,
             refresh=lambda: None,
             prefix=interaction_prefix(input.task_uuid, input.version, input.instance),
+            generation=input.generation,
         )
         self.publish = self._chunks.publish
         self._host = SupervisedHost(self._supervisor, self._state)
