@@ -24,7 +24,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+from temporalio.converter import DataConverter
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.agents.directory import AgentDirectory
@@ -38,6 +39,7 @@ from activities.tools.mcp.servers import McpServers
 from activities.tools.runner import ToolActivities
 from core.agent_registry import load_registry
 from core.artifacts import ArtifactStore
+from core.runner import ContextFree, takes_no_context
 from core.settings import Settings
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.cel import prepare_parser
@@ -159,6 +161,14 @@ class McpTools:
         await self.servers.close()
 
 
+def workflow_runner(converter: DataConverter, *, sandbox: bool = True) -> WorkflowRunner:
+    """How workflow code runs: in the sandbox (`WORKFLOW_RUNNER`) or not (`UNSANDBOXED`), with the
+    payloads' context questions answered outside it when `converter` takes no context
+    (`core.runner`)."""
+    runner = WORKFLOW_RUNNER if sandbox else UNSANDBOXED
+    return ContextFree(runner) if takes_no_context(converter) else runner
+
+
 def own_queue_name(shared_queue: str) -> str:
     """A task queue name nobody else uses, telling operators where it lives."""
     return f"{shared_queue}@{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -195,7 +205,7 @@ def build_worker(
         task_queue=shared_queue,
         workflows=list(WORKFLOWS),
         activities=activities,
-        workflow_runner=WORKFLOW_RUNNER if settings.temporal.workflow_sandbox else UNSANDBOXED,
+        workflow_runner=workflow_runner(client.data_converter, sandbox=settings.temporal.workflow_sandbox),
         max_concurrent_workflow_tasks=settings.temporal.worker_workflow_slots,
         max_cached_workflows=settings.temporal.worker_cached_workflows,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,

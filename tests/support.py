@@ -30,7 +30,7 @@ from contracts import TaskStreamChunk
 from core.http_client import SseEvent, sse_events
 from core.settings import Settings, TemporalSettings, ToolSettings
 from core.tls import tls_context
-from worker import WORKFLOW_RUNNER, WORKFLOWS, build_worker
+from worker import WORKFLOWS, build_worker, workflow_runner
 from workflows.graph.cel import prepare_parser
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 
@@ -289,4 +289,8 @@ def replayer(data_converter: DataConverter) -> Replayer:
     """Replays histories of Synapse's workflows as its worker runs them: the same sandbox, with
     the same modules passed through (a fresh import of `workflows/` per run took twice the CPU)."""
     prepare_parser()  # as a worker does before its first workflow task
-    return Replayer(workflows=list(WORKFLOWS), workflow_runner=WORKFLOW_RUNNER, data_converter=data_converter)
+    return Replayer(
+        workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(data_converter),
+        data_converter=data_converter,
+    )

@@ -14,6 +14,7 @@ from api.calls import sessions as session_calls
 from cli.main import main
 from contracts import InboundMessage, InteractionResponse, SessionConfig
 from core.agent_registry import BUILTIN_AGENTS
+from core.runner import ContextFree
 from core.settings import Settings, TemporalSettings
 from tests.conftest import assert_eventually
 from worker import DEADLOCK_SECONDS, build_worker
@@ -114,7 +115,8 @@ async def test_a_session_runs_its_turn_with_the_workflow_sandbox_on_or_off(
     handle = client.get_workflow_handle(session_workflow_id(key))
     async with build_worker(client, settings) as worker:
         runner = worker.shared.config().get("workflow_runner")
-        assert isinstance(runner, SandboxedWorkflowRunner) is (sandbox == "true")
+        assert isinstance(runner, ContextFree), "Synapse's converter takes no serialization context"
+        assert isinstance(runner.runner, SandboxedWorkflowRunner) is (sandbox == "true")
         config = SessionConfig(session_key=key, agent=BUILTIN_AGENTS["demo"])
         message = InboundMessage(content="DELETE FROM orders WHERE status = 'cancelled'", sender_id="alice")
         await session_calls.send_message(client, task_queue, config, message)
