@@ -15,7 +15,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import (
     DataConverter,
     ExternalStorage,
@@ -25,6 +24,7 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
+from ..payloads import synapse_data_converter
 from .store import ArtifactStore
 
 PAYLOAD_MEDIA_TYPE = "application/x-temporal-payload"
@@ -68,6 +68,7 @@ class ArtifactStorageDriver(StorageDriver):
 
 
 def data_converter(store: ArtifactStore, *, threshold: int = DEFAULT_THRESHOLD) -> DataConverter:
-    """The pydantic data converter with payloads of `threshold` bytes or more claim-checked into `store`."""
+    """The pydantic data converter (`core.payloads`) with payloads of `threshold` bytes or more
+    claim-checked into `store`."""
     storage = ExternalStorage(drivers=[ArtifactStorageDriver(store)], payload_size_threshold=threshold)
-    return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+    return dataclasses.replace(synapse_data_converter, external_storage=storage)

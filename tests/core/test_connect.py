@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from core.connect import ConnectError, connect_client, connect_config
+from core.payloads import SynapsePayloadConverter
 from core.settings import Settings, TemporalSettings
 from tests.cli.ports_helper import free_ports
 
@@ -75,7 +75,7 @@ async def test_connects_with_the_pydantic_converter_and_the_claim_check(
     connected = await connect_client(Settings(data_dir=tmp_path), env=env)
 
     converter = connected.data_converter
-    assert converter.payload_converter_class is pydantic_data_converter.payload_converter_class
+    assert converter.payload_converter_class is SynapsePayloadConverter, "pydantic, with shared adapters"
     assert converter.external_storage is not None
     assert converter.external_storage.payload_size_threshold == 256 * 1024
     big = await converter.encode(["x" * 300_000])
