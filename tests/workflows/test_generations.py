@@ -96,7 +96,12 @@ def test_the_baseline_generation_is_what_a_run_of_the_baseline_marker_takes() ->
     assert changes.changes_of(GENERATION) == BEFORE_BASELINE | set(changes.AT_START)
 
 
-@pytest.mark.parametrize("generation", [changes.BASELINE_GENERATION - 1, NEWER, 99])
+def test_a_generation_before_the_first_is_refused_as_such() -> None:
+    with pytest.raises(ValueError, match=r"no run is of generation 3: the first is 4"):
+        changes.changes_of(changes.BASELINE_GENERATION - 1)
+
+
+@pytest.mark.parametrize("generation", [NEWER, 99])
 def test_a_generation_this_code_does_not_know_is_refused_by_number(generation: int) -> None:
     with pytest.raises(NewerGeneration, match=rf"of generation {generation}; .* a newer worker must take it"):
         changes.changes_of(generation)

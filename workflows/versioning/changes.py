@@ -33,6 +33,10 @@ newer than its own code (its workflow task fails and is retried until a newer wo
 and a worker older than the `generation` field refuses such an input altogether (inputs refuse
 unknown fields): in a rolling upgrade an old worker never runs a new run with old code. A run
 whose starter does not say (a client of its own) is decided by markers, as above.
+
+So there is no new baseline any more: a generation's meaning is fixed for as long as a run of it
+may be open (`BASELINE_GENERATION` and `BEFORE_BASELINE` stay as they are; later changes are only
+ever appended to `AT_START`).
 """
 
 from __future__ import annotations
@@ -121,7 +125,9 @@ class NewerGeneration(RuntimeError):
 
 def changes_of(generation: int) -> frozenset[str]:
     """Every change a run of `generation` takes."""
-    if not BASELINE_GENERATION <= generation <= GENERATION:
+    if generation < BASELINE_GENERATION:
+        raise ValueError(f"no run is of generation {generation}: the first is {BASELINE_GENERATION}")
+    if generation > GENERATION:
         raise NewerGeneration(
             f"this run is of generation {generation}; this worker's code runs generations "
             f"{BASELINE_GENERATION} to {GENERATION}: a newer worker must take it"
