@@ -77,7 +77,7 @@ WORKFLOW_RUNNER = SandboxedWorkflowRunner(
 Re-importing `workflows/` into a fresh sandbox for every run took about a third of the worker's
 CPU per session start (bench/many: 67 ms CPU and 24 starts/s; passing it through: ~30 ms CPU per
 start). Safe because these modules hold no mutable module-level state shared between runs; keep
-it that way (`workflows.versioning` keeps each run's generation by the run's own event loop).
+it that way (`workflows.versioning` keeps the changes each run takes by the run's own event loop).
 `celpy` (graph conditions) is passed through too: it does no I/O, and the sandbox cannot import
 its date library.
 """

@@ -113,9 +113,9 @@ BASELINE_GENERATION = 4
 GENERATION = BASELINE_GENERATION + len(AT_START)
 """The generation Synapse's starters put in a new run's input: every change made so far."""
 
-_GENERATIONS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
-"""The generation of each run whose input said it, by the run's event loop (the SDK gives every
-run one, in the sandbox or not); forgotten with the run."""
+_TAKEN: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, frozenset[str]] = weakref.WeakKeyDictionary()
+"""The changes each run whose input said its generation takes, by the run's event loop (the SDK
+gives every run one, in the sandbox or not); forgotten with the run."""
 
 
 class NewerGeneration(RuntimeError):
@@ -143,8 +143,7 @@ def begin(generation: int | None = None) -> None:
     run replaying finds the newest marker it wrote (asking for a baseline it did not write
     changes nothing on replay)."""
     if generation is not None:
-        changes_of(generation)
-        _GENERATIONS[asyncio.get_running_loop()] = generation
+        _TAKEN[asyncio.get_running_loop()] = changes_of(generation)
         return
     if workflow.patched(BASELINE):
         for change in AT_START:
@@ -163,9 +162,9 @@ def patched(change: str) -> bool:
     """Whether this run takes `change` (one of `BEFORE_BASELINE` or `AT_START`)."""
     if change not in BEFORE_BASELINE and change not in AT_START:
         raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
-    generation = _GENERATIONS.get(asyncio.get_running_loop())
-    if generation is not None:
-        return change in changes_of(generation)
+    taken = _TAKEN.get(asyncio.get_running_loop())
+    if taken is not None:
+        return change in taken
     if change in AT_START:
         return workflow.patched(change)
     if workflow.patched(BASELINE):
