@@ -4,8 +4,9 @@ The worker makes a payload converter for every workflow run it holds, and the SD
 converter caches the `TypeAdapter` it decodes each type with in the converter itself: every run
 built anew the adapter of its input, of each message and of each answer (py-spy, approving 400
 sessions: 3% of the process's samples). `SynapsePayloadConverter` decodes with adapters shared by
-every converter of the process (`ADAPTERS_KEPT` types at most, least recently used dropped); what
-it writes and reads is the SDK converter's, byte for byte.
+every converter of the process (`ADAPTERS_KEPT` types at most, least recently used dropped), and
+costs next to nothing to make (the SDK makes several for each workflow activation); what it writes
+and reads is the SDK converter's, byte for byte.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import functools
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic_core import to_json
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 from temporalio.converter import (
     CompositePayloadConverter,
     DataConverter,
     DefaultPayloadConverter,
+    EncodingPayloadConverter,
     JSONPlainPayloadConverter,
 )
 
@@ -32,13 +34,24 @@ def adapter(type_hint: Any) -> TypeAdapter[Any]:
     return TypeAdapter(type_hint)
 
 
-class SharedAdaptersJson(PydanticJSONPlainPayloadConverter):
-    """JSON payloads as the SDK's pydantic converter writes them, read with the shared adapters."""
+class SharedAdaptersJson(EncodingPayloadConverter):
+    """JSON payloads as the SDK's pydantic converter writes them (`pydantic_core.to_json`), read
+    with the shared adapters. It keeps nothing of its own: the SDK builds payload converters for
+    every workflow activation (several data converters per activation, each with a new payload
+    converter), and the SDK's pydantic JSON converter built a serializer schema and a cache each
+    time (about a tenth of a millisecond)."""
 
-    def __init__(self) -> None:
-        super().__init__(max_cached_type_adapters=0)  # its own cache would go unused
+    @property
+    def encoding(self) -> str:
+        """See base class."""
+        return "json/plain"
+
+    def to_payload(self, value: Any) -> Payload | None:
+        """See base class."""
+        return Payload(metadata={"encoding": b"json/plain"}, data=to_json(value))
 
     def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        """See base class."""
         hint: Any = type_hint if type_hint is not None else Any
         try:
             hash(hint)
@@ -47,16 +60,18 @@ class SharedAdaptersJson(PydanticJSONPlainPayloadConverter):
         return adapter(hint).validate_json(payload.data)
 
 
+_CONVERTERS = tuple(
+    SharedAdaptersJson() if isinstance(c, JSONPlainPayloadConverter) else c
+    for c in DefaultPayloadConverter.default_encoding_payload_converters
+)
+"""The SDK's default encodings with JSON by `SharedAdaptersJson`; none of them keeps state."""
+
+
 class SynapsePayloadConverter(CompositePayloadConverter):
     """The SDK's default encodings, with JSON read and written by `SharedAdaptersJson`."""
 
     def __init__(self) -> None:
-        super().__init__(
-            *(
-                SharedAdaptersJson() if isinstance(c, JSONPlainPayloadConverter) else c
-                for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
+        super().__init__(*_CONVERTERS)
 
 
 synapse_data_converter = DataConverter(payload_converter_class=SynapsePayloadConverter)

@@ -51,3 +51,9 @@ def test_an_unhashable_hint_is_read_without_the_cache() -> None:
     cached = adapter.cache_info().currsize
     assert SynapsePayloadConverter().from_payloads([payload], [hint]) == [[1, 2]]
     assert adapter.cache_info().currsize == cached
+
+
+def test_converters_share_their_parts_so_making_one_per_activation_costs_nothing() -> None:
+    first, second = SynapsePayloadConverter(), SynapsePayloadConverter()
+    assert first is not second
+    assert all(a is b for a, b in zip(first.converters.values(), second.converters.values(), strict=True))
