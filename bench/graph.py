@@ -45,10 +45,10 @@ async def _synapse(stack: Stack, tasks: int) -> tuple[float, list[int]]:
     started = time.perf_counter()
     created = await stack.synapse.submit_graph(blueprint)
     workflow_id = graph_workflow_id(created.graph_id)
-    result = await stack.client.get_workflow_handle(workflow_id, result_type=GraphView).result()
+    result = await stack.synapse_client.get_workflow_handle(workflow_id, result_type=GraphView).result()
     elapsed = time.perf_counter() - started
     assert result.counts == {"completed": tasks}, result.counts
-    return elapsed, await _runs(stack.client, workflow_id)
+    return elapsed, await _runs(stack.synapse_client, workflow_id)
 
 
 async def _bare(stack: Stack, tasks: int) -> tuple[float, list[int]]:

@@ -4,7 +4,10 @@ Everything but the dev server runs in this process: Synapse's worker, the API on
 uvicorn server on 127.0.0.1 (reached with a real httpx client, and for the requests that are
 timed with plain HTTP/1.1, `plain.py`), the bare worker and the benchmark's own Temporal client.
 Each benchmark gets fresh task queues and fresh workers, so one benchmark's workflow cache does
-not carry into the next.
+not carry into the next. Synapse's worker and API use Synapse's data converter, as `synapse worker`
+and `synapse api` do (`core.connect.synapse_converter`: the process's shared type adapters, the
+claim check); the bare worker and the benchmark's own calls use the SDK's pydantic converter, as a
+bare Temporal application would. Both clients share one connection.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from temporalio.worker import Worker
 
 from activities.tools.runner import ToolActivities
 from api.main import create_app
+from core.connect import synapse_converter
 from core.http_client import SynapseClient
 from core.settings import Settings
 from worker import SynapseWorker, build_worker
@@ -82,6 +86,9 @@ class Stack:
     """One benchmark's parts: the Synapse API + worker, and a bare worker on its own queue."""
 
     client: Client
+    """The benchmark's own client (the SDK's pydantic converter): bare workflows."""
+    synapse_client: Client
+    """The client Synapse's worker and API run on (Synapse's data converter): its workflows."""
     synapse: SynapseClient
     plain: PlainHttp
     """The same API for the requests the benchmark times (`plain.py`)."""
@@ -91,7 +98,7 @@ class Stack:
 
     def session(self, key: str) -> WorkflowHandle[Any, Any]:
         """Handle of a Synapse session."""
-        return self.client.get_workflow_handle(session_workflow_id(key))
+        return self.synapse_client.get_workflow_handle(session_workflow_id(key))
 
     def key(self, prefix: str) -> str:
         """A fresh session key / workflow id suffix."""
@@ -136,7 +143,12 @@ class Harness:
         tools = ToolActivities(settings)
         await asyncio.to_thread(tools.prepare)
         bare_queue = f"bare-{name}-{suffix}"
-        synapse_worker = build_worker(self.client, settings, tools=tools)
+        synapse_client = Client(
+            self.client.service_client,
+            namespace=self.client.namespace,
+            data_converter=synapse_converter(settings),
+        )
+        synapse_worker = build_worker(synapse_client, settings, tools=tools)
         bare_worker = Worker(
             self.client,
             task_queue=bare_queue,
@@ -147,10 +159,10 @@ class Harness:
             parts.push_async_callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
             await parts.enter_async_context(_stopping(bare_worker))
-            synapse = await parts.enter_async_context(_serve(create_app(settings, client=self.client)))
+            synapse = await parts.enter_async_context(_serve(create_app(settings, client=synapse_client)))
             plain = PlainHttp(str(synapse.http.base_url))
             parts.push_async_callback(plain.close)
-            yield Stack(self.client, synapse, plain, settings, bare_queue, self._ids)
+            yield Stack(self.client, synapse_client, synapse, plain, settings, bare_queue, self._ids)
 
 
 @contextlib.asynccontextmanager
