@@ -72,16 +72,15 @@ class StreamHub:
         """Workflows this process follows now (lingering feeds included)."""
         return len(self._feeds)
 
-    async def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
+    def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
         """SSE text for every chunk with sequence id > `after`, until the stream ends."""
-        async for text in sse_text(self.follow(workflow_id, after), after):
-            yield text
+        return sse_text(self.follow(workflow_id, after), after)
 
     async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
         """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);
         None after `keepalive_seconds` without a chunk. Close it (`aclosing`) when done early."""
-        subscriber = Subscriber(after + 1, self._client_buffer)
         feed = self._feed(workflow_id, after + 1)
+        subscriber = Subscriber(after + 1, self._client_buffer, self._keepalive)
         backlog = feed.attach(subscriber)
         first_held = backlog[0].offset if backlog else feed.next_offset
         last = after
@@ -99,7 +98,7 @@ class StreamHub:
                     yield event
                     last = event.offset
             while True:
-                item = await subscriber.next(self._keepalive)
+                item = await subscriber.next()
                 if item is None or isinstance(item, Final):
                     yield item
                     if item is not None:
@@ -109,6 +108,7 @@ class StreamHub:
                     last = item.offset
         finally:
             feed.detach(subscriber)
+            subscriber.close()
 
     def _feed(self, workflow_id: str, start: int) -> Feed:
         feed = self._feeds.get(workflow_id)
