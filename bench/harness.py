@@ -143,11 +143,9 @@ class Harness:
         tools = ToolActivities(settings)
         await asyncio.to_thread(tools.prepare)
         bare_queue = f"bare-{name}-{suffix}"
-        synapse_client = Client(
-            self.client.service_client,
-            namespace=self.client.namespace,
-            data_converter=synapse_converter(settings),
-        )
+        config = self.client.config()  # its connection, interceptors and the rest, with Synapse's converter
+        config["data_converter"] = synapse_converter(settings)
+        synapse_client = Client(**config)
         synapse_worker = build_worker(synapse_client, settings, tools=tools)
         bare_worker = Worker(
             self.client,

@@ -36,7 +36,7 @@ async def watch(base_url: str, key: str, count: int) -> None:
     async def follow() -> None:
         nonlocal opened
         seen: dict[str, int] = {}
-        reader, writer = await asyncio.open_connection(host, port)
+        reader, writer = await asyncio.open_connection(host, port, limit=2**22)  # buffer as before
         writer.write(request)
         status = await reader.readline()
         if b" 200 " not in status:
@@ -51,7 +51,10 @@ async def watch(base_url: str, key: str, count: int) -> None:
         # this process, people at their own machines share nothing).
         rest = b""
         while data := await reader.read(READ_SIZE):
-            *lines, rest = (rest + data).split(b"\n")
+            rest += data
+            if b"\n" not in data:
+                continue  # a long line still arriving: split it once it is whole
+            *lines, rest = rest.split(b"\n")
             at = time.perf_counter()
             for line in lines:
                 if not line.startswith(PREFIX):

@@ -78,13 +78,14 @@ class StreamHub:
 
     async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
         """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);
-        None after `keepalive_seconds` without a chunk. Close it (`aclosing`) when done early."""
+        None (a keep-alive) after `keepalive_seconds` in which nothing was queued for the client.
+        Close it (`aclosing`) when done early."""
         feed = self._feed(workflow_id, after + 1)
         subscriber = Subscriber(after + 1, self._client_buffer, self._keepalive)
-        backlog = feed.attach(subscriber)
-        first_held = backlog[0].offset if backlog else feed.next_offset
         last = after
         try:
+            backlog = feed.attach(subscriber)
+            first_held = backlog[0].offset if backlog else feed.next_offset
             if last + 1 < first_held:
                 try:
                     async for chunk in feed.source.read(last + 1, until=first_held):

@@ -47,15 +47,21 @@ class Subscriber:
         self.final: Final | None = None
         self._loop = asyncio.get_running_loop()
         self._keepalive = keepalive
+        self.keepalive_queued = False
+        """A keep-alive waits in the queue (it never counts against the lag limit)."""
         self._active_at = self._loop.time()
         self._timer = self._loop.call_at(self._active_at + keepalive, self._idle_check)
 
     def _idle_check(self) -> None:
-        """Queue a keep-alive if nothing was queued for `keepalive` seconds; check again then."""
+        """Queue a keep-alive if nothing was queued for `keepalive` seconds; check again then
+        (not once the stream has ended)."""
+        if self.final is not None:
+            return
         now = self._loop.time()
         if now >= self._active_at + self._keepalive:
             if self._queue.empty():
                 self._queue.put_nowait(None)
+                self.keepalive_queued = True
             self._active_at = now
         self._timer = self._loop.call_at(self._active_at + self._keepalive, self._idle_check)
 
@@ -77,7 +83,7 @@ class Subscriber:
         fresh = [event for event in events if event.offset >= self._queued_next]
         if self.final is not None or not fresh:
             return
-        if self._queue.qsize() >= self._limit:
+        if self._queue.qsize() - self.keepalive_queued >= self._limit:
             self.finish(
                 Final(
                     "reconnect",
@@ -102,5 +108,9 @@ class Subscriber:
         self._queue.put_nowait(final)
 
     async def next(self) -> Event | Final | None:
-        """The next event or the end; None when nothing came for `keepalive` seconds."""
-        return await self._queue.get()
+        """The next event or the end; None (a keep-alive) when nothing was queued for `keepalive`
+        seconds since the last event or keep-alive."""
+        item = await self._queue.get()
+        if item is None:
+            self.keepalive_queued = False
+        return item
