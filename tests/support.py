@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import shutil
 import socket
 import sys
@@ -75,12 +76,48 @@ async def dev_server(
         await env.shutdown()
 
 
+EPHEMERAL_PORTS = Path("/proc/sys/net/ipv4/ip_local_port_range")
+"""Where Linux says which ports outgoing connections take their source ports from."""
+LOWEST_PORT = 10000
+
+
+def _server_ports() -> range | None:
+    """Ports below the kernel's ephemeral range, for servers that bind later; None if unknown.
+
+    A port from `bind(0)` lies in the ephemeral range: between handing it out and a server's bind,
+    any outgoing connection on this machine (xdist workers, Temporal clients) may take it as its
+    source port, and the server fails with 'address already in use' (seen once in `synapse up`).
+    """
+    try:
+        low = int(EPHEMERAL_PORTS.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return range(LOWEST_PORT, low) if low - LOWEST_PORT >= 1000 else None
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct TCP ports on 127.0.0.1 that nothing listens on right now, below the
+    ephemeral range where the kernel says which it is (else from `bind(0)`)."""
+    candidates = _server_ports()
+    ports: list[int] = []
+    with contextlib.ExitStack() as held:
+        for _ in range(count * 100):
+            if len(ports) == count:
+                return ports
+            sock = held.enter_context(socket.socket())
+            try:
+                sock.bind(("127.0.0.1", random.choice(candidates) if candidates else 0))
+            except OSError:
+                continue  # taken: try another
+            ports.append(sock.getsockname()[1])
+    if len(ports) < count:
+        raise RuntimeError(f"found {len(ports)} free loopback ports of {count}")
+    return ports
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A TCP port on 127.0.0.1 that nothing listens on right now (see `free_ports`)."""
+    return free_ports(1)[0]
 
 
 @asynccontextmanager

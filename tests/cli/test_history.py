@@ -87,7 +87,7 @@ async def test_unknown_workflow_is_one_line_and_exit_1(
 async def test_unreachable_temporal_is_one_line_and_exit_1(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from .ports_helper import free_ports
+    from ..support import free_ports
 
     (port,) = free_ports(1)
     monkeypatch.setenv("TEMPORAL_ADDRESS", f"127.0.0.1:{port}")

@@ -9,7 +9,8 @@ import pytest
 from cli.main import main
 from cli.ports import PortError, PortUse, check_ports, is_free
 
-from .ports_helper import free_ports, listening_port
+from ..support import free_ports
+from .ports_helper import listening_port
 
 ROLES = {
     "--api-port": ("API", "SYNAPSE_API_PORT"),

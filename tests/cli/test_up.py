@@ -23,7 +23,7 @@ from cli.up import banner
 from core.tls import tls_context
 from tests.conftest import assert_eventually
 
-from .ports_helper import free_ports
+from ..support import free_ports
 from .procs import alive, descendants, mentioning
 
 READY_TIMEOUT = 120.0

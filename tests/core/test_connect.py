@@ -11,7 +11,7 @@ from temporalio.client import Client
 from core.connect import ConnectError, connect_client, connect_config
 from core.payloads import SynapsePayloadConverter
 from core.settings import Settings, TemporalSettings
-from tests.cli.ports_helper import free_ports
+from tests.support import free_ports
 
 
 def test_default_is_the_embedded_server() -> None:

@@ -24,8 +24,7 @@ from api.main import create_app
 from cli.up import codec_flags
 from core.connect import synapse_converter
 from core.settings import ApiSettings, Settings, TemporalSettings
-from tests.cli.ports_helper import free_ports
-from tests.support import dev_server, running
+from tests.support import dev_server, free_ports, running
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,6 +21,7 @@ from core.settings import Settings, ToolSettings
 
 from ....conftest import assert_eventually
 from ....fakes.ttyd import fake_ttyd
+from ....support import free_port
 from .sandboxing import tool_run
 
 CREDENTIAL = "user:pass"
@@ -40,9 +40,7 @@ async def real_ttyd(credential: str | None = CREDENTIAL) -> AsyncIterator[str]:
     """`ttyd -W -c user:pass bash` on a free loopback port; its /ws URL."""
     binary = ttyd_binary()
     assert binary is not None
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     process = await asyncio.create_subprocess_exec(
         binary,
         "-i",
@@ -187,9 +185,7 @@ async def test_a_connection_dropped_between_commands_is_replaced_before_the_next
 
 
 async def test_a_ttyd_that_comes_up_while_connecting_is_reached() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     shell = Shell(TtydTerminal(f"ws://127.0.0.1:{port}/ws", CREDENTIAL))
     starting = asyncio.create_task(shell.start())
     await asyncio.sleep(0)  # the first attempt is refused: nothing listens yet
