@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client
 
 from contracts import BlueprintChange, GraphStatus, GraphView, InteractionResponse, PlanBlueprint, TaskUpdate
 from workflows.graph import TaskGraphWorkflow
 
+from ...conftest import assert_eventually
 from .flows import (
     by_id,
     decide_gate,
@@ -22,6 +24,21 @@ from .flows import (
     task_of,
     wait_view,
 )
+
+
+async def step_started(client: Client, run_id: str | None) -> None:
+    """Wait until the task run's agent step (an activity) has started."""
+    assert run_id is not None
+
+    async def started() -> list[object]:
+        described = await client.get_workflow_handle(run_id).describe()
+        return [
+            a
+            for a in described.raw_description.pending_activities
+            if a.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+        ]
+
+    await assert_eventually(started, bool, within=60, interval=0.05, what=f"{run_id}'s step started")
 
 
 def gated(task_id: str, input_data: dict[str, object]) -> dict[str, object]:
@@ -201,6 +218,9 @@ async def test_a_paused_tasks_result_is_recorded_but_the_tasks_after_it_wait_for
         },
     )
     running = await wait_view(handle, lambda v: statuses(v)["a"] == "running", what="a running")
+    # Its step under way: a run paused before its step begins holds there until resumed (and a
+    # loaded machine can start the run well before its step).
+    await step_started(client, by_id(running)["a"].workflow_id)
     await handle.execute_update(TaskGraphWorkflow.intervene_checked, intervention(running, "a", "PAUSE"))
     held = await wait_view(handle, lambda v: statuses(v)["a"] == "completed", what="a's result recorded")
     assert statuses(held)["b"] == "pending" and by_id(held)["a"].paused, "b waits: a's result is held"
