@@ -36,7 +36,8 @@ async def watch(base_url: str, key: str, count: int) -> None:
     async def follow() -> None:
         nonlocal opened
         seen: dict[str, int] = {}
-        reader, writer = await asyncio.open_connection(host, port, limit=2**22)  # buffer as before
+        # 4 MiB read ahead before the connection is paused
+        reader, writer = await asyncio.open_connection(host, port, limit=2**22)
         writer.write(request)
         status = await reader.readline()
         if b" 200 " not in status:

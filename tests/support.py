@@ -100,19 +100,17 @@ def free_ports(count: int) -> list[int]:
     ephemeral range where the kernel says which it is (else from `bind(0)`)."""
     candidates = _server_ports()
     ports: list[int] = []
-    with contextlib.ExitStack() as held:
+    with contextlib.ExitStack() as held:  # each held until all are found: no port twice
         for _ in range(count * 100):
-            if len(ports) == count:
-                return ports
             sock = held.enter_context(socket.socket())
             try:
                 sock.bind(("127.0.0.1", random.choice(candidates) if candidates else 0))
             except OSError:
                 continue  # taken: try another
             ports.append(sock.getsockname()[1])
-    if len(ports) < count:
-        raise RuntimeError(f"found {len(ports)} free loopback ports of {count}")
-    return ports
+            if len(ports) == count:
+                return ports
+    raise RuntimeError(f"found {len(ports)} free loopback ports of {count}")
 
 
 def free_port() -> int:
