@@ -7,8 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from contracts import NewRule, RuleContext, RuleMatch, RuleScope
+from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleMatch, RuleScope
 from core.rules.store import RuleNotFound, RuleStore
 
 
@@ -66,3 +68,43 @@ def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_p
     assert [r.rule_id for r in store.for_call("sql", RuleContext())] == [made[0].rule_id, made[1].rule_id]
     assert [r.rule_id for r in store.all(scope=RuleScope.PROJECT)] == [made[3].rule_id, made[4].rule_id]
     assert [r.rule_id for r in store.all(tool="terminal")] == [made[2].rule_id]
+
+
+TOOLS = st.sampled_from(["sql", "terminal", ANY_TOOL_RULE])
+PROJECTS = st.sampled_from(["/repo", "/other"])
+USERS = st.sampled_from(["alice", "bob"])
+RULES = st.lists(
+    st.one_of(
+        st.builds(lambda tool: NewRule(tool=tool, decision="ask"), TOOLS),
+        st.builds(
+            lambda tool, p: NewRule(tool=tool, decision="allow", scope="project", project=p), TOOLS, PROJECTS
+        ),
+        st.builds(lambda tool, u: NewRule(tool=tool, decision="deny", scope="user", user=u), TOOLS, USERS),
+    ),
+    max_size=8,
+)
+CONTEXTS = st.builds(
+    RuleContext, project=st.none() | st.just("") | PROJECTS, user=st.none() | st.just("") | USERS
+)
+
+
+def _applies(rule: ApprovalRule, tool: str, context: RuleContext) -> bool:
+    """The reference: a rule decides a call when it names the tool (or any tool) and is global,
+    or of the call's project, or of its person."""
+    if rule.tool not in (tool, ANY_TOOL_RULE):
+        return False
+    if rule.scope == RuleScope.PROJECT:
+        return bool(context.project) and rule.project == context.project
+    if rule.scope == RuleScope.USER:
+        return bool(context.user) and rule.user == context.user
+    return True
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rules=RULES, tool=st.sampled_from(["sql", "terminal"]), context=CONTEXTS)
+def test_a_call_reads_exactly_the_rules_that_apply_to_it_oldest_first(
+    tmp_path_factory: pytest.TempPathFactory, rules: list[NewRule], tool: str, context: RuleContext
+) -> None:
+    store = RuleStore.at(None, tmp_path_factory.mktemp("rules"))
+    saved = [store.add(rule) for rule in rules]
+    assert store.for_call(tool, context) == [rule for rule in saved if _applies(rule, tool, context)]
