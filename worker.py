@@ -161,12 +161,21 @@ class McpTools:
         await self.servers.close()
 
 
-def workflow_runner(converter: DataConverter, *, sandbox: bool = True) -> WorkflowRunner:
+def workflow_runner(
+    converter: DataConverter, *, sandbox: bool = True, debug: bool | None = None
+) -> WorkflowRunner:
     """How workflow code runs: in the sandbox (`WORKFLOW_RUNNER`) or not (`UNSANDBOXED`), with the
     payloads' context questions answered outside it when `converter` takes no context
-    (`core.runner`)."""
+    (`core.runner`).
+
+    In the SDK's debug mode (`debug`; by default the SDK's own switch, `TEMPORAL_DEBUG`) the runner
+    is not wrapped: the SDK opens its sandbox to `breakpoint()` and debugpy only when it sees its
+    own sandboxed runner.
+    """
     runner = WORKFLOW_RUNNER if sandbox else UNSANDBOXED
-    return ContextFree(runner) if takes_no_context(converter) else runner
+    if debug is None:
+        debug = bool(os.environ.get("TEMPORAL_DEBUG"))
+    return ContextFree(runner) if takes_no_context(converter) and not debug else runner
 
 
 def own_queue_name(shared_queue: str) -> str:
@@ -228,14 +237,16 @@ def allow_slow_activations(worker: Worker, seconds: float = DEADLOCK_SECONDS) ->
 
     The SDK has no option for this (only `debug_mode`, which turns detection off and runs
     workflows on the event loop's thread), so its workflow worker's limit is set here; an SDK
-    that no longer has it fails loudly rather than silently keeping 2 s.
+    that no longer has it fails loudly rather than silently keeping 2 s. A worker in debug mode
+    (no limit) is left without one.
     """
     workflows = worker._workflow_worker  # no public setting exists
     if workflows is None:
         return
     if not hasattr(workflows, "_deadlock_timeout_seconds"):
         raise RuntimeError("this temporalio version has no deadlock timeout to set; see DEADLOCK_SECONDS")
-    workflows._deadlock_timeout_seconds = seconds  # type: ignore[assignment]
+    if workflows._deadlock_timeout_seconds is not None:
+        workflows._deadlock_timeout_seconds = seconds  # type: ignore[assignment]
 
 
 async def run_worker(settings: Settings) -> None:

@@ -9,8 +9,8 @@ a round into it (code run there with its importer applied): 4–5 ms of an appro
 The answers matter only to a converter that uses them. `takes_no_context` tells whether a data
 converter is one that does not: none of its parts takes a serialization context
 (`DataConverter.with_context` gives the converter itself back), and its external storage, if it
-has one, is Synapse's artifact store, whose claim is the artifact's id wherever the payload came
-from. For such a converter `ContextFree` wraps the runner and answers both questions outside the
+has one, is Synapse's artifact store alone (no driver selector, which could choose by the
+context), whose claim is the artifact's id wherever the payload came from. For such a converter `ContextFree` wraps the runner and answers both questions outside the
 sandbox: the run's own workflow context and the run as the storage target. The workflow code still
 runs in the sandbox, which still checks it.
 """
@@ -43,7 +43,10 @@ def takes_no_context(converter: DataConverter) -> bool:
     if converter.with_context(ANY_CONTEXT) is not converter:
         return False
     storage = converter.external_storage
-    return storage is None or all(isinstance(driver, ArtifactStorageDriver) for driver in storage.drivers)
+    return storage is None or (
+        storage.driver_selector is None
+        and all(isinstance(driver, ArtifactStorageDriver) for driver in storage.drivers)
+    )
 
 
 class ContextFree(WorkflowRunner):

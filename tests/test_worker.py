@@ -17,7 +17,7 @@ from core.agent_registry import BUILTIN_AGENTS
 from core.runner import ContextFree
 from core.settings import Settings, TemporalSettings
 from tests.conftest import assert_eventually
-from worker import DEADLOCK_SECONDS, build_worker
+from worker import DEADLOCK_SECONDS, WORKFLOW_RUNNER, build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
@@ -97,6 +97,21 @@ async def test_a_worker_lets_workflow_activations_run_past_the_sdks_two_seconds(
 
     workflows = worker.shared._workflow_worker
     assert workflows is not None and workflows._deadlock_timeout_seconds == DEADLOCK_SECONDS > 2
+
+
+async def test_in_the_sdks_debug_mode_a_worker_runs_the_sdks_sandbox_without_a_deadlock_limit(
+    client: Client, tmp_path: os.PathLike[str], task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`TEMPORAL_DEBUG=1` (docs/production.md): the SDK's runner, which the SDK opens to the
+    debugger, and no limit on an activation that waits at a breakpoint."""
+    monkeypatch.setenv("TEMPORAL_DEBUG", "1")
+    settings = Settings(data_dir=tmp_path, temporal=TemporalSettings(task_queue=task_queue), _env_file=None)
+
+    worker = build_worker(client, settings)
+
+    assert worker.shared.config().get("workflow_runner") is WORKFLOW_RUNNER
+    workflows = worker.shared._workflow_worker
+    assert workflows is not None and workflows._deadlock_timeout_seconds is None
 
 
 @pytest.mark.parametrize("sandbox", ["true", "false"])

@@ -74,6 +74,14 @@ def _settings(tmp_path: Path, **temporal: str) -> Settings:
     return Settings(data_dir=tmp_path, temporal=TemporalSettings(**temporal), _env_file=None)
 
 
+def _choosing_by_context(tmp_path: Path) -> DataConverter:
+    """Synapse's converter with a driver selector, which may choose by the store context."""
+    synapse = synapse_converter(_settings(tmp_path))
+    assert synapse.external_storage is not None
+    storage = dataclasses.replace(synapse.external_storage, driver_selector=lambda _context, _payload: None)
+    return dataclasses.replace(synapse, external_storage=storage)
+
+
 @pytest.mark.parametrize(
     ("converter", "expected"),
     [
@@ -87,8 +95,16 @@ def _settings(tmp_path: Path, **temporal: str) -> Settings:
             ),
             False,
         ),
+        (_choosing_by_context, False),
     ],
-    ids=["synapse", "synapse-encrypted", "pydantic", "a-codec-taking-context", "someone-elses-store"],
+    ids=[
+        "synapse",
+        "synapse-encrypted",
+        "pydantic",
+        "a-codec-taking-context",
+        "someone-elses-store",
+        "a-store-choosing-by-context",
+    ],
 )
 def test_only_a_converter_that_ignores_context_and_stores_in_synapse_is_answered_outside(
     tmp_path: Path, converter: Callable[[Path], DataConverter], expected: bool
@@ -104,3 +120,13 @@ def test_a_worker_wraps_its_runner_only_for_a_converter_that_takes_no_context(tm
     sealing = dataclasses.replace(pydantic_data_converter, payload_codec=SealedPerWorkflow())
     assert workflow_runner(sealing) is WORKFLOW_RUNNER, "its per-command contexts are still worked out"
     assert isinstance(WORKFLOW_RUNNER, SandboxedWorkflowRunner)
+
+
+def test_in_the_sdks_debug_mode_the_runner_is_the_sdks_own_so_breakpoints_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synapse = synapse_converter(_settings(tmp_path))
+    assert workflow_runner(synapse, debug=True) is WORKFLOW_RUNNER
+    monkeypatch.setenv("TEMPORAL_DEBUG", "1")  # the SDK's own switch
+    assert workflow_runner(synapse) is WORKFLOW_RUNNER
+    assert isinstance(workflow_runner(synapse, debug=False), ContextFree)
