@@ -170,7 +170,8 @@ def workflow_runner(
 
     In the SDK's debug mode (`debug`; by default the SDK's own switch, `TEMPORAL_DEBUG`) the runner
     is not wrapped: the SDK opens its sandbox to `breakpoint()` and debugpy only when it sees its
-    own sandboxed runner.
+    own sandboxed runner. A caller that passes `debug_mode=True` to its `Worker` passes
+    `debug=True` here too.
     """
     runner = WORKFLOW_RUNNER if sandbox else UNSANDBOXED
     if debug is None:

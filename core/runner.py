@@ -10,9 +10,10 @@ The answers matter only to a converter that uses them. `takes_no_context` tells 
 converter is one that does not: none of its parts takes a serialization context
 (`DataConverter.with_context` gives the converter itself back), and its external storage, if it
 has one, is Synapse's artifact store alone (no driver selector, which could choose by the
-context), whose claim is the artifact's id wherever the payload came from. For such a converter `ContextFree` wraps the runner and answers both questions outside the
-sandbox: the run's own workflow context and the run as the storage target. The workflow code still
-runs in the sandbox, which still checks it.
+context), whose claim is the artifact's id wherever the payload came from. For such a converter
+`ContextFree` wraps the runner and answers both questions outside the sandbox: the run's own
+workflow context and the run as the storage target. The workflow code still runs in the sandbox,
+which still checks it.
 """
 
 from __future__ import annotations

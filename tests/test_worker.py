@@ -87,10 +87,11 @@ def test_a_bad_worker_setting_is_refused_naming_the_variable(
 
 
 async def test_a_worker_lets_workflow_activations_run_past_the_sdks_two_seconds(
-    client: Client, tmp_path: os.PathLike[str], task_queue: str
+    client: Client, tmp_path: os.PathLike[str], task_queue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What that limit does to a workflow is shown in tests/faults/test_starved_queries.py; here,
     that the worker Synapse runs has it (the SDK keeps it in its workflow worker)."""
+    monkeypatch.delenv("TEMPORAL_DEBUG", raising=False)  # the SDK's debug mode has no limit
     settings = Settings(data_dir=tmp_path, temporal=TemporalSettings(task_queue=task_queue), _env_file=None)
 
     worker = build_worker(client, settings)
@@ -112,6 +113,15 @@ async def test_in_the_sdks_debug_mode_a_worker_runs_the_sdks_sandbox_without_a_d
     assert worker.shared.config().get("workflow_runner") is WORKFLOW_RUNNER
     workflows = worker.shared._workflow_worker
     assert workflows is not None and workflows._deadlock_timeout_seconds is None
+    assert "breakpoint" in _restricted_builtins(WORKFLOW_RUNNER)
+    assert "breakpoint" not in _restricted_builtins(workflows._workflow_runner), "the SDK let the debugger in"
+
+
+def _restricted_builtins(runner: object) -> set[str]:
+    """The builtins a sandboxed runner refuses to workflow code."""
+    assert isinstance(runner, SandboxedWorkflowRunner)
+    builtins = runner.restrictions.invalid_module_members.children["__builtins__"]
+    return set(builtins.children) | set(builtins.use)
 
 
 @pytest.mark.parametrize("sandbox", ["true", "false"])
@@ -125,6 +135,7 @@ async def test_a_session_runs_its_turn_with_the_workflow_sandbox_on_or_off(
 ) -> None:
     monkeypatch.setenv("SYNAPSE_WORKFLOW_SANDBOX", sandbox)
     monkeypatch.setenv("SYNAPSE_TASK_QUEUE", task_queue)
+    monkeypatch.delenv("TEMPORAL_DEBUG", raising=False)  # the SDK's debug mode gets its own runner
     settings = Settings(data_dir=tmp_path, _env_file=None)
     key = f"sandbox-{sandbox}-{uuid.uuid4().hex[:6]}"
     handle = client.get_workflow_handle(session_workflow_id(key))

@@ -112,7 +112,10 @@ def test_only_a_converter_that_ignores_context_and_stores_in_synapse_is_answered
     assert takes_no_context(converter(tmp_path)) is expected
 
 
-def test_a_worker_wraps_its_runner_only_for_a_converter_that_takes_no_context(tmp_path: Path) -> None:
+def test_a_worker_wraps_its_runner_only_for_a_converter_that_takes_no_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TEMPORAL_DEBUG", raising=False)  # the SDK's debug mode gets its own runner
     synapse = synapse_converter(_settings(tmp_path))
     sandboxed, unsandboxed = workflow_runner(synapse), workflow_runner(synapse, sandbox=False)
     assert isinstance(sandboxed, ContextFree) and sandboxed.runner is WORKFLOW_RUNNER
