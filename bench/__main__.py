@@ -27,7 +27,9 @@ BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]
     "stream": lambda h, a: stream.run(
         h, samples=a.samples, warmup=a.warmup, idle_window=10 if a.quick else 60
     ),
-    "many": lambda h, a: many.run(h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup),
+    "many": lambda h, a: many.run(
+        h, sessions=a.sessions, concurrency=a.concurrency, warmup=a.warmup, rounds=a.rounds
+    ),
     "graph": lambda h, a: graph.run(h, tasks=a.graph_tasks, samples=1 if a.quick else 3),
     "terminal": lambda h, a: terminal.run(h, samples=a.samples, warmup=a.warmup),
 }
@@ -47,6 +49,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="sessions for 'many' (default 1000, quick 50)")
     parser.add_argument("--concurrency", type=int, default=20, help="requests in flight for 'many' (20)")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        help="batches per side for 'many', alternating ABBA (default 4, quick 2; 1: each side at once)",
+    )
+    parser.add_argument(
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
     )
     parser.add_argument(
@@ -61,14 +68,15 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args.samples = args.samples or (20 if quick else 200)
     args.warmup = args.warmup if args.warmup is not None else (3 if quick else 10)
     args.sessions = args.sessions or (50 if quick else 1000)
+    args.rounds = args.rounds if args.rounds is not None else (2 if quick else 4)
     args.graph_tasks = args.graph_tasks or (50 if quick else 500)
     args.timeout = args.timeout or (120.0 if quick else 1800.0)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in args.only if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
-    if args.samples < 2 or args.sessions < 1 or args.concurrency < 1:
-        parser.error("--samples must be at least 2, --sessions and --concurrency at least 1")
+    if args.samples < 2 or args.sessions < 1 or args.concurrency < 1 or args.rounds < 1:
+        parser.error("--samples must be at least 2, --sessions, --concurrency and --rounds at least 1")
     return args
 
 
@@ -145,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         warmup=args.warmup,
         sessions=args.sessions,
         concurrency=args.concurrency,
+        rounds=args.rounds,
         load_before=load_average(),
     )
     started = time.monotonic()

@@ -3,19 +3,22 @@
 Synapse: N × `POST /sessions/{key}/messages` with an INSERT (signal-with-start), `concurrency` in
 flight, each until its approval is pending (its history shows `SynapseStatus` set to
 `waiting_approval`); then N × HTTP approve, same concurrency, each until its 200 with the applied
-result. Bare, alternating by phase (Synapse start, bare start, Synapse approve, bare approve):
-N × signal-with-start of a workflow that waits for an update, each until its first workflow task
-completed; then N × `execute_update` whose handler runs one activity. Waits read history by the
-server's long-poll, so the benchmark adds no worker load while sessions get ready. Memory: VmRSS
-of this process (worker, API and client live here) and of the dev server, before and while all
-wait; CPU: of both, per workflow, over each phase.
+result. Bare: N × signal-with-start of a workflow that waits for an update, each until its first
+workflow task completed; then N × `execute_update` whose handler runs one activity. Waits read
+history by the server's long-poll, so the benchmark adds no worker load while sessions get ready.
+
+The sides alternate in `rounds` batches of N / rounds, in ABBA order (Synapse then bare, bare then
+Synapse, ...): first every start, then every approval. Neither side always goes first (onto the
+lighter server and heap), and a slow minute of the machine falls on both; a side's rates, CPU and
+memory are its batches' sums. Memory: VmRSS of this process (worker, API and client live here)
+and of the dev server, before and after each batch of starts; CPU: of both, per workflow.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio.client import WorkflowHandle
 
@@ -27,9 +30,13 @@ from .harness import Harness, Stack, cpu_seconds, rss_mb
 from .history import task_completed, wait_event
 from .stats import Measure, Result, Row, bounded, one, progress
 
+T = TypeVar("T")
+
 
 class _Side:
     """One side's N workflows: start them all, then approve them all; times and CPU per phase."""
+
+    name = ""
 
     def __init__(self, stack: Stack, count: int, server: int | None = None) -> None:
         self.stack = stack
@@ -37,20 +44,41 @@ class _Side:
         self.server = server
         self.times: dict[str, list[float]] = {}
         self.totals: dict[str, float] = {}
-        self.cpu: dict[str, tuple[float, float]] = {}
+        self._cpu_seconds: dict[str, tuple[float, float]] = {}
+        self.memory = (0.0, 0.0)
+        """RSS growth (MB) of this process and of the dev server over this side's starts."""
 
-    async def start(self, concurrency: int) -> None:
-        await self._phase("start", concurrency, [self._start_one for _ in range(self.count)])
+    @property
+    def cpu(self) -> dict[str, tuple[float, float]]:
+        """Per phase: CPU milliseconds of this process and of the dev server per workflow."""
+        return {
+            phase: (process * 1000 / len(self.times[phase]), server * 1000 / len(self.times[phase]))
+            for phase, (process, server) in self._cpu_seconds.items()
+        }
 
-    async def approve(self, concurrency: int) -> None:
-        await self._phase("approve", concurrency, [self._approver(i) for i in range(self.count)])
+    async def start(self, concurrency: int, count: int | None = None) -> None:
+        """Start `count` more workflows (all of them by default); memory is measured around it."""
+        before = self._rss()
+        jobs = [self._start_one for _ in range(self.count if count is None else count)]
+        await self._phase("start", concurrency, jobs)
+        after = self._rss()
+        self.memory = (self.memory[0] + after[0] - before[0], self.memory[1] + after[1] - before[1])
+
+    async def approve(self, concurrency: int, indexes: range | None = None) -> None:
+        """Approve the started workflows at `indexes` (all of them by default)."""
+        jobs = [self._approver(i) for i in (range(self.count) if indexes is None else indexes)]
+        await self._phase("approve", concurrency, jobs)
 
     async def _phase(self, name: str, concurrency: int, jobs: list[Any]) -> None:
         cpu, started = self._cpu(), time.perf_counter()
-        self.times[name] = await bounded(concurrency, jobs)
-        self.totals[name] = time.perf_counter() - started
+        self.times.setdefault(name, []).extend(await bounded(concurrency, jobs))
+        self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - started
         now = self._cpu()
-        self.cpu[name] = ((now[0] - cpu[0]) * 1000 / self.count, (now[1] - cpu[1]) * 1000 / self.count)
+        spent = self._cpu_seconds.get(name, (0.0, 0.0))
+        self._cpu_seconds[name] = (spent[0] + now[0] - cpu[0], spent[1] + now[1] - cpu[1])
+
+    def _rss(self) -> tuple[float, float]:
+        return rss_mb(), rss_mb(self.server) if self.server else 0.0
 
     def _cpu(self) -> tuple[float, float]:
         return cpu_seconds(), cpu_seconds(self.server) if self.server else 0.0
@@ -66,6 +94,8 @@ class _Side:
 
 
 class _Synapse(_Side):
+    name = "synapse"
+
     def __init__(self, stack: Stack, count: int, server: int | None = None) -> None:
         super().__init__(stack, count, server)
         self.keys: list[str] = []
@@ -101,6 +131,8 @@ class _Synapse(_Side):
 
 
 class _Bare(_Side):
+    name = "bare"
+
     def __init__(self, stack: Stack, count: int, server: int | None = None) -> None:
         super().__init__(stack, count, server)
         self.waiting: list[WorkflowHandle[Any, Any]] = []
@@ -128,27 +160,48 @@ class _Bare(_Side):
         return approve
 
 
-async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int) -> Result:
+async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int, rounds: int) -> Result:
     """Measure and return the 'many' rows."""
     async with harness.stack("many") as stack:
         progress(f"many: warm-up ({warmup} sessions and bare workflows, started and approved)")
-        for side in (_Synapse(stack, warmup), _Bare(stack, warmup)):
+        warm: tuple[_Side, _Side] = (_Synapse(stack, warmup), _Bare(stack, warmup))
+        for side in warm:
             await side.start(concurrency)
             await side.prepare_approvals(concurrency)
             await side.approve(concurrency)
         server = harness.server_pid
         syn, bare = _Synapse(stack, sessions, server), _Bare(stack, sessions, server)
-        memory: dict[str, tuple[float, float]] = {"base": (rss_mb(), rss_mb(server) if server else 0.0)}
-        for name, side in (("synapse", syn), ("bare", bare)):
-            progress(f"many: starting {sessions} {name} workflows, {concurrency} at a time")
-            before = (rss_mb(), rss_mb(server) if server else 0.0)
-            await side.start(concurrency)
-            memory[name] = (rss_mb() - before[0], (rss_mb(server) - before[1]) if server else 0.0)
-        for name, side in (("synapse", syn), ("bare", bare)):
+        base = (rss_mb(), rss_mb(server) if server else 0.0)
+        batches = batches_of(sessions, rounds)
+        plan = [
+            (f"round {number + 1}/{len(batches)}", batch, side)
+            for number, (batch, order) in enumerate(
+                zip(batches, abba((syn, bare), len(batches)), strict=True)
+            )
+            for side in order
+        ]
+        for round_, batch, side in plan:
+            progress(f"many: {round_}: starting {len(batch)} {side.name} workflows, {concurrency} at a time")
+            await side.start(concurrency, len(batch))
+        for side in (syn, bare):
             await side.prepare_approvals(concurrency)
-            progress(f"many: approving {sessions} {name} workflows, {concurrency} at a time")
-            await side.approve(concurrency)
-    return Result(rows=_rows(syn, bare, memory, sessions, concurrency))
+        for round_, batch, side in plan:
+            progress(f"many: {round_}: approving {len(batch)} {side.name} workflows")
+            await side.approve(concurrency, batch)
+    return Result(rows=_rows(syn, bare, base, sessions, concurrency, len(batches)))
+
+
+def batches_of(count: int, rounds: int) -> list[range]:
+    """`count` indexes in `rounds` consecutive batches as even as can be (fewer when count < rounds)."""
+    rounds = max(1, min(rounds, count))
+    edges = [count * i // rounds for i in range(rounds + 1)]
+    return [range(edges[i], edges[i + 1]) for i in range(rounds)]
+
+
+def abba(sides: tuple[T, T], rounds: int) -> list[tuple[T, T]]:
+    """The order of the two sides in each round: AB, BA, AB, ... (ABBA over every two rounds)."""
+    first, second = sides
+    return [(first, second) if i % 2 == 0 else (second, first) for i in range(rounds)]
 
 
 def _ms(values: list[float]) -> Measure:
@@ -167,9 +220,10 @@ def _cpu_row(name: str, phase: str, syn: _Side, bare: _Side) -> Row:
     )
 
 
-def _rows(syn: _Side, bare: _Side, memory: dict[str, tuple[float, float]], n: int, c: int) -> list[Row]:
-    base_process, base_server = memory["base"]
+def _rows(syn: _Side, bare: _Side, base: tuple[float, float], n: int, c: int, rounds: int) -> list[Row]:
+    base_process, base_server = base
     start, approve = "start", "approve"
+    alternating = f" ({rounds} rounds, ABBA)" if rounds > 1 else ""
     return [
         Row(
             f"many: send → pending, per session (N={n}, c={c})",
@@ -184,22 +238,23 @@ def _rows(syn: _Side, bare: _Side, memory: dict[str, tuple[float, float]], n: in
             "sessions/s",
             one(n / syn.totals[start]),
             one(n / bare.totals[start]),
-            f"higher is better; all pending after {syn.totals[start]:.1f} s vs {bare.totals[start]:.1f} s",
+            f"higher is better; all pending after {syn.totals[start]:.1f} s vs {bare.totals[start]:.1f} s"
+            f"{alternating}",
         ),
         _cpu_row("many: CPU per session start", start, syn, bare),
         Row(
             f"many: process RSS growth while {n} wait",
             "MB",
-            one(memory["synapse"][0]),
-            one(memory["bare"][0]),
+            one(syn.memory[0]),
+            one(bare.memory[0]),
             f"VmRSS of this process (workers, API, client) over its {base_process:.0f} MB before; "
-            "bare's measured on top of Synapse's",
+            "each batch measured on top of those before it",
         ),
         Row(
             f"many: dev server RSS growth while {n} wait",
             "MB",
-            one(memory["synapse"][1]),
-            one(memory["bare"][1]),
+            one(syn.memory[1]),
+            one(bare.memory[1]),
             f"VmRSS of the temporal dev server over its {base_server:.0f} MB before",
         ),
         Row(
@@ -214,7 +269,7 @@ def _rows(syn: _Side, bare: _Side, memory: dict[str, tuple[float, float]], n: in
             "s",
             one(syn.totals[approve]),
             one(bare.totals[approve]),
-            f"{n / syn.totals[approve]:.0f} vs {n / bare.totals[approve]:.0f} approvals/s",
+            f"{n / syn.totals[approve]:.0f} vs {n / bare.totals[approve]:.0f} approvals/s{alternating}",
         ),
         _cpu_row("many: CPU per approval", approve, syn, bare),
     ]
