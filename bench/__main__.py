@@ -51,7 +51,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--rounds",
         type=int,
-        help="batches per side for 'many', alternating ABBA (default 4, quick 2; 1: each side at once)",
+        help="batches per side for 'many', in alternating order (default 4, quick 2; 1: each side at once)",
     )
     parser.add_argument(
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"

@@ -41,11 +41,18 @@ class BareUpdates:
     def __init__(self) -> None:
         self._stopped = False
         self._messages = 0
+        self._to_answer: list[str] = []
 
     @workflow.run
     async def run(self) -> int:
-        """Wait until `stop`, then for running handlers."""
-        await workflow.wait_condition(lambda: self._stopped)
+        """Answer what `answered` approved until `stop`, then wait for running handlers."""
+        while True:
+            await workflow.wait_condition(lambda: self._stopped or bool(self._to_answer))
+            if not self._to_answer:
+                break
+            await workflow.execute_activity(
+                bare_agent, self._to_answer.pop(0), start_to_close_timeout=ACTIVITY_TIMEOUT
+            )
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._messages
 
@@ -73,6 +80,17 @@ class BareUpdates:
     async def with_activity(self, value: str) -> str:
         """Update → one (regular) activity → reply: the shape of an approval."""
         return await workflow.execute_activity(bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT)
+
+    @workflow.update
+    async def answered(self, value: str) -> str:
+        """Update → one local activity → reply, then the workflow runs one (regular) activity:
+        the shape of a Synapse approval without its status, timers and state (the tool run, the
+        approver answered, the agent's answering step)."""
+        result = await workflow.execute_local_activity(
+            bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._to_answer.append(result)
+        return result
 
     @workflow.update
     async def with_local_activity(self, value: str) -> str:

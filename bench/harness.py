@@ -100,6 +100,14 @@ class Stack:
         """Handle of a Synapse session."""
         return self.synapse_client.get_workflow_handle(session_workflow_id(key))
 
+    @contextlib.asynccontextmanager
+    async def another_bare_worker(self) -> AsyncIterator[str]:
+        """One more bare worker, on a queue of its own (so with a workflow cache of its own), while
+        the context lasts; yields its queue."""
+        queue = f"{self.bare_queue}-{uuid.uuid4().hex[:6]}"
+        async with _stopping(_bare_worker(self.client, queue)):
+            yield queue
+
     def key(self, prefix: str) -> str:
         """A fresh session key / workflow id suffix."""
         return f"{prefix}-{uuid.uuid4().hex[:10]}"
@@ -147,20 +155,20 @@ class Harness:
         config["data_converter"] = synapse_converter(settings)
         synapse_client = Client(**config)
         synapse_worker = build_worker(synapse_client, settings, tools=tools)
-        bare_worker = Worker(
-            self.client,
-            task_queue=bare_queue,
-            workflows=list(bare.WORKFLOWS),
-            activities=list(bare.ACTIVITIES),
-        )
         async with contextlib.AsyncExitStack() as parts:
             parts.push_async_callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
-            await parts.enter_async_context(_stopping(bare_worker))
+            await parts.enter_async_context(_stopping(_bare_worker(self.client, bare_queue)))
             synapse = await parts.enter_async_context(_serve(create_app(settings, client=synapse_client)))
             plain = PlainHttp(str(synapse.http.base_url))
             parts.push_async_callback(plain.close)
             yield Stack(self.client, synapse_client, synapse, plain, settings, bare_queue, self._ids)
+
+
+def _bare_worker(client: Client, task_queue: str) -> Worker:
+    return Worker(
+        client, task_queue=task_queue, workflows=list(bare.WORKFLOWS), activities=list(bare.ACTIVITIES)
+    )
 
 
 @contextlib.asynccontextmanager

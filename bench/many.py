@@ -4,14 +4,18 @@ Synapse: N × `POST /sessions/{key}/messages` with an INSERT (signal-with-start)
 flight, each until its approval is pending (its history shows `SynapseStatus` set to
 `waiting_approval`); then N × HTTP approve, same concurrency, each until its 200 with the applied
 result. Bare: N × signal-with-start of a workflow that waits for an update, each until its first
-workflow task completed; then N × `execute_update` whose handler runs one activity. Waits read
-history by the server's long-poll, so the benchmark adds no worker load while sessions get ready.
+workflow task completed; then N × `execute_update` whose handler runs one activity. Bare that also
+answers: N more such workflows, each approved by an update that runs a local activity (the tool)
+and replies, after which the workflow runs one activity (the agent's answer): the steps a Synapse
+approval takes, without its status upsert, timers, state and API. Waits read history by the
+server's long-poll, so the benchmark adds no worker load while sessions get ready.
 
-The sides alternate in `rounds` batches of N / rounds, in ABBA order (Synapse then bare, bare then
-Synapse, ...): first every start, then every approval. Neither side always goes first (onto the
-lighter server and heap), and a slow minute of the machine falls on both; a side's rates, CPU and
-memory are its batches' sums. Memory: VmRSS of this process (worker, API and client live here)
-and of the dev server, before and after each batch of starts; CPU: of both, per workflow.
+The sides take turns in `rounds` batches of N / rounds, in alternating order (Synapse, bare, bare
+answering; then the other way round; ABBA for two): first every start, then every approval.
+No side always goes first (onto the lighter server and heap), and a slow minute of the machine
+falls on all; a side's rates, CPU and memory are its batches' sums. Memory: VmRSS of this process
+(worker, API and client live here) and of the dev server, before and after each batch of starts;
+CPU: of both, per workflow.
 """
 
 from __future__ import annotations
@@ -133,8 +137,9 @@ class _Synapse(_Side):
 class _Bare(_Side):
     name = "bare"
 
-    def __init__(self, stack: Stack, count: int, server: int | None = None) -> None:
+    def __init__(self, stack: Stack, count: int, server: int | None = None, *, queue: str = "") -> None:
         super().__init__(stack, count, server)
+        self.queue = queue or stack.bare_queue
         self.waiting: list[WorkflowHandle[Any, Any]] = []
 
     async def _start_one(self) -> float:
@@ -142,7 +147,7 @@ class _Bare(_Side):
         handle = await self.stack.client.start_workflow(
             BareUpdates.run,
             id=self.stack.key("bare-many"),
-            task_queue=self.stack.bare_queue,
+            task_queue=self.queue,
             start_signal="message",
             start_signal_args=["approve this"],
         )
@@ -151,44 +156,65 @@ class _Bare(_Side):
         self.waiting.append(handle)
         return elapsed
 
+    update: Any = staticmethod(BareUpdates.with_activity)
+    """The approval: update → activity → reply."""
+
     def _approver(self, i: int) -> Any:
         async def approve() -> float:
             started = time.perf_counter()
-            await self.waiting[i].execute_update(BareUpdates.with_activity, "approve")
+            await self.waiting[i].execute_update(self.update, "approve")
             return time.perf_counter() - started
 
         return approve
 
 
+class _BareAnswering(_Bare):
+    """Bare workflows approved the way a Synapse approval runs, without what Synapse adds."""
+
+    name = "bare answering"
+    update = staticmethod(BareUpdates.answered)
+    """update → local activity → reply, then an answering activity."""
+
+
 async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int, rounds: int) -> Result:
     """Measure and return the 'many' rows."""
-    async with harness.stack("many") as stack:
+    async with harness.stack("many") as stack, stack.another_bare_worker() as answering_queue:
+        # Each side has a worker of its own, so each keeps its N workflows in its own cache
+        # (the SDK's default holds 1,000).
         progress(f"many: warm-up ({warmup} sessions and bare workflows, started and approved)")
-        warm: tuple[_Side, _Side] = (_Synapse(stack, warmup), _Bare(stack, warmup))
+        warm: tuple[_Side, ...] = (
+            _Synapse(stack, warmup),
+            _Bare(stack, warmup),
+            _BareAnswering(stack, warmup, queue=answering_queue),
+        )
         for side in warm:
             await side.start(concurrency)
             await side.prepare_approvals(concurrency)
             await side.approve(concurrency)
         server = harness.server_pid
-        syn, bare = _Synapse(stack, sessions, server), _Bare(stack, sessions, server)
+        sides = (
+            _Synapse(stack, sessions, server),
+            _Bare(stack, sessions, server),
+            _BareAnswering(stack, sessions, server, queue=answering_queue),
+        )
         base = (rss_mb(), rss_mb(server) if server else 0.0)
         batches = batches_of(sessions, rounds)
         plan = [
             (f"round {number + 1}/{len(batches)}", batch, side)
             for number, (batch, order) in enumerate(
-                zip(batches, abba((syn, bare), len(batches)), strict=True)
+                zip(batches, alternating(sides, len(batches)), strict=True)
             )
             for side in order
         ]
         for round_, batch, side in plan:
             progress(f"many: {round_}: starting {len(batch)} {side.name} workflows, {concurrency} at a time")
             await side.start(concurrency, len(batch))
-        for side in (syn, bare):
+        for side in sides:
             await side.prepare_approvals(concurrency)
         for round_, batch, side in plan:
             progress(f"many: {round_}: approving {len(batch)} {side.name} workflows")
             await side.approve(concurrency, batch)
-    return Result(rows=_rows(syn, bare, base, sessions, concurrency, len(batches)))
+    return Result(rows=_rows(*sides, base=base, n=sessions, c=concurrency, rounds=len(batches)))
 
 
 def batches_of(count: int, rounds: int) -> list[range]:
@@ -198,10 +224,9 @@ def batches_of(count: int, rounds: int) -> list[range]:
     return [range(edges[i], edges[i + 1]) for i in range(rounds)]
 
 
-def abba(sides: tuple[T, T], rounds: int) -> list[tuple[T, T]]:
-    """The order of the two sides in each round: AB, BA, AB, ... (ABBA over every two rounds)."""
-    first, second = sides
-    return [(first, second) if i % 2 == 0 else (second, first) for i in range(rounds)]
+def alternating(sides: tuple[T, ...], rounds: int) -> list[tuple[T, ...]]:
+    """The order of the sides in each round: as given, then reversed, and so on (ABBA for two)."""
+    return [sides if i % 2 == 0 else sides[::-1] for i in range(rounds)]
 
 
 def _ms(values: list[float]) -> Measure:
@@ -220,10 +245,12 @@ def _cpu_row(name: str, phase: str, syn: _Side, bare: _Side) -> Row:
     )
 
 
-def _rows(syn: _Side, bare: _Side, base: tuple[float, float], n: int, c: int, rounds: int) -> list[Row]:
+def _rows(
+    syn: _Side, bare: _Side, answering: _Side, *, base: tuple[float, float], n: int, c: int, rounds: int
+) -> list[Row]:
     base_process, base_server = base
     start, approve = "start", "approve"
-    alternating = f" ({rounds} rounds, ABBA)" if rounds > 1 else ""
+    alternating = f" ({rounds} rounds, alternating)" if rounds > 1 else ""
     return [
         Row(
             f"many: send → pending, per session (N={n}, c={c})",
@@ -272,4 +299,14 @@ def _rows(syn: _Side, bare: _Side, base: tuple[float, float], n: int, c: int, ro
             f"{n / syn.totals[approve]:.0f} vs {n / bare.totals[approve]:.0f} approvals/s{alternating}",
         ),
         _cpu_row("many: CPU per approval", approve, syn, bare),
+        Row(
+            f"↳ approve all {n}, against a bare approval that also answers",
+            "s",
+            one(syn.totals[approve]),
+            one(answering.totals[approve]),
+            f"{n / syn.totals[approve]:.0f} vs {n / answering.totals[approve]:.0f} approvals/s; bare: update → "
+            "local activity (the tool) → reply, then an answering activity: the steps of a Synapse "
+            "approval without its status upsert, timers, state and API",
+        ),
+        _cpu_row("↳ CPU per approval, against a bare approval that also answers", approve, syn, answering),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.many import abba, batches_of
+from bench.many import alternating, batches_of
 
 
 @given(st.integers(min_value=1, max_value=5000), st.integers(min_value=1, max_value=50))
@@ -18,7 +18,9 @@ def test_batches_cover_every_session_once_in_even_consecutive_rounds(count: int,
 
 
 def test_the_sides_take_turns_going_first() -> None:
-    first, second = object(), object()
-    orders = abba((first, second), 4)
+    first, second, third = object(), object(), object()
+    orders = alternating((first, second), 4)
     assert orders == [(first, second), (second, first), (first, second), (second, first)]
-    assert abba((first, second), 1) == [(first, second)]
+    assert alternating((first, second), 1) == [(first, second)]
+    three = alternating((first, second, third), 3)
+    assert three == [(first, second, third), (third, second, first), (first, second, third)]
