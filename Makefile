@@ -78,7 +78,7 @@ bench: venv ## benchmarks vs bare Temporal, one table (a few minutes; BENCH_ARGS
 bench-quick: venv ## the same, small (under a minute)
 	$(BIN)/python -m bench --quick $(BENCH_ARGS)
 
-bench-scale: venv ## 10,000 sessions waiting for approval (2-hour approval timeout): memory, start and approve-all rates (about 20 minutes; not in make test)
+bench-scale: venv ## 10,000 sessions waiting for approval (2-hour approval timeout): memory, start and approve-all rates (about 30 minutes: Synapse and two bare shapes; not in make test)
 	SYNAPSE_APPROVAL_TIMEOUT_SECONDS=7200 $(BIN)/python -m bench --only many --sessions 10000 --concurrency 50 --warmup 20 --timeout 5400 $(BENCH_ARGS)
 
 bench-profile: venv ## one turn's history event by event, and a session start's CPU profile

@@ -10,22 +10,23 @@ from collections.abc import AsyncIterator
 from temporalio import activity
 
 EVERY_SECONDS = 1.0
-"""The SDK sends at most one heartbeat per 0.8 heartbeat timeout; this only keeps one ready."""
+"""How often a running activity heartbeats; the worker sends at most one a second anyway
+(`worker.HEARTBEAT_THROTTLE`)."""
 
 
-async def heartbeat_while_running(first_after: float = 0.0) -> None:
-    """Heartbeat until cancelled (or the activity ends), the first after `first_after` seconds:
-    only a worker that is gone stops them."""
+async def heartbeat_while_running(first_after: float = 0.0, every: float = EVERY_SECONDS) -> None:
+    """Heartbeat every `every` seconds, the first after `first_after`, until cancelled (or the
+    activity ends): only a worker that is gone stops them."""
     if first_after > 0:
         await asyncio.sleep(first_after)
     while activity.in_activity():
         activity.heartbeat()
-        await asyncio.sleep(EVERY_SECONDS)
+        await asyncio.sleep(every)
 
 
-def first_heartbeat_after() -> float:
-    """When the running activity's first heartbeat is due: `EVERY_SECONDS`, or half its heartbeat
-    timeout when that is shorter.
+def heartbeat_interval() -> float:
+    """How often the running activity heartbeats, the first time included: `EVERY_SECONDS`, or half
+    its heartbeat timeout when that is shorter.
 
     The server counts the heartbeat timeout from the activity's start, so a heartbeat at once
     tells it nothing, and every heartbeat the SDK sends is a request that makes the server write
@@ -38,13 +39,14 @@ def first_heartbeat_after() -> float:
 
 @contextlib.asynccontextmanager
 async def heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while the block runs, from `first_heartbeat_after()` on (a block done sooner sends
-    none); a local activity has none to send (the workflow task it runs in is what a dead worker
-    lets time out), so there the block just runs."""
+    """Heartbeat while the block runs, every `heartbeat_interval()` from one interval in (a block
+    done sooner sends none); a local activity has none to send (the workflow task it runs in is
+    what a dead worker lets time out), so there the block just runs."""
     if activity.info().is_local:
         yield
         return
-    beating = asyncio.create_task(heartbeat_while_running(first_heartbeat_after()))
+    interval = heartbeat_interval()
+    beating = asyncio.create_task(heartbeat_while_running(first_after=interval, every=interval))
     try:
         yield
     finally:

@@ -51,7 +51,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--rounds",
         type=int,
-        help="batches per side for 'many', in alternating order (default 4, quick 2; 1: each side at once)",
+        help="batches per side for 'many', the sides taking turns (default 4, quick 2; 1: each side at once)",
     )
     parser.add_argument(
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         warmup=args.warmup,
         sessions=args.sessions,
         concurrency=args.concurrency,
-        rounds=args.rounds,
+        rounds=args.rounds if "many" in args.only else 1,
         load_before=load_average(),
     )
     started = time.monotonic()

@@ -59,6 +59,11 @@ def sets_status(status: str) -> Callable[[HistoryEvent], bool]:
     return found
 
 
+def activity_completed(event: HistoryEvent) -> bool:
+    """An activity task completed."""
+    return event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+
+
 def task_completed(event: HistoryEvent) -> bool:
     """A workflow task completed (for a bare workflow: it ran and now waits)."""
     return event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED

@@ -10,10 +10,12 @@ and replies, after which the workflow runs one activity (the agent's answer): th
 approval takes, without its status upsert, timers, state and API. Waits read history by the
 server's long-poll, so the benchmark adds no worker load while sessions get ready.
 
-The sides take turns in `rounds` batches of N / rounds, in alternating order (Synapse, bare, bare
-answering; then the other way round; ABBA for two): first every start, then every approval.
-No side always goes first (onto the lighter server and heap), and a slow minute of the machine
-falls on all; a side's rates, CPU and memory are its batches' sums. Memory: VmRSS of this process
+The sides take turns in `rounds` batches of N / rounds, each round beginning with the next side
+(Synapse, bare, bare answering; then bare, bare answering, Synapse; ...): first every start, then
+every approval. No side always goes first (onto the lighter server and heap), and a slow minute
+of the machine falls on all; a side's rates, CPU and memory are its batches' sums. An approval
+batch ends when what its approvals set off is done (a session's answering step, the bare
+answering activity), so none of it runs into the next side's batch. Memory: VmRSS of this process
 (worker, API and client live here) and of the dev server, before and after each batch of starts;
 CPU: of both, per workflow.
 """
@@ -21,7 +23,9 @@ CPU: of both, per workflow.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from temporalio.client import WorkflowHandle
@@ -31,7 +35,7 @@ from workflows.session import SessionWorkflow
 from . import synapse
 from .bare import BareUpdates
 from .harness import Harness, Stack, cpu_seconds, rss_mb
-from .history import task_completed, wait_event
+from .history import activity_completed, task_completed, wait_event
 from .stats import Measure, Result, Row, bounded, one, progress
 
 T = TypeVar("T")
@@ -69,13 +73,22 @@ class _Side:
         self.memory = (self.memory[0] + after[0] - before[0], self.memory[1] + after[1] - before[1])
 
     async def approve(self, concurrency: int, indexes: range | None = None) -> None:
-        """Approve the started workflows at `indexes` (all of them by default)."""
-        jobs = [self._approver(i) for i in (range(self.count) if indexes is None else indexes)]
-        await self._phase("approve", concurrency, jobs)
+        """Approve the started workflows at `indexes` (all of them by default), and wait until what
+        each approval set off is done, so none of it runs on into the next side's batch."""
+        chosen = range(self.count) if indexes is None else indexes
+        jobs = [self._approver(i) for i in chosen]
+        await self._phase("approve", concurrency, jobs, then=lambda: self._settled(chosen, concurrency))
 
-    async def _phase(self, name: str, concurrency: int, jobs: list[Any]) -> None:
+    async def _settled(self, indexes: range, concurrency: int) -> None:
+        """Wait until the work the approvals at `indexes` left running is done (none by default)."""
+
+    async def _phase(
+        self, name: str, concurrency: int, jobs: list[Any], then: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         cpu, started = self._cpu(), time.perf_counter()
         self.times.setdefault(name, []).extend(await bounded(concurrency, jobs))
+        if then is not None:  # in the phase's time and CPU: it is the phase's work
+            await then()
         self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - started
         now = self._cpu()
         spent = self._cpu_seconds.get(name, (0.0, 0.0))
@@ -133,6 +146,10 @@ class _Synapse(_Side):
 
         return approve
 
+    async def _settled(self, indexes: range, concurrency: int) -> None:
+        """The approved sessions' turns are over (the agent's answering step ran)."""
+        await bounded(concurrency, [functools.partial(_seen_over, self.stack, self.keys[i]) for i in indexes])
+
 
 class _Bare(_Side):
     name = "bare"
@@ -175,6 +192,20 @@ class _BareAnswering(_Bare):
     update = staticmethod(BareUpdates.answered)
     """update → local activity → reply, then an answering activity."""
 
+    async def _settled(self, indexes: range, concurrency: int) -> None:
+        """The approved workflows' answering activities completed."""
+        await bounded(concurrency, [functools.partial(_answered, self.waiting[i]) for i in indexes])
+
+
+async def _seen_over(stack: Stack, key: str) -> float:
+    await synapse.seen_over(stack, key)
+    return 0.0
+
+
+async def _answered(handle: WorkflowHandle[Any, Any]) -> float:
+    await wait_event(handle, activity_completed, within=synapse.WAIT_WITHIN, what=f"{handle.id} answered")
+    return 0.0
+
 
 async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int, rounds: int) -> Result:
     """Measure and return the 'many' rows."""
@@ -201,9 +232,7 @@ async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int,
         batches = batches_of(sessions, rounds)
         plan = [
             (f"round {number + 1}/{len(batches)}", batch, side)
-            for number, (batch, order) in enumerate(
-                zip(batches, alternating(sides, len(batches)), strict=True)
-            )
+            for number, (batch, order) in enumerate(zip(batches, rotating(sides, len(batches)), strict=True))
             for side in order
         ]
         for round_, batch, side in plan:
@@ -224,9 +253,10 @@ def batches_of(count: int, rounds: int) -> list[range]:
     return [range(edges[i], edges[i + 1]) for i in range(rounds)]
 
 
-def alternating(sides: tuple[T, ...], rounds: int) -> list[tuple[T, ...]]:
-    """The order of the sides in each round: as given, then reversed, and so on (ABBA for two)."""
-    return [sides if i % 2 == 0 else sides[::-1] for i in range(rounds)]
+def rotating(sides: tuple[T, ...], rounds: int) -> list[tuple[T, ...]]:
+    """The order of the sides in each round: each round begins with the next side (AB, BA, AB, ...;
+    ABC, BCA, CAB, ABC, ...), so every side goes first, middle and last in turn."""
+    return [sides[i % len(sides) :] + sides[: i % len(sides)] for i in range(rounds)]
 
 
 def _ms(values: list[float]) -> Measure:
@@ -250,7 +280,7 @@ def _rows(
 ) -> list[Row]:
     base_process, base_server = base
     start, approve = "start", "approve"
-    alternating = f" ({rounds} rounds, alternating)" if rounds > 1 else ""
+    in_rounds = f" ({rounds} rounds, rotating)" if rounds > 1 else ""
     return [
         Row(
             f"many: send → pending, per session (N={n}, c={c})",
@@ -266,7 +296,7 @@ def _rows(
             one(n / syn.totals[start]),
             one(n / bare.totals[start]),
             f"higher is better; all pending after {syn.totals[start]:.1f} s vs {bare.totals[start]:.1f} s"
-            f"{alternating}",
+            f"{in_rounds}",
         ),
         _cpu_row("many: CPU per session start", start, syn, bare),
         Row(
@@ -296,7 +326,7 @@ def _rows(
             "s",
             one(syn.totals[approve]),
             one(bare.totals[approve]),
-            f"{n / syn.totals[approve]:.0f} vs {n / bare.totals[approve]:.0f} approvals/s{alternating}",
+            f"{n / syn.totals[approve]:.0f} vs {n / bare.totals[approve]:.0f} approvals/s{in_rounds}",
         ),
         _cpu_row("many: CPU per approval", approve, syn, bare),
         Row(

@@ -32,8 +32,8 @@ class RunInfo:
         return [
             f"Synapse benchmarks, {self.mode} run, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC: "
             f"{self.samples} samples per measure after {self.warmup} warm-up rounds, "
-            f"{self.sessions} sessions at concurrency {self.concurrency} for 'many' "
-            f"({self.rounds} rounds per side, alternating)",
+            f"{self.sessions} sessions at concurrency {self.concurrency} for 'many'"
+            + (f" (in {self.rounds} rounds per side)" if self.rounds > 1 else ""),
             f"machine: {machine()}; load average before the run {self.load_before or 'unknown'}"
             + (" (busy: other work competed for the CPUs)" if _busy(self.load_before) else ""),
             "setup: one in-memory Temporal dev server (its own process); Synapse's worker, the API "

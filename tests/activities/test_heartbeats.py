@@ -13,7 +13,7 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import heartbeats
-from activities.heartbeats import first_heartbeat_after, heartbeating
+from activities.heartbeats import heartbeat_interval, heartbeating
 
 WITHIN = 10.0
 
@@ -39,8 +39,7 @@ async def test_a_quick_block_sends_no_heartbeat() -> None:
     assert beats == []
 
 
-async def test_a_long_block_beats_from_half_its_heartbeat_timeout_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(heartbeats, "EVERY_SECONDS", 0.3)
+async def test_a_long_block_beats_every_half_heartbeat_timeout_from_one_in() -> None:
     beats: list[float] = []
     three = asyncio.Event()
 
@@ -62,9 +61,28 @@ async def test_a_long_block_beats_from_half_its_heartbeat_timeout_on(monkeypatch
     assert beats[0] - started >= 0.1, "none before half the heartbeat timeout"
 
 
+async def test_the_block_beats_at_its_interval_from_one_interval_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[float, float]] = []
+
+    async def recorded(first_after: float = 0.0, every: float = heartbeats.EVERY_SECONDS) -> None:
+        asked.append((first_after, every))
+
+    monkeypatch.setattr(heartbeats, "heartbeat_while_running", recorded)
+
+    async def step() -> None:
+        async with heartbeating():
+            await asyncio.sleep(0)
+
+    await environment(timedelta(seconds=0.6), lambda: None).run(step)
+
+    assert asked == [(0.3, 0.3)]
+
+
 @pytest.mark.parametrize(
     ("timeout", "due"),
     [(None, 1.0), (timedelta(seconds=30), 1.0), (timedelta(seconds=1), 0.5), (timedelta(seconds=0.2), 0.1)],
 )
-def test_the_first_heartbeat_is_due_within_half_the_timeout(timeout: timedelta | None, due: float) -> None:
-    assert environment(timeout, lambda: None).run(first_heartbeat_after) == pytest.approx(due)
+def test_the_interval_is_a_second_or_half_the_heartbeat_timeout(
+    timeout: timedelta | None, due: float
+) -> None:
+    assert environment(timeout, lambda: None).run(heartbeat_interval) == pytest.approx(due)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.many import alternating, batches_of
+from bench.many import batches_of, rotating
 
 
 @given(st.integers(min_value=1, max_value=5000), st.integers(min_value=1, max_value=50))
@@ -17,10 +17,19 @@ def test_batches_cover_every_session_once_in_even_consecutive_rounds(count: int,
     assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
 
 
-def test_the_sides_take_turns_going_first() -> None:
+def test_each_round_begins_with_the_next_side() -> None:
     first, second, third = object(), object(), object()
-    orders = alternating((first, second), 4)
-    assert orders == [(first, second), (second, first), (first, second), (second, first)]
-    assert alternating((first, second), 1) == [(first, second)]
-    three = alternating((first, second, third), 3)
-    assert three == [(first, second, third), (third, second, first), (first, second, third)]
+    assert rotating((first, second), 4) == [
+        (first, second),
+        (second, first),
+        (first, second),
+        (second, first),
+    ]
+    assert rotating((first, second), 1) == [(first, second)]
+    three = rotating((first, second, third), 4)
+    assert three == [
+        (first, second, third),
+        (second, third, first),
+        (third, first, second),
+        (first, second, third),
+    ]
