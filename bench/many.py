@@ -23,9 +23,10 @@ CPU: of both, per workflow.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from temporalio.client import WorkflowHandle
@@ -39,6 +40,11 @@ from .history import activity_completed, task_completed, wait_event
 from .stats import Measure, Result, Row, bounded, one, progress
 
 T = TypeVar("T")
+
+
+def _both(read: Callable[..., float], server: int | None) -> tuple[float, float]:
+    """`read` (RSS or CPU) of this process and of the dev server (0 without one)."""
+    return read(), read(server) if server else 0.0
 
 
 class _Side:
@@ -66,39 +72,35 @@ class _Side:
 
     async def start(self, concurrency: int, count: int | None = None) -> None:
         """Start `count` more workflows (all of them by default); memory is measured around it."""
-        before = self._rss()
-        jobs = [self._start_one for _ in range(self.count if count is None else count)]
-        await self._phase("start", concurrency, jobs)
-        after = self._rss()
+        before = _both(rss_mb, self.server)
+        async with self._measured("start"):
+            jobs = [self._start_one for _ in range(self.count if count is None else count)]
+            self.times["start"].extend(await bounded(concurrency, jobs))
+        after = _both(rss_mb, self.server)
         self.memory = (self.memory[0] + after[0] - before[0], self.memory[1] + after[1] - before[1])
 
     async def approve(self, concurrency: int, indexes: range | None = None) -> None:
         """Approve the started workflows at `indexes` (all of them by default), and wait until what
-        each approval set off is done, so none of it runs on into the next side's batch."""
+        each approval set off is done (in the phase's time and CPU: it is the phase's work), so
+        none of it runs on into the next side's batch."""
         chosen = range(self.count) if indexes is None else indexes
-        jobs = [self._approver(i) for i in chosen]
-        await self._phase("approve", concurrency, jobs, then=lambda: self._settled(chosen, concurrency))
+        async with self._measured("approve"):
+            self.times["approve"].extend(await bounded(concurrency, [self._approver(i) for i in chosen]))
+            await self._settled(chosen, concurrency)
 
     async def _settled(self, indexes: range, concurrency: int) -> None:
         """Wait until the work the approvals at `indexes` left running is done (none by default)."""
 
-    async def _phase(
-        self, name: str, concurrency: int, jobs: list[Any], then: Callable[[], Awaitable[None]] | None = None
-    ) -> None:
-        cpu, started = self._cpu(), time.perf_counter()
-        self.times.setdefault(name, []).extend(await bounded(concurrency, jobs))
-        if then is not None:  # in the phase's time and CPU: it is the phase's work
-            await then()
-        self.totals[name] = self.totals.get(name, 0.0) + time.perf_counter() - started
-        now = self._cpu()
-        spent = self._cpu_seconds.get(name, (0.0, 0.0))
-        self._cpu_seconds[name] = (spent[0] + now[0] - cpu[0], spent[1] + now[1] - cpu[1])
-
-    def _rss(self) -> tuple[float, float]:
-        return rss_mb(), rss_mb(self.server) if self.server else 0.0
-
-    def _cpu(self) -> tuple[float, float]:
-        return cpu_seconds(), cpu_seconds(self.server) if self.server else 0.0
+    @contextlib.asynccontextmanager
+    async def _measured(self, phase: str) -> AsyncIterator[None]:
+        """Add the block's wall time and CPU (this process, the dev server) to `phase`'s."""
+        self.times.setdefault(phase, [])
+        cpu, started = _both(cpu_seconds, self.server), time.perf_counter()
+        yield
+        self.totals[phase] = self.totals.get(phase, 0.0) + time.perf_counter() - started
+        now = _both(cpu_seconds, self.server)
+        spent = self._cpu_seconds.get(phase, (0.0, 0.0))
+        self._cpu_seconds[phase] = (spent[0] + now[0] - cpu[0], spent[1] + now[1] - cpu[1])
 
     async def prepare_approvals(self, concurrency: int) -> None:
         """Anything the approvals need to know (untimed, between the phases)."""
@@ -228,7 +230,7 @@ async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int,
             _Bare(stack, sessions, server),
             _BareAnswering(stack, sessions, server, queue=answering_queue),
         )
-        base = (rss_mb(), rss_mb(server) if server else 0.0)
+        base = _both(rss_mb, server)
         batches = batches_of(sessions, rounds)
         plan = [
             (f"round {number + 1}/{len(batches)}", batch, side)
