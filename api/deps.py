@@ -19,6 +19,7 @@ from core.rules.store import RuleStore
 from core.security import OPEN_ACCESS, ApiKeys, Caller, Role
 from core.settings import Settings
 
+from .calls.decisions import record_refused_caller
 from .sse import StreamHub
 
 _BEARERS = {
@@ -72,6 +73,27 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 RulesDep = Annotated[RuleStore, Depends(get_rules)]
 
 
+def _identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Caller:
+    """Who presents these credentials (401 without a known key; everyone is admin with keys off)."""
+    keys: ApiKeys | None = request.app.state.api_keys
+    if keys is None:
+        return OPEN_ACCESS
+    if credentials is None:
+        raise HTTPException(
+            401, "missing `Authorization: Bearer <key>` header", {"WWW-Authenticate": "Bearer"}
+        )
+    found = keys.caller(credentials.credentials)
+    if found is None:
+        raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+def _below(found: Caller, role: Role) -> HTTPException:
+    return HTTPException(
+        403, f"{found.principal} has role {found.role.name}; this needs {role.name} or higher"
+    )
+
+
 def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
     """A dependency that admits callers whose API key has at least `role`."""
 
@@ -79,23 +101,43 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
         request: Request,
         credentials: HTTPAuthorizationCredentials | None = Depends(_BEARERS[role]),  # noqa: B008 - the role's own scheme
     ) -> Caller:
-        keys: ApiKeys | None = request.app.state.api_keys
-        if keys is None:
-            return OPEN_ACCESS
-        if credentials is None:
-            raise HTTPException(
-                401, "missing `Authorization: Bearer <key>` header", {"WWW-Authenticate": "Bearer"}
-            )
-        found = keys.caller(credentials.credentials)
-        if found is None:
-            raise HTTPException(401, "unknown API key", {"WWW-Authenticate": "Bearer"})
+        found = _identified(request, credentials)
         if found.role < role:
-            raise HTTPException(
-                403, f"{found.principal} has role {found.role.name}; this needs {role.name} or higher"
-            )
+            raise _below(found, role)
         return found
 
     return caller
+
+
+def decider(asked: Callable[[dict[str, Any]], str | None]) -> Callable[..., Coroutine[Any, Any, Caller]]:
+    """A dependency that admits approvers to a decision route, like `require(Role.approver)`, and
+    records a refused caller's attempt in the audit trail of the workflow `asked(path_params)` names
+    (None: none to record it in), as every door records a refused decision."""
+
+    async def caller(
+        request: Request,
+        credentials: HTTPAuthorizationCredentials | None = Depends(_BEARERS[Role.approver]),  # noqa: B008 - the role's own scheme
+    ) -> Caller:
+        found = _identified(request, credentials)
+        if found.role < Role.approver:
+            workflow_id = asked(request.path_params)
+            interaction_id = str(request.path_params.get("interaction_id", ""))
+            if workflow_id is not None and 0 < len(interaction_id) <= MAX_ID_LENGTH:
+                body = await _json_or_none(request)
+                await record_refused_caller(
+                    request.app.state.client, workflow_id, found, interaction_id, body
+                )
+            raise _below(found, Role.approver)
+        return found
+
+    return caller
+
+
+async def _json_or_none(request: Request) -> Any:
+    try:
+        return await request.json()
+    except ValueError:
+        return None
 
 
 Viewer = Annotated[Caller, Depends(require(Role.viewer))]
@@ -113,6 +155,7 @@ GraphId = Annotated[
     ),
 ]
 TaskUuid = Annotated[str, Path(pattern=r"^[0-9a-f-]{36}$", description="A task's engine UUID.")]
-InteractionId = Annotated[str, Path(min_length=1, max_length=200)]
+MAX_ID_LENGTH = 200
+InteractionId = Annotated[str, Path(min_length=1, max_length=MAX_ID_LENGTH)]
 GrantId = Annotated[str, Path(min_length=1, max_length=200, description="The grant, e.g. `grant_1`.")]
 ArtifactId = Annotated[str, Path(pattern=ARTIFACT_ID_PATTERN, description="`art_<sha256>`.")]

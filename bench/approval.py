@@ -20,7 +20,7 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 
 from activities.tools.sql.database import SqlDatabase
-from contracts import InteractionResponse
+from contracts import Decision, DecisionSource, Role, Verdict
 from workflows.session import SessionWorkflow
 
 from . import synapse
@@ -64,13 +64,18 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             key = stack.key("approve-direct")
             await synapse.send(stack, key, stack.destructive_sql())
             interaction_id = await synapse.wait_pending(stack, key, interval=SETUP_POLL)
-            decision = InteractionResponse(
-                interaction_id=interaction_id, approved=True, principal="bench", channel="http"
+            decision = Decision(
+                interaction_id=interaction_id,
+                principal="bench",
+                role=Role.approver,
+                channel="http",
+                source=DecisionSource.HTTP,
+                said=Verdict(approved=True),
             )
             started = time.perf_counter()
-            outcome = await stack.session(key).execute_update(SessionWorkflow.respond_checked, decision)
+            outcome = await stack.session(key).execute_update(SessionWorkflow.decide_checked, decision)
             elapsed = time.perf_counter() - started
-            if not (outcome.tool_result or {}).get("ok"):
+            if outcome.tool_result is None or not outcome.tool_result.ok:
                 raise RuntimeError(f"approving {key}/{interaction_id} by update did not apply it: {outcome}")
             await synapse.wait_answered(stack, key, interval=SETUP_POLL)  # quiet before the next step
             return elapsed

@@ -82,7 +82,7 @@ async def approve(stack: Stack, key: str, interaction_id: str) -> InteractionOut
     path = f"/sessions/{key}/interactions/{interaction_id}"
     body = await stack.plain.post(path, {"approved": True, "principal": "bench"}, expect=200)
     outcome = InteractionOutcome.model_validate_json(body)
-    result = outcome.tool_result or {}
-    if not result.get("ok") or (result.get("content") or {}).get("rowcount") != 1:
+    result = outcome.tool_result
+    if result is None or not result.ok or (result.content or {}).get("rowcount") != 1:
         raise RuntimeError(f"approving {key}/{interaction_id}: the statement was not applied: {outcome}")
     return outcome

@@ -4,7 +4,7 @@ Every workflow, activity, signal, update and query takes one of these models and
 one, so fields can be added (with defaults) without breaking recorded histories.
 """
 
-from .access import CallerView
+from .access import CallerView, Role
 from .agent import (
     AgentIntent,
     AgentResult,
@@ -19,6 +19,7 @@ from .agent import (
 from .agents import AgentContextConfig, AgentGroup, AgentLookup, AgentLookupResult, AgentSpec, Framework
 from .archive import ArchiveCursor, ArchiveKind, ArchivePage, MessagePage, MessagesQuery, MessageWindow
 from .artifacts import ARTIFACT_ID_PATTERN, ArtifactInfo, ArtifactMode, ArtifactRef
+from .asks import Ask, GateAsk, QuestionAsk, ToolApprovalAsk
 from .base import Contract
 from .blueprint import (
     Condition,
@@ -34,6 +35,7 @@ from .blueprint import (
 from .channels import Delivery, OutboundMessage
 from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
+from .decisions import PERSON_SOURCES, Answer, Decision, DecisionSource, Said, Verdict
 from .errors import ErrorBody, ErrorType, FieldError, Principal
 from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord, TurnToRemember
 from .grants import ASK_USER, Grant, GrantList, GrantRevocation, GrantScope
@@ -125,6 +127,7 @@ __all__ = [
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
     "FINISHED_TASK",
+    "PERSON_SOURCES",
     "AgentContextConfig",
     "AgentGroup",
     "AgentIntent",
@@ -134,6 +137,7 @@ __all__ = [
     "AgentSpec",
     "AgentStepInput",
     "AgentTaskInput",
+    "Answer",
     "ApprovalPolicy",
     "ApprovalRule",
     "ArchiveCursor",
@@ -142,6 +146,7 @@ __all__ = [
     "ArtifactInfo",
     "ArtifactMode",
     "ArtifactRef",
+    "Ask",
     "AssessRequest",
     "AuditEntry",
     "AuditKind",
@@ -156,7 +161,9 @@ __all__ = [
     "Contract",
     "CreateSessionRequest",
     "DataFlow",
+    "Decision",
     "DecisionPolicy",
+    "DecisionSource",
     "Delivery",
     "EdgeDefinition",
     "EdgeStatus",
@@ -173,6 +180,7 @@ __all__ = [
     "FieldError",
     "FinalAnswer",
     "Framework",
+    "GateAsk",
     "Grant",
     "GrantList",
     "GrantRevocation",
@@ -212,7 +220,9 @@ __all__ = [
     "OutboundMessage",
     "PlanBlueprint",
     "Principal",
+    "QuestionAsk",
     "Readiness",
+    "Role",
     "RuleContext",
     "RuleDecision",
     "RuleMatch",
@@ -220,6 +230,7 @@ __all__ = [
     "RuleOfferRequest",
     "RuleScope",
     "RuleVerdict",
+    "Said",
     "SandboxProfile",
     "SessionConfig",
     "SessionControl",
@@ -237,6 +248,7 @@ __all__ = [
     "TaskUpdate",
     "TaskVersion",
     "TaskView",
+    "ToolApprovalAsk",
     "ToolAssessment",
     "ToolCallBatch",
     "ToolCallRequest",
@@ -248,6 +260,7 @@ __all__ = [
     "ToolRun",
     "TurnToRemember",
     "UniversalMessage",
+    "Verdict",
     "WatchRequest",
     "WatchResult",
     "WorkerBinding",

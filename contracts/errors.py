@@ -20,6 +20,12 @@ class ErrorType(StrEnum):
     INTERACTION_NOT_FOUND = "InteractionNotFound"
     INTERACTION_ALREADY_DECIDED = "InteractionAlreadyDecided"
     APPROVER_NOT_ALLOWED = "ApproverNotAllowed"
+    ROLE_NOT_ALLOWED = "RoleNotAllowed"
+    """A decision by someone whose role may not take it: below approver, or an approver widening the
+    floor (a wider sandbox) that needs an admin (403)."""
+    INTERACTION_RELAYED = "InteractionRelayed"
+    """A session shows the request, but its graph (or the graph's task run) asked it: the decision
+    goes there (the API follows it; the error's details name that workflow)."""
     SESSION_ALREADY_PAUSED = "SessionAlreadyPaused"
     SESSION_NOT_PAUSED = "SessionNotPaused"
     SESSION_CLOSED = "SessionClosed"

@@ -238,6 +238,9 @@ class AgentTaskInput(Contract):
     approvers: list[str] = Field(default_factory=list, description="Who may decide its tool approvals.")
     approval_timeout_seconds: int = Field(default=300, gt=0, description="Tool approval wait.")
     channel: str = Field(default="http", description="Channel of its requests.")
+    requested_by: str | None = Field(
+        default=None, description="Who asked for the graph (its requests name them)."
+    )
     paused: bool = Field(default=False, description="Start held (the task or graph is paused).")
     generation: int | None = Field(
         default=None,

@@ -28,3 +28,7 @@ class InterventionRequest(Contract):
         default=None, description="Assignee that replaces the old one on re-run."
     )
     comment: str = Field(description="Why; recorded in the audit trail.")
+    principal: str | None = Field(
+        default=None,
+        description="Who (ignored when the API key names the caller; recorded as given when open).",
+    )

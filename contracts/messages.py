@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from .access import Role
 from .base import Contract
 
 
@@ -31,4 +32,9 @@ class InboundMessage(Contract):
     chat_id: str = Field(default="", description="Channel conversation it belongs to.")
     content: str = Field(min_length=1, description="The text.")
     message_id: str | None = Field(default=None, description="Channel message id; a repeated id is ignored.")
+    role: Role | None = Field(
+        default=None,
+        description="The sender's role: an API key's (the API sets it), or a chat user's by the channel's "
+        "approver settings. A reply decides a pending request only from an approver or higher.",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")

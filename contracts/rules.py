@@ -76,12 +76,17 @@ class NewRule(Contract):
     tool: str = Field(description="The tool (`sql`, `terminal`, an MCP tool) or `*` for every tool.")
     match: RuleMatch = Field(default_factory=RuleMatch, description="Which of its calls.")
     decision: RuleDecision = Field(description="allow, ask or deny.")
-    scope: RuleScope = Field(default=RuleScope.GLOBAL, description="Where it applies.")
+    scope: RuleScope = Field(
+        description="Where it applies: `project`, `user` or `global`; always given (a rule that forgot "
+        "it would bind every session)."
+    )
     project: str | None = Field(default=None, description="Scope `project`: the project it applies to.")
     user: str | None = Field(default=None, description="Scope `user`: the person it applies to.")
     reason: str = Field(default="", max_length=2000, description="Why; shown when the rule decides.")
     created_by: str | None = Field(
-        default=None, description="Who made it (set from the caller's credentials when auth is on)."
+        default=None,
+        description="Who made it: the API key's principal when keys are on (this field is then "
+        "ignored); with keys off the name given here, else `anonymous`.",
     )
 
 
@@ -111,8 +116,16 @@ class RuleOffer(Contract):
 class ApprovalRule(NewRule):
     """A rule as stored."""
 
-    rule_id: str = Field(description="Its id, e.g. `rule_12` (profiles' rules: `profile:<name>:<n>`).")
+    rule_id: str = Field(
+        description="Its id, never reused: `rule_` and 26 characters of time and randomness "
+        "(`rule_01JDQ8Z5V7C3M2K9T4XWB6N1RA`); rules saved before such ids keep theirs (`rule_12`); "
+        "profiles' rules are `profile:<name>:<n>`."
+    )
     created_at: datetime = Field(description="When it was made (UTC).")
+    deleted_by: str | None = Field(
+        default=None, description="Who deleted it (None: it is live); a deleted rule decides nothing."
+    )
+    deleted_at: datetime | None = Field(default=None, description="When it was deleted (UTC).")
 
 
 class RuleContext(Contract):
@@ -124,10 +137,18 @@ class RuleContext(Contract):
 
 
 class RuleVerdict(Contract):
-    """The rule that decides a call (the assessment carries it)."""
+    """The rule that decides a call (the assessment carries it), with its text as it was when it
+    decided: the audit keeps that, whatever later happens to the rule. Fields added later have
+    defaults, so assessments recorded before them still validate."""
 
     rule_id: str = Field(description="The deciding rule.")
     decision: RuleDecision = Field(description="What it decides.")
     description: str = Field(description='The rule in a few words, e.g. `allow terminal "git status"`.')
     reason: str = Field(default="", description="Why the rule was made.")
     created_by: str = Field(default="", description="Who made it.")
+    scope: RuleScope = Field(default=RuleScope.GLOBAL, description="Where the rule applies.")
+    project: str | None = Field(default=None, description="Scope `project`: its project.")
+    user: str | None = Field(default=None, description="Scope `user`: its person.")
+    match: RuleMatch | None = Field(
+        default=None, description="Which calls it covers (None: recorded before the field existed)."
+    )

@@ -8,9 +8,11 @@ from typing import Any
 
 from pydantic import Field, StrictBool
 
+from .asks import Ask
 from .base import Contract
 from .messages import UniversalMessage
 from .sandbox import SandboxProfile
+from .tools import ToolResult
 
 
 class TaskChunkType(StrEnum):
@@ -94,6 +96,11 @@ class InteractionRequest(Contract):
     escalate_to: list[str] = Field(default_factory=list, description="Who is asked too at `escalate_at`.")
     escalate_at: datetime | None = Field(default=None, description="When an undecided request escalates.")
     escalated: bool = Field(default=False, description="Whether it has escalated.")
+    ask: Ask | None = Field(
+        default=None,
+        description="What it asks, typed (`kind`: tool_approval, question or gate); None only in requests "
+        "opened before asks were typed, whose `content` says it.",
+    )
 
 
 class InteractionResponse(Contract):
@@ -209,7 +216,7 @@ class SessionStatus(StrEnum):
 class AuditEntry(Contract):
     """One recorded event of the audit trail: who did what, where and when."""
 
-    kind: str = Field(description="What happened: one of `AuditKind`.")
+    kind: AuditKind = Field(description="What happened.")
     at: datetime = Field(description="Workflow time of the event (UTC).")
     principal: str = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
     channel: str = Field(description="Where it came from: http, lark, cli, system.")
@@ -226,7 +233,9 @@ class InteractionOutcome(Contract):
     channel: str = Field(description="Where the decision came from.")
     decided_at: datetime = Field(description="Workflow time of the decision (UTC).")
     comment: str | None = Field(default=None, description="The person's message.")
-    tool_result: Any = Field(default=None, description="The tool's result when it ran after approval.")
+    tool_result: ToolResult | None = Field(
+        default=None, description="The tool's result when it ran after approval."
+    )
     response_data: dict[str, Any] | None = Field(
         default=None,
         description="What the person supplied with the decision (answer text, edited arguments, "

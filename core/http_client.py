@@ -20,6 +20,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 from pydantic import TypeAdapter
@@ -230,17 +231,17 @@ class SynapseClient:
             None if response.status_code == 202 else InteractionOutcome.model_validate_json(response.content)
         )
 
-    async def pause(self, key: str, reason: str | None = None) -> LiveSession:
-        """`POST /sessions/{key}/pause`."""
-        return await self._intervene(key, "pause", reason)
+    async def pause(self, key: str, reason: str | None = None, principal: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/pause` (as `principal` when the API is open)."""
+        return await self._intervene(key, "pause", reason, principal)
 
-    async def resume(self, key: str, reason: str | None = None) -> LiveSession:
-        """`POST /sessions/{key}/resume`."""
-        return await self._intervene(key, "resume", reason)
+    async def resume(self, key: str, reason: str | None = None, principal: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/resume` (as `principal` when the API is open)."""
+        return await self._intervene(key, "resume", reason, principal)
 
-    async def cancel(self, key: str, reason: str | None = None) -> LiveSession:
-        """`POST /sessions/{key}/cancel`."""
-        return await self._intervene(key, "cancel", reason)
+    async def cancel(self, key: str, reason: str | None = None, principal: str | None = None) -> LiveSession:
+        """`POST /sessions/{key}/cancel` (as `principal` when the API is open)."""
+        return await self._intervene(key, "cancel", reason, principal)
 
     async def _intervene(
         self, key: str, action: str, reason: str | None, principal: str | None = None
@@ -388,9 +389,10 @@ class SynapseClient:
         response = await self._call("POST", "/rules", rule.model_dump(mode="json", exclude_none=True))
         return ApprovalRule.model_validate_json(response.content)
 
-    async def delete_rule(self, rule_id: str) -> ApprovalRule:
-        """`DELETE /rules/{rule_id}`."""
-        return ApprovalRule.model_validate_json((await self._call("DELETE", f"/rules/{rule_id}")).content)
+    async def delete_rule(self, rule_id: str, *, principal: str | None = None) -> ApprovalRule:
+        """`DELETE /rules/{rule_id}` (as `principal` when the API is open)."""
+        path = f"/rules/{rule_id}" + (f"?principal={quote(principal)}" if principal else "")
+        return ApprovalRule.model_validate_json((await self._call("DELETE", path)).content)
 
     async def tools(self) -> list[ToolDescriptor]:
         """`GET /tools`: the tools agents may use, with their approval policies."""

@@ -15,19 +15,11 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from enum import IntEnum
+
+from contracts import Role as Role  # the API's dependencies name roles from here too
 
 DIGEST = "sha256"
 _HEX = re.compile(r"^[0-9a-f]{64}$")
-
-
-class Role(IntEnum):
-    """Roles in increasing order of power; each may do what the ones below may."""
-
-    viewer = 1
-    operator = 2
-    approver = 3
-    admin = 4
 
 
 @dataclass(frozen=True)
@@ -36,6 +28,12 @@ class Caller:
 
     principal: str | None
     role: Role
+    projects: frozenset[str] | None = None
+    """The projects the caller may act in (None: every project)."""
+
+    def may_act_in(self, project: str | None) -> bool:
+        """Whether the caller may work in `project` (no project: anyone may)."""
+        return project is None or self.projects is None or project in self.projects
 
 
 OPEN_ACCESS = Caller(principal=None, role=Role.admin)

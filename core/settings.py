@@ -488,6 +488,12 @@ class LarkSettings(_Group):
         validation_alias=env("admins", "LARK_ADMINS", "SYNAPSE_LARK_ADMINS"),
         description="Comma-separated open_ids who may approve any request in Lark chats.",
     )
+    requesters_decide: bool = Field(
+        default=True,
+        validation_alias=env("requesters_decide", "LARK_REQUESTERS_DECIDE", "SYNAPSE_LARK_REQUESTERS_DECIDE"),
+        description="Whether a chat member may decide the requests their own messages led to (seed 001's "
+        "chats); false: only `admins` decide in Lark chats (every other member can still talk to the agent).",
+    )
     bot_open_id: str | None = Field(
         default=None,
         validation_alias=env("bot_open_id", "LARK_BOT_OPEN_ID", "SYNAPSE_LARK_BOT_OPEN_ID"),
@@ -539,6 +545,14 @@ class DingTalkSettings(_Group):
         default="",
         validation_alias=env("admins", "DINGTALK_ADMINS", "SYNAPSE_DINGTALK_ADMINS"),
         description="Comma-separated userIds (staff ids) who may approve any request in DingTalk chats.",
+    )
+    requesters_decide: bool = Field(
+        default=True,
+        validation_alias=env(
+            "requesters_decide", "DINGTALK_REQUESTERS_DECIDE", "SYNAPSE_DINGTALK_REQUESTERS_DECIDE"
+        ),
+        description="Whether a chat member may decide the requests their own messages led to; false: "
+        "only `admins` decide in DingTalk chats (every other member can still talk to the agent).",
     )
     card_template_id: str | None = Field(
         default=None,

@@ -28,6 +28,8 @@ def test_there_are_histories_to_replay() -> None:
         assert f"{scenario}.quick-tool-local-activity" in names
     for graph in ("graph_rollback", "graph_gated", "graph_gated_task_run"):
         assert any(name.startswith(f"{graph}.") for name in names), f"a recorded {graph} history"
+    for decided in ("session_refused", "session_relayed", "session_denied", "graph_gated_task_run"):
+        assert f"{decided}.one-door" in names, "typed decisions: refusals audited, chat replies, relays"
 
 
 def recorded(path: Path) -> WorkflowHistory:

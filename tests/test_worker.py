@@ -12,7 +12,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from api.calls import sessions as session_calls
 from cli.main import main
-from contracts import InboundMessage, InteractionResponse, SessionConfig
+from contracts import InboundMessage, SessionConfig
 from core.agent_registry import BUILTIN_AGENTS
 from core.runner import ContextFree
 from core.settings import Settings, TemporalSettings
@@ -20,6 +20,8 @@ from tests.conftest import assert_eventually
 from worker import DEADLOCK_SECONDS, WORKFLOW_RUNNER, build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
+
+from .decisions import decided
 
 
 @pytest.mark.parametrize(("slots", "expected"), [(None, 8 * (os.cpu_count() or 1)), (3, 3)])
@@ -150,8 +152,8 @@ async def test_a_session_runs_its_turn_with_the_workflow_sandbox_on_or_off(
             lambda: handle.query(SessionWorkflow.get_pending), bool, what="pending"
         )
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id=pending[0].interaction_id, approved=True, principal="alice"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id=pending[0].interaction_id, approved=True, principal="alice"),
         )
-    assert outcome.approved and (outcome.tool_result or {}).get("ok"), outcome
+    assert outcome.approved and outcome.tool_result is not None and outcome.tool_result.ok, outcome
     assert count_orders("status = 'cancelled'") == 0, "the approved DELETE ran"

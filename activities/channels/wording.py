@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from contracts import InteractionRequest, InteractionType
+from contracts import InteractionRequest, InteractionType, ToolResult
 
 from ..tools.sentences import describe_result
 
@@ -44,7 +44,9 @@ def subject(request: InteractionRequest) -> str:
 
 
 def result_line(result: Any) -> str | None:
-    """One line about what the approved tool did, from a `ToolResult` dump."""
+    """One line about what the approved tool did, from a `ToolResult` (or its dump)."""
+    if isinstance(result, ToolResult):
+        result = result.model_dump(mode="json")
     if not isinstance(result, dict):
         return None if result is None else cut(str(result), LINE_LIMIT)
     if result.get("ok") is False:

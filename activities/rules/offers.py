@@ -7,10 +7,16 @@ a simple shell command's words (`git push`, never a line with `;`, `|`, ...), a 
 kind and table. A call neither covers (a command with shell syntax, another tool) is offered its
 exact arguments, never "every call". The person edits the one line shown: the command prefix, the
 statement's `KIND [TABLE]`, or the argument's pattern.
+
+Where it applies is the narrowest place that exists (`narrowest`): the session's project, else the
+person the session is for, else this session only, which is no rule but an approval with a grant
+(`session_grant`). It is said in words before anything is saved (`wording`). A global rule is made
+only when an admin picks "every session" (`EVERY_SESSION`), never by default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,24 +99,75 @@ def edited(offer: Offer, line: str) -> RuleMatch:
     return RuleMatch(argument=offer.match.argument, pattern=text)
 
 
-def rule(
-    tool: str, match: RuleMatch, who: str, where: str, *, project: str | None = None, user: str | None = None
-) -> NewRule:
-    """The rule to save: allow these calls in `project`, else for `user`, else everywhere; `where`
-    the person said so (`synapse chat`, `the console`).
+@dataclass(frozen=True)
+class Where:
+    """Where "allow always" applies: a rule's scope and its project or person, or (`scope` None)
+    this session only, which is a grant, not a rule."""
+
+    scope: RuleScope | None
+    project: str | None = None
+    user: str | None = None
+
+    @property
+    def words(self) -> str:
+        """`in project /shop`, `in alice's sessions`, `in every session`, `in this session only`."""
+        if self.scope == RuleScope.PROJECT:
+            return f"in project {self.project}"
+        if self.scope == RuleScope.USER:
+            return f"in {self.user}'s sessions"
+        if self.scope == RuleScope.GLOBAL:
+            return "in every session"
+        return "in this session only"
+
+
+SESSION_ONLY = Where(None)
+"""This session only: the call is approved with a grant; no rule is saved."""
+EVERY_SESSION = Where(RuleScope.GLOBAL)
+"""Every session: a global rule, only when an admin explicitly picks it."""
+
+
+def narrowest(project: str | None, user: str | None) -> Where:
+    """Where "allow always" applies unless an admin picks every session: the session's `project`,
+    else the person it is for (`user`), else this session only."""
+    if project:
+        return Where(RuleScope.PROJECT, project=project)
+    if user:
+        return Where(RuleScope.USER, user=user)
+    return SESSION_ONLY
+
+
+def wording(offer: Offer, where: Where) -> str:
+    """What "allow always" will do, in words, before it is done: `Allow sql calls with this SQL
+    kind and table in project /shop, without asking.`"""
+    return f"Allow {offer.tool} calls with this {offer.label} {where.words}, without asking."
+
+
+def session_grant(offered: Sequence[str]) -> str:
+    """The grant that allows "this session only": `session_prefix` when the request offers it
+    (its `content.grants`), else `session`."""
+    return "session_prefix" if "session_prefix" in offered else "session"
+
+
+def rule(tool: str, match: RuleMatch, who: str, said_in: str, where: Where) -> NewRule:
+    """The rule to save: allow these calls `where` (a project, a person, or every session when an
+    admin picked it); `who` made it, `said_in` the place they said so (`synapse chat`, `the console`).
 
     Raises:
-        ValueError: The rule would not be valid (what is wrong, by field).
+        ValueError: `where` is this session only (a grant, not a rule), or the rule would not be
+            valid (what is wrong, by field).
     """
-    scope = RuleScope.PROJECT if project else RuleScope.USER if user else RuleScope.GLOBAL
+    if where.scope is None:
+        raise ValueError(
+            "this session only is no rule: approve the call with a grant (`session_grant`) instead"
+        )
     made = NewRule(
         tool=tool,
         match=match,
         decision=RuleDecision.ALLOW,
-        scope=scope,
-        project=project,
-        user=user if scope == RuleScope.USER else None,
-        reason=f"allowed always by {who} in {where}",
+        scope=where.scope,
+        project=where.project if where.scope == RuleScope.PROJECT else None,
+        user=where.user if where.scope == RuleScope.USER else None,
+        reason=f"allowed always by {who} in {said_in}",
         created_by=who,
     )
     wrong = problems(made)

@@ -1,9 +1,15 @@
 """Taking a person's decision to the workflow that asked (a session, a graph, or a graph's task run).
 
-One RPC that waits for the outcome (~6 ms less than accept-then-poll, bench/approval): the
-update's validator refuses an unknown or decided interaction and a principal who may not decide
-(`Refused`, by `ApplicationError.type`); a decision Temporal could not take in
-SYNAPSE_DECISION_WAIT_SECONDS is `Unconfirmed`, saying whether it waits for a worker or for the tool.
+Every door here (`POST .../interactions/{id}`, a card click) makes one typed `Decision` — who,
+their role, the channel, the door, what they said — and runs the workflow's `decide_checked`
+update, whose validator is the one check every door shares (`workflows/supervision/checks.py`).
+One RPC waits for the outcome (~6 ms less than accept-then-poll, bench/approval). A refusal
+(`Refused`, by `ApplicationError.type`) is sent again by the `decide` signal, which records it in
+the workflow's audit trail (an update's validator leaves no trace), so a refused HTTP decision is
+audited like a refused chat reply. A request a session only shows (its graph asked it) answers
+`InteractionRelayed` naming the workflow that asked; the decision goes there. A decision Temporal
+could not take in SYNAPSE_DECISION_WAIT_SECONDS is `Unconfirmed`, saying whether it waits for a
+worker or for the tool.
 
 An answer to a question (USER_INPUT) may leave `approved` out: it is read as `true` (answering is
 not approving anything). Every other kind needs `approved`; finding which kind an interaction is
@@ -26,16 +32,23 @@ from temporalio.client import Client, WorkflowQueryFailedError, WorkflowUpdateSt
 from temporalio.service import RPCError
 
 from contracts import (
+    Answer,
     AuditEntry,
     AuditKind,
+    Decision,
+    DecisionSource,
     ErrorType,
+    GrantScope,
     InteractionDecision,
     InteractionOutcome,
     InteractionRequest,
-    InteractionResponse,
     InteractionType,
+    Principal,
+    Said,
+    SandboxProfile,
+    Verdict,
 )
-from contracts.names import RESPOND, RESPOND_CHECKED
+from contracts.names import DECIDE, DECIDE_CHECKED
 from core.security import Caller
 from core.settings import Settings
 from workflows.identity import search_attributes
@@ -54,6 +67,15 @@ DECIDED = (AuditKind.APPROVED, AuditKind.DENIED)
 """The audit kinds that record a decision taken."""
 _UNKNOWABLE = (CallError, RPCError, WorkflowQueryFailedError, TimeoutError)
 """A read that could not be answered (no worker, no such workflow, out of time)."""
+AUDITED = (
+    ErrorType.ROLE_NOT_ALLOWED,
+    ErrorType.APPROVER_NOT_ALLOWED,
+    ErrorType.APPROVER_ALREADY_COUNTED,
+    ErrorType.INTERACTION_ALREADY_DECIDED,
+    ErrorType.INVALID_RESPONSE,
+)
+"""Refusals of a decision on a request the workflow holds: each is recorded there (`record_refusal`)."""
+RESPONSE_FIELDS = ("text", "arguments", "grant", "sandbox")
 
 
 @dataclass(frozen=True)
@@ -62,6 +84,70 @@ class Unconfirmed:
 
     interaction_id: str
     detail: str
+
+
+def said_of(body: InteractionDecision, approved: bool) -> Said:
+    """What an HTTP body says, typed: a question's answer (`response_data.text` with approving), or a
+    verdict with its edit (`arguments`), `grant` and `sandbox`.
+
+    Raises:
+        Invalid: `response_data` holds what no decision says (each problem named by its field).
+    """
+    data = body.response_data or {}
+    problems: list[Problem] = []
+
+    def wrong(field: str, msg: str, kind: str = "value_error") -> None:
+        problems.append(Problem(("response_data", field) if field else ("response_data",), msg, kind))
+
+    unknown = sorted(set(data) - set(RESPONSE_FIELDS))
+    if unknown:
+        wrong(
+            "",
+            f"takes `text` (a question's answer), or `arguments`, `grant` and `sandbox` (with "
+            f"approving a tool call), not {unknown}",
+            "unknown_field",
+        )
+    text = data.get("text")
+    if "text" in data and approved and (not isinstance(text, str) or not text.strip()):
+        wrong("text", "the answer to a question: a non-empty string (or decline with approved=false)")
+    if "text" in data and set(data) & {"arguments", "grant", "sandbox"}:
+        wrong(
+            "text",
+            "answers a question; `arguments`, `grant` and `sandbox` go with approving a tool call, not with an answer",
+        )
+    if "arguments" in data and not isinstance(data["arguments"], dict):
+        wrong(
+            "arguments", f"must be an object of the tool's arguments, got {type(data['arguments']).__name__}"
+        )
+    if "grant" in data and data["grant"] not in set(GrantScope):
+        wrong("grant", f"{data['grant']!r} is not a grant; expected one of {', '.join(GrantScope)}")
+    if "sandbox" in data and data["sandbox"] not in set(SandboxProfile):
+        wrong("sandbox", f"{data['sandbox']!r} is not a sandbox; expected one of {', '.join(SandboxProfile)}")
+    if problems:
+        raise Invalid(problems)
+    if isinstance(text, str) and approved:
+        return Answer(text=text)
+    return Verdict(
+        approved=approved,
+        edit=data.get("arguments"),
+        grant=GrantScope(data["grant"]) if "grant" in data else None,
+        sandbox=SandboxProfile(data["sandbox"]) if "sandbox" in data else None,
+    )
+
+
+def decision_of(caller: Caller, body: InteractionDecision, interaction_id: str, approved: bool) -> Decision:
+    """The `Decision` an HTTP body makes: by the key's principal (keys off: the name given), with the
+    key's role, through `http`."""
+    return Decision(
+        interaction_id=interaction_id,
+        principal=caller.principal or body.principal or Principal.ANONYMOUS,
+        role=caller.role,
+        channel="http",
+        source=DecisionSource.HTTP,
+        said=said_of(body, approved),
+        comment=body.user_message,
+        metadata=body.metadata,
+    )
 
 
 async def decide(
@@ -75,12 +161,14 @@ async def decide(
     body: InteractionDecision,
     check_with: str,
 ) -> InteractionOutcome | Unconfirmed:
-    """Run `respond_checked` on `workflow_id` as the caller: the outcome (`complete: false` while
-    the two-person rule waits for a second approver), or `Unconfirmed`.
+    """Run `decide_checked` on `workflow_id` as the caller: the outcome (`complete: false` while
+    the two-person rule waits for a second approver), or `Unconfirmed`. A refusal is recorded in the
+    workflow's audit trail before it is raised.
 
     Raises:
         TooLarge: The comment is over SYNAPSE_MAX_COMMENT_BYTES.
-        Invalid: `approved` is missing and the interaction is not a question.
+        Invalid: `approved` is missing and the interaction is not a question, or `response_data`
+            says what no decision can.
         Refused, NotFound, Closed: See `workflow.run_update`.
     """
     check_size(
@@ -91,38 +179,85 @@ async def decide(
         approved = await _approved_by_answering(
             client, workflow_id, name, interaction_id, wait=settings.api.query_wait
         )
-    response = InteractionResponse(
-        **body.model_dump(exclude={"approved", "interaction_id", "principal", "channel"}),
-        approved=approved,
-        interaction_id=interaction_id,
-        principal=caller.principal or body.principal,
-        channel="http",
-    )
+    decision = decision_of(caller, body, interaction_id, approved)
     wait = settings.api.decision_wait_seconds
+    try:
+        return await _taken(client, workflow_id, name, decision, wait=wait, check_with=check_with)
+    except Refused as refusal:
+        owner = relayed_to(refusal)
+        if owner is None:
+            raise
+        return await _taken(client, owner, name, decision, wait=wait, check_with=check_with)
+
+
+def relayed_to(refusal: Refused) -> str | None:
+    """The workflow that asked a request the refusing workflow only relays (None: another refusal)."""
+    if refusal.error_type == ErrorType.INTERACTION_RELAYED and refusal.details:
+        return str(refusal.details[0])
+    return None
+
+
+async def _taken(
+    client: Client, workflow_id: str, name: str, decision: Decision, *, wait: float, check_with: str
+) -> InteractionOutcome | Unconfirmed:
     try:
         outcome: InteractionOutcome = await workflow.run_update(
             client,
             workflow_id,
             name,
-            RESPOND_CHECKED,
-            response,
+            DECIDE_CHECKED,
+            decision,
             InteractionOutcome,
             wait=timedelta(seconds=wait),
             within=wait,
             check_with=check_with,
         )
+    except Refused as refusal:
+        if refusal.error_type in AUDITED:
+            await record_refusal(client, workflow_id, decision)
+        raise
     except NotAnswered:
         # A query would need a worker too; the search attributes come straight from the server.
         description = await client.get_workflow_handle(workflow_id).describe()
         waiting = (description.typed_search_attributes.get(search_attributes.PENDING) or 0) > 0
         detail = (
-            f"decision on {interaction_id!r} submitted, but no worker has processed it yet; "
+            f"decision on {decision.interaction_id!r} submitted, but no worker has processed it yet; "
             f"it is validated and applied when a worker runs (see {check_with})"
             if waiting
-            else f"decision on {interaction_id!r} recorded; the approved tool is still running"
+            else f"decision on {decision.interaction_id!r} recorded; the approved tool is still running"
         )
-        return Unconfirmed(interaction_id, detail)
+        return Unconfirmed(decision.interaction_id, detail)
     return outcome
+
+
+async def record_refusal(client: Client, workflow_id: str, decision: Decision) -> None:
+    """Send a refused decision by the `decide` signal: the workflow refuses it again and records the
+    refusal in its audit trail (a request relayed elsewhere is passed on there). Best effort: a
+    workflow that is gone has nothing to record it in."""
+    try:
+        await client.get_workflow_handle(workflow_id).signal(DECIDE, decision)
+    except RPCError as err:
+        log.info("refused decision on %s not recorded in %s: %s", decision.interaction_id, workflow_id, err)
+
+
+async def record_refused_caller(
+    client: Client, workflow_id: str, caller: Caller, interaction_id: str, body: object
+) -> None:
+    """Record in the workflow's audit that a caller whose role may not decide tried to (the API
+    refused them before any workflow was asked): as the decision they sent, as far as it reads."""
+    try:
+        sent = InteractionDecision.model_validate(body)
+        decision = decision_of(caller, sent, interaction_id, sent.approved is True)
+    except (ValueError, CallError):
+        decision = Decision(
+            interaction_id=interaction_id,
+            principal=caller.principal or Principal.ANONYMOUS,
+            role=caller.role,
+            channel="http",
+            source=DecisionSource.HTTP,
+            said=Verdict(approved=False),
+        )
+    await record_refusal(client, workflow_id, decision)
 
 
 async def _approved_by_answering(
@@ -199,19 +334,18 @@ async def recorded_decision(
 
 
 class Submission:
-    """`respond_checked` on `workflow_id` for a channel that answers before the decision is taken.
+    """`decide_checked` on `workflow_id` for a channel that answers before the decision is taken.
 
     `accepted` says whether the workflow accepted the decision yet (validated and recorded; an
-    approved tool may still run). A refused approver is also sent through the `respond` signal,
-    which records the attempt in the audit trail (the update's validator leaves no trace), whenever
-    the refusal comes.
+    approved tool may still run). A refusal is also sent through the `decide` signal, which records
+    it in the audit trail (the update's validator leaves no trace), whenever the refusal comes.
     """
 
-    def __init__(self, client: Client, workflow_id: str, name: str, response: InteractionResponse) -> None:
+    def __init__(self, client: Client, workflow_id: str, name: str, decision: Decision) -> None:
         self.client = client
         self.workflow_id = workflow_id
         self.name = name
-        self.response = response
+        self.decision = decision
         self.accepted = False
 
     async def run(self, *, within: float) -> InteractionOutcome:
@@ -230,8 +364,8 @@ class Submission:
             ):
                 update = await retry_while_busy(
                     lambda: handle.start_update(
-                        RESPOND_CHECKED,
-                        self.response,
+                        DECIDE_CHECKED,
+                        self.decision,
                         result_type=InteractionOutcome,
                         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                     ),
@@ -240,7 +374,7 @@ class Submission:
                 self.accepted = True
                 outcome: InteractionOutcome = await update.result()
         except Refused as refusal:
-            if refusal.error_type == ErrorType.APPROVER_NOT_ALLOWED:
-                await handle.signal(RESPOND, self.response)
+            if refusal.error_type in AUDITED:
+                await record_refusal(self.client, self.workflow_id, self.decision)
             raise
         return outcome

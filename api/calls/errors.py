@@ -43,11 +43,13 @@ class NotAnswered(CallError):
 
 
 class Refused(CallError):
-    """The workflow refused the command (an update's validator); `error_type` says how."""
+    """The workflow refused the command (an update's validator); `error_type` says how, `details` what
+    the refusal carries besides its words (an `InteractionRelayed` names the workflow to ask)."""
 
-    def __init__(self, error_type: str | None, message: str) -> None:
+    def __init__(self, error_type: str | None, message: str, details: tuple[object, ...] = ()) -> None:
         super().__init__(message)
         self.error_type = error_type
+        self.details = details
 
 
 @dataclass(frozen=True)

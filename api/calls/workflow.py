@@ -160,7 +160,7 @@ async def update_errors(
     except WorkflowUpdateFailedError as err:
         cause = err.cause
         if isinstance(cause, ApplicationError):
-            raise Refused(cause.type, cause.message) from err
+            raise Refused(cause.type, cause.message, tuple(cause.details)) from err
         raise Refused(None, f"the workflow failed the request: {cause}") from err
     except RPCError as err:
         if is_not_found(err):

@@ -1,8 +1,9 @@
 """A click on an approval card's button, in any chat channel: decided as the clicker, answered in words.
 
-The channel reads its callback into a `Click` (the button's `CardAction`, who clicked, the card).
-`decide` runs the asking workflow's `respond_checked` update as the clicker (principal = the
-channel's user id; `api/calls/decisions.py` `Submission`) and says how it went in a `ClickAnswer`:
+The channel reads its callback into a `Click` (the button's `CardAction`, who clicked, their role by
+the channel's approver settings, the card). `decide` makes it a `Decision` (source `click`) and runs
+the asking workflow's `decide_checked` update as the clicker (principal = the channel's user id;
+`api/calls/decisions.py` `Submission`) and says how it went in a `ClickAnswer`:
 what kind of notice, its words, and the request and decision to redraw the card with. Chats drop
 answers after ~3 s, so a click waits ~2 s: an approved tool still running then is reported as
 running (a quick tool runs inside the workflow task that takes the decision, so then even the
@@ -26,7 +27,17 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.channels.actions import CardAction
-from contracts import ErrorType, InteractionOutcome, InteractionRequest, InteractionResponse, Principal
+from contracts import (
+    Decision,
+    DecisionSource,
+    ErrorType,
+    GrantScope,
+    InteractionOutcome,
+    InteractionRequest,
+    Principal,
+    Role,
+    Verdict,
+)
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, sessions
@@ -54,6 +65,9 @@ class Click:
     """Who clicked: the channel's user id (the decision's principal)."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Recorded with the decision (the card's message id)."""
+    role: Role = Role.viewer
+    """The clicker's role by the channel's approver settings (`roles.chat_role`; set by the channel,
+    which knows them: a click read without it decides nothing)."""
 
     @property
     def workflow_id(self) -> str:
@@ -105,7 +119,7 @@ async def _already_decided(client: Client, click: Click, refusal: Refused) -> Cl
 
 
 async def _refused(client: Client, click: Click, refusal: Refused) -> ClickAnswer:
-    if refusal.error_type == ErrorType.APPROVER_NOT_ALLOWED:
+    if refusal.error_type in (ErrorType.APPROVER_NOT_ALLOWED, ErrorType.ROLE_NOT_ALLOWED):
         return ClickAnswer("error", f"Not allowed: {refusal}.")
     if refusal.error_type == ErrorType.INTERACTION_ALREADY_DECIDED:
         return await _already_decided(client, click, refusal)
@@ -163,17 +177,18 @@ async def decide(
     request = await decisions.request_if_pending(
         client, click.workflow_id, action.interaction_id, wait=QUERY_TIMEOUT
     )
-    response = InteractionResponse(
+    decision = Decision(
         interaction_id=action.interaction_id,
-        approved=action.approved,
         principal=click.operator,
+        role=click.role,
         channel=click.channel,
-        response_data={"grant": action.grant} if action.grant else None,
+        source=DecisionSource.CLICK,
+        said=Verdict(approved=action.approved, grant=GrantScope(action.grant) if action.grant else None),
         metadata=click.metadata,
     )
     # It may outlive the callback's answer (by up to `OUTCOME_WAIT_SECONDS`).
     submission = decisions.Submission(
-        client, click.workflow_id, sessions.name_of(action.session_key), response
+        client, click.workflow_id, sessions.name_of(action.session_key), decision
     )
     # One deadline for both steps: each Temporal call may poll several times within its own timeout.
     task = asyncio.ensure_future(submission.run(within=OUTCOME_WAIT_SECONDS))

@@ -3,7 +3,8 @@
 The channel reads its platform's message into a `ChatText` (or says why it is `Unsupported` or
 `Ignored`); `Conversations.receive` then:
 - delivers a text by signal-with-start to the session `<channel>:<chat>`, with the chat's
-  approvers (the channel's admins plus the requester);
+  approvers (the channel's admins plus the requester, when requesters decide) and the sender's
+  role by the channel's approver settings (`roles.chat_role`);
 - answers a text over SYNAPSE_MAX_MESSAGE_BYTES, or of a type Synapse cannot read, in the chat;
 - in a chat whose session was cancelled starts nothing: the chat is told who cancelled it and
   when, and that `/restart` starts a new conversation there (which it then does).
@@ -23,13 +24,14 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from contracts import InboundMessage, SessionConfig
+from contracts import InboundMessage, Role, SessionConfig
 from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.settings import Settings
 
 from ..calls import sessions
 from ..calls.errors import AlreadyExists
 from ..calls.sizes import utf8_size
+from .roles import chat_role
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +139,7 @@ class Conversations:
         *,
         channel: str,
         approvers: list[str],
+        requesters_decide: bool,
         reply: Reply,
         background: Background,
     ) -> None:
@@ -144,9 +147,14 @@ class Conversations:
         self._registry = registry
         self._channel = channel
         self._approvers = approvers
+        self._requesters_decide = requesters_decide
         self._reply = reply
         self._background = background
         self._client: Client | None = None
+
+    def role_of(self, user_id: str) -> Role:
+        """The role of a chat user of this channel (`roles.chat_role`)."""
+        return chat_role(user_id, self._approvers, requesters_decide=self._requesters_decide)
 
     def bind(self, client: Client) -> None:
         """Attach the Temporal client (from the app's lifespan)."""
@@ -192,10 +200,11 @@ class Conversations:
             found.session_key,
             self._registry.resolve(DEFAULT_AGENT, found.session_key),
             approvers=self._approvers,
-            approve_by_requester=True,
+            approve_by_requester=self._requesters_decide,
             channel=self._channel,
             chat_id=found.chat_id,
         )
+        message = found.message.model_copy(update={"role": self.role_of(found.message.sender_id)})
         ended = await sessions.ended_run(self.client, found.session_key)
         if ended is not None and ended.cancelled:  # a message would silently start a new run
             if found.message.content.strip().lower() == RESTART_COMMAND:
@@ -207,7 +216,7 @@ class Conversations:
             self.client,
             self._settings.temporal.task_queue,
             config,
-            found.message,
+            message,
             within=MESSAGE_WAIT_SECONDS,
         )
 

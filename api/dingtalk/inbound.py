@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dingtalk_stream.frames import CallbackMessage
@@ -57,6 +58,7 @@ class DingTalkInbound:
             registry,
             channel=CHANNEL,
             approvers=settings.dingtalk.admin_ids,
+            requesters_decide=settings.dingtalk.requesters_decide,
             reply=self._reply,
             background=self._background,
         )
@@ -121,6 +123,7 @@ class DingTalkInbound:
         if isinstance(click, str):
             log.info("DingTalk card callback %s ignored: %s", frame_id, click)
             return
+        click = replace(click, role=self.conversations.role_of(click.operator))
         try:
             answer = await clicks.decide(
                 self.conversations.client, click, self._background.tasks, self.on_decided

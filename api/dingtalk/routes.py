@@ -2,10 +2,10 @@
 
 `DINGTALK_MODE=stream` (the default): bot messages and card clicks arrive over the Stream
 connection (`stream`), which needs no public URL. `DINGTALK_MODE=webhook`: bot messages are
-POSTed to `/channels/dingtalk/events`, signed (`webhook`); card clicks still arrive over Stream
-(DingTalk sends clicks of `callbackType: "STREAM"` cards only there), so the connection
-subscribes to them alone. The route takes no API key: DingTalk cannot send one; its signature is
-the credential.
+POSTed to `/channels/dingtalk/events`, signed, at most 5 minutes old, each signed `timestamp` +
+`sign` pair accepted once (`webhook`); card clicks still arrive over Stream (DingTalk sends clicks
+of `callbackType: "STREAM"` cards only there), so the connection subscribes to them alone. The
+route takes no API key: DingTalk cannot send one; its signature is the credential.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 
 from core.settings import Settings
 
+from ..chat.seen import SeenEvents
 from . import webhook
 from .inbound import DingTalkInbound
 from .stream import Handler, StreamConnection
@@ -54,6 +55,10 @@ def install(app: FastAPI, settings: Settings) -> None:
     topics = {Card_Callback_Router_Topic: Handler(inbound.accept_click)}
     if settings.dingtalk.mode == "stream":
         topics[ChatbotMessage.TOPIC] = Handler(inbound.accept_frame)
+    else:
+        app.state.dingtalk_webhook = webhook.Webhook(
+            settings.dingtalk.client_secret or "", SeenEvents(settings.data_dir)
+        )
     app.state.dingtalk = inbound
     app.state.dingtalk_stream = StreamConnection(settings, topics)
     app.include_router(router)
@@ -71,7 +76,11 @@ def status(app: FastAPI) -> dict[str, Any] | None:
 RESPONSES: dict[int | str, dict[str, str]] = {
     400: {"description": "The body is not a JSON object."},
     401: {
-        "description": "The signature is missing, stale (over an hour) or does not match; nothing was done."
+        "description": (
+            "The signature is missing, stale (over 5 minutes from now), does not match, or its "
+            "timestamp and sign were already used (a replay: the signature does not cover the body); "
+            "nothing was done."
+        )
     },
     404: {"description": "DINGTALK_MODE is stream: messages do not come over HTTP."},
 }
@@ -79,14 +88,14 @@ RESPONSES: dict[int | str, dict[str, str]] = {
 
 @router.post("/events", responses=RESPONSES)
 async def events(request: Request) -> dict[str, Any]:
-    """A bot message (webhook mode): checked, acknowledged at once, delivered to its session after."""
+    """A bot message (webhook mode): checked (signature, age, not a replay), acknowledged at once,
+    delivered to its session after."""
     settings: Settings = request.app.state.settings
     if settings.dingtalk.mode != "webhook":
         raise HTTPException(
             404, f"DINGTALK_MODE is {settings.dingtalk.mode!r}: bot messages arrive over Stream, not here"
         )
-    payload = webhook.authenticate(
-        await request.body(), request.headers, settings.dingtalk.client_secret or ""
-    )
+    checks: webhook.Webhook = request.app.state.dingtalk_webhook
+    payload = await checks.admit(await request.body(), request.headers)
     request.app.state.dingtalk.accept_message(payload)
     return {}

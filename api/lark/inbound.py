@@ -20,6 +20,7 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import lark_oapi as lark
@@ -71,6 +72,7 @@ class LarkInbound:
             registry,
             channel=CHANNEL,
             approvers=settings.lark.admin_ids,
+            requesters_decide=settings.lark.requesters_decide,
             reply=self._reply,
             background=self._background,
         )
@@ -143,6 +145,7 @@ class LarkInbound:
         click = lark_clicks.read_click(data)
         if isinstance(click, dict):
             return click
+        click = replace(click, role=self.conversations.role_of(click.operator))
         return await lark_clicks.decide(
             self.conversations.client, click, self._background.tasks, self._settings, self.on_decided
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from contracts import (
@@ -27,15 +27,16 @@ from contracts import (
     InteractionOutcome,
     InterventionRequest,
     PlanBlueprint,
+    Principal,
     SessionControl,
 )
+from core.security import Caller
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from ..calls import blueprints, decisions, graphs, listing
 from ..calls.sizes import check_size
 from ..deps import (
-    Approver,
     ClientDep,
     GraphId,
     HubDep,
@@ -45,12 +46,17 @@ from ..deps import (
     SettingsDep,
     TaskUuid,
     Viewer,
+    decider,
 )
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
 from .interactions import DECISION_RESPONSES, answer, check_matches
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
+
+GraphDecider = Annotated[Caller, Depends(decider(lambda path: graph_workflow_id(str(path["graph_id"]))))]
+"""An approver or higher; a refused caller's attempt is recorded in the audit trail of the graph
+(which passes it on to the task run that asked)."""
 
 OptionalControl = Annotated[GraphControl | None, Body()]
 
@@ -186,6 +192,10 @@ async def extend_graph(
     settings: SettingsDep,
     registry: RegistryDep,
     caller: Operator,
+    principal: Annotated[
+        str | None,
+        Query(max_length=200, description="Who changes it (API keys off; with keys, the key's principal)."),
+    ] = None,
 ) -> GraphView:
     """Add tasks and edges to a running graph, or change tasks that have not started (422 with
     every reason when the graph refuses it; nothing changes then). A `workflow_id` must name this
@@ -195,7 +205,8 @@ async def extend_graph(
     agents = blueprints.resolve_assignees(
         registry, blueprints.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
     )
-    change = BlueprintChange(blueprint=blueprint, principal=caller.principal or "anonymous", agents=agents)
+    who = caller.principal or principal or Principal.ANONYMOUS
+    change = BlueprintChange(blueprint=blueprint, principal=who, agents=agents)
     return await graphs.run_update(
         client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change
     )
@@ -220,7 +231,9 @@ async def intervene(
             registry, [(("new_assignee_id",), body.new_assignee_id)], graph_id_of(graph_id)
         )
     request = GraphIntervention(
-        **body.model_dump(), principal=caller.principal or "anonymous", channel="http"
+        **body.model_dump(exclude={"principal"}),
+        principal=caller.principal or body.principal or Principal.ANONYMOUS,
+        channel="http",
     )
     return await graphs.run_update(
         client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request, reopen_with=request
@@ -270,7 +283,7 @@ async def decide(
     body: InteractionDecision,
     client: ClientDep,
     settings: SettingsDep,
-    caller: Approver,
+    caller: GraphDecider,
     request: Request,
 ) -> Any:
     """Approve or deny a gate of the graph or a tool call inside one of its tasks, or answer a

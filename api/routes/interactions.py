@@ -7,18 +7,22 @@ A graph's decisions (`routes/graphs.py`) are checked and answered the same way (
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from contracts import InteractionDecision, InteractionOutcome
+from core.security import Caller
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, sessions
-from ..deps import Approver, ClientDep, InteractionId, SessionKey, SettingsDep
+from ..deps import ClientDep, InteractionId, SessionKey, SettingsDep, decider
 
 router = APIRouter(prefix="/sessions", tags=["interactions"])
+
+SessionDecider = Annotated[Caller, Depends(decider(lambda path: session_workflow_id(str(path["key"]))))]
+"""An approver or higher; a refused caller's attempt is recorded in the session's audit trail."""
 
 DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {
@@ -26,7 +30,11 @@ DECISION_RESPONSES: dict[int | str, dict[str, Any]] = {
         "SYNAPSE_DECISION_WAIT_SECONDS (60 s); or, under the two-person rule, a first approval counted "
         "(`complete: false`, `approvals`): another approver must approve too."
     },
-    403: {"description": "The principal may not decide this interaction."},
+    403: {
+        "description": "The caller's role is below approver, the principal is not among the request's "
+        "approvers, or the decision widens the floor (a wider sandbox) and needs an admin; the refusal is "
+        "recorded in the audit trail."
+    },
     404: {"description": "No such workflow or pending interaction."},
     409: {"description": "Already decided, the same person approving twice, or the workflow is closed."},
     503: {
@@ -66,11 +74,11 @@ async def decide(
     body: InteractionDecision,
     client: ClientDep,
     settings: SettingsDep,
-    caller: Approver,
+    caller: SessionDecider,
     request: Request,
 ) -> Any:
     """Approve or deny, or answer a question; answers with the decision and, after approval, the
-    tool's result.
+    tool's result. A request the session's graph (or one of its tasks) asked is decided there.
 
     A question (USER_INPUT) is answered with `response_data.text`; `approved` may be left out
     there (an answer). A tool approval needs `approved` (422 naming the field without it).

@@ -1,10 +1,17 @@
 """Approval rules: lasting allow / ask / deny decisions about kinds of tool calls, for every channel.
 
 Anyone may read them, and ask what "allow always" would save for a call (`POST /rule-offers`, the
-console's button; the REPL works it out itself with the same `activities.rules.offers`). An
-approver may save or delete a rule of a project or a person (the REPL's "allow always in this
-project"); a global rule, which every session obeys, needs an admin. The
-workers read the same store at every assessment: a rule saved now decides the next call.
+console's button; the REPL works it out itself with the same `activities.rules.offers`). Rules have
+owners:
+- a user rule only for oneself (an admin: for anyone);
+- a project rule only by that project's approvers (role approver or higher, and a key that may act
+  in the project) or an admin;
+- a global rule, which every session obeys, only by an admin;
+- a rule is deleted by the one who made it (who may still make it) or an admin.
+Who made or deleted a rule is the API key's principal; with keys off (everyone is admin) it is the
+name given (`created_by`, DELETE's `?principal=`), else `anonymous`. A deleted rule is kept as a
+tombstone: its id is never reused. The workers read the same store at every assessment: a rule
+saved now decides the next call.
 """
 
 from __future__ import annotations
@@ -24,9 +31,26 @@ from core.security import Caller, Role
 from ..deps import Approver, RulesDep, Viewer
 from ..errors import ERROR_RESPONSES
 
+ANONYMOUS = "anonymous"
+"""Who made or deleted a rule when keys are off and no name was given."""
+
 router = APIRouter(tags=["rules"])
 
-RuleId = Annotated[str, Path(pattern=r"^rule_[0-9]+$", description="The rule, e.g. `rule_3`.")]
+RuleId = Annotated[
+    str,
+    Path(
+        pattern=r"^rule_(?:[0-9]+|[0-9A-HJKMNP-TV-Z]{26})$",
+        description="The rule, e.g. `rule_01JDQ8Z5V7C3M2K9T4XWB6N1RA` (rules saved before: `rule_3`).",
+    ),
+]
+Principal = Annotated[
+    str | None,
+    Query(
+        max_length=200,
+        description="With keys off: who deletes the rule (recorded as its `deleted_by`; `anonymous` "
+        "when absent). Ignored with keys on: the key's principal is recorded.",
+    ),
+]
 
 
 @router.get("/rules", response_model=list[ApprovalRule], responses=ERROR_RESPONSES(401, 403, 422))
@@ -50,15 +74,27 @@ async def list_rules(
     return [*(PROFILES[profile].rules if profile else ()), *saved]
 
 
+@router.get("/rules/{rule_id}", response_model=ApprovalRule, responses=ERROR_RESPONSES(401, 403, 404, 422))
+async def get_rule(rule_id: RuleId, store: RulesDep, caller: Viewer) -> ApprovalRule:
+    """One live rule; a deleted one is 404 saying who deleted it and when."""
+    try:
+        return await asyncio.to_thread(store.get, rule_id)
+    except RuleNotFound as err:
+        raise HTTPException(404, str(err)) from None
+
+
 @router.post("/rules", status_code=201, response_model=ApprovalRule, responses=ERROR_RESPONSES(401, 403, 422))
 async def add_rule(body: NewRule, store: RulesDep, caller: Approver) -> ApprovalRule:
-    """Save a rule (422 naming each problem). A global rule needs an admin; `created_by` is the caller."""
-    _may_change(caller, body.scope)
+    """Save a rule (422 naming each problem; 403 naming the rule of ownership that refuses it).
+    `created_by` is the key's principal, or with keys off the name given (else `anonymous`)."""
     found = problems(body)
     if found:
         raise HTTPException(422, "; ".join(found))
-    rule = body.model_copy(update={"created_by": caller.principal or body.created_by or "anonymous"})
-    return await asyncio.to_thread(store.add, rule)
+    who = recorded_name(caller, body.created_by)
+    refused = refusal_to_save(caller, who, body)
+    if refused:
+        raise HTTPException(403, refused)
+    return await asyncio.to_thread(store.add, body.model_copy(update={"created_by": who}))
 
 
 @router.post(  # not under /rules/: a DELETE there would be taken for a rule's id
@@ -81,20 +117,62 @@ async def offer_rule(body: RuleOfferRequest, caller: Viewer) -> RuleOffer:
 
 
 @router.delete("/rules/{rule_id}", response_model=ApprovalRule, responses=ERROR_RESPONSES(401, 403, 404, 422))
-async def delete_rule(rule_id: RuleId, store: RulesDep, caller: Approver) -> ApprovalRule:
-    """Delete a rule; the next call is decided without it. A global rule needs an admin."""
+async def delete_rule(
+    rule_id: RuleId, store: RulesDep, caller: Approver, principal: Principal = None
+) -> ApprovalRule:
+    """Delete a rule (its maker, or an admin); the next call is decided without it. It is kept as a
+    tombstone (`deleted_by`, `deleted_at`, answered here) and its id never comes back; deleting it
+    again is 404 saying who deleted it and when."""
+    who = recorded_name(caller, principal)
     try:
         rule = await asyncio.to_thread(store.get, rule_id)
-        _may_change(caller, rule.scope)
-        return await asyncio.to_thread(store.remove, rule_id)
+        refused = refusal_to_delete(caller, who, rule)
+        if refused:
+            raise HTTPException(403, refused)
+        return await asyncio.to_thread(store.remove, rule_id, who)
     except RuleNotFound as err:
         raise HTTPException(404, str(err)) from None
 
 
-def _may_change(caller: Caller, scope: RuleScope) -> None:
-    if scope == RuleScope.GLOBAL and caller.role < Role.admin:
-        raise HTTPException(
-            403,
-            f"{caller.principal} has role {caller.role.name}; a global rule needs admin "
-            "(an approver may save rules of scope project or user)",
+def recorded_name(caller: Caller, given: str | None) -> str:
+    """Who the caller is, for the record: the key's principal with keys on (a name given is
+    ignored), else the name given, else `anonymous`."""
+    if caller.principal is not None:
+        return caller.principal
+    return (given or "").strip() or ANONYMOUS
+
+
+def refusal_to_save(caller: Caller, who: str, rule: NewRule) -> str | None:
+    """Why `caller` (recorded as `who`) may not save `rule`, naming the rule that refuses; None: it may."""
+    if caller.role >= Role.admin:
+        return None
+    if caller.role < Role.approver:
+        return f"{who} has role {caller.role.name}; saving or deleting a rule needs approver or higher"
+    if rule.scope == RuleScope.GLOBAL:
+        return (
+            f"{who} has role {caller.role.name}; a global rule needs admin (an approver may save rules "
+            "of a project they approve in, or user rules for themselves)"
         )
+    if rule.scope == RuleScope.USER and rule.user != who:
+        return f"{who} may save user rules only for {who} ({rule.user}'s need an admin)"
+    if rule.scope == RuleScope.PROJECT and not caller.may_act_in(rule.project):
+        allowed = ", ".join(sorted(caller.projects or ()))
+        return (
+            f"{who} may not act in project {rule.project!r} (the key's projects: {allowed or 'none'}); "
+            "a project rule needs one of that project's approvers or an admin"
+        )
+    return None
+
+
+def refusal_to_delete(caller: Caller, who: str, rule: ApprovalRule) -> str | None:
+    """Why `caller` (recorded as `who`) may not delete `rule`: only its maker, who may still make
+    it, or an admin; None: it may."""
+    if caller.role >= Role.admin:
+        return None
+    if rule.created_by != who:
+        return (
+            f"{who} may delete only the rules {who} made; {rule.rule_id} was made by "
+            f"{rule.created_by or ANONYMOUS} (an admin may delete any)"
+        )
+    refused = refusal_to_save(caller, who, rule)
+    return f"{who} made {rule.rule_id} but may not delete it now: {refused}" if refused else None

@@ -37,7 +37,7 @@ from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from ..calls import listing, sessions
+from ..calls import floor, listing, sessions
 from ..calls.archive import archived_items
 from ..calls.errors import NotFound
 from ..calls.sizes import check_size
@@ -88,7 +88,9 @@ async def list_sessions(
     return await listing.waiting_for(client, found, waiting_for, wait=min(settings.api.query_wait, WHO_WAIT))
 
 
-@router.post("", status_code=201, response_model=LiveSession)
+@router.post(
+    "", status_code=201, response_model=LiveSession, responses=ERROR_RESPONSES(403, s403=floor.RULES)
+)
 async def create_session(
     body: CreateSessionRequest,
     client: ClientDep,
@@ -98,7 +100,12 @@ async def create_session(
 ) -> LiveSession:
     """Start a session explicitly (a first message would also start one); 422 for an unknown agent
     or profile. The session is for `user` (the caller by default): their approval rules apply, and
-    those of its `project` and `profile` (whose sandbox is its default)."""
+    those of its `project` and `profile` (whose sandbox is its default).
+
+    A session only tightens: its `policies` and `sandbox` may not be looser than its agent's and
+    the deployment's, nor its `user` another person when keys are on, unless the caller is an
+    admin; its `project` must be one the caller may act in. 403 names the rule.
+    """
     if body.notify_url and not settings.webhooks.secret:
         raise HTTPException(
             422,
@@ -109,11 +116,14 @@ async def create_session(
     except KeyError as err:
         raise HTTPException(422, f"profile: {err.args[0]}") from None
     key = body.session_key or uuid.uuid4().hex[:12]
+    agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
+    refused = floor.refusals(
+        body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
+    )
+    if refused:
+        raise HTTPException(403, "; ".join(refused))
     config = sessions.new_config(
-        settings,
-        key,
-        registry.resolve(body.agent_id or DEFAULT_AGENT, key),
-        **body.model_dump(exclude={"session_key"}, exclude_none=True),
+        settings, key, agent, **body.model_dump(exclude={"session_key"}, exclude_none=True)
     )
     config = config.model_copy(
         update={"user": body.user or caller.principal, "sandbox": body.sandbox or profile.sandbox}
@@ -180,6 +190,7 @@ async def post_message(
     message = InboundMessage(
         channel="http",
         sender_id=caller.principal or body.principal or "anonymous",
+        role=caller.role,
         chat_id=key,
         content=body.content,
         message_id=f"http-{uuid.uuid4().hex}",

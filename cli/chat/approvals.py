@@ -2,8 +2,10 @@
 and rings the bell, then waits for a key.
 
 - `y` approve once; `s` allow for this session (a `session_prefix` grant when the request offers
-  one, else `session`); `a` allow always in this project: the proposed rule is shown and its one
-  line edited, saved with `POST /rules` (scope project), then this call is approved; `e` edit the
+  one, else `session`); `a` allow always in this project: where and what it allows is said in
+  words, the proposed rule's one line edited, saved with `POST /rules` (scope project: the REPL's
+  project, else for its person, else it is this session only and approves with a grant, as `s`;
+  never global), then this call is approved; `e` edit the
   arguments, then approve; `n` deny with a reason; `l` later: leave it pending for another
   channel (`/approve`, `/deny` still reach it).
 - A question is answered with a line of text; a gated graph task with `y`, `n` or `l`.
@@ -158,20 +160,15 @@ class Approvals:
         except ValueError as err:
             self.renderer.error(f"no rule to offer: {err}")
             return self.again(request)
-        self.renderer.note(
-            Text(
-                f"  allow always in project {self.state.project}: {request.tool} calls with this {offer.label}",
-                "yellow",
-            )
-        )
+        where = offers.narrowest(self.state.project or None, self.state.principal or None)
+        self.renderer.note(Text(f"  {offers.wording(offer, where)}", "yellow"))
+        if where.scope is None:  # no project, no person: this session only is a grant, not a rule
+            grant = offers.session_grant(request.content.get("grants") or [])
+            return self.decide(request, True, response_data={"grant": grant})
         line = await self.prompts.line(f"{offer.label} (edit, then Enter) › ", default=offer.line)
         try:
             rule = offers.rule(
-                request.tool,
-                offers.edited(offer, line),
-                self.state.principal,
-                "synapse chat",
-                project=self.state.project,
+                request.tool, offers.edited(offer, line), self.state.principal, "synapse chat", where
             )
             saved = await self.client.add_rule(rule)
         except (ValueError, SynapseError) as err:

@@ -134,17 +134,21 @@ async def rules(chat: Chat, args: list[str]) -> None:
 
 
 async def delete_rule(chat: Chat, args: list[str]) -> None:
-    rule = await chat.client.delete_rule(args[0])
+    rule = await chat.client.delete_rule(args[0], principal=chat.state.principal)
     chat.renderer.note(f"deleted {rule.rule_id}: {describe(rule)}")
 
 
 async def pause(chat: Chat, args: list[str]) -> None:
-    live = await chat.client.pause(_started(chat), f"paused by {chat.state.principal} in synapse chat")
+    live = await chat.client.pause(
+        _started(chat), f"paused by {chat.state.principal} in synapse chat", chat.state.principal
+    )
     chat.renderer.note(f"session {live.session_id} is {live.status}")
 
 
 async def resume(chat: Chat, args: list[str]) -> None:
-    live = await chat.client.resume(_started(chat), f"resumed by {chat.state.principal} in synapse chat")
+    live = await chat.client.resume(
+        _started(chat), f"resumed by {chat.state.principal} in synapse chat", chat.state.principal
+    )
     chat.renderer.note(f"session {live.session_id} is {live.status}")
 
 
@@ -155,7 +159,9 @@ async def cancel(chat: Chat, args: list[str]) -> None:
     )
     if answer == "y":
         live = await chat.client.cancel(
-            key, args[0] if args else f"cancelled by {chat.state.principal} in synapse chat"
+            key,
+            args[0] if args else f"cancelled by {chat.state.principal} in synapse chat",
+            chat.state.principal,
         )
         chat.renderer.note(f"session {live.session_id} is {live.status}; /agent or /attach to go on")
 

@@ -84,7 +84,7 @@ def covers(rule: NewRule, facts: CallFacts) -> bool:
 
 def verdict(rules: Iterable[ApprovalRule], facts: CallFacts, context: RuleContext) -> RuleVerdict | None:
     """The rule that decides the call, if any covers it: the strictest decision, then the most
-    specific rule of it."""
+    specific rule of it, with its text as it is now (scope, project, user, match), for the audit."""
     found = [rule for rule in rules if applies(rule, context) and covers(rule, facts)]
     if not found:
         return None
@@ -95,6 +95,10 @@ def verdict(rules: Iterable[ApprovalRule], facts: CallFacts, context: RuleContex
         description=describe(rule),
         reason=rule.reason,
         created_by=rule.created_by or "",
+        scope=rule.scope,
+        project=rule.project,
+        user=rule.user,
+        match=rule.match,
     )
 
 

@@ -4,28 +4,43 @@ SQLite under the data dir by default (`<data_dir>/rules.db`), any SQLAlchemy URL
 `SYNAPSE_RULES_URL` (PostgreSQL for several machines). Workers read it on every assessment, so a
 rule saved now decides the next call of every session. Methods block: async callers use
 `asyncio.to_thread`.
+
+A rule's id is never reused, so `denied by rule:<id>` in an old audit always names the rule that
+decided: a new rule's id is `rule_` and a ULID-like 26 characters (time, then randomness), and a
+deleted rule stays as a tombstone (who deleted it, when) that decides nothing and is listed by
+nothing. A table made before (ids `rule_<row number>`, rows deleted) is brought up to date when a
+store first opens it: its rules keep their ids.
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import (
     Column,
+    Connection,
     DateTime,
+    Index,
     Integer,
     MetaData,
     String,
     Table,
     Text,
     bindparam,
-    delete,
+    cast,
+    inspect,
+    literal,
     or_,
     select,
+    text,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
 from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleScope
 
@@ -35,18 +50,45 @@ METADATA = MetaData()
 RULES = Table(
     "approval_rules",
     METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", Integer, primary_key=True, autoincrement=True),  # the order rules were saved in
+    Column("rule_id", String(40)),  # NULL only in a row of an old table before it is brought up to date
     Column("tool", String(200), nullable=False, index=True),
     Column("scope", String(20), nullable=False),
     Column("project", String(1000)),
     Column("user", String(200)),
     Column("body", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("deleted_by", String(200)),
+    Column("deleted_at", DateTime(timezone=True)),
 )
+RULE_IDS = Index("approval_rules_rule_id", RULES.c.rule_id, unique=True)
+LATER_COLUMNS = ("rule_id", "deleted_by", "deleted_at")
+"""Columns a table made before them lacks; `_bring_up_to_date` adds them."""
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+"""Crockford's base32 alphabet (no I, L, O, U), as ULIDs use it."""
 
 
 class RuleNotFound(LookupError):
     """No rule has this id."""
+
+
+class RuleDeleted(RuleNotFound):
+    """The rule was deleted (by `rule.deleted_by`, at `rule.deleted_at`); its id is never reused."""
+
+    def __init__(self, rule: ApprovalRule) -> None:
+        at = rule.deleted_at.strftime("%Y-%m-%d %H:%M:%S UTC") if rule.deleted_at else "an unknown time"
+        super().__init__(
+            f"rule {rule.rule_id!r} was deleted by {rule.deleted_by} at {at}; it decides nothing and "
+            "its id is never reused (GET /rules lists the live ones)"
+        )
+        self.rule = rule
+
+
+def new_rule_id() -> str:
+    """A new rule's id: `rule_` and 26 Crockford base32 characters of 48 bits of milliseconds since
+    1970 and 80 random bits (a ULID), so ids sort by time and two are never the same."""
+    value = (time.time_ns() // 1_000_000) << 80 | secrets.randbits(80)
+    return "rule_" + "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 class RuleStore:
@@ -66,16 +108,25 @@ class RuleStore:
         with self._lock:
             if self._engine is None:
                 engine = engine_for(self.url, own_file=True)
-                create_schema(engine, METADATA.create_all)
+                create_schema(engine, _create)
                 self._engine = engine
             return self._engine
 
+    def close(self) -> None:
+        """Close the store's connections (it opens new ones if used again)."""
+        with self._lock:
+            engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+
     def add(self, rule: NewRule) -> ApprovalRule:
-        """Save a rule (checked by the caller, `match.problems`); it as saved, with its id."""
+        """Save a rule (checked by the caller, `match.problems`); it as saved, with its new id."""
         now = datetime.now(UTC)
+        rule_id = new_rule_id()
         with self._db().begin() as db:
-            row = db.execute(
+            db.execute(
                 RULES.insert().values(
+                    rule_id=rule_id,
                     tool=rule.tool,
                     scope=str(rule.scope),
                     project=rule.project,
@@ -84,24 +135,34 @@ class RuleStore:
                     created_at=now,
                 )
             )
-            (number,) = row.inserted_primary_key or (0,)
-        return _saved(int(number), rule.model_dump_json(), now)
+        return ApprovalRule(**rule.model_dump(), rule_id=rule_id, created_at=now)
 
-    def remove(self, rule_id: str) -> ApprovalRule:
-        """Delete a rule; it as it was (`RuleNotFound` when no rule has this id)."""
+    def remove(self, rule_id: str, by: str) -> ApprovalRule:
+        """Delete a rule, `by` whom: it stays as a tombstone that decides nothing. It as it was, with
+        `deleted_by` and `deleted_at` (`RuleNotFound` when no rule has this id, `RuleDeleted` when it
+        was deleted already)."""
         rule = self.get(rule_id)
+        now = datetime.now(UTC)
         with self._db().begin() as db:
-            db.execute(delete(RULES).where(RULES.c.id == _number(rule_id)))
-        return rule
+            done = db.execute(
+                RULES.update()
+                .where(RULES.c.rule_id == rule_id, RULES.c.deleted_at.is_(None))
+                .values(deleted_by=by, deleted_at=now)
+            )
+        if done.rowcount != 1:  # another process deleted it in between
+            self.get(rule_id)
+        return rule.model_copy(update={"deleted_by": by, "deleted_at": now})
 
     def get(self, rule_id: str) -> ApprovalRule:
-        """One rule (`RuleNotFound` when no rule has this id)."""
-        number = _number(rule_id)
+        """One live rule (`RuleNotFound` when no rule has this id, `RuleDeleted` when it was deleted)."""
         with self._db().connect() as db:
-            row = db.execute(select(RULES).where(RULES.c.id == number)).first() if number else None
+            row = db.execute(select(RULES).where(RULES.c.rule_id == rule_id)).first()
         if row is None:
             raise RuleNotFound(f"no rule {rule_id!r}; GET /rules lists them")
-        return _saved(row.id, row.body, row.created_at)
+        rule = _saved(row)
+        if rule.deleted_at is not None:
+            raise RuleDeleted(rule)
+        return rule
 
     def all(
         self,
@@ -111,18 +172,18 @@ class RuleStore:
         project: str | None = None,
         user: str | None = None,
     ) -> list[ApprovalRule]:
-        """The rules, oldest first, of one tool, scope, project or user when named."""
-        query = select(RULES).order_by(RULES.c.id)
+        """The live rules, oldest first, of one tool, scope, project or user when named."""
+        query = select(RULES).where(RULES.c.deleted_at.is_(None)).order_by(RULES.c.id)
         for column, value in ((RULES.c.tool, tool), (RULES.c.project, project), (RULES.c.user, user)):
             if value is not None:
                 query = query.where(column == value)
         if scope is not None:
             query = query.where(RULES.c.scope == str(scope))
         with self._db().connect() as db:
-            return [_saved(row.id, row.body, row.created_at) for row in db.execute(query)]
+            return [_saved(row) for row in db.execute(query)]
 
     def for_call(self, tool_id: str, context: RuleContext) -> list[ApprovalRule]:
-        """The rules that may decide a call of `tool_id` in this project, for this user."""
+        """The live rules that may decide a call of `tool_id` in this project, for this user."""
         values = {
             "tool": tool_id,
             "any_tool": ANY_TOOL_RULE,
@@ -130,12 +191,13 @@ class RuleStore:
             "user": context.user or None,
         }
         with self._db().connect() as db:
-            return [_saved(row.id, row.body, row.created_at) for row in db.execute(_FOR_CALL, values)]
+            return [_saved(row) for row in db.execute(_FOR_CALL, values)]
 
 
 _FOR_CALL = (
     select(RULES)
     .where(
+        RULES.c.deleted_at.is_(None),
         RULES.c.tool.in_([bindparam("tool"), bindparam("any_tool")]),
         or_(
             RULES.c.scope == str(RuleScope.GLOBAL),
@@ -150,12 +212,47 @@ SQLAlchemy 0.24–1 ms of the worker's CPU per assessment (more with a project a
 match), 0.07–0.12 ms with bound values."""
 
 
-def _number(rule_id: str) -> int | None:
-    prefix, _, number = rule_id.partition("_")
-    return int(number) if prefix == "rule" and number.isdigit() else None
+def _create(db: Connection) -> None:
+    """Make the table when absent (`create_schema` runs this once per store, in one transaction)."""
+    METADATA.create_all(db)
+    _bring_up_to_date(db)
 
 
-def _saved(number: int, body: str, created_at: datetime) -> ApprovalRule:
-    at = created_at if created_at.tzinfo else created_at.replace(tzinfo=UTC)  # SQLite keeps no zone
-    rule = NewRule.model_validate_json(body)
-    return ApprovalRule(**rule.model_dump(), rule_id=f"rule_{number}", created_at=at)
+def _bring_up_to_date(db: Connection) -> None:
+    """Give a table made before rule ids and tombstones their columns; its rules keep their ids
+    (`rule_<row number>`). Two processes may open an old SQLite file at once (PostgreSQL's
+    `create_schema` lock serialises them): one adding a column the other just added is no error."""
+    for name in LATER_COLUMNS:
+        if name in _columns(db):
+            continue
+        kind = RULES.c[name].type.compile(dialect=db.dialect)
+        try:
+            db.execute(text(f"ALTER TABLE {RULES.name} ADD COLUMN {name} {kind}"))
+        except OperationalError:
+            if name not in _columns(db):
+                raise
+    db.execute(
+        RULES.update()
+        .where(RULES.c.rule_id.is_(None))
+        .values(rule_id=literal("rule_") + cast(RULES.c.id, String))
+    )
+    RULE_IDS.create(db, checkfirst=True)
+
+
+def _columns(db: Connection) -> set[str]:
+    return {column["name"] for column in inspect(db).get_columns(RULES.name)}
+
+
+def _saved(row: Any) -> ApprovalRule:
+    rule = NewRule.model_validate_json(row.body)
+    return ApprovalRule(
+        **rule.model_dump(),
+        rule_id=row.rule_id,
+        created_at=_utc(row.created_at),
+        deleted_by=row.deleted_by,
+        deleted_at=_utc(row.deleted_at) if row.deleted_at else None,
+    )
+
+
+def _utc(at: datetime) -> datetime:
+    return at if at.tzinfo else at.replace(tzinfo=UTC)  # SQLite keeps no zone

@@ -43,7 +43,9 @@ async def test_a_chat_reply_decides_the_pending_approval(
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert audit[-1]["kind"] == ("approved" if approved else "denied")
     if reply == "let me think":
-        assert "ambiguous" in audit[-1]["comment"]
+        assert "ambiguous" in audit[-1]["comment"] and "确认" in audit[-1]["comment"], (
+            "it says which words count"
+        )
 
 
 async def test_a_reply_from_someone_not_allowed_decides_nothing(
@@ -58,7 +60,7 @@ async def test_a_reply_from_someone_not_allowed_decides_nothing(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.ERROR), params={"after": request.sequence_id}
     )
-    assert "mallory may not answer" in fields(chunks[-1])["error"]
+    assert "'mallory' may not decide interaction" in fields(chunks[-1])["error"]
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["status"] == "waiting_approval"
     assert count_orders("status = 'cancelled'") == 3
@@ -138,7 +140,7 @@ async def test_a_chat_reply_sent_with_wait_answers_when_its_decision_ends_the_tu
         f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "确认", "principal": "mallory"}
     )
     assert refused.json()["status"] == "failed", refused.text
-    assert refused.json()["answer"]["error"].startswith("mallory may not answer"), (
+    assert refused.json()["answer"]["error"].startswith("'mallory' may not decide interaction"), (
         "at once, not after a minute"
     )
     answered = await http.post(

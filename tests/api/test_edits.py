@@ -84,7 +84,7 @@ async def test_bad_edits_are_422_and_lose_nothing(http: httpx.AsyncClient) -> No
             {"approved": False, "response_data": {"arguments": {"sql": ONLY_ID_1}}},
             "only goes with approved=true",
         ),
-        ({"approved": True, "response_data": {"text": "hi"}}, "takes `arguments`, `grant` and `sandbox`"),
+        ({"approved": True, "response_data": {"text": "hi"}}, "is a tool approval: approve or deny it"),
     ):
         refused = await decide(http, key, interaction_id, principal="bob", **body)
         assert refused.status_code == 422, refused.text

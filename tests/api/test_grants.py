@@ -149,7 +149,7 @@ async def test_a_grant_the_call_cannot_have_is_422(http: httpx.AsyncClient) -> N
     assert fields(asked)["grants"] == ["session"], "several statements have no command head"
     for body, expected in (
         ({"grant": "session_prefix"}, "possible: session"),
-        ({"grant": "forever"}, "'forever' is not possible"),
+        ({"grant": "forever"}, "'forever' is not a grant; expected one of session, session_prefix"),
         ({"grant": "session", "arguments": {"sql": "SELECT 1"}}, "not both"),
     ):
         refused = await decide(

@@ -60,6 +60,7 @@ async def test_the_two_person_rule_needs_two_different_approvers(
     assert [(e["kind"], e["principal"]) for e in audit] == [
         ("requested", "alice"),
         ("approval_counted", "bob"),
+        ("rejected", "bob"),  # the same person twice: refused with 409, and recorded
         ("approved", "carol"),
     ]
 

@@ -60,8 +60,8 @@ async def test_a_question_needs_text_and_only_text(http: httpx.AsyncClient) -> N
     interaction_id, _ = await ask(http, key, "Your name?")
     for body, expected in (
         ({"approved": True}, "answer it with response_data.text"),
-        ({"approved": True, "response_data": {"text": "  "}}, "answer it with response_data.text"),
-        ({"approved": True, "response_data": {"text": "x", "grant": "session"}}, "takes only `text`"),
+        ({"approved": True, "response_data": {"text": "  "}}, "response_data.text: the answer to a question"),
+        ({"approved": True, "response_data": {"text": "x", "grant": "session"}}, "not with an answer"),
     ):
         refused = await decide(http, key, interaction_id, principal="alice", **body)
         assert refused.status_code == 422, refused.text

@@ -1,5 +1,6 @@
 """Approval rules over HTTP: managed by role, read by the workers at every assessment, named in the
-audit; profiles as named sets of them."""
+audit with their text as it was; profiles as named sets of them. Who owns which rule, and ids that
+are never reused: `test_rule_owners.py`."""
 
 from __future__ import annotations
 
@@ -50,7 +51,13 @@ async def test_only_admins_make_global_rules_approvers_make_project_ones_anyone_
     app = create_app(
         settings.model_copy(update={"api": settings.api.model_copy(update={"keys": KEYS})}), client=client
     )
-    rule = {"tool": "sql", "decision": "deny", "match": {"sql_kind": "DROP"}, "reason": "no drops"}
+    rule = {
+        "tool": "sql",
+        "decision": "deny",
+        "match": {"sql_kind": "DROP"},
+        "scope": "global",
+        "reason": "no drops",
+    }
     async with serve(app) as http:
         by_viewer = await http.post("/rules", json=rule, headers=bearer("k-view"))
         assert by_viewer.status_code == 403 and "vera has role viewer" in by_viewer.json()["detail"]
@@ -60,8 +67,8 @@ async def test_only_admins_make_global_rules_approvers_make_project_ones_anyone_
         made = await http.post("/rules", json={**rule, "created_by": "someone"}, headers=bearer("k-admin"))
         assert made.status_code == 201, made.text
         saved = made.json()
-        assert (saved["rule_id"], saved["created_by"], saved["scope"], saved["reason"]) == (
-            "rule_1",
+        global_id = saved["rule_id"]
+        assert (saved["created_by"], saved["scope"], saved["reason"]) == (
             "ada",
             "global",
             "no drops",
@@ -76,22 +83,31 @@ async def test_only_admins_make_global_rules_approvers_make_project_ones_anyone_
         }
         mine = await http.post("/rules", json=project, headers=bearer("k-ok"))
         assert mine.status_code == 201 and mine.json()["created_by"] == "ann"
+        project_id = mine.json()["rule_id"]
         listed = await http.get("/rules", headers=bearer("k-view"))
-        assert [r["rule_id"] for r in listed.json()] == ["rule_1", "rule_2"]
+        assert [r["rule_id"] for r in listed.json()] == [global_id, project_id]
         only = await http.get(
             "/rules", params={"scope": "project", "project": "/repo"}, headers=bearer("k-view")
         )
-        assert [r["rule_id"] for r in only.json()] == ["rule_2"]
+        assert [r["rule_id"] for r in only.json()] == [project_id]
         with_profile = await http.get(
             "/rules", params={"profile": "restricted", "tool": "none"}, headers=bearer("k-view")
         )
         assert [(r["rule_id"], r["decision"]) for r in with_profile.json()] == [
             ("profile:restricted:1", "deny")
         ]
-        assert (await http.delete("/rules/rule_1", headers=bearer("k-ok"))).status_code == 403
-        assert (await http.delete("/rules/rule_2", headers=bearer("k-ok"))).json()["rule_id"] == "rule_2"
-        gone = await http.delete("/rules/rule_2", headers=bearer("k-admin"))
-        assert gone.status_code == 404 and gone.json()["detail"] == "no rule 'rule_2'; GET /rules lists them"
+        assert (await http.delete(f"/rules/{global_id}", headers=bearer("k-ok"))).status_code == 403
+        deleted = (await http.delete(f"/rules/{project_id}", headers=bearer("k-ok"))).json()
+        assert (deleted["rule_id"], deleted["deleted_by"]) == (project_id, "ann")
+        gone = await http.delete(f"/rules/{project_id}", headers=bearer("k-admin"))
+        assert gone.status_code == 404 and gone.json()["detail"].startswith(
+            f"rule '{project_id}' was deleted by ann at "
+        )
+        unknown = await http.delete("/rules/rule_9", headers=bearer("k-admin"))
+        assert (
+            unknown.status_code == 404
+            and unknown.json()["detail"] == "no rule 'rule_9'; GET /rules lists them"
+        )
 
 
 @pytest.mark.parametrize(
@@ -99,14 +115,20 @@ async def test_only_admins_make_global_rules_approvers_make_project_ones_anyone_
     [
         ({"tool": "sql", "decision": "maybe"}, "decision"),
         (
-            {"tool": "sql", "decision": "allow", "match": {"command_prefix": "x", "sql_kind": "DELETE"}},
+            {
+                "tool": "sql",
+                "decision": "allow",
+                "scope": "global",
+                "match": {"command_prefix": "x", "sql_kind": "DELETE"},
+            },
             "match: give one of",
         ),
         (
             {"tool": "sql", "decision": "allow", "scope": "project"},
             "project: scope `project` needs the project",
         ),
-        ({"tool": "sql", "decision": "allow", "match": {"glob": "*"}}, "glob"),
+        ({"tool": "sql", "decision": "allow", "scope": "global", "match": {"glob": "*"}}, "glob"),
+        ({"tool": "sql", "decision": "allow"}, "scope"),
     ],
 )
 async def test_a_bad_rule_is_422_naming_what_is_wrong(
@@ -131,22 +153,35 @@ async def test_a_rule_saved_mid_session_decides_the_next_call_and_the_audit_name
         "tool": "sql",
         "decision": "deny",
         "match": {"sql_kind": "DELETE", "sql_table": "orders"},
+        "scope": "global",
         "reason": "orders are kept",
+        "created_by": "carol",
     }
-    assert (await http.post("/rules", json=rule)).status_code == 201
+    saved = await http.post("/rules", json=rule)
+    assert saved.status_code == 201, saved.text
+    rule_id = saved.json()["rule_id"]
     second = await say(http, key, DELETE_ONE)
     assert second["status"] == "completed", second
-    assert second["answer"] == (
-        'I did not run sql: denied by rule:rule_1 (an approval rule refuses it) — "denied by rule rule_1 '
-        '(deny sql DELETE orders): sql: DELETE FROM orders WHERE id = 2 — orders are kept".'
-    )
+    answer = second["answer"]  # how the audit words the rule's text is the workflow's (its own tests)
+    assert answer.startswith(
+        f'I did not run sql: denied by rule:{rule_id} (an approval rule refuses it) — "denied by rule {rule_id} '
+        "(deny sql DELETE orders"
+    ), answer
+    assert answer.endswith('sql: DELETE FROM orders WHERE id = 2 — orders are kept".'), answer
     kinds = await audit_kinds(http, key)
-    assert kinds[-1] == (
-        "rule_denied",
-        "rule:rule_1",
-        "denied by rule rule_1 (deny sql DELETE orders): sql: DELETE FROM orders WHERE id = 2 — orders are kept",
+    kind, principal, comment = kinds[-1]
+    assert (kind, principal) == ("rule_denied", f"rule:{rule_id}")
+    said_then = (
+        f"denied by rule {rule_id} (deny sql DELETE orders; matching "
+        '{"sql_kind": "DELETE", "sql_table": "orders"}; everywhere; made by carol): '
+        "sql: DELETE FROM orders WHERE id = 2 — orders are kept"
     )
+    assert comment == said_then, "the audit keeps the rule's text: what it matched, where, who made it, why"
     assert [k for k, _, _ in kinds].count("requested") == 1, "the rule asked nobody"
+    assert (await http.delete(f"/rules/{rule_id}")).status_code == 200
+    again = await http.post("/rules", json={**rule, "decision": "allow", "reason": "changed our minds"})
+    assert again.json()["rule_id"] != rule_id, "a rule's id is never given to another"
+    assert (await audit_kinds(http, key))[-1][2] == said_then, "what the rule said then stays as it was"
 
 
 async def test_a_project_allow_runs_its_calls_without_asking_and_only_in_that_project(
@@ -159,7 +194,8 @@ async def test_a_project_allow_runs_its_calls_without_asking_and_only_in_that_pr
         "scope": "project",
         "project": "/shop",
     }
-    assert (await http.post("/rules", json=rule)).status_code == 201
+    saved = await http.post("/rules", json=rule)
+    assert saved.status_code == 201, saved.text
     here, elsewhere = new_key(), new_key()
     for key, project in ((here, "/shop"), (elsewhere, "/blog")):
         assert (
@@ -168,7 +204,7 @@ async def test_a_project_allow_runs_its_calls_without_asking_and_only_in_that_pr
     ran = await say(http, here, UPDATE_ONE)
     assert ran["status"] == "completed" and ran["answer"] == "UPDATE done: 1 row affected.", ran
     assert count_orders("id = 1 AND status = 'shipped'") == 1
-    assert (await audit_kinds(http, here))[-1][:2] == ("rule_allowed", "rule:rule_1")
+    assert (await audit_kinds(http, here))[-1][:2] == ("rule_allowed", f"rule:{saved.json()['rule_id']}")
     asked = await say(http, elsewhere, UPDATE_ONE)
     assert asked["status"] == "waiting" and asked["pending"]["content"]["tool_name"] == "sql", asked
 
@@ -180,19 +216,29 @@ async def test_an_ask_rule_asks_for_what_would_run_freely_and_says_which_rule_as
         "tool": "sql",
         "decision": "ask",
         "match": {"sql_table": "orders"},
+        "scope": "user",
+        "user": "alice",
         "reason": "orders are sensitive",
+        "created_by": "olga",
     }
-    assert (await http.post("/rules", json=rule)).status_code == 201
+    saved = await http.post("/rules", json=rule)
+    assert saved.status_code == 201, saved.text
     key = new_key()
+    assert (await http.post("/sessions", json={"session_key": key, "user": "alice"})).status_code == 201
     asked = await say(http, key, "SELECT customer FROM orders WHERE id = 1")
     assert asked["status"] == "waiting", asked
-    assert asked["pending"]["content"]["rule"] == {
-        "rule_id": "rule_1",
+    shown = asked["pending"]["content"]["rule"]
+    assert {**shown, "match": given(shown["match"])} == {
+        "rule_id": saved.json()["rule_id"],
         "decision": "ask",
-        "description": "ask sql orders",
+        "description": "ask sql orders for alice",
         "reason": "orders are sensitive",
-        "created_by": "anonymous",
-    }
+        "created_by": "olga",
+        "scope": "user",
+        "project": None,
+        "user": "alice",
+        "match": {"sql_table": "orders"},
+    }, "the rule's text as it was when it decided"
 
 
 async def test_the_restricted_profile_denies_writes_and_reads_on_the_enterprise_one_asks_for_everything(
@@ -231,7 +277,13 @@ async def test_the_restricted_profile_denies_writes_and_reads_on_the_enterprise_
 async def test_an_approval_that_edits_the_call_into_one_a_rule_denies_runs_nothing(
     http: httpx.AsyncClient, count_orders: Any
 ) -> None:
-    rule = {"tool": "sql", "decision": "deny", "match": {"sql_kind": "DROP"}, "reason": "tables stay"}
+    rule = {
+        "tool": "sql",
+        "decision": "deny",
+        "match": {"sql_kind": "DROP"},
+        "scope": "global",
+        "reason": "tables stay",
+    }
     assert (await http.post("/rules", json=rule)).status_code == 201
     key = new_key()
     asked = await say(http, key, DELETE_ONE)

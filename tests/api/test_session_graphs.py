@@ -94,3 +94,94 @@ async def test_a_chat_reply_decides_the_graph_gate_and_a_denial_skips_it(http: h
     graph = (await http.get(f"/graphs/{answer['graph_id']}")).json()
     publish = next(t for t in graph["tasks"] if t["task_id"] == "publish")
     assert publish["status"] == "skipped" and publish["reason"] == "its gate was denied by alice"
+
+
+QUESTIONING = {
+    "new_tasks": [task("ask", input_data={"ask": "Which region?"})],
+}
+
+
+async def test_a_relayed_gate_is_listed_and_decided_at_the_session_like_its_own(
+    http: httpx.AsyncClient,
+) -> None:
+    """The graph's gate shows among the session's pending requests, answers a decision sent to the
+    session (it is taken where it was asked), and the audit of both says who decided."""
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT), "principal": "alice"}
+    )
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
+    )
+    gate = chunks[-1]
+    session = (await http.get(f"/sessions/{key}")).json()
+    [listed] = session["pending_interactions"]
+    assert (listed["interaction_id"], listed["task_id"]) == (
+        gate.metadata["interaction_id"],
+        gate.metadata["workflow_id"],
+    )
+    assert listed["ask"]["kind"] == "gate" and listed["requested_by"] == "alice", "the gate names who asked"
+    decided = await http.post(
+        f"/sessions/{key}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True, "principal": "bob"},
+    )
+    assert decided.status_code == 200, decided.text
+    assert (decided.json()["decided_by"], decided.json()["channel"]) == ("bob", "http")
+    after = await collect_events(
+        http,
+        key,
+        lambda c: c.chunk_type == TaskChunkType.COMPLETE,
+        params={"after": str(gate.sequence_id)},
+        within=30,
+    )
+    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    assert isinstance(answer, dict) and answer["outputs"] == {"publish": {"total": 42}}
+    shown = [fields(c) for c in after if c.chunk_type == TaskChunkType.PROGRESS and "decided_by" in fields(c)]
+    assert shown and shown[0]["decided_by"] == "bob", "the session's stream shows the relayed decision"
+    graph_audit = (await http.get(f"/graphs/{answer['graph_id']}/audit")).json()["entries"]
+    assert [
+        (e["kind"], e["principal"], e["channel"])
+        for e in graph_audit
+        if e["kind"] in ("requested", "approved")
+    ] == [
+        ("requested", "alice", "http"),
+        ("approved", "bob", "http"),
+    ]
+
+
+async def test_a_chat_reply_to_a_relayed_gate_with_wait_ends_with_the_turn(http: httpx.AsyncClient) -> None:
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT), "principal": "alice"}
+    )
+    await collect_events(http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30)
+    denied = await http.post(
+        f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "不要", "principal": "mallory"}
+    )
+    assert denied.json()["status"] == "completed", denied.text  # a denial ends the gate, and then the turn
+    assert denied.json()["answer"]["outputs"] == {}
+    graph = (await http.get(f"/graphs/{denied.json()['answer']['graph_id']}")).json()
+    publish = next(t for t in graph["tasks"] if t["task_id"] == "publish")
+    assert publish["reason"] == "its gate was denied by mallory"
+
+
+async def test_a_chat_answer_to_a_relayed_question_is_the_answer_not_a_verdict(
+    http: httpx.AsyncClient,
+) -> None:
+    """A task's question reached through the session is answered with the whole text (not read as
+    approve or deny: `不知道` holds a negation and would deny)."""
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(QUESTIONING), "principal": "alice"}
+    )
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
+    )
+    assert chunks[-1].metadata["interaction_type"] == "user_input", chunks[-1]
+    answered = await http.post(
+        f"/sessions/{key}/messages",
+        params={"wait": "true"},
+        json={"content": "不知道，eu-west", "principal": "alice"},
+    )
+    assert answered.status_code == 200, answered.text
+    assert "不知道，eu-west" in json.dumps(answered.json()["answer"], ensure_ascii=False), answered.text

@@ -74,7 +74,9 @@ async def test_a_session_applies_decides_and_remembers_in_the_shared_database(
         claims = db.execute(text("SELECT interaction_id, tool_id FROM synapse_tool_runs")).all()
     assert len(claims) == 1 and claims[0].tool_id == "sql", "the approved statement is claimed once"
 
-    rule = await http.post("/rules", json={"tool": "sql", "decision": "allow", "reason": "trusted"})
+    rule = await http.post(
+        "/rules", json={"tool": "sql", "decision": "allow", "scope": "global", "reason": "trusted"}
+    )
     assert rule.status_code == 201, rule.text
     assert [r.rule_id for r in RuleStore.at(settings.rules_url, settings.data_dir).all()] == [
         rule.json()["rule_id"]

@@ -15,7 +15,7 @@ from temporalio.worker import Worker
 from api.calls import sessions
 from api.sse import StreamHub
 from api.sse.events import RETRY
-from contracts import InboundMessage, InteractionResponse, SessionConfig, TaskChunkType, TaskStreamChunk
+from contracts import InboundMessage, SessionConfig, TaskChunkType, TaskStreamChunk
 from core.http_client import SseEvent, parse_sse
 from core.settings import Settings
 from worker import build_worker
@@ -24,6 +24,7 @@ from workflows.session.state import SessionRunInput
 from workflows.stream.watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually
+from ..decisions import decided
 from ..support import chunk_of, updates_in_flight
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -94,11 +95,11 @@ async def test_five_api_processes_take_at_most_the_capped_slots_and_all_deliver(
         pending = await handle.query(SessionWorkflow.get_pending)
 
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id=pending[0].interaction_id, approved=True, principal="bob"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id=pending[0].interaction_id, approved=True, principal="bob"),
         )
 
-        assert outcome.tool_result["ok"]
+        assert outcome.tool_result is not None and outcome.tool_result.ok
         for reader in readers:  # the refused ones read with the poll query meanwhile
             chunks = await reader.until(TaskChunkType.COMPLETE)
             assert [c.sequence_id for c in chunks] == list(range(len(chunks)))

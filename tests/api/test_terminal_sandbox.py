@@ -100,8 +100,7 @@ async def test_a_sessions_choice_is_its_default_and_a_bad_choice_is_refused_nami
     )
     assert bad.status_code == 422
     assert bad.json()["detail"] == (
-        "response_data.sandbox 'root' is not possible for terminal: touch made.txt; "
-        "possible: workspace-write, read-only, full"
+        "body.response_data.sandbox: 'root' is not a sandbox; expected one of workspace-write, read-only, full"
     )
     result = (await decide(http, key, interaction_id, approved=True, principal="bob")).json()["tool_result"]
     assert result["ok"] is False and "Read-only file system" in result["content"]["output"]

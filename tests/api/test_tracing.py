@@ -60,7 +60,7 @@ async def test_a_request_is_traced_through_its_workflow_to_its_activities(
     ):
         assert step in names, (step, names)
     decision = [span.name for span in trace_of(traces, "POST /sessions/{key}/interactions/{interaction_id}")]
-    assert "StartWorkflowUpdate:respond_checked" in decision, decision
+    assert "StartWorkflowUpdate:decide_checked" in decision, decision
     assert {span.service for span in collector.spans} == {"synapse-test"}
     assert not any(key in span.name for span in collector.spans), "span names carry route templates, not keys"
 

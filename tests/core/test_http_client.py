@@ -54,7 +54,11 @@ async def test_a_supervised_turn_through_the_client(
     outcome = await synapse.decide(key, interaction_id, approved=True, principal="bob")
 
     assert (paused.status, resumed.status) == ("paused", "waiting_approval")
-    assert outcome is not None and outcome.tool_result["content"]["rowcount"] == 3
+    assert (
+        outcome is not None
+        and outcome.tool_result is not None
+        and outcome.tool_result.content["rowcount"] == 3
+    )
     assert count_orders("status = 'cancelled'") == 0
     answered = await until(events, TaskChunkType.COMPLETE)
     assert [c.sequence_id for c in answered] == list(

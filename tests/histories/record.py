@@ -32,10 +32,10 @@ from contracts import (
     GraphQuery,
     GraphView,
     InboundMessage,
-    InteractionResponse,
     LiveSession,
     NewRule,
     PlanBlueprint,
+    Role,
     RuleDecision,
     RuleMatch,
     RuleScope,
@@ -56,6 +56,7 @@ from workflows.session import SessionWorkflow
 from workflows.versioning import GENERATION
 
 from ..conftest import assert_eventually
+from ..decisions import decided
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
 from ..fakes.dingtalk_open_api import dingtalk_open_api
 from ..fakes.lark_open_api import lark_open_api
@@ -91,8 +92,8 @@ async def approved(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
     """Delete, approved over HTTP-style update, answered, then a read-only query, cancelled."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
     )
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="SELECT COUNT(*) FROM orders"))
@@ -104,8 +105,8 @@ async def planned(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
     replay), whose outputs answer the turn."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
     )
     await _idle(handle, 1)
     plan = {"new_tasks": [{"task_id": "count", "assignee_id": "Agent:demo", "input_data": {"echo": 3}}]}
@@ -117,21 +118,76 @@ async def planned(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
     )
 
 
+async def refused(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """The doors refuse whoever may not decide, each refusal audited: an operator's signalled decision,
+    an operator's chat reply, a negated reply that denies; a second DELETE approved by an approver."""
+    interaction = await _pending_id(handle)
+    await handle.signal(
+        SessionWorkflow.decide, decided(interaction_id=interaction, principal="otto", role=Role.operator)
+    )
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="确认", sender_id="otto", role=Role.operator)
+    )
+    await handle.signal(
+        SessionWorkflow.submit_message,
+        InboundMessage(content="先别确认", sender_id="alice", role=Role.approver),
+    )
+    await _idle(handle, 1)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
+    await handle.execute_update(
+        SessionWorkflow.decide_checked, decided(interaction_id=await _next_pending(handle, interaction))
+    )
+    await _idle(handle, 2)
+
+
+RELAYED_PLAN = {
+    "new_tasks": [
+        {
+            "task_id": "publish",
+            "assignee_id": "Agent:demo",
+            "input_data": {"echo": "published"},
+            "directives": {"human_interaction": {"prompt": "Publish?"}},
+        }
+    ]
+}
+
+
+async def relayed(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Delete denied; then a plan whose gate the session relays: a chat reply 确认 is checked here and
+    passed on to the graph (`decide`), whose decision comes back and is shown; the turn ends."""
+    first = await _pending_id(handle)
+    await handle.execute_update(SessionWorkflow.decide_checked, decided(interaction_id=first, approved=False))
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message,
+        InboundMessage(content="plan: " + json.dumps(RELAYED_PLAN), sender_id="alice"),
+    )
+    await _next_pending(handle, first)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="确认", sender_id="alice", role=Role.approver)
+    )
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: s.status == "active" and isinstance(s.messages[-1].content, dict),
+        within=60,
+    )
+
+
 async def denied(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """Delete denied with a comment; pause and resume; a chat reply 确认 on a second request."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(
-            interaction_id=interaction, approved=False, principal="bob", user_message="not today"
-        ),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=False, principal="bob", user_message="not today"),
     )
     await _idle(handle, 1)
     await handle.execute_update(SessionWorkflow.pause_checked, SessionControl(reason="check"))
     await handle.execute_update(SessionWorkflow.resume_checked, SessionControl())
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
     await _pending_id(handle)
-    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="取消", sender_id="alice"))
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="取消", sender_id="alice", role=Role.approver)
+    )
     await _idle(handle, 2)
 
 
@@ -145,8 +201,8 @@ async def lark_chat(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     """A Lark chat: the card goes out, the requester approves, the card and the answer follow."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="alice", channel="lark"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="alice", channel="lark"),
     )
     await _idle(handle, 1)
 
@@ -159,7 +215,9 @@ DINGTALK_CHAT = SessionConfig(
 async def dingtalk_chat(client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """A DingTalk group: the card goes out, the requester replies 确认, the card and the answer follow."""
     await _pending_id(handle)
-    reply = InboundMessage(channel="dingtalk", sender_id="alice", chat_id="cidHistory", content="确认")
+    reply = InboundMessage(
+        channel="dingtalk", sender_id="alice", chat_id="cidHistory", content="确认", role=Role.approver
+    )
     await session_calls.send_message(client, "history", DINGTALK_CHAT, reply)
     await _idle(handle, 1)
 
@@ -168,8 +226,8 @@ async def batch(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSes
     """A model proposes two calls in one turn (a DELETE and a SELECT): the DELETE is approved."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
     )
     await _idle(handle, 1)
 
@@ -184,8 +242,8 @@ async def watched(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
     )
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
     )
     await waiting.result()
     await _idle(handle, 1)
@@ -197,12 +255,20 @@ async def watched(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
 
 
 async def _decide(
-    handle: WorkflowHandle[SessionWorkflow, LiveSession], interaction: str, approved: bool, **data: Any
+    handle: WorkflowHandle[SessionWorkflow, LiveSession],
+    interaction: str,
+    approved: bool,
+    role: Role = Role.approver,
+    **data: Any,
 ) -> None:
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(
-            interaction_id=interaction, approved=approved, principal="bob", response_data=data or None
+        SessionWorkflow.decide_checked,
+        decided(
+            interaction_id=interaction,
+            approved=approved,
+            principal="bob",
+            role=role,
+            response_data=data or None,
         ),
     )
 
@@ -280,8 +346,8 @@ async def two_people(_client: Client, handle: WorkflowHandle[SessionWorkflow, Li
         lambda s: bool(s.pending_interactions) and s.pending_interactions[0].escalated,
     )
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="dave"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="dave"),
     )
     await _idle(handle, 1)
 
@@ -295,8 +361,8 @@ async def lark_escalated(_client: Client, handle: WorkflowHandle[SessionWorkflow
         lambda s: bool(s.pending_interactions) and s.pending_interactions[0].escalated,
     )
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="lark:ou_dave"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="lark:ou_dave"),
     )
     await _idle(handle, 1)
 
@@ -328,8 +394,8 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
     second = await _next_pending(handle, first)
     approval = await handle.start_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=second, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=second, approved=True, principal="bob"),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
     )
     await assert_eventually(lambda: _running_activities(handle), lambda names: "run_tool" in names)
@@ -354,7 +420,7 @@ async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     await _idle(handle, 2)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!cd /tmp && pwd"))
     second = await _next_pending(handle, first)
-    await _decide(handle, second, True, sandbox="full")
+    await _decide(handle, second, True, Role.admin, sandbox="full")  # wider than the session's: an admin
     await _idle(handle, 3)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!pwd"))
     third = await _next_pending(handle, second)
@@ -367,16 +433,14 @@ async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
 async def autogen(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """`Agent:demo-autogen`: a delete denied with a reason, asked again and approved."""
     interaction = await _pending_id(handle)
-    denial = InteractionResponse(
-        interaction_id=interaction, approved=False, principal="bob", user_message="not today"
-    )
-    await handle.execute_update(SessionWorkflow.respond_checked, denial)
+    denial = decided(interaction_id=interaction, approved=False, principal="bob", user_message="not today")
+    await handle.execute_update(SessionWorkflow.decide_checked, denial)
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
     second = await _next_pending(handle, interaction)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=second, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=second, approved=True, principal="bob"),
     )
     await _idle(handle, 2)
 
@@ -393,6 +457,8 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
     return {
         "session_approved": (SessionConfig(session_key="history-approved"), approved),
         "session_denied": (SessionConfig(session_key="history-denied"), denied),
+        "session_refused": (SessionConfig(session_key="history-refused"), refused),
+        "session_relayed": (SessionConfig(session_key="history-relayed"), relayed),
         "session_autogen": (
             SessionConfig(
                 session_key="history-autogen",
@@ -501,21 +567,19 @@ async def elicited(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
     """The DELETE denied, then an MCP tool approved (by signal: its update would wait for the
     tool), whose server asks the person's name mid-call; answered, the tool greets them."""
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=await _pending_id(handle), approved=False, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=await _pending_id(handle), approved=False, principal="bob"),
     )
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="use: mcp__notes__greet {}"))
     approval = await _pending_of(handle, "tool_approval")
     await handle.signal(
-        SessionWorkflow.respond, InteractionResponse(interaction_id=approval, approved=True, principal="bob")
+        SessionWorkflow.decide, decided(interaction_id=approval, approved=True, principal="bob")
     )
     question = await _pending_of(handle, "user_input")
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(
-            interaction_id=question, approved=True, principal="alice", response_data={"text": "Alice"}
-        ),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=question, approved=True, principal="alice", response_data={"text": "Alice"}),
     )
     await _idle(handle, 2)
 
@@ -562,8 +626,8 @@ async def artifact(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
     both turns are indexed for recall and the conversation is trimmed after each."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=interaction, approved=False, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=False, principal="bob"),
     )
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=BIG_SELECT))
@@ -674,16 +738,16 @@ async def gated(client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
     for request in view.pending_interactions:
         approved = request.content["task_id"] == "deploy"  # type: ignore[index]
         await handle.execute_update(
-            TaskGraphWorkflow.respond_checked,
-            InteractionResponse(interaction_id=request.interaction_id, approved=approved, principal="bob"),
+            TaskGraphWorkflow.decide_checked,
+            decided(interaction_id=request.interaction_id, approved=approved, principal="bob"),
         )
     view = await _graph_view(
         handle, lambda v: any(r.interaction_type == "tool_approval" for r in v.pending_interactions)
     )
     request = view.pending_interactions[0]
     await client.get_workflow_handle(request.workflow_id).execute_update(
-        AgentTaskWorkflow.respond_checked,
-        InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
+        AgentTaskWorkflow.decide_checked,
+        decided(interaction_id=request.interaction_id, approved=True, principal="bob"),
     )
     return request.workflow_id
 
@@ -713,8 +777,8 @@ async def retried(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | No
     for _ in range(2):
         view = await _graph_view(handle, lambda v: len(v.pending_interactions) == 1)
         await handle.execute_update(
-            TaskGraphWorkflow.respond_checked,
-            InteractionResponse(
+            TaskGraphWorkflow.decide_checked,
+            decided(
                 interaction_id=view.pending_interactions[0].interaction_id, approved=True, principal="bob"
             ),
         )

@@ -21,7 +21,7 @@ ALLOWED = ("workflows", "contracts", "temporalio", "pydantic", "celpy", "lark", 
 """`lark` is the parser CEL is built on (not lark-oapi, which is `lark_oapi`)."""
 STDLIB_OK = (
     "asyncio", "collections", "dataclasses", "datetime", "enum", "functools", "itertools", "json",
-    "math", "re", "typing", "decimal", "operator", "contextlib", "weakref",
+    "math", "re", "typing", "decimal", "operator", "contextlib", "weakref", "unicodedata",
 )  # fmt: skip
 
 

@@ -13,7 +13,6 @@ from temporalio.exceptions import ApplicationError
 from api.calls import sessions as session_calls
 from contracts import (
     InboundMessage,
-    InteractionResponse,
     SessionConfig,
     SessionControl,
     TaskChunkType,
@@ -26,6 +25,7 @@ from workflows.session import SessionWorkflow
 from workflows.stream.watch import MAX_WATCHERS
 
 from ..conftest import assert_eventually
+from ..decisions import decided
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -72,12 +72,12 @@ async def test_watchers_are_capped_and_a_decision_still_gets_through(
         assert not any(task.done() for task in waiting)
 
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(
+            SessionWorkflow.decide_checked,
+            decided(
                 interaction_id=status.pending_interactions[0].interaction_id, approved=True, principal="bob"
             ),
         )
-        assert outcome.approved and outcome.tool_result["ok"]
+        assert outcome.approved and outcome.tool_result is not None and outcome.tool_result.ok
         for task in waiting:
             result = await task
             assert result.chunks[0].sequence_id == at_once.next_offset

@@ -14,7 +14,7 @@ from prometheus_client.samples import Sample
 from temporalio.client import Client
 
 from api.calls import sessions as session_calls
-from contracts import InboundMessage, InteractionResponse, SessionConfig
+from contracts import InboundMessage, SessionConfig
 from core.connect import metrics_runtime
 from core.settings import Settings, TemporalSettings
 from tests.conftest import assert_eventually
@@ -23,6 +23,8 @@ from tests.workflows.graph.flows import edge, finished, start_graph, statuses, t
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
+
+from ..decisions import decided
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -73,16 +75,16 @@ async def test_the_worker_serves_synapse_and_sdk_metrics(metered: Metered) -> No
 
         await assert_eventually(pending, lambda n: n == 1, what="the approval pending")
         await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id="tool_1", approved=True, principal="bob", channel="http"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id="tool_1", approved=True, principal="bob", channel="http"),
         )
 
         found = await assert_eventually(
             scraped, lambda m: value(m, "synapse_tool_runs_total") == 1, what="the tool run counted"
         )
     assert value(found, "synapse_interactions_opened_total", type="tool_approval", channel="http") == 1
-    decided = {"type": "tool_approval", "outcome": "approved", "channel": "http"}
-    assert value(found, "synapse_interactions_decided_total", **decided) == 1
+    labels = {"type": "tool_approval", "outcome": "approved", "channel": "http"}
+    assert value(found, "synapse_interactions_decided_total", **labels) == 1
     assert value(found, "synapse_approval_wait_seconds_count", outcome="approved") == 1
     assert value(found, "synapse_tool_runs_total", tool="sql", ok="true") == 1
     assert any(sample.name.startswith("temporal_") for sample in found), "the SDK's own metrics too"

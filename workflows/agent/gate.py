@@ -24,10 +24,12 @@ with workflow.unsafe.imports_passed_through():
         ToolResult,
         ToolRun,
         UniversalMessage,
+        Verdict,
     )
     from contracts.names import ASSESS_TOOL_CALL
 
 from ..supervision import sandbox
+from ..supervision.decisions import said_of
 from ..versioning import patched
 from .host import LoopHost
 from .options import (
@@ -181,8 +183,9 @@ async def gate_and_run(
         if not outcome.approved:
             messages.append(tool_message(call, denial(outcome).content(), outcome.interaction_id))
             return
-        edited = (outcome.response_data or {}).get("arguments")
-        if isinstance(edited, dict) and edited != call.arguments and patched(EDITED_CALLS_PATCH):
+        said = said_of(outcome)
+        edited = said.edit if isinstance(said, Verdict) else None
+        if edited is not None and edited != call.arguments and patched(EDITED_CALLS_PATCH):
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
             again = _contextual(host, call, await assess(call, state, host.rules), messages, state)

@@ -7,12 +7,14 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        Answer,
         TaskChunkType,
         ToolCallRequest,
         ToolResult,
         UniversalMessage,
     )
 
+from ..supervision.decisions import said_of
 from .host import LoopHost
 from .replies import denial, tool_message
 
@@ -31,7 +33,8 @@ async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[Uni
         return
     outcome = await host.ask_user(call)
     if outcome.approved:
-        answer = (outcome.response_data or {}).get("text")
+        said = said_of(outcome)
+        answer = said.text if isinstance(said, Answer) else None
         result = ToolResult(
             tool_id=call.tool_id,
             ok=True,

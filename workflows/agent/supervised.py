@@ -15,15 +15,19 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        Answer,
         Elicitation,
         ElicitationAnswer,
+        GrantScope,
         InteractionOutcome,
         InteractionType,
         Principal,
+        QuestionAsk,
         RuleContext,
         RuleDecision,
         SandboxProfile,
         TaskChunkType,
+        ToolApprovalAsk,
         ToolAssessment,
         ToolCallRequest,
         ToolResult,
@@ -33,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from .state import AgentRunState
 
 from ..supervision import sandbox
+from ..supervision.decisions import said_of
 from ..supervision.rules import APPROVAL_RULES
 from ..supervision.supervisor import Supervisor
 from ..versioning import patched
@@ -90,15 +95,29 @@ class SupervisedHost:
         `edit_of`: the approval whose edit made this call (asked again: its kind changed).
         """
         supervisor = self._supervisor
+        take = supervisor.decisions.take
         rule = assessment.rule if assessment.rule is not None and patched(APPROVAL_RULES) else None
         if rule is not None and rule.decision == RuleDecision.DENY:
-            return supervisor.rules.deny(rule, assessment)
+            return take(supervisor.rules.deciding(rule, assessment))
         grant = supervisor.grants.matching(call, assessment)
         if grant is not None:
-            return supervisor.grants.allow(grant, assessment)
+            return take(supervisor.grants.allowing(grant, assessment))
         if rule is not None and rule.decision == RuleDecision.ALLOW:
-            return supervisor.rules.allow(rule, assessment)
+            return take(supervisor.rules.deciding(rule, assessment))
         decision = policy_for(call.tool_id, *supervisor.policy.layers)
+        grants = (
+            [GrantScope(g) for g in assessment.grants if g in set(GrantScope)]
+            if decision.allow_grants
+            else []
+        )
+        ask = ToolApprovalAsk(
+            tool=call.tool_id,
+            arguments=call.arguments,
+            summary=assessment.summary,
+            grants=grants,
+            sandboxes=[SandboxProfile(profile) for profile in sandbox.offered(assessment)],
+            sandbox=assessment.sandbox,
+        )
         content: dict[str, Any] = {
             "tool_name": call.tool_id,
             "tool_params": call.arguments,
@@ -125,6 +144,7 @@ class SupervisedHost:
             approvals_required=2 if assessment.critical else decision.approvals_required,
             escalate_to=decision.escalate_to,
             escalate_after_seconds=decision.escalate_after_seconds,
+            ask=ask,
         )
 
     async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
@@ -137,6 +157,7 @@ class SupervisedHost:
         return await self._question(
             {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
             self._supervisor.policy.question_timeout_seconds,
+            QuestionAsk(question=question, tool=call.tool_id),
         )
 
     async def elicit(self, asked: Elicitation) -> ElicitationAnswer:
@@ -151,10 +172,12 @@ class SupervisedHost:
                 "requested_schema": asked.requested_schema,
             },
             asked.timeout_seconds,
+            QuestionAsk(question=asked.message, tool=asked.tool_id),
         )
         self._supervisor.decisions.settle(outcome.interaction_id)  # the answer is in place
         if outcome.approved:
-            text = (outcome.response_data or {}).get("text")
+            said = said_of(outcome)
+            text = said.text if isinstance(said, Answer) else None
             answer = ElicitationAnswer(action="accept", text=text, decided_by=outcome.decided_by)
         else:
             gone = outcome.decided_by in (Principal.TIMEOUT, Principal.CANCEL)
@@ -169,7 +192,9 @@ class SupervisedHost:
         """The answer to an elicitation, once there is one."""
         return self._state.elicitations.get(elicitation_id)
 
-    async def _question(self, content: dict[str, Any], timeout_seconds: int | None) -> InteractionOutcome:
+    async def _question(
+        self, content: dict[str, Any], timeout_seconds: int | None, ask: QuestionAsk
+    ) -> InteractionOutcome:
         requests = self._supervisor.requests
         answerers = self._supervisor.policy.approvers_for(requests.requester)
         if answerers and requests.requester and requests.requester not in answerers:
@@ -181,6 +206,7 @@ class SupervisedHost:
             approvers=answerers,
             timeout_seconds=timeout_seconds,
             chunk=TaskChunkType.USER_INPUT_REQUEST,
+            ask=ask,
         )
 
     async def checkpoint(self) -> bool:

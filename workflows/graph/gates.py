@@ -17,6 +17,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        GateAsk,
         GraphTask,
         InteractionOutcome,
         InteractionRequest,
@@ -92,6 +93,12 @@ class Gates:
                 timeout_seconds=rules.get("timeout_seconds"),
                 chunk=TaskChunkType.PENDING,
                 metadata={"task_uuid": task.task_uuid, "task_id": task.task_id, "instance": gate.instance},
+                ask=GateAsk(
+                    task_id=task.task_id,
+                    task_uuid=task.task_uuid,
+                    instance=gate.instance,
+                    prompt=str(content["prompt"]),
+                ),
             )
             self._scheduler.decisions.opened(gate, request.interaction_id)
             self._decided(None, Progress())  # the graph's waiting requests changed

@@ -136,6 +136,7 @@ def run_input(
         approvers=list(config.approvers),
         approval_timeout_seconds=config.approval_timeout_seconds,
         channel=config.channel,
+        requested_by=config.requested_by,
         paused=state.paused or task.paused,
         generation=GENERATION,
     )

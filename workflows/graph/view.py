@@ -69,6 +69,14 @@ def pending_interactions(state: GraphState) -> list[InteractionRequest]:
     return sorted([*state.pending, *inside], key=lambda request: request.timestamp)
 
 
+def asker_of(state: GraphState, interaction_id: str) -> str | None:
+    """The task run that asked a pending request this graph shows (None: none of its runs did)."""
+    for told in state.task_pending.values():
+        if any(r.interaction_id == interaction_id for r in told.pending):
+            return told.workflow_id
+    return None
+
+
 def find_interaction(owner_id: str, state: GraphState, interaction_id: str) -> str | None:
     """The workflow an interaction of this graph belongs to (the graph for gates, a task run for
     tool approvals; decided ones too), or None when it is not this graph's."""

@@ -39,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
 from ..identity.ids import task_run_workflow_id
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy
+from ..supervision.relayed import DecisionRelay
 from ..supervision.requests import announced
 from ..supervision.supervisor import supervise
 from ..versioning import patched
@@ -100,6 +101,11 @@ class TaskGraphWorkflow(
             generation=input.generation,
         )
         self.publish = self._chunks.publish
+        self._supervisor.requests.requester = self._config.requested_by
+        self._supervisor.decisions.elsewhere = lambda interaction_id: view.asker_of(
+            self._state, interaction_id
+        )
+        self._supervisor.decisions.relay = DecisionRelay(self.owner_id)
         self._interventions = self._supervisor.interventions
         conditions = Conditions(numbers=patched(CEL_NUMBERS))
         self._scheduler = Scheduler(

@@ -4,20 +4,24 @@ When the agent answers a turn with a `PlanBlueprint`, the session starts a `Task
 child (`graph:<uuid>`, its requester the person who asked) and waits for it; the turn's answer is
 the graph's outputs. Meanwhile the graph tells the session (`graph_progress`) which tasks started,
 finished or wait, and which gates and tool approvals wait for a person: they are published on the
-session's stream and, in a chat, shown as cards. A chat reply (确认/取消) or a card click decides
-them: the decision is sent to the workflow that asked (the graph, or its task run) by its
-`respond` signal, which audits a refusal. Cancelling the session cancels the graph.
+session's stream, listed with the session's own requests (`GET /sessions/{key}`) and, in a chat,
+shown as cards. They are decided like the session's own: a chat reply is read by the one
+interpreter (`chat_reply.to_decision`), checked here as the asking workflow will check it (a
+refusal is audited here and told to the chat), and passed on to the workflow that asked (the
+graph, or its task run) by its `decide` signal as a `relay` decision; an HTTP decision or a card
+click goes there directly. When the graph reports the decision, it is published here too (with the
+chat message that took it, so an HTTP sender waiting for its turn finds it). Cancelling the
+session cancels the graph.
 
 Starting graphs issues commands: sessions do it only in histories that took `SESSION_GRAPHS_PATCH`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -25,12 +29,10 @@ with workflow.unsafe.imports_passed_through():
         GraphConfig,
         GraphProgress,
         InboundMessage,
-        InteractionResponse,
         PlanBlueprint,
         SessionConfig,
         TaskChunkType,
     )
-    from contracts.names import RESPOND
 
     from ..graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
     from .state import SessionState
@@ -39,8 +41,10 @@ from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
 from ..identity.ids import graph_workflow_id
 from ..stream.chunks import Publish
-from ..supervision.chat_reply import interpret_reply
-from ..supervision.checks import may_decide
+from ..supervision import checks
+from ..supervision.chat_reply import to_decision
+from ..supervision.decisions import Decisions
+from ..supervision.relayed import DecisionRelay
 from ..supervision.requests import announced
 from ..versioning import GENERATION, patched
 from .outbox import ChannelOutbox
@@ -61,15 +65,24 @@ class SessionGraphs:
         state: SessionState,
         publish: Publish,
         outbox: ChannelOutbox,
+        decisions: Decisions,
     ) -> None:
         self._owner_id = owner_id
         self._config = config
         self._state = state
         self._publish = publish
         self._outbox = outbox
-        self._sending: list[asyncio.Task[None]] = []
-        self._answered: set[str] = set()
-        """Relayed requests a chat reply has answered (the decision is on its way to the graph)."""
+        self._decisions = decisions
+        self._relay = DecisionRelay(owner_id)
+        self._answered: dict[str, tuple[str | None, str]] = {}
+        """Relayed requests a chat reply has answered (the decision is on its way to the graph), with
+        the message that did and who sent it."""
+        decisions.elsewhere = self.owner_of
+        decisions.relay = self._relay
+
+    def owner_of(self, interaction_id: str) -> str | None:
+        """The workflow that asked a request this session relays (None: it relays no such request)."""
+        return next((r.workflow_id for r in self._state.relayed if r.interaction_id == interaction_id), None)
 
     async def run(self, plan: PlanBlueprint, requester: str | None) -> LoopOutcome:
         """Run the plan as a child graph and wait for it (or for the session's cancel); its outcome."""
@@ -141,41 +154,48 @@ class SessionGraphs:
         by_id = {request.interaction_id: request for request in self._state.relayed}
         for outcome in message.decided:
             shown = by_id.get(outcome.interaction_id)
-            if shown is not None:
-                self._outbox.decided(shown, outcome)
+            if shown is None:
+                continue
+            message_id, _who = self._answered.pop(outcome.interaction_id, (None, ""))
+            self._publish(
+                TaskChunkType.PROGRESS,
+                {
+                    "interaction_id": outcome.interaction_id,
+                    "approved": outcome.approved,
+                    "decided_by": outcome.decided_by,
+                    "channel": outcome.channel,
+                    "comment": outcome.comment,
+                    "workflow_id": shown.workflow_id,
+                    **({"response_data": outcome.response_data} if outcome.response_data else {}),
+                },
+                metadata={
+                    "interaction_id": outcome.interaction_id,
+                    **({"message_id": message_id} if message_id else {}),
+                },
+            )
+            self._outbox.decided(shown, outcome)
         self._state.relayed = list(message.pending)
+        for request in message.pending:  # one approval of two counted: the next reply answers it again
+            answered = self._answered.get(request.interaction_id)
+            if answered is not None and answered[1] in request.approved_by:
+                del self._answered[request.interaction_id]
 
     def reply(self, message: InboundMessage) -> bool:
-        """A chat message while a relayed request waits: its answer (False: nothing waits)."""
+        """A chat message while a relayed request waits: its decision, checked here as the asking
+        workflow will check it, then passed on (False: nothing relayed waits)."""
         request = next((r for r in self._state.relayed if r.interaction_id not in self._answered), None)
         if request is None:
             return False
-        if not may_decide(request, message.sender_id):
-            reason = (
-                f"{message.sender_id} may not answer {request.interaction_id}; "
-                f"allowed approvers: {', '.join(request.approvers)}"
-            )
-            self._outbox.text(reason)
-            self._publish(
-                TaskChunkType.ERROR, {"error": reason}, metadata={"interaction_id": request.interaction_id}
-            )
-            return True
-        reply = interpret_reply(message.content)
-        response = InteractionResponse(
-            interaction_id=request.interaction_id,
-            approved=reply == "approve",
-            principal=message.sender_id,
-            channel=message.channel,
-            user_message=message.content
-            if reply != "ambiguous"
-            else f"ambiguous reply {message.content!r} counts as deny",
-        )
-        self._answered.add(request.interaction_id)  # shown until the graph reports the decision
-        self._sending.append(asyncio.create_task(self._send(request.workflow_id, response)))
-        return True
-
-    async def _send(self, workflow_id: str, response: InteractionResponse) -> None:
+        decision = to_decision(message, request)
         try:
-            await workflow.get_external_workflow_handle(workflow_id).signal(RESPOND, response)
-        except Exception as err:  # the graph or task run has closed
-            workflow.logger.info("%s did not take the decision: %s", workflow_id, err)
+            checks.check_person(request, decision, strict=self._decisions.strict)
+        except ApplicationError as err:
+            self._decisions.refused(decision, err.message)
+            self._decisions.refuse_reply(request.interaction_id, message, err.message)
+            return True
+        self._answered[request.interaction_id] = (
+            message.message_id,
+            message.sender_id,
+        )  # until it is reported
+        self._relay.forward(request.workflow_id, decision)
+        return True

@@ -43,7 +43,7 @@ def live_session(workflow_id: str, config: SessionConfig, state: SessionState) -
         status=state.status,
         created_at=state.created_at,
         last_activity=state.last_activity,
-        pending_interactions=list(state.pending),
+        pending_interactions=[*state.pending, *state.relayed],
         agent_id=config.agent_id,
         channel=config.channel,
         approvers=list(config.approvers),

@@ -116,7 +116,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         surface = self._supervisor.surface
         self._host = SupervisedHost(self._supervisor, self._state)
         self._interventions = self._supervisor.interventions
-        self._graphs = SessionGraphs(self.owner_id, self._config, self._state, self.publish, self._outbox)
+        self._graphs = SessionGraphs(
+            self.owner_id, self._config, self._state, self.publish, self._outbox, self._supervisor.decisions
+        )
         self._turn = Turn(name, self._state, self._supervisor, surface)
 
     def _channels(self, publish: Publish) -> Channel:
@@ -167,6 +169,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
     async def _answer(self, message: InboundMessage) -> None:
         state = self._state
         self._supervisor.requests.requester = message.sender_id
+        self._supervisor.requests.channel = message.channel
         reply_to = message.metadata.get("lark_message_id")
         self._reply_to = reply_to if isinstance(reply_to, str) else None
         state.messages.append(
@@ -249,7 +252,8 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
 
     @workflow.signal
     def submit_message(self, message: InboundMessage) -> None:
-        """A person's message: answers a pending approval (confirm/cancel keywords) or queues for the agent."""
+        """A person's message: the decision on what waits for a person here or in the turn's graph
+        (`chat_reply`; it decides only from an approver, `message.role`), else the agent's next."""
         state = self._state
         if message.message_id:
             if message.message_id in state.seen_message_ids:
@@ -304,8 +308,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
 
     @workflow.query
     def get_pending(self) -> list[InteractionRequest]:
-        """Interactions waiting for a person."""
-        return list(self._state.pending)
+        """Interactions waiting for a person: the session's own, then those its graph relays (each
+        names the workflow that asked it)."""
+        return [*self._state.pending, *self._state.relayed]
 
     @workflow.query
     def get_audit(self) -> AuditTrail:

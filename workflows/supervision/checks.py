@@ -1,9 +1,21 @@
-"""What a decision may say: the checks of a response to a pending request.
+"""What a decision must pass, whatever door it came through: the one check of the one door.
 
-`check_response` is the validator of `respond_checked` (and the guard of its signal twin and of
-chat replies): an unknown or already decided interaction, a principal who may not decide it, the
-same person approving twice under the two-person rule, or `response_data` that does not fit the
-request are refused with a typed `ApplicationError` before anything reaches history. Pure.
+`check` is the validator of `decide_checked` and the guard of `Decisions.take`, which the signal
+twin, chat replies, card clicks, relayed decisions, rules, grants and timeouts all go through. In
+this order, for every door alike:
+1. the request: pending (unknown: `InteractionNotFound`, 404; decided: `InteractionAlreadyDecided`,
+   409); a rule or a grant decides a call of its own, asked of nobody;
+2. the role: a person's decision needs an approver or higher (`RoleNotAllowed`, 403);
+3. the request's approvers (`ApproverNotAllowed`, 403);
+4. the two-person rule: one person counts once (`ApproverAlreadyCounted`, 409);
+5. the policy floor: what was said fits what was asked (an answer for a question, a verdict for
+   a call or a gate; an edit, a grant or a sandbox only with approving a call, only as offered,
+   none under the two-person rule: `InvalidResponse`, 422), and a sandbox wider than the one the
+   session runs calls in needs an admin (`RoleNotAllowed`, 403).
+Each refusal is a typed `ApplicationError`, raised before anything reaches history. Pure.
+
+`strict` is false only in runs from before decisions were typed (`decisions.ONE_DOOR`): their
+recorded decisions carry no role, and replay as they were taken.
 """
 
 from __future__ import annotations
@@ -16,20 +28,38 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        PERSON_SOURCES,
+        Ask,
+        Decision,
+        DecisionSource,
         ErrorType,
+        GateAsk,
+        GrantScope,
         InteractionRequest,
-        InteractionResponse,
         InteractionType,
-        Principal,
+        QuestionAsk,
+        Role,
+        SandboxProfile,
+        ToolApprovalAsk,
+        Verdict,
     )
 
     from .state import SupervisedState
 
 from .two_people import check_second_approver, person
 
+STANDING = (DecisionSource.RULE, DecisionSource.GRANT)
+"""Decisions asked of nobody: a rule or a grant decides a call as it is proposed."""
+WIDTH = (SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE, SandboxProfile.FULL)
+"""Sandboxes from the narrowest to the widest."""
+
 
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _refused(message: str, error_type: ErrorType) -> ApplicationError:
+    return ApplicationError(message, type=error_type, non_retryable=True)
 
 
 def find_pending(ledger: SupervisedState, interaction_id: str) -> InteractionRequest | None:
@@ -38,104 +68,173 @@ def find_pending(ledger: SupervisedState, interaction_id: str) -> InteractionReq
 
 
 def may_decide(request: InteractionRequest, principal: str) -> bool:
-    """Whether `principal` is allowed to answer `request` (empty approvers: anyone)."""
+    """Whether `principal` is among `request`'s approvers (empty approvers: anyone)."""
     return not request.approvers or person(principal) in {person(p) for p in request.approvers}
 
 
-def check_response(ledger: SupervisedState, response: InteractionResponse) -> InteractionRequest:
-    """Return the pending request a response answers, or raise a typed ApplicationError.
+def ask_of(request: InteractionRequest) -> Ask:
+    """What the request asks, typed (read from `content` for a request opened before asks were)."""
+    if request.ask is not None:
+        return request.ask
+    content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}
+    summary = str(content.get("summary") or "")
+    if request.interaction_type == InteractionType.USER_INPUT:
+        return QuestionAsk(
+            question=str(content.get("question") or summary), tool=str(content.get("tool_name") or "ask_user")
+        )
+    if request.interaction_type == InteractionType.TOOL_APPROVAL:
+        context = content.get("context") if isinstance(content.get("context"), dict) else {}
+        chosen = (context or {}).get("sandbox")
+        params = content.get("tool_params")
+        return ToolApprovalAsk(
+            tool=str(content.get("tool_name") or ""),
+            arguments=params if isinstance(params, dict) else {},
+            summary=summary,
+            grants=[GrantScope(g) for g in content.get("grants") or [] if g in set(GrantScope)],
+            sandboxes=[SandboxProfile(s) for s in content.get("sandboxes") or [] if s in set(SandboxProfile)],
+            sandbox=SandboxProfile(chosen) if chosen in set(SandboxProfile) else None,
+        )
+    return GateAsk(
+        task_id=str(content.get("task_id") or ""),
+        task_uuid=str(content.get("task_uuid") or ""),
+        instance=content.get("instance") if isinstance(content.get("instance"), int) else None,
+        prompt=str(content.get("prompt") or summary),
+    )
 
-    Error types (the API maps them to HTTP statuses): `InteractionNotFound` (404),
-    `InteractionAlreadyDecided` (409), `ApproverNotAllowed` (403).
-    """
-    interaction_id = response.interaction_id or ""
+
+def check(ledger: SupervisedState, decision: Decision, *, strict: bool = True) -> InteractionRequest | None:
+    """The pending request `decision` decides (None: a rule's or a grant's own call), or the typed
+    refusal: see the module docstring for the order and the error types."""
+    interaction_id = decision.interaction_id
     done = ledger.decided.get(interaction_id)
     if done is not None:
         verb = "approved" if done.approved else "denied"
-        raise ApplicationError(
+        raise _refused(
             f"interaction {interaction_id!r} was already {verb} by {done.decided_by} "
             f"({done.channel}) at {_when(done.decided_at)}; a decision cannot be changed",
-            type=ErrorType.INTERACTION_ALREADY_DECIDED,
-            non_retryable=True,
+            ErrorType.INTERACTION_ALREADY_DECIDED,
         )
+    if decision.source in STANDING:
+        return None
     request = find_pending(ledger, interaction_id)
     if request is None:
         known = ", ".join(r.interaction_id for r in ledger.pending) or "none"
-        raise ApplicationError(
+        raise _refused(
             f"no interaction {interaction_id!r} is waiting here; pending: {known}",
-            type=ErrorType.INTERACTION_NOT_FOUND,
-            non_retryable=True,
+            ErrorType.INTERACTION_NOT_FOUND,
         )
-    principal = response.principal or Principal.ANONYMOUS
-    if not may_decide(request, principal):
-        raise ApplicationError(
-            f"{principal!r} may not decide interaction {interaction_id!r}; "
+    if decision.source in PERSON_SOURCES:
+        check_person(request, decision, strict=strict)
+    return request  # else a timeout, a cancel, a withdrawal: the run's own denial
+
+
+def check_person(request: InteractionRequest, decision: Decision, *, strict: bool = True) -> None:
+    """A person's decision on a pending request: their role, the request's approvers, the two-person
+    rule, the policy floor (a session checks a request its graph relays this way before passing the
+    decision on; the graph checks it again)."""
+    check_role(decision, strict=strict)
+    if not may_decide(request, decision.principal):
+        raise _refused(
+            f"{decision.principal!r} may not decide interaction {request.interaction_id!r}; "
             f"allowed approvers: {', '.join(request.approvers)}",
-            type=ErrorType.APPROVER_NOT_ALLOWED,
-            non_retryable=True,
+            ErrorType.APPROVER_NOT_ALLOWED,
         )
-    if response.approved:
-        check_second_approver(request, principal)
-    check_response_data(request, response)
-    return request
+    if isinstance(decision.said, Verdict) and decision.said.approved:
+        check_second_approver(request, decision.principal)
+    check_floor(request, decision, strict=strict)
+
+
+def check_role(decision: Decision, *, strict: bool = True) -> None:
+    """A person decides only as an approver or higher (`RoleNotAllowed`)."""
+    role = decision.role
+    if role is None and not strict:
+        return  # recorded before roles travelled with decisions
+    if role is None or role < Role.approver:
+        has = f"has role {role}" if role is not None else "has no role (the door that sent it named none)"
+        raise _refused(
+            f"{decision.principal} {has}; deciding interaction {decision.interaction_id!r} needs approver "
+            "or higher",
+            ErrorType.ROLE_NOT_ALLOWED,
+        )
 
 
 def _invalid(message: str) -> ApplicationError:
-    return ApplicationError(message, type=ErrorType.INVALID_RESPONSE, non_retryable=True)
+    return _refused(message, ErrorType.INVALID_RESPONSE)
 
 
-def check_response_data(request: InteractionRequest, response: InteractionResponse) -> None:
-    """`response_data` must fit the request: `text` answers a question; `arguments`, `grant` and
-    `sandbox` go with approving a tool call (a grant and a sandbox the request offers). Raises
-    `InvalidResponse` (422)."""
-    data = response.response_data or {}
+def check_floor(request: InteractionRequest, decision: Decision, *, strict: bool = True) -> None:
+    """What was said must fit what was asked, within the policy's floor (see the module docstring)."""
+    ask, said = ask_of(request), decision.said
     where = f"interaction {request.interaction_id!r}"
-    if request.interaction_type == InteractionType.USER_INPUT:
-        unknown = sorted(set(data) - {"text"})
-        if unknown:
-            raise _invalid(f"{where} is a question: response_data takes only `text`, not {unknown}")
-        text = data.get("text")
-        if response.approved and (not isinstance(text, str) or not text.strip()):
+    extras = [
+        name for name in ("edit", "grant", "sandbox") if isinstance(said, Verdict) and getattr(said, name)
+    ]
+    if isinstance(ask, QuestionAsk):
+        if isinstance(said, Verdict) and (said.approved or extras):
             raise _invalid(
                 f"{where} is a question: answer it with response_data.text (a non-empty string), "
                 "or decline with approved=false"
             )
         return
-    if request.interaction_type != InteractionType.TOOL_APPROVAL:
+    if not isinstance(said, Verdict):
+        kind = "a tool approval" if isinstance(ask, ToolApprovalAsk) else "a gate"
+        raise _invalid(f"{where} is {kind}: approve or deny it (`approved`); it takes no answer text")
+    if not extras:
         return
-    unknown = sorted(set(data) - {"arguments", "grant", "sandbox"})
-    if unknown:
+    if isinstance(ask, GateAsk):
+        raise _invalid(f"{where} is a gate: approve or deny it; it takes no {', '.join(extras)}")
+    if not said.approved:
         raise _invalid(
-            f"{where} is a tool approval: response_data takes `arguments`, `grant` and `sandbox`, not {unknown}"
+            f"response_data.{_wire(extras[0])} only goes with approved=true (a denial runs nothing)"
         )
-    if data and not response.approved:
-        raise _invalid(
-            f"response_data.{next(iter(data))} only goes with approved=true (a denial runs nothing)"
-        )
-    if data and request.approvals_required > 1:
+    if request.approvals_required > 1:
         raise _invalid(
             f"{where} needs {request.approvals_required} approvers, who approve the same call: it runs "
-            f"as proposed, so response_data.{next(iter(data))} is not possible (approve it as it is, or deny it)"
+            f"as proposed, so response_data.{_wire(extras[0])} is not possible (approve it as it is, or deny it)"
         )
-    if "arguments" in data and not isinstance(data["arguments"], dict):
-        raise _invalid(
-            f"response_data.arguments must be an object of the tool's arguments, "
-            f"got {type(data['arguments']).__name__}"
-        )
-    if "grant" in data:
-        _offered(request, data, "grant", "grants", "none (its tool or policy allows no grants)")
-        if "arguments" in data:
+    if said.grant is not None:
+        _offered(ask, "grant", said.grant, ask.grants, "none (its tool or policy allows no grants)")
+        if said.edit is not None:
             raise _invalid("grant the call as proposed, or edit its arguments; not both in one decision")
-    if "sandbox" in data:
-        _offered(request, data, "sandbox", "sandboxes", "none (its tool does not run in a sandbox here)")
-
-
-def _offered(request: InteractionRequest, data: dict[str, Any], key: str, offers: str, none: str) -> None:
-    """`response_data[key]` must be one of what the request offers (`content[offers]`)."""
-    content = request.content if isinstance(request.content, dict) else {}
-    possible = [str(choice) for choice in content.get(offers, [])]
-    if data[key] not in possible:
-        where = content.get("summary") or f"interaction {request.interaction_id!r}"
-        raise _invalid(
-            f"response_data.{key} {data[key]!r} is not possible for {where}; possible: {', '.join(possible) or none}"
+    if said.sandbox is not None:
+        _offered(
+            ask, "sandbox", said.sandbox, ask.sandboxes, "none (its tool does not run in a sandbox here)"
         )
+        check_sandbox(ask, decision, said.sandbox, strict=strict)
+
+
+def _wire(name: str) -> str:
+    """The name the HTTP body gives a field of a verdict (`edit` is `arguments` there)."""
+    return "arguments" if name == "edit" else name
+
+
+def _offered(ask: ToolApprovalAsk, name: str, value: str, possible: list[Any], none: str) -> None:
+    if value not in possible:
+        choices = ", ".join(str(choice) for choice in possible) or none
+        raise _invalid(
+            f"response_data.{name} {str(value)!r} is not possible for {ask.summary or ask.tool}; possible: {choices}"
+        )
+
+
+def check_sandbox(
+    ask: ToolApprovalAsk, decision: Decision, chosen: SandboxProfile, *, strict: bool = True
+) -> None:
+    """A sandbox wider than the one the call would run in (the floor the deployment, the agent and
+    the session set) needs an admin."""
+    floor = ask.sandbox
+    if (
+        floor is None
+        or chosen not in WIDTH
+        or floor not in WIDTH
+        or WIDTH.index(chosen) <= WIDTH.index(floor)
+    ):
+        return
+    if decision.role is None and not strict:
+        return
+    if decision.role is not None and decision.role >= Role.admin:
+        return
+    raise _refused(
+        f"{decision.principal} has role {decision.role}; running {ask.summary or ask.tool} in sandbox "
+        f"{chosen!s} (wider than {floor!s}, where it runs unless changed) needs admin",
+        ErrorType.ROLE_NOT_ALLOWED,
+    )

@@ -1,10 +1,20 @@
-"""Taking decisions in: from the validated update, its signal twin, and a chat reply.
+"""Taking decisions in: every door's `Decision` goes through `Decisions.take`, the one function.
 
-Every decision is checked (`checks`), recorded with who, where and when, audited, published and
-shown on the chat's card. A first approval under the two-person rule is counted, not decided. An
-approval may make a grant (`grants`) or edit the call. `respond_checked` answers once the
-decision's consequence is in place: the approved tool ran (`tool_finished`), a gate opened
-(`settle`), or the denial is recorded.
+`take` checks the decision (`checks.check`: the request, the role, the approvers, the two-person
+rule, the policy floor, alike for every door) and applies it: a first approval under the
+two-person rule is counted, anything else decided, recorded with who, where and when, audited,
+published and shown on the chat's card; an approval may edit the call or make a grant
+(`grants`). The doors:
+- `decide_checked` (update; validated by `check` before history) answers once the decision's
+  consequence is in place: the approved tool ran (`tool_finished`), a gate opened (`settle`), or
+  the denial is recorded; its signal twin `decide` audits a refusal instead of raising it;
+- `reply`: a chat message while a request waits, read by `chat_reply.to_decision`;
+- `system`: the run's own denials (a timeout, a cancel, a withdrawn request); rules and grants
+  (`standing`) decide calls asked of nobody;
+- `respond_checked` / `respond` take the `InteractionResponse`s recorded before decisions were
+  typed (`legacy`): they carry no role, so only runs from before `ONE_DOOR` accept them.
+A refusal is audited the same way whatever the door (`refused`): the API sends a refused update's
+decision again by the signal twin, so that it is recorded too.
 
 Determinism: state and `workflow.now()` decide everything here; no commands but the surface's.
 """
@@ -12,31 +22,120 @@ Determinism: state and `workflow.now()` decide everything here; no commands but 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import ValidationError
+
     from contracts import (
+        PERSON_SOURCES,
+        Answer,
         AuditKind,
+        Decision,
+        DecisionSource,
+        ErrorType,
+        GrantScope,
         InboundMessage,
         InteractionOutcome,
         InteractionRequest,
         InteractionResponse,
         InteractionType,
         Principal,
+        Said,
+        SandboxProfile,
         TaskChunkType,
         ToolResult,
+        Verdict,
     )
 
     from .state import SupervisedState
 
+from ..versioning import patched
 from . import checks, metrics, two_people
 from .audit import audit
-from .chat_reply import interpret_reply
+from .chat_reply import to_decision
 from .grants import Grants
 from .ports import Surface
+from .relayed import DecisionRelay
+
+ONE_DOOR = "one-door"
+"""Change id: decisions are typed and carry the decider's role; a person's decision without one is
+refused. Runs from before take the role-less `InteractionResponse`s they recorded."""
+
+SYSTEM_CHANNEL = "system"
+
+
+def approved_of(said: Said) -> bool:
+    """Whether a decision says yes: an approval, or an answer."""
+    return isinstance(said, Answer) or said.approved
+
+
+def data_of(said: Said) -> dict[str, Any] | None:
+    """What the outcome shows of a decision besides yes or no (`response_data`, as the seeds name it)."""
+    if isinstance(said, Answer):
+        return {"text": said.text}
+    data = {"arguments": said.edit, "grant": said.grant, "sandbox": said.sandbox}
+    return {
+        key: str(value) if key != "arguments" else value for key, value in data.items() if value is not None
+    } or None
+
+
+def said_of(outcome: InteractionOutcome) -> Said:
+    """What a decision said, typed, read back from its outcome's `response_data` (`data_of`'s
+    inverse; the one place that reads its keys)."""
+    data = outcome.response_data or {}
+    text = data.get("text")
+    if outcome.approved and isinstance(text, str) and text:
+        return Answer(text=text)
+    edit = data.get("arguments")
+    grant, sandbox = data.get("grant"), data.get("sandbox")
+    return Verdict(
+        approved=outcome.approved,
+        edit=edit if isinstance(edit, dict) else None,
+        grant=GrantScope(grant) if grant in set(GrantScope) else None,
+        sandbox=SandboxProfile(sandbox) if sandbox in set(SandboxProfile) else None,
+    )
+
+
+def legacy(response: InteractionResponse) -> Decision:
+    """The `Decision` an `InteractionResponse` recorded before decisions were typed says (no role).
+
+    Raises:
+        ApplicationError: `InvalidResponse` when its `response_data` says nothing a decision can.
+    """
+    data = response.response_data or {}
+    try:
+        said: Said
+        if set(data) - {"text", "arguments", "grant", "sandbox"}:
+            raise ValueError(f"response_data takes text, arguments, grant and sandbox, not {sorted(data)}")
+        if "text" in data and response.approved:
+            said = Answer(text=data["text"])
+        else:
+            said = Verdict(
+                approved=response.approved,
+                edit=data.get("arguments"),
+                grant=data.get("grant"),
+                sandbox=data.get("sandbox"),
+            )
+    except (ValueError, ValidationError) as err:
+        raise ApplicationError(str(err), type=ErrorType.INVALID_RESPONSE, non_retryable=True) from None
+    return Decision(
+        interaction_id=response.interaction_id or "?",
+        principal=response.principal or Principal.ANONYMOUS,
+        channel=response.channel,
+        source=DecisionSource.HTTP if response.channel == "http" else DecisionSource.CLICK,
+        said=said,
+        comment=response.user_message,
+        metadata=response.metadata,
+    )
+
+
+Elsewhere = Callable[[str], str | None]
+"""The workflow that asked a request this run only shows (a session's graph), by interaction id."""
 
 
 class Decisions:
@@ -49,19 +148,27 @@ class Decisions:
         self._settled: set[str] = set()
         self._shown: dict[str, InteractionRequest] = {r.interaction_id: r for r in state.pending}
         """Requests shown on the chat (their card shows the decision), by id."""
+        self.elsewhere: Elsewhere = lambda _interaction_id: None
+        """Set by a session and a graph: which workflow asked a request they only show."""
+        self.relay: DecisionRelay | None = None
+        """Set with `elsewhere`: passes a signalled decision on to the workflow that asked."""
+        self.strict = patched(ONE_DOOR)
+        """Whether this run takes only typed decisions that name their role (decided in `@workflow.init`:
+        the validators that read it may not decide a patch)."""
 
     def shown(self, request: InteractionRequest) -> None:
         """A request was opened and shown: its decision is shown the same way."""
         self._shown[request.interaction_id] = request
 
-    def check(self, response: InteractionResponse) -> None:
-        """Validator of `respond_checked`: unknown, already decided, or a principal not allowed."""
-        checks.check_response(self._state, response)
+    # ------------------------------------------------------------------ doors
 
-    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
-        """Decide, and answer once the approved tool ran (or the denial is recorded)."""
-        checks.check_response(self._state, response)  # a racing twin may have decided it
-        outcome = self._respond(response)
+    def check(self, decision: Decision) -> None:
+        """Validator of `decide_checked`: the one check (`checks.check`), before history."""
+        self._check(decision)
+
+    async def decide_checked(self, decision: Decision) -> InteractionOutcome:
+        """Take the decision; answer once the approved tool ran (or the denial is recorded)."""
+        outcome = self.take(decision)  # checked again: a racing twin may have decided it
         if not outcome.complete:  # the two-person rule: counted, not decided
             return outcome
         await workflow.wait_condition(
@@ -69,78 +176,108 @@ class Decisions:
         )
         return self._state.decided[outcome.interaction_id]
 
-    def respond(self, response: InteractionResponse) -> None:
-        """Decide from a signal: an invalid decision is audited as rejected, not raised."""
+    def decide(self, decision: Decision) -> None:
+        """Take a signalled decision: a refusal is audited, not raised; a decision on a request another
+        workflow asked is passed on there."""
         try:
-            checks.check_response(self._state, response)
+            self.take(decision)
         except ApplicationError as err:
-            self.reject(response, err.message)
-            return
-        self._respond(response)
+            owner = self.elsewhere(decision.interaction_id)
+            if err.type == ErrorType.INTERACTION_RELAYED and owner is not None and self.relay is not None:
+                self.relay.forward(owner, decision)
+                return
+            self.refused(decision, err.message)
 
     def reply(self, message: InboundMessage, request: InteractionRequest) -> None:
-        """A chat message while `request` waits: read as its answer (confirm/cancel keywords, zh and en)."""
-        if not checks.may_decide(request, message.sender_id):
-            reason = (
-                f"{message.sender_id} may not answer {request.interaction_id}; "
-                f"allowed approvers: {', '.join(request.approvers)}"
+        """A chat message while `request` waits: its decision (`chat_reply.to_decision`); a refusal
+        is audited and told to the chat."""
+        decision = to_decision(message, request)
+        try:
+            self.take(decision)
+        except ApplicationError as err:
+            self.refused(decision, err.message)
+            self.refuse_reply(request.interaction_id, message, err.message)
+
+    def system(
+        self, interaction_id: str, principal: str, comment: str | None, *, timeout: bool = False
+    ) -> None:
+        """The run's own denial of a pending request: it timed out, the run was cancelled, or the
+        request was withdrawn (its task was rolled back)."""
+        self.take(
+            Decision(
+                interaction_id=interaction_id,
+                principal=principal,
+                channel=SYSTEM_CHANNEL,
+                source=DecisionSource.TIMEOUT if timeout else DecisionSource.SYSTEM,
+                said=Verdict(approved=False),
+                comment=comment,
             )
-            response = InteractionResponse(
-                interaction_id=request.interaction_id,
-                approved=False,
-                principal=message.sender_id,
-                channel=message.channel,
-            )
-            self.reject(response, reason)
-            self._refuse_reply(request, message, reason)
-            return
-        if request.interaction_type == InteractionType.USER_INPUT:
-            self.decide(
-                request.interaction_id,
-                approved=True,
-                principal=message.sender_id,
-                channel=message.channel,
-                comment=None,
-                response_data={"text": message.content},
-                message_id=message.message_id,
-            )
-            return
-        reply = interpret_reply(message.content)
-        if reply == "approve" and two_people.already_approved(request, message.sender_id):
-            reason = (
-                f"{message.sender_id} already approved {request.interaction_id}; another approver is needed"
-            )
-            self._refuse_reply(request, message, reason)
-            return
-        if reply == "approve" and two_people.needs_more(request):
-            self.count(request, message.sender_id, message.channel, message_id=message.message_id)
-            return
-        comment = (
-            message.content if reply != "ambiguous" else f"ambiguous reply {message.content!r} counts as deny"
-        )
-        self.decide(
-            request.interaction_id,
-            approved=reply == "approve",
-            principal=message.sender_id,
-            channel=message.channel,
-            comment=comment,
-            message_id=message.message_id,
         )
 
-    def _refuse_reply(self, request: InteractionRequest, message: InboundMessage, reason: str) -> None:
-        """Tell the chat and the stream why a reply did not decide `request`."""
-        self._surface.channel.text(reason)
-        self._surface.publish(
-            TaskChunkType.ERROR,
-            {"error": reason},
-            metadata={"interaction_id": request.interaction_id, **replied(message), "reply_refused": True},
-        )
+    def check_legacy(self, response: InteractionResponse) -> None:
+        """Validator of `respond_checked` (recorded before decisions were typed)."""
+        self._check(legacy(response))
 
-    def count(
-        self, request: InteractionRequest, principal: str, channel: str, *, message_id: str | None = None
-    ) -> InteractionOutcome:
+    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
+        """`decide_checked` of an `InteractionResponse` (runs from before `ONE_DOOR` only)."""
+        return await self.decide_checked(legacy(response))
+
+    def respond(self, response: InteractionResponse) -> None:
+        """`decide` of an `InteractionResponse`: refused and audited in runs since `ONE_DOOR`."""
+        try:
+            decision = legacy(response)
+        except ApplicationError as err:
+            self._audit_refusal(response.principal, response.channel, response.interaction_id, err.message)
+            return
+        self.decide(decision)
+
+    # ------------------------------------------------------------------ the one function
+
+    def take(self, decision: Decision) -> InteractionOutcome:
+        """Check the decision and apply it: counted (the two-person rule), or decided with its edit
+        and grant. Raises the check's typed refusal (nothing is changed then)."""
+        request = self._check(decision)
+        if request is None:
+            return self._standing(decision)
+        said = decision.said
+        if isinstance(said, Verdict) and said.approved and two_people.needs_more(request):
+            return self._count(request, decision)
+        approved_by = list(request.approved_by)
+        outcome = self._decide(request, decision)
+        if outcome.approved and decision.source in PERSON_SOURCES:
+            outcome.approvals = [*approved_by, decision.principal]
+        if isinstance(said, Verdict) and said.approved and said.edit is not None:
+            content = request.content if isinstance(request.content, dict) else {}
+            self._audit_outcome(
+                AuditKind.EDITED,
+                outcome,
+                f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
+                f"runs {json.dumps(said.edit, sort_keys=True, default=str)}",
+            )
+        if isinstance(said, Verdict) and said.approved and said.grant is not None:
+            self._grants.record(request, outcome, said.grant)
+        return outcome
+
+    def _check(self, decision: Decision) -> InteractionRequest | None:
+        try:
+            return checks.check(self._state, decision, strict=self.strict)
+        except ApplicationError as err:
+            owner = self.elsewhere(decision.interaction_id)
+            if err.type != ErrorType.INTERACTION_NOT_FOUND or owner is None:
+                raise
+            raise ApplicationError(
+                f"interaction {decision.interaction_id!r} is asked by {owner}; its decision goes there",
+                owner,
+                type=ErrorType.INTERACTION_RELAYED,
+                non_retryable=True,
+            ) from None
+
+    # ------------------------------------------------------------------ applying
+
+    def _count(self, request: InteractionRequest, decision: Decision) -> InteractionOutcome:
         """A first approval of a two-person request: counted, audited, shown as 1/2 everywhere; the
         (incomplete) outcome the approver is answered."""
+        principal, channel = decision.principal, decision.channel
         request.approved_by.append(principal)
         now = workflow.now()
         so_far = f"{len(request.approved_by)}/{request.approvals_required}"
@@ -171,45 +308,36 @@ class Decisions:
                 "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
                 "approved_by": list(request.approved_by),
             },
-            metadata={"interaction_id": request.interaction_id, **_message(message_id)},
+            metadata={"interaction_id": request.interaction_id, **_message(decision)},
         )
         self._surface.channel.decided(request.model_copy(deep=True), outcome)
         self._surface.refresh()
         return outcome
 
-    def decide(
-        self,
-        interaction_id: str,
-        *,
-        approved: bool,
-        principal: str,
-        channel: str,
-        comment: str | None,
-        response_data: dict[str, Any] | None = None,
-        message_id: str | None = None,
-    ) -> InteractionOutcome:
-        """Move a pending request to decided (the caller checked it): audited (a question: answered
-        or declined), published and shown; a denial is settled at once. `message_id`: the chat
-        message that decided it (its chunk says so: an HTTP sender waiting for its turn finds it)."""
+    def _decide(self, request: InteractionRequest, decision: Decision) -> InteractionOutcome:
+        """Move a pending request to decided: audited (a question: answered or declined), published
+        and shown; a denial is settled at once. A chat message's decision says so on its chunk (an
+        HTTP sender waiting for its turn finds it)."""
         state = self._state
-        request = checks.find_pending(state, interaction_id)
-        question = request is not None and request.interaction_type == InteractionType.USER_INPUT
+        interaction_id = request.interaction_id
+        question = request.interaction_type == InteractionType.USER_INPUT
         state.pending[:] = [r for r in state.pending if r.interaction_id != interaction_id]
+        approved = approved_of(decision.said)
         outcome = InteractionOutcome(
             interaction_id=interaction_id,
             approved=approved,
-            decided_by=principal,
-            channel=channel,
+            decided_by=decision.principal,
+            channel=decision.channel,
             decided_at=workflow.now(),
-            comment=comment,
-            response_data=response_data,
+            comment=decision.comment,
+            response_data=data_of(decision.said),
         )
         state.decided[interaction_id] = outcome
         metrics.decided(request, outcome)
         yes, no = (
             (AuditKind.ANSWERED, AuditKind.DECLINED) if question else (AuditKind.APPROVED, AuditKind.DENIED)
         )
-        self._audit_outcome(yes if approved else no, outcome, comment)
+        self._audit_outcome(yes if approved else no, outcome, decision.comment)
         if not approved:
             self._settled.add(interaction_id)
             self._card_decided(interaction_id, outcome)
@@ -219,26 +347,81 @@ class Decisions:
             {
                 "interaction_id": interaction_id,
                 "approved": approved,
-                "decided_by": principal,
-                "channel": channel,
-                "comment": comment,
-                **({"response_data": response_data} if response_data else {}),
+                "decided_by": decision.principal,
+                "channel": decision.channel,
+                "comment": decision.comment,
+                **({"response_data": outcome.response_data} if outcome.response_data else {}),
             },
-            metadata={"interaction_id": interaction_id, **_message(message_id)},
+            metadata={"interaction_id": interaction_id, **_message(decision)},
         )
         self._surface.refresh()
         return outcome
 
-    def reject(self, response: InteractionResponse, reason: str) -> None:
-        """Audit a decision that was refused (signals and chats cannot answer with an error)."""
+    def _standing(self, decision: Decision) -> InteractionOutcome:
+        """A call a rule or a grant decided as it was proposed (its own interaction id: the run's
+        exactly-once claim), audited as decided by the rule or the grant's approver, and shown."""
+        state = self._state
+        said = decision.said
+        approved = approved_of(said)
+        rule = decision.source == DecisionSource.RULE
+        standing: dict[str, Any] = {
+            key: decision.metadata[key] for key in ("rule_id", "grant_id") if key in decision.metadata
+        }
+        outcome = InteractionOutcome(
+            interaction_id=decision.interaction_id,
+            approved=approved,
+            decided_by=decision.principal,
+            channel=decision.channel,
+            decided_at=workflow.now(),
+            comment=decision.comment,
+            grant_id=None if rule else standing.get("grant_id"),
+            response_data=data_of(said) if not rule else None,
+        )
+        state.decided[decision.interaction_id] = outcome
+        kind = (AuditKind.RULE_ALLOWED if approved else AuditKind.RULE_DENIED) if rule else AuditKind.ALLOWED
+        self._audit_outcome(kind, outcome, decision.comment)
+        self._surface.publish(
+            TaskChunkType.PROGRESS,
+            {
+                "interaction_id": decision.interaction_id,
+                "approved": approved,
+                "decided_by": decision.principal,
+                "channel": decision.channel,
+                **standing,
+                "comment": decision.comment,
+            },
+            metadata={"interaction_id": decision.interaction_id, **standing},
+        )
+        return outcome
+
+    # ------------------------------------------------------------------ refusals
+
+    def refused(self, decision: Decision, reason: str) -> None:
+        """Audit a decision that was refused (a signal or a chat reply cannot answer with an error)."""
+        self._audit_refusal(decision.principal, decision.channel, decision.interaction_id, reason)
+
+    def _audit_refusal(
+        self, principal: str | None, channel: str, interaction_id: str | None, reason: str
+    ) -> None:
         audit(
             self._state.audit,
             AuditKind.REJECTED,
-            response.principal or Principal.ANONYMOUS,
-            channel=response.channel,
-            interaction_id=response.interaction_id,
+            principal or Principal.ANONYMOUS,
+            channel=channel,
+            interaction_id=interaction_id,
             comment=reason,
         )
+
+    def refuse_reply(self, interaction_id: str, message: InboundMessage, reason: str) -> None:
+        """Tell the chat and the stream why a reply did not decide `interaction_id`."""
+        self._surface.channel.text(reason)
+        self._surface.publish(
+            TaskChunkType.ERROR,
+            {"error": reason},
+            metadata={"interaction_id": interaction_id, **replied(message), "reply_refused": True},
+        )
+
+    # ------------------------------------------------------------------ consequences
 
     def settle(self, interaction_id: str) -> None:
         """The decision's consequence is in place (a gate opened): answer the waiting update."""
@@ -250,39 +433,9 @@ class Decisions:
             return
         outcome = self._state.decided.get(interaction_id)
         if outcome is not None:
-            outcome.tool_result = result.model_dump(mode="json")
+            outcome.tool_result = result
             self._card_decided(interaction_id, outcome)
         self._settled.add(interaction_id)
-
-    def _respond(self, response: InteractionResponse) -> InteractionOutcome:
-        """A checked response: counted (two-person rule) or decided, with its edit and grant."""
-        request = checks.find_pending(self._state, response.interaction_id or "")
-        principal = response.principal or Principal.ANONYMOUS
-        if request is not None and response.approved and two_people.needs_more(request):
-            return self.count(request, principal, response.channel)
-        approved_by = list(request.approved_by) if request is not None else []
-        outcome = self.decide(
-            response.interaction_id or "",
-            approved=response.approved,
-            principal=principal,
-            channel=response.channel,
-            comment=response.user_message,
-            response_data=response.response_data,
-        )
-        if response.approved:
-            outcome.approvals = [*approved_by, principal]
-        data = response.response_data or {}
-        if request is not None and response.approved and "arguments" in data:
-            content = request.content if isinstance(request.content, dict) else {}
-            self._audit_outcome(
-                AuditKind.EDITED,
-                outcome,
-                f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
-                f"runs {json.dumps(data['arguments'], sort_keys=True, default=str)}",
-            )
-        if request is not None and response.approved and "grant" in data:
-            self._grants.record(request, outcome, str(data["grant"]))
-        return outcome
 
     def _audit_outcome(self, kind: AuditKind, outcome: InteractionOutcome, comment: str | None) -> None:
         audit(
@@ -301,10 +454,11 @@ class Decisions:
             self._surface.channel.decided(request, outcome)
 
 
-def _message(message_id: str | None) -> dict[str, str]:
-    return {"message_id": message_id} if message_id else {}
+def _message(decision: Decision) -> dict[str, str]:
+    message_id = decision.metadata.get("message_id")
+    return {"message_id": message_id} if isinstance(message_id, str) and message_id else {}
 
 
 def replied(message: InboundMessage) -> dict[str, str]:
     """The metadata tying a chunk to the chat message it answers."""
-    return _message(message.message_id)
+    return {"message_id": message.message_id} if message.message_id else {}

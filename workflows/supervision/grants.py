@@ -17,6 +17,8 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         AuditKind,
+        Decision,
+        DecisionSource,
         ErrorType,
         Grant,
         GrantRevocation,
@@ -28,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
+        Verdict,
     )
 
     from .state import SupervisedState
@@ -67,48 +70,24 @@ class Grants:
                 return grant
         return None
 
-    def allow(self, grant: Grant, assessment: ToolAssessment) -> InteractionOutcome:
-        """Approve a call by a grant: an approved outcome of its own id (the run's claim), audited."""
+    def allowing(self, grant: Grant, assessment: ToolAssessment) -> Decision:
+        """The decision by which a grant allows a call without asking (its own interaction id: the
+        run's claim), in the grant's sandbox; `Decisions.take` records it as the grant's approver's."""
         state = self._state
         interaction_id = f"{self._prefix}tool_{state.next_interaction}"
         state.next_interaction += 1
         grant.uses += 1
-        comment = f"allowed by grant {grant.grant_id} of {grant.granted_by}: {assessment.summary}"
-        outcome = InteractionOutcome(
+        return Decision(
             interaction_id=interaction_id,
-            approved=True,
-            decided_by=grant.granted_by,
+            principal=grant.granted_by,
             channel="grant",
-            decided_at=workflow.now(),
-            comment=comment,
-            grant_id=grant.grant_id,
-            response_data={"sandbox": str(grant.sandbox)} if grant.sandbox else None,
+            source=DecisionSource.GRANT,
+            said=Verdict(approved=True, sandbox=grant.sandbox),
+            comment=f"allowed by grant {grant.grant_id} of {grant.granted_by}: {assessment.summary}",
+            metadata={"grant_id": grant.grant_id},
         )
-        state.decided[interaction_id] = outcome
-        audit(
-            state.audit,
-            AuditKind.ALLOWED,
-            grant.granted_by,
-            channel="grant",
-            interaction_id=interaction_id,
-            comment=comment,
-            at=outcome.decided_at,
-        )
-        self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "approved": True,
-                "decided_by": grant.granted_by,
-                "channel": "grant",
-                "grant_id": grant.grant_id,
-                "comment": comment,
-            },
-            metadata={"interaction_id": interaction_id, "grant_id": grant.grant_id},
-        )
-        return outcome
 
-    def record(self, request: InteractionRequest, outcome: InteractionOutcome, scope: str) -> Grant:
+    def record(self, request: InteractionRequest, outcome: InteractionOutcome, scope: GrantScope) -> Grant:
         """The grant an approval made (its response was checked), audited and shown."""
         state = self._state
         content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}

@@ -1,6 +1,8 @@
 """The handlers every supervised workflow exposes, inherited rather than written again.
 
-`SupervisionHandlers`: decisions (`respond_checked` and its signal twin `respond`) and the whole
+`SupervisionHandlers`: decisions (`decide_checked` and its signal twin `decide`, both taking a
+`Decision` to `Decisions.take`; `respond_checked` / `respond` only for runs from before decisions
+were typed) and the whole
 run's `pause` / `resume` / `cancel` signals (a run that hosts the agent loop adds grants and a
 running tool's output: `agent.handlers`). `ControlHandlers`: the update twins of
 `pause` / `resume` / `cancel`, answered with the workflow's own view. `StreamHandlers`: the chunk
@@ -18,6 +20,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        Decision,
         InteractionOutcome,
         InteractionResponse,
         SessionControl,
@@ -30,26 +33,45 @@ from .supervisor import Supervisor
 
 
 class SupervisionHandlers:
-    """`respond` / `respond_checked`, `pause`, `resume`, `cancel`."""
+    """`decide_checked` / `decide`, `pause`, `resume`, `cancel` (and the legacy `respond_checked` / `respond`)."""
 
     _supervisor: Supervisor
 
+    @workflow.update  # named DECIDE_CHECKED
+    async def decide_checked(self, decision: Decision) -> InteractionOutcome:
+        """Take a decision (`Decisions.take`); answer once the approved tool ran, the gate opened, or
+        the denial is recorded (at once for a first approval of two).
+
+        Rejected before history by the validator (`checks.check`): unknown interaction
+        (`InteractionNotFound`), already decided (`InteractionAlreadyDecided`), a role below approver
+        (`RoleNotAllowed`), a principal not among its approvers (`ApproverNotAllowed`), the same
+        person twice (`ApproverAlreadyCounted`), what does not fit the request (`InvalidResponse`).
+        """
+        return await self._supervisor.decisions.decide_checked(decision)
+
+    @decide_checked.validator
+    def _validate_decide(self, decision: Decision) -> None:
+        self._supervisor.decisions.check(decision)
+
+    @workflow.signal  # named DECIDE
+    def decide(self, decision: Decision) -> None:
+        """Signal twin of `decide_checked`: a refused decision is audited (the API sends a refused
+        update's decision here, so that every refusal is recorded whatever the door)."""
+        self._supervisor.decisions.decide(decision)
+
     @workflow.update
     async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
-        """Decide an interaction and answer once the approved tool ran (or the denial is recorded).
-
-        Rejected before history by the validator: unknown interaction (`InteractionNotFound`),
-        already decided (`InteractionAlreadyDecided`), principal not allowed (`ApproverNotAllowed`).
-        """
+        """A decision as recorded before decisions were typed: it names no role, so only runs from
+        before `decisions.ONE_DOOR` take it (their histories replay through it)."""
         return await self._supervisor.decisions.respond_checked(response)
 
     @respond_checked.validator
     def _validate_respond(self, response: InteractionResponse) -> None:
-        self._supervisor.decisions.check(response)
+        self._supervisor.decisions.check_legacy(response)
 
     @workflow.signal
     def respond(self, response: InteractionResponse) -> None:
-        """Signal twin of `respond_checked`: an invalid decision is audited as rejected."""
+        """Signal twin of `respond_checked`: in runs since `ONE_DOOR`, refused and audited."""
         self._supervisor.decisions.respond(response)
 
     @workflow.signal

@@ -20,6 +20,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        Ask,
         AuditKind,
         InteractionOutcome,
         InteractionRequest,
@@ -55,6 +56,8 @@ class AskOptions(TypedDict, total=False):
     escalate_to: list[str]
     """Asked too when nobody decided after `escalate_after_seconds` (default: half the timeout)."""
     escalate_after_seconds: int | None
+    ask: Ask
+    """What it asks, typed (`InteractionRequest.ask`)."""
 
 
 def escalate_at(timeout: timedelta, after_seconds: int | None) -> timedelta:
@@ -113,6 +116,8 @@ class Requests:
         self._prefix = prefix
         self.requester: str | None = None
         """Who asked for the work now running (their requests name them; they may approve)."""
+        self.channel: str | None = None
+        """Where the message that led to the work now running came from (None: the policy's channel)."""
 
     async def ask(
         self, kind: InteractionType, stem: str, content: dict[str, Any], **options: Unpack[AskOptions]
@@ -137,7 +142,7 @@ class Requests:
             interaction_type=kind,
             workflow_id=self._owner_id,
             content=content,
-            metadata={"channel": self._policy.channel, **metadata},
+            metadata={"channel": self.channel or self._policy.channel, **metadata},
             timestamp=now,
             approvers=approvers if approvers is not None else self._policy.approvers_for(self.requester),
             requested_by=self.requester,
@@ -147,6 +152,7 @@ class Requests:
             escalate_at=now + escalate_at(timeout, options.get("escalate_after_seconds"))
             if escalate_to
             else None,
+            ask=options.get("ask"),
         )
         state.pending.append(request)
         audit(
@@ -193,18 +199,14 @@ class Requests:
             principal = Principal.CANCEL if state.cancelled else Principal.TIMEOUT
             waited = expires_at - request.timestamp
             comment = state.cancel_reason if state.cancelled else f"no decision within {waited}"
-            self._decisions.decide(
-                interaction_id, approved=False, principal=principal, channel="system", comment=comment
-            )
+            self._decisions.system(interaction_id, principal, comment, timeout=not state.cancelled)
         self._surface.show_status(SessionStatus.PAUSED if state.paused else SessionStatus.ACTIVE)
         return state.decided[interaction_id]
 
     def withdraw(self, interaction_id: str, principal: str, comment: str) -> None:
         """Close a pending request without a person (e.g. its task was rolled back): a denial."""
         if find_pending(self._state, interaction_id) is not None:
-            self._decisions.decide(
-                interaction_id, approved=False, principal=principal, channel="system", comment=comment
-            )
+            self._decisions.system(interaction_id, principal, comment)
 
     def _escalate(self, interaction_id: str) -> None:
         """Ask `escalate_to` too (when the request names approvers at all: else anyone may already)."""

@@ -1,22 +1,30 @@
-"""Calls an approval rule decided: allowed without asking, or refused, each audited and shown.
+"""Calls an approval rule decides: allowed without asking, or refused.
 
 The worker's assessment names the rule that decides a call (`ToolAssessment.rule`); an `ask` rule
-only makes a person be asked (the request shows it). `allow` and `deny` are outcomes of their own
-interaction id (an allowed run's exactly-once claim), decided by `rule:<id>` on channel `rule`.
-Deterministic: time from `workflow.now()`, no I/O.
+only makes a person be asked (the request shows it). `allow` and `deny` are `Decision`s of their own
+interaction id (an allowed run's exactly-once claim), by `rule:<id>` on channel `rule`, taken by
+`Decisions.take` like any other (audited with the rule as it read then, and shown).
+Deterministic: no I/O, no time.
 """
 
 from __future__ import annotations
 
+import json
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditKind, InteractionOutcome, RuleVerdict, TaskChunkType, ToolAssessment
+    from contracts import (
+        Decision,
+        DecisionSource,
+        RuleDecision,
+        RuleScope,
+        RuleVerdict,
+        ToolAssessment,
+        Verdict,
+    )
 
     from .state import SupervisedState
-
-from .audit import audit
-from .ports import Surface
 
 APPROVAL_RULES = "approval-rules"
 """Patch: a call an approval rule allows runs without asking, one it denies never runs."""
@@ -31,53 +39,42 @@ def rule_principal(rule: RuleVerdict) -> str:
 class RuleOutcomes:
     """The rules' decisions in one supervised run."""
 
-    def __init__(self, state: SupervisedState, surface: Surface, *, prefix: str = "") -> None:
+    def __init__(self, state: SupervisedState, *, prefix: str = "") -> None:
         self._state = state
-        self._surface = surface
         self._prefix = prefix
 
-    def allow(self, rule: RuleVerdict, assessment: ToolAssessment) -> InteractionOutcome:
-        """The call runs without asking, as the rule says."""
-        return self._decide(rule, assessment, approved=True)
-
-    def deny(self, rule: RuleVerdict, assessment: ToolAssessment) -> InteractionOutcome:
-        """The call never runs, as the rule says."""
-        return self._decide(rule, assessment, approved=False)
-
-    def _decide(self, rule: RuleVerdict, assessment: ToolAssessment, *, approved: bool) -> InteractionOutcome:
+    def deciding(self, rule: RuleVerdict, assessment: ToolAssessment) -> Decision:
+        """The decision by which `rule` allows or denies a call without asking (its own interaction
+        id: an allowed run's claim); the audit keeps the rule as it read when it decided."""
         state = self._state
         interaction_id = f"{self._prefix}tool_{state.next_interaction}"
         state.next_interaction += 1
-        said = f"{'allowed' if approved else 'denied'} by rule {rule.rule_id} ({rule.description})"
-        comment = f"{said}: {assessment.summary}" + (f" — {rule.reason}" if rule.reason else "")
-        outcome = InteractionOutcome(
+        approved = rule.decision == RuleDecision.ALLOW
+        said = f"{'allowed' if approved else 'denied'} by rule {rule.rule_id} ({described(rule)})"
+        return Decision(
             interaction_id=interaction_id,
-            approved=approved,
-            decided_by=rule_principal(rule),
+            principal=rule_principal(rule),
             channel=RULE_CHANNEL,
-            decided_at=workflow.now(),
-            comment=comment,
+            source=DecisionSource.RULE,
+            said=Verdict(approved=approved),
+            comment=f"{said}: {assessment.summary}" + (f" — {rule.reason}" if rule.reason else ""),
+            metadata={"rule_id": rule.rule_id},
         )
-        state.decided[interaction_id] = outcome
-        audit(
-            state.audit,
-            AuditKind.RULE_ALLOWED if approved else AuditKind.RULE_DENIED,
-            rule_principal(rule),
-            channel=RULE_CHANNEL,
-            interaction_id=interaction_id,
-            comment=comment,
-            at=outcome.decided_at,
-        )
-        self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "approved": approved,
-                "decided_by": rule_principal(rule),
-                "channel": RULE_CHANNEL,
-                "rule_id": rule.rule_id,
-                "comment": comment,
-            },
-            metadata={"interaction_id": interaction_id, "rule_id": rule.rule_id},
-        )
-        return outcome
+
+
+def described(rule: RuleVerdict) -> str:
+    """The rule as it read when it decided: its words, what it matched, where it applied, who made
+    it (kept in the audit, whatever later happens to the rule)."""
+    place = {
+        RuleScope.PROJECT: f"in project {rule.project}",
+        RuleScope.USER: f"for {rule.user}",
+        RuleScope.GLOBAL: "everywhere",
+    }[rule.scope]
+    matched = rule.match.model_dump(exclude_none=True) if rule.match is not None else None
+    parts = [
+        rule.description,
+        f"matching {json.dumps(matched, sort_keys=True)}" if matched else None,
+        place,
+        f"made by {rule.created_by}" if rule.created_by else None,
+    ]
+    return "; ".join(part for part in parts if part)

@@ -45,7 +45,7 @@ def decided(assessment: ToolAssessment, outcome: InteractionOutcome) -> ToolAsse
     the grant's that allowed it), else the one proposed."""
     if assessment.sandbox is None:
         return assessment
-    choice: Any = (outcome.response_data or {}).get("sandbox")
+    choice = (outcome.response_data or {}).get("sandbox")  # the approver's, or the grant's
     return _runs_in(assessment, SandboxProfile(choice)) if choice in PROFILES else assessment
 
 

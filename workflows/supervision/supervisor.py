@@ -53,7 +53,7 @@ class Supervisor:
         self.surface = surface
         self.publish = surface.publish
         self.grants = Grants(state, surface, prefix=prefix)
-        self.rules = RuleOutcomes(state, surface, prefix=prefix)
+        self.rules = RuleOutcomes(state, prefix=prefix)
         self.decisions = Decisions(state, surface, self.grants)
         self.requests = Requests(owner_id, state, policy, surface, self.decisions, prefix=prefix)
         self.interventions = Interventions(name, state, surface)

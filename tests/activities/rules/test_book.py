@@ -37,11 +37,12 @@ async def assess(
 async def test_an_allow_rule_decides_what_would_ask_and_stays_out_of_what_runs_freely(
     acts: ToolActivities, tmp_path: Path
 ) -> None:
-    RuleStore.at(None, tmp_path).add(
-        NewRule(tool="sql", decision="allow", match=RuleMatch(sql_table="orders"))
+    saved = RuleStore.at(None, tmp_path).add(
+        NewRule(tool="sql", decision="allow", scope="global", match=RuleMatch(sql_table="orders"))
     )
     deleting = await assess(acts, DELETE)
-    assert deleting.needs_approval and deleting.rule is not None and deleting.rule.rule_id == "rule_1"
+    assert deleting.needs_approval and deleting.rule is not None and deleting.rule.rule_id == saved.rule_id
+    assert (deleting.rule.scope, deleting.rule.match) == ("global", RuleMatch(sql_table="orders"))
     selecting = await assess(acts, SELECT)
     assert not selecting.needs_approval and selecting.rule is None, "nothing to decide: it runs freely"
 
@@ -50,12 +51,12 @@ async def test_an_allow_rule_never_decides_a_critical_tools_call(
     acts: ToolActivities, tmp_path: Path
 ) -> None:
     acts.tools["sql"].descriptor = acts.tools["sql"].descriptor.model_copy(update={"critical": True})
-    RuleStore.at(None, tmp_path).add(NewRule(tool="sql", decision="allow"))
+    RuleStore.at(None, tmp_path).add(NewRule(tool="sql", decision="allow", scope="global"))
     assessed = await assess(acts, DELETE)
     assert assessed.needs_approval and assessed.critical and assessed.rule is None, (
         "two people are still asked"
     )
-    RuleStore.at(None, tmp_path).add(NewRule(tool="sql", decision="deny"))
+    RuleStore.at(None, tmp_path).add(NewRule(tool="sql", decision="deny", scope="global"))
     denied = await assess(acts, DELETE)
     assert denied.rule is not None and denied.rule.decision == "deny", "a deny still decides"
 

@@ -1,12 +1,24 @@
 """ "Allow always" (the REPL's `a`, the console's button): the rule offered for a call (the tool and its command head, or its SQL
-kind and table), and the rule a person's edit of that one line makes."""
+kind and table), the rule a person's edit of that one line makes, and where it applies, said in
+words: the session's project, else its person, else this session only (a grant); every session
+only when an admin picks it."""
 
 from __future__ import annotations
 
 import pytest
 
-from activities.rules.offers import edited, offer, rule
-from contracts import RuleMatch
+from activities.rules.offers import (
+    EVERY_SESSION,
+    SESSION_ONLY,
+    Where,
+    edited,
+    narrowest,
+    offer,
+    rule,
+    session_grant,
+    wording,
+)
+from contracts import RuleMatch, RuleScope
 
 
 def test_a_command_is_offered_its_words_and_a_statement_its_kind_and_table() -> None:
@@ -45,9 +57,49 @@ def test_a_bad_edit_is_refused() -> None:
         edited(statement, "DELETE FROM orders")
 
 
-def test_the_rule_allows_in_the_project_else_for_the_user_else_everywhere_and_says_who() -> None:
+@pytest.mark.parametrize(
+    ("project", "user", "where", "said"),
+    [
+        (
+            "shop",
+            "alice",
+            Where(RuleScope.PROJECT, project="shop"),
+            "Allow sql calls with this SQL kind and table in project shop, without asking.",
+        ),
+        (
+            None,
+            "alice",
+            Where(RuleScope.USER, user="alice"),
+            "Allow sql calls with this SQL kind and table in alice's sessions, without asking.",
+        ),
+        (
+            "",
+            "",
+            SESSION_ONLY,
+            "Allow sql calls with this SQL kind and table in this session only, without asking.",
+        ),
+    ],
+)
+def test_allow_always_applies_in_the_narrowest_place_there_is_and_says_where(
+    project: str | None, user: str | None, where: Where, said: str
+) -> None:
+    """The session's project, else the person it is for, else this session only; never everywhere."""
+    found = narrowest(project, user)
+    assert found == where
+    assert wording(offer("sql", {"sql": "DELETE FROM orders WHERE id = 1"}), found) == said
+
+
+def test_this_session_only_is_a_grant_not_a_rule() -> None:
     match = RuleMatch(sql_kind="DELETE", sql_table="orders")
-    made = rule("sql", match, "alice", "synapse chat", project="/work/shop", user="bob")
+    with pytest.raises(ValueError, match="this session only is no rule"):
+        rule("sql", match, "alice", "the console", SESSION_ONLY)
+    assert session_grant(["session", "session_prefix"]) == "session_prefix"
+    assert session_grant(["session"]) == session_grant([]) == "session"
+
+
+def test_the_rule_allows_where_it_was_offered_and_says_who() -> None:
+    match = RuleMatch(sql_kind="DELETE", sql_table="orders")
+    made = rule("sql", match, "alice", "synapse chat", narrowest("/work/shop", "bob"))
     assert (made.decision, made.scope, made.project, made.user, made.created_by) == (
         "allow",
         "project",
@@ -56,10 +108,15 @@ def test_the_rule_allows_in_the_project_else_for_the_user_else_everywhere_and_sa
         "alice",
     )
     assert made.reason == "allowed always by alice in synapse chat"
-    for_bob = rule("sql", match, "alice", "the console", user="bob")
-    assert (for_bob.scope, for_bob.user, for_bob.reason) == (
+    for_bob = rule("sql", match, "alice", "the console", narrowest(None, "bob"))
+    assert (for_bob.scope, for_bob.project, for_bob.user, for_bob.reason) == (
         "user",
+        None,
         "bob",
         "allowed always by alice in the console",
     )
-    assert rule("sql", match, "alice", "the console").scope == "global"
+    everywhere = rule("sql", match, "ada", "the console", EVERY_SESSION)  # only when an admin picks it
+    assert (everywhere.scope, everywhere.project, everywhere.user) == ("global", None, None)
+    assert wording(offer("terminal", {"command": "git push"}), EVERY_SESSION) == (
+        "Allow terminal calls with this command prefix in every session, without asking."
+    )

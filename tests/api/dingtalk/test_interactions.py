@@ -112,6 +112,7 @@ class TestTwoPeople:
         audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
         assert [(e["kind"], e["principal"]) for e in audit if e["kind"] != "requested"] == [
             ("approval_counted", ALICE),
+            ("rejected", ALICE),  # the second click by the same person: refused, and recorded
             ("approved", ADMIN),
         ]
 

@@ -12,7 +12,7 @@ import json
 import uuid
 from pathlib import Path
 
-from contracts import LiveSession, NewRule, RuleDecision
+from contracts import LiveSession, NewRule, RuleDecision, RuleScope
 from core.http_client import SynapseClient
 from tests.conftest import assert_eventually
 
@@ -67,7 +67,12 @@ async def seed(base_url: str, *, api_key: str | None = None) -> Known:
         )
         gates = [request.interaction_id for request in view.pending_interactions]
         rule = await synapse.add_rule(
-            NewRule(tool="sql", decision=RuleDecision.ASK, reason="fuzz: orders need a look")
+            NewRule(
+                tool="sql",
+                decision=RuleDecision.ASK,
+                scope=RuleScope.GLOBAL,
+                reason="fuzz: orders need a look",
+            )
         )
         artifact = await synapse.upload_artifact(
             b"order 7: refund", name="notes.txt", media_type="text/plain"

@@ -528,7 +528,9 @@ async def test_a_confirmation_from_someone_else_in_the_group_decides_nothing(
     key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, chat)
     await say(http, lark, lark_api, chat, "确认", sender="ou_mallory")
     texts = await assert_eventually(lambda: chat_texts(lark_api, chat), bool, what="who may")
-    assert texts == [f"ou_mallory may not answer {interaction_id}; allowed approvers: {ALICE}, {ADMIN}"]
+    assert texts == [
+        f"'ou_mallory' may not decide interaction '{interaction_id}'; allowed approvers: {ALICE}, {ADMIN}"
+    ]
     assert (await http.get(f"/sessions/{key}")).json()["status"] == "waiting_approval"
     assert count_orders("status = 'cancelled'") == 3
 

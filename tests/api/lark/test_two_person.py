@@ -56,5 +56,6 @@ async def test_the_card_shows_one_of_two_approvals_and_a_second_person_decides(
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [(e["kind"], e["principal"]) for e in audit if e["kind"] != "requested"] == [
         ("approval_counted", ALICE),
+        ("rejected", ALICE),  # the second click by the same person: refused, and recorded
         ("approved", ADMIN),
     ]

@@ -93,6 +93,8 @@ async def test_one_denial_of_a_critical_call_closes_it_and_a_later_approval_is_r
     assert [(e["kind"], e["principal"]) for e in await _audit(http, key)] == [
         ("requested", ALICE),
         ("denied", ALICE),
+        ("rejected", ADMIN),  # the late click, refused and recorded
+        ("rejected", ADMIN),  # the late approval over HTTP, too
     ]
 
 
@@ -115,5 +117,7 @@ async def test_a_denial_after_one_approval_of_two_denies(
         ("requested", ALICE),
         ("approval_counted", ADMIN),
         ("denied", ALICE),
+        ("rejected", ADMIN),  # the late click, refused and recorded
+        ("rejected", ADMIN),  # the late approval over HTTP, too
     ]
     assert DELETE_CANCELLED in json.dumps((await _cards(lark_api, chat))[0].content)

@@ -122,6 +122,9 @@ async def test_allow_always_with_an_edited_prefix_holds_in_a_new_session(
     await repl.type("!printf hello")
     await repl.wait_for(KEYS_LINE)
     await repl.keys("a")
+    await repl.wait_for(
+        f"Allow terminal calls with this command prefix in project {project}, without asking."
+    )
     await repl.wait_for("command prefix (edit, then Enter) › printf hello")
     await repl.keys("C-u")
     await repl.type("printf")
@@ -138,9 +141,9 @@ async def test_allow_always_with_an_edited_prefix_holds_in_a_new_session(
     await repl.wait_for("? tool_2 · terminal wants approval")
 
     rules = (await http.get("/rules", params={"project": str(project)})).json()
-    assert [(r["match"]["command_prefix"], r["scope"], r["project"]) for r in rules] == [
-        ("printf", "project", str(project))
-    ]
+    assert [(r["match"]["command_prefix"], r["scope"], r["project"], r["created_by"]) for r in rules] == [
+        ("printf", "project", str(project), "alice")
+    ], "the project's rule, never a global one, made by the REPL's person"
 
 
 async def test_edit_narrows_a_delete_before_it_runs(repl: Tmux, count_orders: Callable[[str], int]) -> None:

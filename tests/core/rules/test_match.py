@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contracts import ApprovalRule, NewRule, RuleContext, RuleDecision, RuleMatch, RuleScope
+from contracts import ApprovalRule, NewRule, RuleContext, RuleDecision, RuleMatch, RuleScope, RuleVerdict
 from core.rules.match import CallFacts, covers, describe, escape, pattern_matches, problems, propose, verdict
 
 AT = datetime(2026, 11, 25, tzinfo=UTC)
@@ -229,18 +229,29 @@ def test_a_pattern_treats_only_its_own_unescaped_stars_as_any_text() -> None:
     ("new", "said"),
     [
         (
-            NewRule(tool="sql", decision="allow", match=RuleMatch(command_prefix="x", sql_kind="DELETE")),
+            NewRule(
+                tool="sql",
+                decision="allow",
+                scope="global",
+                match=RuleMatch(command_prefix="x", sql_kind="DELETE"),
+            ),
             "match: give one of",
         ),
         (
-            NewRule(tool="t", decision="allow", match=RuleMatch(pattern="*")),
+            NewRule(tool="t", decision="allow", scope="global", match=RuleMatch(pattern="*")),
             "match.pattern: goes with match.argument",
         ),
-        (NewRule(tool="t", decision="allow", match=RuleMatch(command_prefix="'open")), "has no words"),
+        (
+            NewRule(tool="t", decision="allow", scope="global", match=RuleMatch(command_prefix="'open")),
+            "has no words",
+        ),
         (NewRule(tool="t", decision="allow", scope="project"), "project: scope `project` needs the project"),
         (NewRule(tool="t", decision="allow", scope="user"), "user: scope `user` needs the person"),
-        (NewRule(tool="t", decision="allow", project="/repo"), "project: only for scope `project`"),
-        (NewRule(tool=" ", decision="deny"), "tool: empty"),
+        (
+            NewRule(tool="t", decision="allow", scope="global", project="/repo"),
+            "project: only for scope `project`",
+        ),
+        (NewRule(tool=" ", decision="deny", scope="global"), "tool: empty"),
     ],
 )
 def test_a_rule_that_cannot_work_says_what_is_wrong(new: NewRule, said: str) -> None:
@@ -258,10 +269,17 @@ def test_a_good_rule_has_no_problems_and_reads_as_a_sentence() -> None:
     assert problems(good) == []
     assert describe(good) == 'allow terminal "git status" in project /repo'
     assert (
-        describe(NewRule(tool="sql", decision="deny", match=RuleMatch(sql_kind="delete", sql_table="orders")))
+        describe(
+            NewRule(
+                tool="sql",
+                decision="deny",
+                scope="global",
+                match=RuleMatch(sql_kind="delete", sql_table="orders"),
+            )
+        )
         == "deny sql DELETE orders"
     )
-    assert describe(NewRule(tool="*", decision="ask")) == "ask * (every call)"
+    assert describe(NewRule(tool="*", decision="ask", scope="global")) == "ask * (every call)"
 
 
 def test_allow_always_proposes_the_program_and_subcommand_or_the_statement_kind_and_table() -> None:
@@ -332,3 +350,37 @@ def test_the_strictest_covering_rule_decides_and_is_the_most_specific_of_its_kin
         assert narrowness(chosen) == max(map(narrowness, same)), (
             "the narrowest rule of that decision is named"
         )
+
+
+def test_the_verdict_carries_the_rules_text_as_it_was_when_it_decided() -> None:
+    """The audit keeps what the rule said (its scope, project, user and match), not only its id."""
+    deciding = rule(7, "deny", scope="project", project="/repo", command_prefix="git push", writes=True)
+    other = rule(8, "allow", scope="user", user="alice", command_prefix="git")
+    found = verdict([other, deciding], shell("git push origin main", writes=True), HERE)
+    assert found is not None
+    assert (found.rule_id, found.scope, found.project, found.user, found.match) == (
+        "rule_7",
+        RuleScope.PROJECT,
+        "/repo",
+        None,
+        RuleMatch(command_prefix="git push", writes=True),
+    )
+    mine = verdict([other], shell("git status"), HERE)
+    assert mine is not None and (mine.scope, mine.project, mine.user, mine.match) == (
+        RuleScope.USER,
+        None,
+        "alice",
+        RuleMatch(command_prefix="git"),
+    )
+
+
+def test_a_verdict_recorded_before_the_rules_text_was_kept_still_reads() -> None:
+    old = {
+        "rule_id": "rule_3",
+        "decision": "deny",
+        "description": "deny sql DROP",
+        "reason": "",
+        "created_by": "ada",
+    }
+    read = RuleVerdict.model_validate(old)
+    assert (read.scope, read.project, read.user, read.match) == (RuleScope.GLOBAL, None, None, None)

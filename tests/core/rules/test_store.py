@@ -1,8 +1,10 @@
 """The rules store: saved once, seen by every process that opens the same database (the SQLite
-file under the data dir, or PostgreSQL by `SYNAPSE_RULES_URL`)."""
+file under the data dir, or PostgreSQL by `SYNAPSE_RULES_URL`); deleted as a tombstone that says
+who deleted it. Ids over add/delete sequences: `test_store_ids.py`; old tables: `test_store_migration.py`."""
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -11,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleMatch, RuleScope
-from core.rules.store import RuleNotFound, RuleStore
+from core.rules.store import RuleDeleted, RuleNotFound, RuleStore
+
+NEW_ID = re.compile(r"rule_[0-9A-HJKMNP-TV-Z]{26}")
+"""A new rule's id: `rule_` and 26 Crockford base32 characters (time, then randomness)."""
+
+
+def id_of(rule: ApprovalRule) -> str:
+    return rule.rule_id
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -26,28 +35,42 @@ def test_a_rule_saved_by_one_process_is_read_by_another_and_deleted_for_both(
     api, worker = RuleStore.at(url, tmp_path), RuleStore.at(url, tmp_path)
     saved = api.add(
         NewRule(
-            tool="terminal", decision="allow", match=RuleMatch(command_prefix="git status"), created_by="olga"
+            tool="terminal",
+            decision="allow",
+            scope="global",
+            match=RuleMatch(command_prefix="git status"),
+            created_by="olga",
         )
     )
-    assert saved.rule_id == "rule_1" and saved.created_by == "olga" and saved.created_at.tzinfo is not None
-    assert worker.get("rule_1") == saved
+    assert NEW_ID.fullmatch(saved.rule_id), saved.rule_id
+    assert saved.created_by == "olga" and saved.created_at.tzinfo is not None and saved.deleted_by is None
+    assert worker.get(saved.rule_id) == saved
     assert worker.for_call("terminal", RuleContext()) == [saved]
-    assert api.remove("rule_1") == saved
-    assert worker.for_call("terminal", RuleContext()) == []
-    with pytest.raises(RuleNotFound, match="no rule 'rule_1'"):
-        worker.get("rule_1")
-    with pytest.raises(RuleNotFound):
-        worker.remove("rule_9")
+    removed = api.remove(saved.rule_id, by="bob")
+    assert removed == saved.model_copy(update={"deleted_by": "bob", "deleted_at": removed.deleted_at})
+    assert removed.deleted_at is not None and removed.deleted_at.tzinfo is not None
+    assert worker.for_call("terminal", RuleContext()) == [] and worker.all() == []
+    with pytest.raises(RuleDeleted, match=f"rule '{saved.rule_id}' was deleted by bob at 20") as gone:
+        worker.get(saved.rule_id)
+    assert gone.value.rule == removed, "the tombstone keeps the rule, who deleted it and when"
+    with pytest.raises(RuleDeleted, match="deleted by bob"):
+        worker.remove(saved.rule_id, by="carol")
+    with pytest.raises(RuleDeleted, match="deleted by bob"):  # a second delete changed nothing
+        api.get(saved.rule_id)
+    with pytest.raises(RuleNotFound, match="no rule 'rule_9'"):
+        worker.remove("rule_9", by="bob")
     assert (tmp_path / "rules.db").is_file() == (url is None)
 
 
 def test_processes_starting_at_once_share_one_table(url: str | None, tmp_path: Path) -> None:
     stores = [RuleStore.at(url, tmp_path) for _ in range(6)]
     with ThreadPoolExecutor(len(stores)) as pool:
-        saved = list(pool.map(lambda store: store.add(NewRule(tool="sql", decision="allow")), stores))
+        saved = list(
+            pool.map(lambda store: store.add(NewRule(tool="sql", decision="allow", scope="global")), stores)
+        )
 
-    assert sorted(rule.rule_id for rule in saved) == [f"rule_{n}" for n in range(1, 7)]
-    assert all(len(store.all()) == 6 for store in stores)
+    assert len({rule.rule_id for rule in saved}) == 6 and all(NEW_ID.fullmatch(r.rule_id) for r in saved)
+    assert all(sorted(store.all(), key=id_of) == sorted(saved, key=id_of) for store in stores)
 
 
 def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_person(
@@ -55,9 +78,9 @@ def test_a_call_reads_its_tools_rules_and_the_any_tool_ones_of_its_project_and_p
 ) -> None:
     store = RuleStore.at(url, tmp_path)
     made = [
-        store.add(NewRule(tool="sql", decision="deny")),
-        store.add(NewRule(tool="*", decision="ask")),
-        store.add(NewRule(tool="terminal", decision="deny")),
+        store.add(NewRule(tool="sql", decision="deny", scope="global")),
+        store.add(NewRule(tool="*", decision="ask", scope="global")),
+        store.add(NewRule(tool="terminal", decision="deny", scope="global")),
         store.add(NewRule(tool="sql", decision="allow", scope="project", project="/repo")),
         store.add(NewRule(tool="sql", decision="allow", scope="project", project="/other")),
         store.add(NewRule(tool="sql", decision="allow", scope="user", user="alice")),

@@ -19,7 +19,6 @@ from contracts import (
     AgentStepInput,
     ExperienceMatch,
     ExperienceRecord,
-    InteractionResponse,
     SessionConfig,
     TurnToRemember,
     UniversalMessage,
@@ -29,6 +28,7 @@ from core.settings import Settings
 from tests.conftest import assert_eventually
 from workflows.session import SessionWorkflow
 
+from ...decisions import decided
 from .demo_sessions import demo_session, send, summary
 
 IDLE_SECONDS = SessionConfig.model_fields["idle_timeout_seconds"].default
@@ -81,8 +81,8 @@ async def test_turns_answered_by_the_agent_are_recorded_by_the_answering_step(
         lambda: handle.query(SessionWorkflow.get_pending), bool, what="the DELETE waiting for approval"
     )
     await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=pending[0].interaction_id, approved=True, principal="bob"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=pending[0].interaction_id, approved=True, principal="bob"),
     )
     events = await _turns_over(handle, 2)
 

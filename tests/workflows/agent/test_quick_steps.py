@@ -21,7 +21,6 @@ from contracts import (
     AgentSpec,
     AgentStepInput,
     AssessRequest,
-    InteractionResponse,
     RuleContext,
     StepAssessment,
     ToolAssessment,
@@ -34,6 +33,7 @@ from workflows.agent.gate import Assessed
 from workflows.agent.loop import quick_step
 from workflows.session import SessionWorkflow
 
+from ...decisions import decided
 from .demo_sessions import demo_session, send, summary
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -101,10 +101,10 @@ async def test_a_demo_turn_steps_locally_until_a_person_decides_and_the_approver
     )
 
     outcome = await handle.execute_update(
-        SessionWorkflow.respond_checked,
-        InteractionResponse(interaction_id=pending[0].interaction_id, approved=True, principal="alice"),
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=pending[0].interaction_id, approved=True, principal="alice"),
     )
-    assert outcome.approved and (outcome.tool_result or {}).get("ok"), outcome
+    assert outcome.approved and outcome.tool_result is not None and outcome.tool_result.ok, outcome
     status = await assert_eventually(
         lambda: handle.query(SessionWorkflow.get_status),
         lambda s: s.messages[-1].role == "assistant",

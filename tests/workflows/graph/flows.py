@@ -16,7 +16,6 @@ from contracts import (
     GraphQuery,
     GraphTask,
     GraphView,
-    InteractionResponse,
     PlanBlueprint,
     TaskView,
 )
@@ -25,6 +24,7 @@ from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
 from workflows.identity.ids import graph_workflow_id
 
 from ...conftest import assert_eventually
+from ...decisions import decided
 
 GraphHandle = WorkflowHandle[TaskGraphWorkflow, GraphView]
 
@@ -127,6 +127,6 @@ async def decide_gate(handle: GraphHandle, view: GraphView, task_id: str, approv
     """bob decides the gate of one task of the view."""
     request = next(r for r in view.pending_interactions if r.content["task_id"] == task_id)  # type: ignore[index]
     await handle.execute_update(
-        TaskGraphWorkflow.respond_checked,
-        InteractionResponse(interaction_id=request.interaction_id, approved=approved, principal="bob"),
+        TaskGraphWorkflow.decide_checked,
+        decided(interaction_id=request.interaction_id, approved=approved, principal="bob"),
     )

@@ -11,12 +11,12 @@ from temporalio.exceptions import ApplicationError
 
 from contracts import (
     GraphStatus,
-    InteractionResponse,
     SessionControl,
 )
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 
 from ...conftest import assert_eventually
+from ...decisions import decided
 from .flows import (
     by_id,
     decide_gate,
@@ -54,23 +54,19 @@ async def test_gates_wait_for_a_person_and_a_denial_or_timeout_skips_the_task(
     assert gates["deploy"].content["prompt"] == "Run deploy?"  # type: ignore[index]
     with pytest.raises(WorkflowUpdateFailedError) as refused:
         await handle.execute_update(
-            TaskGraphWorkflow.respond_checked,
-            InteractionResponse(
-                interaction_id=gates["deploy"].interaction_id, approved=True, principal="mallory"
-            ),
+            TaskGraphWorkflow.decide_checked,
+            decided(interaction_id=gates["deploy"].interaction_id, approved=True, principal="mallory"),
         )
     assert (
         isinstance(refused.value.cause, ApplicationError) and refused.value.cause.type == "ApproverNotAllowed"
     )
     await handle.execute_update(
-        TaskGraphWorkflow.respond_checked,
-        InteractionResponse(interaction_id=gates["deploy"].interaction_id, approved=True, principal="bob"),
+        TaskGraphWorkflow.decide_checked,
+        decided(interaction_id=gates["deploy"].interaction_id, approved=True, principal="bob"),
     )
     await handle.execute_update(
-        TaskGraphWorkflow.respond_checked,
-        InteractionResponse(
-            interaction_id=gates["drop_table"].interaction_id, approved=False, principal="carol"
-        ),
+        TaskGraphWorkflow.decide_checked,
+        decided(interaction_id=gates["drop_table"].interaction_id, approved=False, principal="carol"),
     )
     result = await finished(handle)
     tasks = by_id(result)
@@ -118,10 +114,10 @@ async def test_a_tool_approval_inside_a_task_is_shown_on_the_graph_and_decided_o
     graph_shown = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
     assert request.interaction_id in graph_shown.current_details
     outcome = await run.execute_update(
-        AgentTaskWorkflow.respond_checked,
-        InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
+        AgentTaskWorkflow.decide_checked,
+        decided(interaction_id=request.interaction_id, approved=True, principal="bob"),
     )
-    assert outcome.approved and outcome.tool_result and outcome.tool_result["ok"]
+    assert outcome.approved and outcome.tool_result is not None and outcome.tool_result.ok
     result = await finished(handle)
     assert count_orders("status = 'cancelled'") == 0
     assert statuses(result) == {"clean": "completed", "after": "completed"}
@@ -184,10 +180,8 @@ async def test_a_running_task_halts_at_its_next_safe_point_when_paused(
         lambda: run.query(AgentTaskWorkflow.get_status), lambda s: s == "paused", what="run paused"
     )
     decision = await run.start_update(
-        AgentTaskWorkflow.respond_checked,
-        InteractionResponse(
-            interaction_id=view.pending_interactions[0].interaction_id, approved=True, principal="bob"
-        ),
+        AgentTaskWorkflow.decide_checked,
+        decided(interaction_id=view.pending_interactions[0].interaction_id, approved=True, principal="bob"),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
     )
     await wait_view(handle, lambda v: not v.pending_interactions, what="the decision taken")

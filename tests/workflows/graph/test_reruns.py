@@ -8,10 +8,11 @@ from typing import Any
 from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import Client
 
-from contracts import BlueprintChange, GraphStatus, GraphView, InteractionResponse, PlanBlueprint, TaskUpdate
+from contracts import BlueprintChange, GraphStatus, GraphView, PlanBlueprint, TaskUpdate
 from workflows.graph import TaskGraphWorkflow
 
 from ...conftest import assert_eventually
+from ...decisions import decided
 from .flows import (
     by_id,
     decide_gate,
@@ -168,8 +169,8 @@ async def test_each_instance_of_a_gated_loop_template_asks(
     first, second = sorted(view.pending_interactions, key=lambda r: r.content["instance"])  # type: ignore[index]
     for request, approved in ((first, True), (second, False)):
         await handle.execute_update(
-            TaskGraphWorkflow.respond_checked,
-            InteractionResponse(interaction_id=request.interaction_id, approved=approved, principal="bob"),
+            TaskGraphWorkflow.decide_checked,
+            decided(interaction_id=request.interaction_id, approved=approved, principal="bob"),
         )
     result = await finished(handle)
     assert result.status == GraphStatus.COMPLETED, result

@@ -16,7 +16,7 @@ import httpx
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from contracts import AgentTaskInput, GraphView, InteractionResponse, SessionControl, TaskReport
+from contracts import AgentTaskInput, GraphView, SessionControl, TaskReport
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 from worker import build_worker
@@ -24,6 +24,7 @@ from workflows.graph import AgentTaskWorkflow
 from workflows.identity.ids import graph_workflow_id, task_run_workflow_id
 
 from ...conftest import assert_eventually
+from ...decisions import decided
 from ...support import replayer
 from .flows import by_id, edge, finished, start_graph, statuses, task, wait_view
 
@@ -127,10 +128,10 @@ async def test_a_task_does_not_time_out_while_its_tool_approval_waits_for_a_pers
         view = await wait_view(handle, lambda v: bool(v.pending_interactions), what="the approval still open")
         assert statuses(view)["clean"] not in ("failed", "completed"), by_id(view)["clean"].reason
         outcome = await run.execute_update(
-            AgentTaskWorkflow.respond_checked,
-            InteractionResponse(interaction_id=request.interaction_id, approved=True, principal="bob"),
+            AgentTaskWorkflow.decide_checked,
+            decided(interaction_id=request.interaction_id, approved=True, principal="bob"),
         )
-        assert outcome.approved and outcome.tool_result and outcome.tool_result["ok"]
+        assert outcome.approved and outcome.tool_result is not None and outcome.tool_result.ok
         done: GraphView = await closed(handle)
         assert statuses(done) == {"clean": "completed", "after": "completed"}, by_id(done)["clean"].reason
         assert "3" in str(by_id(done)["clean"].output)
@@ -152,8 +153,8 @@ async def test_a_paused_run_does_not_time_out_while_paused(
             lambda: halted.query(AgentTaskWorkflow.get_status), lambda s: s == "paused", what="run paused"
         )
         await halted.signal(
-            AgentTaskWorkflow.respond,
-            InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+            AgentTaskWorkflow.decide,
+            decided(interaction_id=interaction, approved=True, principal="bob"),
         )
         await assert_eventually(
             lambda: halted.query(AgentTaskWorkflow.get_pending), lambda p: not p, what="the decision taken"
@@ -185,8 +186,8 @@ async def test_work_split_by_a_wait_for_a_person_still_adds_up_to_a_timeout(
     interaction = await pending_id(handle)
     await assert_running(handle, "waiting_approval")
     await handle.signal(
-        AgentTaskWorkflow.respond,
-        InteractionResponse(interaction_id=interaction, approved=True, principal="bob"),
+        AgentTaskWorkflow.decide,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
     )
     report: TaskReport = await closed(handle)
     assert report.status == "failed"

@@ -15,7 +15,6 @@ from api.calls import sessions as session_calls
 from api.main import create_app
 from contracts import (
     InboundMessage,
-    InteractionResponse,
     LiveSession,
     SessionConfig,
     SessionControl,
@@ -30,7 +29,9 @@ from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
 from workflows.session.state import SessionRunInput
-from workflows.versioning import GENERATION
+from workflows.versioning import AT_START, GENERATION
+
+from ...decisions import decided
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -77,10 +78,10 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
         still = await handle.query(SessionWorkflow.get_status)
         assert [p.interaction_id for p in still.pending_interactions] == [interaction_id]
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id=interaction_id, approved=True, principal="bob"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id=interaction_id, approved=True, principal="bob"),
         )
-        assert outcome.tool_result["content"]["rowcount"] == 3
+        assert outcome.tool_result is not None and outcome.tool_result.content["rowcount"] == 3
         chunks = await read_stream(client, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE)
         answers = [c.content for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
         assert answers == ["DELETE done: 3 rows affected."], "one answer, after the restart"
@@ -101,8 +102,8 @@ async def test_a_grant_survives_a_worker_restart(
         )
         pending = await wait_for_pending(client, key)
         await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(
+            SessionWorkflow.decide_checked,
+            decided(
                 interaction_id=pending.pending_interactions[0].interaction_id,
                 approved=True,
                 principal="bob",
@@ -176,10 +177,8 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
         )
         pending = await wait_for_pending(client, key)
         await first.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(
-                interaction_id=pending.pending_interactions[0].interaction_id, approved=False
-            ),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id=pending.pending_interactions[0].interaction_id, approved=False),
         )
         first_run = client.get_workflow_handle(workflow_id, run_id=first.first_execution_run_id)
         await assert_eventually(
@@ -211,7 +210,10 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
         )
         await latest.signal(SessionWorkflow.cancel, SessionControl(reason="done"))
     before, after = await first_run.fetch_history(), await latest.fetch_history()
-    assert (generation_in(before), versions_written(before)) == (None, (1, 1)), "a run its client started"
+    markers = 1 + len(AT_START)  # the baseline's and each change's since
+    assert (generation_in(before), versions_written(before)) == (None, (markers, markers)), (
+        "a run its client started"
+    )
     assert (generation_in(after), versions_written(after)) == (GENERATION, (0, 0)), (
         "continued at the current generation, no marker"
     )

@@ -10,13 +10,14 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from api.calls import sessions as session_calls
-from contracts import DecisionPolicy, InteractionResponse, LiveSession, SessionConfig, SessionControl
+from contracts import DecisionPolicy, LiveSession, SessionConfig, SessionControl
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
+from ...decisions import decided
 from .test_durability import DELETE_CANCELLED, message, wait_for_pending
 
 
@@ -50,8 +51,8 @@ async def test_an_undecided_request_escalates_and_the_escalated_may_decide(
             audit.entries[-1].comment or ""
         )
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id=pending.interaction_id, approved=True, principal="dave"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id=pending.interaction_id, approved=True, principal="dave"),
         )
         assert outcome.approved and outcome.decided_by == "dave"
         await _close(handle)

@@ -11,13 +11,15 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from api.calls import sessions as session_calls
-from contracts import InboundMessage, InteractionResponse, SessionConfig
+from contracts import InboundMessage, SessionConfig
 from core.settings import LarkSettings, Settings
 from tests.conftest import assert_eventually
 from tests.fakes.lark_open_api import CardUpdate, FakeLarkOpenApi, FakeMessage, lark_open_api
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
+
+from ...decisions import decided
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -72,10 +74,10 @@ async def test_the_chat_gets_the_card_its_decision_and_the_answer(
         assert pending.pending_interactions[0].approvers == ["ou_alice"], "the requester may approve"
 
         outcome = await handle.execute_update(
-            SessionWorkflow.respond_checked,
-            InteractionResponse(interaction_id="tool_1", approved=True, principal="ou_alice", channel="lark"),
+            SessionWorkflow.decide_checked,
+            decided(interaction_id="tool_1", approved=True, principal="ou_alice", channel="lark"),
         )
-        assert outcome.tool_result["content"]["rowcount"] == 3
+        assert outcome.tool_result is not None and outcome.tool_result.content["rowcount"] == 3
         updates = await assert_eventually(lambda: _updates(lark), bool, what="the card update")
         assert updates[0].message_id == card.message_id
         assert "Approved" in card_text(updates[0].content) and "3 rows" in card_text(updates[0].content)

@@ -93,6 +93,7 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
             generation=input.generation,
         )
         self.publish = self._chunks.publish
+        self._supervisor.requests.requester = input.requested_by
         self._host = SupervisedHost(self._supervisor, self._state)
         self._told: list[str] = []
         self._telling = False

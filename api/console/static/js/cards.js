@@ -20,8 +20,9 @@ function asked(request) {
   return [`${content.tool_name ?? "tool"} wants approval`, params];
 }
 
-// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`; `rules`: where an "allow
-// always" rule would apply (`ruleScope`), absent where none is offered.
+// `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`; `rules`: where "allow
+// always" applies by default (`ruleScope`: a project, a person, or this session only), absent where
+// none is offered.
 export function card(owner, request, { canApprove, onDecided, rules }) {
   const id = request.interaction_id;
   const content = typeof request.content === "object" && request.content ? request.content : {};
@@ -97,7 +98,7 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
     } }, "Edit arguments"));
     const boxes = [editBox];
     if (rules) {
-      const [always, ruleBox] = allowAlways(content.tool_name, shown, rules, { status, decide });
+      const [always, ruleBox] = allowAlways(content.tool_name, shown, rules, { status, decide, grants });
       actions.append(always);
       boxes.push(ruleBox);
     }

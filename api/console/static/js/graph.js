@@ -97,7 +97,7 @@ export function graphPage(main, graphId, params, setConnection) {
     const say = (text, cls) => { lastSaid = [text, cls]; said.textContent = text; said.className = cls; };
     const intervene = async (body) => {
       try {
-        await post(`${path}/interventions`, { ...body, target_task_id: task.task_uuid });
+        await post(`${path}/interventions`, { ...body, target_task_id: task.task_uuid, principal: who.me || undefined });
         say(`${body.intervention_type} sent.`, "line-ok");
         comment.value = "";
       } catch (err) { say(`Refused: ${err.message}`, "error"); }

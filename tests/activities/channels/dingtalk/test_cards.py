@@ -63,7 +63,7 @@ def test_each_state_of_a_request(
 
 def test_the_result_and_the_grant_show_once_approved() -> None:
     pending = card_params(request(grants=["session"]), "k")
-    granted = outcome(grant_id="grant_1", tool_result={"ok": True, "content": "3 rows"})
+    granted = outcome(grant_id="grant_1", tool_result={"tool_id": "sql", "ok": True, "content": "3 rows"})
     done = card_params(request(grants=["session"]), "k", None, granted)
 
     assert (pending["can_grant"], done["can_grant"]) == ("true", "false")
