@@ -196,6 +196,10 @@ class BlueprintChange(Contract):
     principal: str = Field(
         default="anonymous", description="A person, or `Agent:<name>` for an agent's plan."
     )
+    channel: str = Field(
+        default="system",
+        description="Where it came from: `http` for a person's, `system` for an agent's plan.",
+    )
     agents: dict[str, AgentSpec] = Field(
         default_factory=dict, description="Its assignees resolved to declarations (set by the engine)."
     )

@@ -206,7 +206,7 @@ async def extend_graph(
         registry, blueprints.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)
     )
     who = caller.principal or principal or Principal.ANONYMOUS
-    change = BlueprintChange(blueprint=blueprint, principal=who, agents=agents)
+    change = BlueprintChange(blueprint=blueprint, principal=who, channel="http", agents=agents)
     return await graphs.run_update(
         client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change
     )

@@ -175,6 +175,7 @@ class InterventionHandlers:
                 self._state.audit,
                 AuditKind.REJECTED,
                 request.principal,
+                channel=request.channel,
                 comment=f"{request.intervention_type}: {error_message(err)}",
             )
 

@@ -106,6 +106,7 @@ class Lifecycle:
             state.audit,
             AuditKind.REOPENED,
             reopening.principal,
+            channel="http",
             comment=f"{reopening.reason} (after run {reopening.previous_run_id})",
         )
         self._chunks.publish(
@@ -122,6 +123,7 @@ class Lifecycle:
                 state.audit,
                 AuditKind.REJECTED,
                 reopening.principal,
+                channel="http",
                 comment=f"the reopening change: {err.message}",
             )
 

@@ -96,7 +96,13 @@ class Plans:
             except Exception as err:  # refused, or its assignees could not be looked up
                 why = error_message(err)
                 task.reason = f"its plan was refused: {why}"
-                audit(self._state.audit, AuditKind.PLAN_REFUSED, change.principal, comment=why)
+                audit(
+                    self._state.audit,
+                    AuditKind.PLAN_REFUSED,
+                    change.principal,
+                    channel=change.channel,
+                    comment=why,
+                )
                 self._chunks.publish(TaskChunkType.ERROR, {"task_id": task.task_id, "error": task.reason})
 
     async def accept(self, change: BlueprintChange) -> dict[str, str]:
@@ -132,6 +138,7 @@ class Plans:
             state.audit,
             AuditKind.EXTENDED,
             change.principal,
+            channel=change.channel,
             comment=f"{len(added.tasks)} tasks, {len(added.edges)} edges, {len(added.updates)} updates",
         )
         self._chunks.publish(

@@ -148,6 +148,7 @@ class TaskGraphWorkflow(
             change = BlueprintChange(
                 blueprint=input.blueprint,
                 principal=self._config.requested_by,
+                channel=self._config.channel,
                 agents=input.agents,
                 task_uuids=input.task_uuids,
             )
