@@ -52,7 +52,8 @@ async def ask_for_delete(
         "accepted",
     )
     assert accepted["message_id"].startswith("http-")
-    chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST))
+    # A framework's first step imports it in the worker (google-adk, autogen): seconds on a busy machine.
+    chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), within=60)
     return chunks[-1]
 
 
