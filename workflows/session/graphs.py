@@ -5,11 +5,12 @@ child (`graph:<uuid>`, its requester the person who asked) and waits for it; the
 the graph's outputs. Meanwhile the graph tells the session (`graph_progress`) which tasks started,
 finished or wait, and which gates and tool approvals wait for a person: they are published on the
 session's stream, listed with the session's own requests (`GET /sessions/{key}`) and, in a chat,
-shown as cards. They are decided like the session's own: a chat reply is read by the one
-interpreter (`chat_reply.to_decision`), checked here as the asking workflow will check it (a
-refusal is audited here and told to the chat), and passed on to the workflow that asked (the
-graph, or its task run) by its `decide` signal as a `relay` decision; an HTTP decision or a card
-click goes there directly. When the graph reports the decision, it is published here too (with the
+shown as cards. They are decided like the session's own, by the session's one `Decisions.reply`
+(a chat reply) or `decide` (a signal): checked here as the asking workflow will check them (a
+refusal is audited here and told to the chat) and passed on to the workflow that asked (the
+graph, or its task run) by its `decide` signal as a `relay` decision (`elsewhere` names it here);
+an HTTP decision or a card click goes there directly. `waiting` and `answered` say which relayed
+request the next chat message answers. When the graph reports the decision, it is published here too (with the
 chat message that took it, so an HTTP sender waiting for its turn finds it). Cancelling the
 session cancels the graph.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         GraphConfig,
         GraphProgress,
         InboundMessage,
+        InteractionRequest,
         PlanBlueprint,
         SessionConfig,
         TaskChunkType,
@@ -41,8 +43,6 @@ from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
 from ..identity.ids import graph_workflow_id
 from ..stream.chunks import Publish
-from ..supervision import checks
-from ..supervision.chat_reply import to_decision
 from ..supervision.decisions import Decisions
 from ..supervision.relayed import DecisionRelay
 from ..supervision.requests import announced
@@ -72,13 +72,11 @@ class SessionGraphs:
         self._state = state
         self._publish = publish
         self._outbox = outbox
-        self._decisions = decisions
-        self._relay = DecisionRelay(owner_id)
         self._answered: dict[str, tuple[str | None, str]] = {}
         """Relayed requests a chat reply has answered (the decision is on its way to the graph), with
         the message that did and who sent it."""
         decisions.elsewhere = self.owner_of
-        decisions.relay = self._relay
+        decisions.relay = DecisionRelay(owner_id)
 
     def owner_of(self, interaction_id: str) -> str | None:
         """The workflow that asked a request this session relays (None: it relays no such request)."""
@@ -180,22 +178,12 @@ class SessionGraphs:
             if answered is not None and answered[1] in request.approved_by:
                 del self._answered[request.interaction_id]
 
-    def reply(self, message: InboundMessage) -> bool:
-        """A chat message while a relayed request waits: its decision, checked here as the asking
-        workflow will check it, then passed on (False: nothing relayed waits)."""
-        request = next((r for r in self._state.relayed if r.interaction_id not in self._answered), None)
-        if request is None:
-            return False
-        decision = to_decision(message, request)
-        try:
-            checks.check_person(request, decision, strict=self._decisions.strict)
-        except ApplicationError as err:
-            self._decisions.refused(decision, err.message)
-            self._decisions.refuse_reply(request.interaction_id, message, err.message)
-            return True
-        self._answered[request.interaction_id] = (
-            message.message_id,
-            message.sender_id,
-        )  # until it is reported
-        self._relay.forward(request.workflow_id, decision)
-        return True
+    def waiting(self) -> InteractionRequest | None:
+        """The relayed request a chat message now answers (None: none waits, or each has its answer
+        on the way)."""
+        return next((r for r in self._state.relayed if r.interaction_id not in self._answered), None)
+
+    def answered(self, request: InteractionRequest, message: InboundMessage) -> None:
+        """A chat message's decision on `request` went to the graph: the next message is not its
+        answer (until the graph reports it, or counts it as one approval of two)."""
+        self._answered[request.interaction_id] = (message.message_id, message.sender_id)

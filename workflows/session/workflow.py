@@ -265,7 +265,10 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         if state.pending:
             self._supervisor.decisions.reply(message, state.pending[0])
             return
-        if self._graphs.reply(message):
+        relayed = self._graphs.waiting()
+        if relayed is not None:
+            if self._supervisor.decisions.reply(message, relayed):
+                self._graphs.answered(relayed, message)
             return
         state.inbox.append(message)
 

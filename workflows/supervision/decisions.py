@@ -188,15 +188,23 @@ class Decisions:
                 return
             self.refused(decision, err.message)
 
-    def reply(self, message: InboundMessage, request: InteractionRequest) -> None:
-        """A chat message while `request` waits: its decision (`chat_reply.to_decision`); a refusal
-        is audited and told to the chat."""
+    def reply(self, message: InboundMessage, request: InteractionRequest) -> bool:
+        """A chat message while `request` waits: its decision (`chat_reply.to_decision`), taken here,
+        or, for a request another workflow asked (a session's graph), checked here as that workflow
+        will check it and passed on (`relay`). A refusal is audited and told to the chat. Whether the
+        decision was taken or passed on."""
         decision = to_decision(message, request)
         try:
-            self.take(decision)
+            if self.relay is not None and self.elsewhere(request.interaction_id) == request.workflow_id:
+                checks.check_person(request, decision, strict=self.strict)
+                self.relay.forward(request.workflow_id, decision)
+            else:
+                self.take(decision)
         except ApplicationError as err:
             self.refused(decision, err.message)
             self.refuse_reply(request.interaction_id, message, err.message)
+            return False
+        return True
 
     def system(
         self, interaction_id: str, principal: str, comment: str | None, *, timeout: bool = False
