@@ -90,3 +90,9 @@ class Decision(Contract):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Door extras: the chat message or card it came from."
     )
+    refused: str | None = Field(
+        default=None,
+        description="Set by a door that was refused this decision (`decide_checked` refused it, or the API "
+        "before any workflow): the `decide` signal only records the refusal; such a decision never takes "
+        "effect, even should it pass the check by now.",
+    )

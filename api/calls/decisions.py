@@ -214,7 +214,7 @@ async def _taken(
         )
     except Refused as refusal:
         if refusal.error_type in AUDITED:
-            await record_refusal(client, workflow_id, decision)
+            await record_refusal(client, workflow_id, decision, str(refusal))
         raise
     except NotAnswered:
         # A query would need a worker too; the search attributes come straight from the server.
@@ -230,12 +230,13 @@ async def _taken(
     return outcome
 
 
-async def record_refusal(client: Client, workflow_id: str, decision: Decision) -> None:
-    """Send a refused decision by the `decide` signal: the workflow refuses it again and records the
-    refusal in its audit trail (a request relayed elsewhere is passed on there). Best effort: a
-    workflow that is gone has nothing to record it in."""
+async def record_refusal(client: Client, workflow_id: str, decision: Decision, reason: str) -> None:
+    """Send a refused decision, marked `refused`, by the `decide` signal: the workflow records the
+    refusal in its audit trail and never takes it (a request relayed elsewhere is passed on there).
+    Best effort: a workflow that is gone has nothing to record it in."""
     try:
-        await client.get_workflow_handle(workflow_id).signal(DECIDE, decision)
+        refused = decision.model_copy(update={"refused": reason})
+        await client.get_workflow_handle(workflow_id).signal(DECIDE, refused)
     except RPCError as err:
         log.info("refused decision on %s not recorded in %s: %s", decision.interaction_id, workflow_id, err)
 
@@ -257,7 +258,8 @@ async def record_refused_caller(
             source=DecisionSource.HTTP,
             said=Verdict(approved=False),
         )
-    await record_refusal(client, workflow_id, decision)
+    reason = f"{caller.principal} has role {caller.role}; deciding needs approver or higher"
+    await record_refusal(client, workflow_id, decision, reason)
 
 
 async def _approved_by_answering(
@@ -375,6 +377,6 @@ class Submission:
                 outcome: InteractionOutcome = await update.result()
         except Refused as refusal:
             if refusal.error_type in AUDITED:
-                await record_refusal(self.client, self.workflow_id, self.decision)
+                await record_refusal(self.client, self.workflow_id, self.decision, str(refusal))
             raise
         return outcome

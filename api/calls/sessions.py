@@ -43,10 +43,40 @@ from workflows.versioning import GENERATION
 
 from . import workflow
 from .busy import retry_while_busy
-from .errors import AlreadyExists, CallError, Cancelled
+from .errors import AlreadyExists, CallError, Cancelled, NotFound
 from .workflow import BUSY_RETRY_SECONDS, CLOSED_STATUS, QUERY_WAIT
 
 T = TypeVar("T")
+
+
+CHAT_PREFIXES = {"lark:": "Lark", "dingtalk:": "DingTalk"}
+"""Session keys that belong to a chat channel: its chats start those sessions (with the chat's
+approvers and settings), never a call of the API."""
+
+
+def chat_of(key: str) -> str | None:
+    """The chat channel a session key belongs to (`Lark`, `DingTalk`), or None."""
+    return next((name for prefix, name in CHAT_PREFIXES.items() if key.startswith(prefix)), None)
+
+
+async def send_to_running(
+    client: Client, key: str, message: InboundMessage, *, within: float = BUSY_RETRY_SECONDS
+) -> None:
+    """Signal a message to a session that runs, never starting one (a chat's session).
+
+    Raises:
+        NotFound: No run of the session is going (its chat starts it).
+    """
+    handle = handle_for(client, key)
+    try:
+        await retry_while_busy(lambda: handle.signal(SUBMIT_MESSAGE, message), within=within)
+    except RPCError as err:
+        if workflow.is_not_found(err):
+            raise NotFound(
+                f"{name_of(key)} is not running; a {chat_of(key) or 'chat'} session is started by its chat "
+                "(a message over HTTP only joins one that runs)"
+            ) from err
+        raise
 
 
 def name_of(key: str) -> str:

@@ -38,6 +38,7 @@ from contracts import (
     Role,
     Verdict,
 )
+from contracts.names import GRAPH_PREFIX
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, sessions
@@ -68,6 +69,15 @@ class Click:
     role: Role = Role.viewer
     """The clicker's role by the channel's approver settings (`roles.chat_role`; set by the channel,
     which knows them: a click read without it decides nothing)."""
+
+    @property
+    def in_its_channel(self) -> bool:
+        """Whether the button names a session of the channel it was clicked in, and that session or a
+        graph (a card shows only the session's own requests and those its graph relays)."""
+        own = session_workflow_id(self.action.session_key)
+        return self.action.session_key.startswith(f"{self.channel}:") and (
+            self.workflow_id == own or self.workflow_id.startswith(GRAPH_PREFIX)
+        )
 
     @property
     def workflow_id(self) -> str:
@@ -173,6 +183,10 @@ async def decide(
     """
     deadline = time.monotonic() + ANSWER_BUDGET_SECONDS
     action = click.action
+    if not click.in_its_channel:
+        return ClickAnswer(
+            "error", "This button does not belong to a session of this chat; nothing was decided."
+        )
     # The request the card shows, to redraw it with the decision (None when unknown: the decision says why).
     request = await decisions.request_if_pending(
         client, click.workflow_id, action.interaction_id, wait=QUERY_TIMEOUT

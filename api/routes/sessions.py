@@ -116,6 +116,12 @@ async def create_session(
     except KeyError as err:
         raise HTTPException(422, f"profile: {err.args[0]}") from None
     key = body.session_key or uuid.uuid4().hex[:12]
+    if (chat := sessions.chat_of(key)) is not None:
+        raise HTTPException(
+            422,
+            f"session_key {key!r}: keys beginning {key.split(':')[0]}: belong to the {chat} channel, "
+            "whose chats start those sessions with their own approvers; choose another key",
+        )
     agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
     refused = floor.refusals(
         body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
@@ -146,7 +152,10 @@ MESSAGE_RESPONSES: dict[int | str, dict[str, Any]] = {
         "the session had ended (idle, failed, terminated) and this message started it again.",
     },
     **ERROR_RESPONSES(
+        404,
         409,
+        s404="A chat's session (`lark:…`, `dingtalk:…`) that is not running: its chat starts it, a message "
+        "over HTTP only joins one that runs.",
         s409="The session was cancelled: a message does not start it again. `detail` says who cancelled "
         "it, when and why, and how to go on: another session key, or `POST /sessions` with this key.",
     ),
@@ -203,7 +212,12 @@ async def post_message(
         settings.api.query_wait,
     )
     after = -1
-    if wait or stream:  # the stream of a run the message starts begins at 0: read it before sending
+    if sessions.chat_of(key) is not None:  # a chat's session: joined while it runs, never started here
+        previous = None
+        if wait or stream:
+            after = await _stream_head(client, key, settings) - 1
+        await sessions.send_to_running(client, key, message, within=within)
+    elif wait or stream:  # the stream of a run the message starts begins at 0: read it before sending
         previous = await sessions.accepting(client, key, wait=query_wait)
         after = (0 if previous is not None else await _stream_head(client, key, settings)) - 1
         await sessions.send_message(client, queue, config, message, within=within)

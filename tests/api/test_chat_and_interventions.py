@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
+from temporalio.client import Client
 
 from contracts import TaskChunkType
+from workflows.session import SessionWorkflow
 
+from ..conftest import assert_eventually
+from ..decisions import decided
 from ..support import collect_events, fields
 from .test_sessions import DEMO_AGENTS, ask_for_delete, is_type, new_key
 
@@ -174,3 +179,30 @@ async def test_a_waiting_request_is_answered_whole_in_sync_mode(http: httpx.Asyn
         2,
         ["dave"],
     )
+
+
+async def test_a_decision_a_door_was_refused_is_only_recorded_never_taken(
+    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
+) -> None:
+    """The API sends a refused decision again (marked `refused`) so that the workflow records it; should
+    it pass the check by then (the request escalated to its sender), it is still not taken."""
+    key = new_key()
+    request = await ask_for_delete(http, key)
+    interaction_id = request.metadata["interaction_id"]
+    refused = decided(interaction_id=interaction_id, principal="bob").model_copy(
+        update={"refused": "bob was not among the approvers when he decided"}
+    )
+    await client.get_workflow_handle(f"session:{key}").signal(SessionWorkflow.decide, refused)
+    entries = await assert_eventually(
+        lambda: _entries(http, key), lambda e: e[-1]["kind"] == "rejected", what="the refusal recorded"
+    )
+    assert (entries[-1]["principal"], entries[-1]["comment"]) == ("bob", refused.refused)
+    assert (await http.get(f"/sessions/{key}")).json()["pending_interactions"][0][
+        "interaction_id"
+    ] == interaction_id
+    assert count_orders("status = 'cancelled'") == 3, "nothing ran"
+
+
+async def _entries(http: httpx.AsyncClient, key: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    return entries

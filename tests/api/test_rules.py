@@ -326,3 +326,40 @@ async def test_allow_always_offers_a_rule_for_the_call_takes_an_edit_and_refuses
     empty = await http.post("/rule-offers", json={"tool": "sql", "arguments": {}})
     assert empty.status_code == 422 and "would allow every call of sql" in empty.json()["detail"], empty.text
     assert (await http.get("/rules")).json() == [], "an offer saves nothing"
+
+
+async def test_an_allow_rule_does_no_more_than_its_maker_could_approve(
+    http: httpx.AsyncClient, count_orders: Any
+) -> None:
+    """A project rule saved by someone who is not among a call's approvers, or for a call that needs
+    two approvers, does not run it unasked: the call is asked for, and the request says why."""
+    allow = {
+        "tool": "sql",
+        "decision": "allow",
+        "match": {"sql_kind": "DELETE", "sql_table": "orders"},
+        "scope": "project",
+        "project": "/bank",
+        "created_by": "ann",
+    }
+    saved = await http.post("/rules", json=allow)
+    assert saved.status_code == 201, saved.text
+    rule_id = saved.json()["rule_id"]
+    for key, policies, why in (
+        (new_key(), {"sql": {"approvers": ["oscar"]}}, "who is not among this call's approvers (oscar)"),
+        (new_key(), {"sql": {"approvals_required": 2}}, "allows no call that needs 2 approvers"),
+    ):
+        created = await http.post(
+            "/sessions", json={"session_key": key, "project": "/bank", "policies": policies}
+        )
+        assert created.status_code == 201, created.text
+        asked = await say(http, key, DELETE_ONE)
+        assert asked["status"] == "waiting", asked
+        assert (
+            f"rule {rule_id}" in asked["pending"]["content"]["reason"]
+            and why in asked["pending"]["content"]["reason"]
+        )
+        assert count_orders("id = 2") == 1, "nothing ran unasked"
+    free = new_key()  # where anyone may approve, the rule decides as before
+    assert (await http.post("/sessions", json={"session_key": free, "project": "/bank"})).status_code == 201
+    ran = await say(http, free, DELETE_ONE)
+    assert ran["status"] == "completed" and count_orders("id = 2") == 0, ran

@@ -289,3 +289,14 @@ async def test_the_deployments_approval_timeout_applies_to_sessions_that_do_not_
         assert await waits(by_message) == 7200, "a session a message starts"
         assert await waits(created) == 7200, "a session created without a timeout"
         assert await waits(own) == 60, "a session's own timeout wins"
+
+
+async def test_a_chats_session_key_is_started_by_its_chat_not_over_http(http: httpx.AsyncClient) -> None:
+    """`lark:` and `dingtalk:` keys belong to their channels: over HTTP a session of such a key is
+    neither started (it would run without the chat's approvers) nor started by a first message."""
+    for key in ("lark:oc_taken", "dingtalk:cidTaken"):
+        created = await http.post("/sessions", json={"session_key": key, "approvers": []})
+        assert created.status_code == 422 and "belong to the" in created.json()["detail"], created.text
+        sent = await http.post(f"/sessions/{key}/messages", json={"content": "hi", "principal": "otto"})
+        assert sent.status_code == 404 and "started by its chat" in sent.json()["detail"], sent.text
+        assert (await http.get(f"/sessions/{key}")).status_code == 404, "nothing was started"

@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ..supervision import sandbox
 from ..supervision.decisions import said_of
-from ..supervision.rules import APPROVAL_RULES
+from ..supervision.rules import APPROVAL_RULES, not_here
 from ..supervision.supervisor import Supervisor
 from ..versioning import patched
 
@@ -90,8 +90,9 @@ class SupervisedHost:
         """Open an approval request and wait for a decision, a cancel, or the timeout.
 
         An approval rule that denies the call refuses it at once; else a grant in force that matches
-        the call allows it, and then a rule that allows it (each audited as deciding); a rule that
-        asks is shown on the request.
+        the call allows it, and then a rule that allows it (each audited as deciding) where its maker
+        could have approved the call alone (`rules.not_here`; else the request says why the rule did
+        not decide); a rule that asks is shown on the request.
         `edit_of`: the approval whose edit made this call (asked again: its kind changed).
         """
         supervisor = self._supervisor
@@ -102,9 +103,20 @@ class SupervisedHost:
         grant = supervisor.grants.matching(call, assessment)
         if grant is not None:
             return take(supervisor.grants.allowing(grant, assessment))
-        if rule is not None and rule.decision == RuleDecision.ALLOW:
-            return take(supervisor.rules.deciding(rule, assessment))
         decision = policy_for(call.tool_id, *supervisor.policy.layers)
+        required = 2 if assessment.critical else decision.approvals_required
+        approvers = (
+            decision.approvers
+            if decision.approvers is not None
+            else supervisor.policy.approvers_for(supervisor.requests.requester)
+        )
+        why_asked = (
+            not_here(rule, approvers, required)
+            if rule is not None and rule.decision == RuleDecision.ALLOW and supervisor.decisions.strict
+            else None
+        )
+        if rule is not None and rule.decision == RuleDecision.ALLOW and why_asked is None:
+            return take(supervisor.rules.deciding(rule, assessment))
         grants = (
             [GrantScope(g) for g in assessment.grants if g in set(GrantScope)]
             if decision.allow_grants
@@ -123,7 +135,7 @@ class SupervisedHost:
             "tool_params": call.arguments,
             "tool_description": assessment.description,
             "summary": assessment.summary,
-            "reason": assessment.reason,
+            "reason": f"{assessment.reason}; {why_asked}" if why_asked else assessment.reason,
             "head": assessment.head,
             "grants": list(assessment.grants) if decision.allow_grants else [],
             **({"context": assessment.context} if assessment.context else {}),
@@ -141,7 +153,7 @@ class SupervisedHost:
             "tool",
             content,
             approvers=decision.approvers,
-            approvals_required=2 if assessment.critical else decision.approvals_required,
+            approvals_required=required,
             escalate_to=decision.escalate_to,
             escalate_after_seconds=decision.escalate_after_seconds,
             ask=ask,

@@ -178,9 +178,14 @@ class Decisions:
 
     def decide(self, decision: Decision) -> None:
         """Take a signalled decision: a refusal is audited, not raised; a decision on a request another
-        workflow asked is passed on there."""
+        workflow asked is passed on there. A decision a door was refused (`refused`) is only recorded,
+        never taken."""
         try:
-            self.take(decision)
+            if decision.refused is None:
+                self.take(decision)
+                return
+            self._check(decision)
+            self.refused(decision, decision.refused)  # it would pass now: still only the refusal it had
         except ApplicationError as err:
             owner = self.elsewhere(decision.interaction_id)
             if err.type == ErrorType.INTERACTION_RELAYED and owner is not None and self.relay is not None:

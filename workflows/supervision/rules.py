@@ -26,6 +26,8 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
+from .two_people import person
+
 APPROVAL_RULES = "approval-rules"
 """Patch: a call an approval rule allows runs without asking, one it denies never runs."""
 RULE_CHANNEL = "rule"
@@ -60,6 +62,20 @@ class RuleOutcomes:
             comment=f"{said}: {assessment.summary}" + (f" — {rule.reason}" if rule.reason else ""),
             metadata={"rule_id": rule.rule_id},
         )
+
+
+def not_here(rule: RuleVerdict, approvers: list[str], approvals_required: int) -> str | None:
+    """Why an `allow` rule may not decide this call without asking (None: it may). A rule does no
+    more than its maker could: under the two-person rule nobody alone may approve, and where the
+    call names its approvers the rule's maker must be one of them."""
+    if approvals_required > 1:
+        return f"rule {rule.rule_id} allows no call that needs {approvals_required} approvers"
+    if approvers and person(rule.created_by) not in {person(name) for name in approvers}:
+        return (
+            f"rule {rule.rule_id} was made by {rule.created_by or 'nobody named'}, who is not among this "
+            f"call's approvers ({', '.join(approvers)})"
+        )
+    return None
 
 
 def described(rule: RuleVerdict) -> str:

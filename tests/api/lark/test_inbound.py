@@ -310,15 +310,16 @@ async def test_a_click_by_someone_not_allowed_is_refused_and_audited(
 
 
 async def test_a_click_after_the_deadline_says_the_request_expired(
-    http: httpx.AsyncClient, lark: LarkEvents, lark_api: FakeLarkOpenApi
+    client: Client, settings: Settings, worker: None, lark: LarkEvents, lark_api: FakeLarkOpenApi
 ) -> None:
-    chat = new_chat()
-    key = f"lark:{chat}"
-    created = await http.post("/sessions", json={"session_key": key, "approval_timeout_seconds": 1})
-    assert created.status_code == 201, created.text
-    key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, chat)
-    await collect_events(http, key, is_type(TaskChunkType.COMPLETE))  # denied by system:timeout
-    answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
+    """A chat's session takes the deployment's approval timeout (here 1 s)."""
+    brief = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"approval_timeout_seconds": 1})}
+    )
+    async with serve(create_app(brief, client=client)) as http:
+        key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, new_chat())
+        await collect_events(http, key, is_type(TaskChunkType.COMPLETE))  # denied by system:timeout
+        answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
     assert answer["toast"]["type"] == "info"
     assert "expired" in answer["toast"]["content"]
 

@@ -53,15 +53,17 @@ export function allowAlways(tool, args, where, { status, decide, grants = [] }) 
     }
     button.disabled = true;
     try {
+      // The line is checked first; the rule is saved only once this call's approval was taken (a
+      // refused approval saves nothing).
       const edited = await post("/rule-offers", { tool, arguments: args, line: line.value });
+      if (!(await decide({ approved: true }, button))) { button.disabled = false; return; }
       const saved = await post("/rules", {
         tool, match: edited.match, decision: "allow", scope: place.scope,
         project: place.project, user: place.user, created_by: who.me || undefined,
         reason: `allowed always by ${who.me || "someone"} in the console`,
       });
       status.className = "muted";
-      status.textContent = `Saved ${saved.rule_id}.`;
-      await decide({ approved: true }, button);
+      status.textContent = `Approved; saved ${saved.rule_id}.`;
     } catch (err) {
       fail(`The rule was not saved: ${err.message}`);
       button.disabled = false;

@@ -56,10 +56,12 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
         { ...body, principal: who.me || undefined, channel: "console" });
       status.textContent = "Sent.";
       onDecided();
+      return true;
     } catch (err) {
       status.textContent = `Not sent: ${err.message}`;
       status.className = "error";
       buttons.forEach((b) => { b.disabled = false; });
+      return false;
     }
   };
 
