@@ -5,7 +5,7 @@ and rings the bell, then waits for a key.
   one, else `session`); `a` allow always in this project: where and what it allows is said in
   words, the proposed rule's one line edited, saved with `POST /rules` (scope project: the REPL's
   project, else for its person, else it is this session only and approves with a grant, as `s`;
-  never global), then this call is approved; `e` edit the
+  never global) once this call's approval was taken; `e` edit the
   arguments, then approve; `n` deny with a reason; `l` later: leave it pending for another
   channel (`/approve`, `/deny` still reach it).
 - A question is answered with a line of text; a gated graph task with `y`, `n` or `l`.
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from prompt_toolkit.lexers import Lexer, PygmentsLexer
 from rich.text import Text
 
 from activities.rules import offers
+from contracts import NewRule
 from core.http_client import SynapseClient, SynapseError
 
 from .prompts import Closed, Prompts
@@ -108,8 +109,11 @@ class Approvals:
 
     def decide(self, request: Request, approved: bool, **fields: Any) -> None:
         """Send a decision in the background (the stream shows it once it is taken)."""
+        self._background(request, self._send(request, approved, fields))
+
+    def _background(self, request: Request, sending: Coroutine[Any, Any, Any]) -> None:
         self._sent.add(request.interaction_id)
-        task = asyncio.ensure_future(self._send(request, approved, fields))
+        task = asyncio.ensure_future(sending)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -170,14 +174,23 @@ class Approvals:
             rule = offers.rule(
                 request.tool, offers.edited(offer, line), self.state.principal, "synapse chat", where
             )
-            saved = await self.client.add_rule(rule)
-        except (ValueError, SynapseError) as err:
-            self.renderer.error(f"the rule was not saved: {getattr(err, 'detail', err)}")
+        except ValueError as err:
+            self.renderer.error(f"the rule was not saved: {err}")
             return self.again(request)
+        self._background(request, self._approve_then_save(request, rule))
+
+    async def _approve_then_save(self, request: Request, rule: NewRule) -> None:
+        """The rule is saved only once this call's approval was taken: a refused approval saves nothing."""
+        if not await self._send(request, True, {}):
+            return
+        try:
+            saved = await self.client.add_rule(rule)
+        except SynapseError as err:
+            self.renderer.error(f"approved once; the rule was not saved: {err.detail}")
+            return
         from core.rules.match import describe
 
         self.renderer.note(Text(f"  saved {saved.rule_id}: {describe(saved)}", "green"))
-        self.decide(request, True)
 
     async def _edit(self, request: Request) -> None:
         argument, lexer = LEXERS.get(request.tool, ("", ""))
@@ -199,7 +212,8 @@ class Approvals:
             return self.decide(request, True)
         self.decide(request, True, response_data={"arguments": arguments})
 
-    async def _send(self, request: Request, approved: bool, fields: dict[str, Any]) -> None:
+    async def _send(self, request: Request, approved: bool, fields: dict[str, Any]) -> bool:
+        """Send a decision; whether it was taken (an error is shown and the request asked again)."""
         principal = self.state.principal
         try:
             if request.graph_id is not None:
@@ -210,6 +224,7 @@ class Approvals:
                 await self.client.decide(
                     self.state.key, request.interaction_id, approved=approved, principal=principal, **fields
                 )
+            return True
         except SynapseError as err:
             self._sent.discard(request.interaction_id)
             self.renderer.error(f"{request.interaction_id}: {err.detail}")
@@ -222,6 +237,7 @@ class Approvals:
                 f"{request.interaction_id}: the decision was not sent ({err}); it still waits"
             )
             self.later.add(request.interaction_id)
+        return False
 
 
 def _lexer(name: str) -> Lexer | None:

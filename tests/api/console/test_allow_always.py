@@ -1,7 +1,7 @@
 """The console's "Allow always…" in a real browser: it proposes the narrowest place there is and says
 it in words before saving (a session of a person: their sessions, recorded as made by the name typed
-in; a session of neither project nor person: this session only, approved with a grant, no rule), and
-only an admin can pick every session."""
+in; a session of neither project nor person: this session only, approved with a grant, no rule), only
+an admin can pick every session, and a rule is saved only once its call's approval was taken."""
 
 from __future__ import annotations
 
@@ -101,6 +101,20 @@ async def test_an_admin_may_pick_every_session_and_the_wording_follows(
     await expect(page.locator("article.card")).to_have_count(0)
     rules = (await http.get("/rules")).json()
     assert [(r["scope"], r["project"], r["created_by"]) for r in rules] == [("global", None, "ada")]
+
+
+async def test_a_refused_approval_saves_no_rule(
+    page: Page, http: httpx.AsyncClient, count_orders: Any
+) -> None:
+    """Mallory is not among the session's approvers: her "Allow always" is refused like her approval,
+    and no rule is saved that would let the next call run unasked."""
+    await who_i_am(page, "mallory")
+    _, card = await waiting_card(page, http, user="alice", approvers=["oscar"])
+    await card.get_by_role("button", name="Save rule and approve").click()
+    await expect(card).to_contain_text("Not sent:")
+    await expect(card).to_contain_text("mallory")
+    assert (await http.get("/rules")).json() == [], "a refused approval saved nothing"
+    assert count_orders("id = 1") == 1, "nothing ran"
 
 
 @pytest.fixture
