@@ -2,7 +2,9 @@
 results inline, a running command's output live, decisions with who made them, graph progress.
 
 Requests for a person are not printed here as they arrive: the approval prompt shows them
-(`request`) when it asks.
+(`request`) when it asks. A call's arguments, summary, folder and reason show their non-printing
+characters escaped (`core.visible`): a terminal would act on a C1 control, a direction override
+would reorder what the person reads.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from contracts import TaskChunkType, TaskStreamChunk
+from core.visible import visible
 
 from .state import ChatState, Request
 
@@ -140,7 +143,9 @@ class Renderer:
         argument, lexer = LEXERS.get(request.tool, ("", ""))
         value = request.params.get(argument)
         if isinstance(value, str):
-            self.console.print(Syntax(value, lexer, theme="ansi_dark", word_wrap=True, padding=(0, 2)))
+            self.console.print(
+                Syntax(visible(value), lexer, theme="ansi_dark", word_wrap=True, padding=(0, 2))
+            )
         elif request.params:
             self._json(request.params)
         else:
@@ -148,12 +153,12 @@ class Renderer:
         context = request.content.get("context") or {}
         if context.get("cwd"):
             sandbox = f" (sandbox {context['sandbox']})" if context.get("sandbox") else ""
-            self.console.print(Text(f"  in {context['cwd']}{sandbox}", "dim"))
+            self.console.print(Text(visible(f"  in {context['cwd']}{sandbox}"), "dim"))
         for key in ("reason", "rule"):
             if request.content.get(key):
                 rule = request.content[key]
                 said = rule.get("description", rule) if isinstance(rule, dict) else rule
-                self.console.print(Text(f"  {key}: {said}", "dim"))
+                self.console.print(Text(visible(f"  {key}: {said}"), "dim"))
 
     # ------------------------------------------------------------------ pieces
 
@@ -172,7 +177,12 @@ class Renderer:
 
     def _json(self, value: Any) -> None:
         self.console.print(
-            Syntax(json.dumps(value, indent=2, ensure_ascii=False), "json", theme="ansi_dark", padding=(0, 2))
+            Syntax(
+                visible(json.dumps(value, indent=2, ensure_ascii=False)),
+                "json",
+                theme="ansi_dark",
+                padding=(0, 2),
+            )
         )
 
     def _call(self, content: dict[str, Any]) -> None:
@@ -180,7 +190,7 @@ class Renderer:
         self.state.activity = f"running {tool}"
         context = content.get("context") or {}
         where = f"  (in {context['cwd']})" if context.get("cwd") else ""
-        self.note(Text(f"→ {content.get('summary') or tool}{where}", "blue"))
+        self.note(Text(visible(f"→ {content.get('summary') or tool}{where}"), "blue"))
 
     def _result(self, content: dict[str, Any]) -> None:
         result = content.get("result") or {}

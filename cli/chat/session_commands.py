@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from core.rules.match import describe
+from core.visible import visible
 
 from .chat import SESSIONS_LISTED, Chat, CommandError
 from .state import Request
@@ -109,7 +110,7 @@ async def grants(chat: Chat, args: list[str]) -> None:
         return
     table = Table("grant", "allows", "by", "uses", "state", box=None, padding=(0, 2))
     for grant in listed:
-        allows = f"{grant.tool_id} {grant.head}" if grant.head else grant.summary
+        allows = visible(f"{grant.tool_id} {grant.head}" if grant.head else grant.summary)
         state = f"revoked by {grant.revoked_by}" if grant.revoked_at else "in force"
         table.add_row(grant.grant_id, f"{allows} ({grant.scope})", grant.granted_by, str(grant.uses), state)
     chat.console.print(table)
@@ -117,7 +118,7 @@ async def grants(chat: Chat, args: list[str]) -> None:
 
 async def revoke(chat: Chat, args: list[str]) -> None:
     grant = await chat.client.revoke_grant(_started(chat), args[0], principal=chat.state.principal)
-    chat.renderer.note(f"{grant.grant_id} revoked: {grant.summary} is asked for again")
+    chat.renderer.note(f"{grant.grant_id} revoked: {visible(grant.summary)} is asked for again")
 
 
 async def rules(chat: Chat, args: list[str]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from contracts import InteractionRequest, TaskStreamChunk
 from contracts.names import GRAPH_PREFIX
+from core.visible import visible
 
 GATE_REASON = re.compile(
     r"^(?:confirmed by (?P<approver>.+)|its gate was (?:denied by (?P<denier>.+)|(?P<timeout>timed out)))$"
@@ -69,7 +70,10 @@ class Request:
         return self.workflow_id.split(":")[1]
 
     def line(self) -> str:
-        """The request on one line."""
+        """The request on one line, non-printing characters escaped (`core.visible`)."""
+        return visible(self._line())
+
+    def _line(self) -> str:
         if self.kind == "user_input":
             return f"question: {self.content.get('question')}"
         if self.kind == "confirmation" and self.content.get("prompt"):

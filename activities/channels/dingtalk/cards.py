@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from core.visible import visible
 
 from ..wording import LINE_LIMIT, content_of, cut, result_line, subject, utc
 
@@ -36,20 +37,24 @@ def one_on_one(chat_id: str) -> str | None:
 
 
 def arguments(request: InteractionRequest) -> str:
-    """What the call would do: a gate's inputs, the SQL or command, the other arguments (JSON), the summary."""
+    """What the call would do: a gate's inputs, the SQL or command, the other arguments (JSON), the
+    summary; non-printing characters escaped (`core.visible`)."""
+    return cut(visible(_arguments(request)), ARGUMENTS_LIMIT)
+
+
+def _arguments(request: InteractionRequest) -> str:
     content = content_of(request)
     if request.interaction_type == InteractionType.CONFIRMATION:
         inputs = content.get("input_data")
-        text = json.dumps(inputs, indent=2, ensure_ascii=False, default=str) if inputs else "(no inputs)"
-        return cut(text, ARGUMENTS_LIMIT)
+        return json.dumps(inputs, indent=2, ensure_ascii=False, default=str) if inputs else "(no inputs)"
     params = content.get("tool_params")
     for name in ("sql", "command"):
         value = params.get(name) if isinstance(params, dict) else None
         if isinstance(value, str):
-            return cut(value.strip(), ARGUMENTS_LIMIT)
+            return value.strip()
     if params not in (None, {}):
-        return cut(json.dumps(params, indent=2, ensure_ascii=False, default=str), ARGUMENTS_LIMIT)
-    return cut(str(content.get("summary") or ""), ARGUMENTS_LIMIT)
+        return json.dumps(params, indent=2, ensure_ascii=False, default=str)
+    return str(content.get("summary") or "")
 
 
 def _status(outcome: InteractionOutcome | None) -> str:
@@ -113,7 +118,7 @@ def card_params(
         "title": f"{asked}: {subject(request)}",
         "tool_name": subject(request),
         "arguments": arguments(request),
-        "reason": cut(str(content.get("reason") or content.get("prompt") or ""), LINE_LIMIT),
+        "reason": cut(visible(str(content.get("reason") or content.get("prompt") or "")), LINE_LIMIT),
         "requested_by": request.requested_by or "",
         "approvers": ", ".join(request.approvers) if request.approvers else "anyone in this chat",
         "approvals": f"{len(request.approved_by)}/{request.approvals_required}",

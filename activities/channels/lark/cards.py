@@ -7,7 +7,8 @@ cards are always shared cards, so an update shows to everyone in the chat. Butto
 `event.action.value` is the button's value (`button_value`; read it with `parse_card_action`).
 
 User-supplied text (reasons, comments, names) is escaped before it goes into markdown, so a
-comment cannot mention `@all` or restyle the card.
+comment cannot mention `@all` or restyle the card. What the call would do (arguments, summary,
+folder, reason) shows its non-printing characters escaped (`core.visible`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from typing import Any
 
 from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from core.visible import visible
 
 from .. import wording
 from ..actions import APPROVE, APPROVE_FOR_SESSION, DENY, button_value
@@ -58,6 +60,7 @@ def with_mentions(text: str, principals: list[str]) -> str:
 
 
 def _code_block(code: str, language: str) -> str:
+    code = visible(code)
     shown = (
         code
         if len(code) <= _MAX_CODE_CHARS
@@ -104,17 +107,16 @@ def _tool_elements(request: InteractionRequest) -> list[dict[str, Any]]:
             _markdown(_code_block(json.dumps(params, indent=2, ensure_ascii=False, default=str), "json"))
         )
     elif content.get("summary"):
-        elements.append(_markdown(escape(cut(str(content["summary"]), LINE_LIMIT))))
+        elements.append(_markdown(escape(cut(visible(str(content["summary"])), LINE_LIMIT))))
     context = content.get("context")
     if isinstance(context, dict) and context.get("cwd"):
-        folder = cut(str(context["cwd"]), LINE_LIMIT).replace("`", "'")
+        folder = cut(visible(str(context["cwd"])), LINE_LIMIT).replace("`", "'")
         elements.append(_markdown(f"**Runs in:** `{folder}`"))
     if isinstance(context, dict) and context.get("sandbox"):
         elements.append(_markdown(_sandbox_line(context)))
     if content.get("reason"):
-        elements.append(
-            _markdown(f"**Why it needs approval:** {escape(cut(str(content['reason']), LINE_LIMIT))}")
-        )
+        reason = escape(cut(visible(str(content["reason"])), LINE_LIMIT))
+        elements.append(_markdown(f"**Why it needs approval:** {reason}"))
     return elements
 
 

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from typing import Any
 
-CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-"""Control characters (a newline excepted): typed into a terminal they act on the terminal or its line
-editor (Ctrl-U erases, Ctrl-C interrupts, Tab completes) instead of being part of the command, and
-people reading the command on an approval card cannot see them."""
+_TERMINAL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+"""C0 (a newline excepted), DEL and C1: typed into a terminal they act on the terminal or its line
+editor (Ctrl-U erases, Ctrl-C interrupts, Tab completes, CSI moves the cursor) instead of being part
+of the command."""
+_UNSEEN = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""Direction marks, embeddings, overrides and isolates, line and paragraph separators: the command
+reads differently from what runs (an override shows the words after it in another order, a
+separator starts a line that is none to the shell), on an approval card too."""
+CONTROL = re.compile(f"{_TERMINAL.pattern}|{_UNSEEN.pattern}")
+"""Control characters in a command (a newline excepted): people reading it on an approval card
+cannot see them, or cannot see what they do; such a command never runs."""
 
 
 def command_of(arguments: dict[str, Any]) -> str | None:
@@ -24,12 +32,19 @@ def unusable(arguments: dict[str, Any]) -> str | None:
     if command is None:
         return "terminal needs `command`: a non-empty string"
     found = CONTROL.search(command)
-    if found is not None:
-        return (
-            f"the command contains the control character U+{ord(found.group()):04X} at position "
-            f"{found.start()}: in a terminal it would act on the terminal, not be part of the command"
-        )
-    return None
+    if found is None:
+        return None
+    char = found.group()
+    name = unicodedata.name(char, "")
+    why = (
+        "in a terminal it would act on the terminal, not be part of the command"
+        if _TERMINAL.fullmatch(char)
+        else "it changes how the command reads, on the approval card too, without being seen"
+    )
+    return (
+        f"the command contains the control character U+{ord(char):04X}{f' ({name})' if name else ''} "
+        f"at position {found.start()}: {why}"
+    )
 
 
 def words_of(command: str) -> list[str] | None:

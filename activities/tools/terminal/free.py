@@ -21,14 +21,32 @@ SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?\[\]!#]")
 
 
 def _paths_named(words: list[str]) -> list[str]:
-    """The words that name a file: anything with a `/` or starting with `~`, `.` or `..`,
-    and the value of a `--option=value`."""
+    """The words that name a file: anything with a `/` or starting with `~` or `.`, the value of a
+    `--option=value`, and what could be the value glued to a short option (`_glued`)."""
     named = []
     for word in words:
         value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
-        if "/" in value or value.startswith("~") or value in {".", ".."}:
-            named.append(value)
+        named += [found for found in [value, *_glued(word)] if _looks_like_path(found)]
     return named
+
+
+def _glued(word: str) -> list[str]:
+    """What a word of short options could end with as an option's value: `-f/etc/x` is `-f /etc/x`
+    to `grep`, and `-rf/etc` may be `-r -f /etc`; which letters take a value depends on the
+    program, so every tail after an option letter counts, up to the first character that is no
+    letter or digit (the rest is one value)."""
+    if not word.startswith("-") or word.startswith("--"):
+        return []
+    tails = []
+    for at in range(2, len(word)):
+        tails.append(word[at:])
+        if not word[at].isalnum():
+            break
+    return tails
+
+
+def _looks_like_path(value: str) -> bool:
+    return "/" in value or value.startswith(("~", "."))
 
 
 class FreeRules:

@@ -1,14 +1,17 @@
 """The console's session page in a real browser: a DELETE asked for on a card, denied with a
 reason, asked again and approved, its result streamed in; a decision made over HTTP closing the
 card in the open page without a reload; "Allow always" saving the project's rule, edited, that
-lets the next such call run unasked."""
+lets the next such call run unasked; a card showing the characters that print nothing escaped."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import httpx
 from playwright.async_api import Page, expect
+
+from core.visible import visible
 
 from ..test_sessions import new_key
 from .conftest import shot
@@ -136,3 +139,38 @@ async def test_allow_always_saves_the_edited_rule_and_the_next_such_call_runs_un
     await expect(done).to_have_count(2)  # the first DELETE's answer, then the second's
     await expect(page.locator("article.card")).to_have_count(0)
     assert count_orders("id IN (1, 2)") == 0, "the rule let the second DELETE run unasked"
+
+
+VISIBLE = [
+    ("rm -rf /tmp/x\u202e y", False, r"rm -rf /tmp/x\u202e y"),
+    ("a\x9b2Jb\x85c", False, r"a\x9b2Jb\x85c"),
+    ("a\u200b\u200c\u200d\ufeffb", False, r"a\u200b\u200c\u200d\ufeffb"),
+    ("a\u2028b\u2066\U000e0041", False, r"a\u2028b\u2066\U000e0041"),
+    ("lines\nand\ttabs, 中文\u3000, a\u00a0b", False, "lines\nand\ttabs, 中文\u3000, a\u00a0b"),
+    ('{"c": "a\x9b\U000e0041"}', True, r'{"c": "a\u009b\udb40\udc41"}'),
+]
+"""The console's `visible` (render.js), as the Python renderers' `core.visible` writes the same
+characters; `json`: escapes JSON reads back."""
+
+
+async def test_a_card_shows_every_character_that_prints_nothing_escaped(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    await open_session(page, http)
+    await send(page, "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''")
+    card = page.locator("article.card")
+    await expect(card).to_contain_text(r"'a\u200b\u202e\x9bb'")
+    assert not {"\u200b", "\u202e", "\x9b"} & set(await card.inner_text())
+    edited = await card.get_by_label("Arguments (JSON)").input_value()
+    assert json.loads(edited) == {"sql": "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''"}
+    assert "\\u202e" in edited, "the arguments a person edits are escaped too, as JSON"
+
+    shown = await page.evaluate(
+        """async (rows) => {
+            const { visible } = await import("./js/render.js");
+            return rows.map(([text, json]) => visible(text, json));
+        }""",
+        [[text, as_json] for text, as_json, _ in VISIBLE],
+    )
+    assert shown == [escaped for _, _, escaped in VISIBLE]
+    assert [visible(text) for text, as_json, _ in VISIBLE if not as_json] == shown[:-1], "as in Python"

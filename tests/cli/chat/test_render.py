@@ -77,3 +77,43 @@ def test_a_gate_shows_its_prompt_and_the_task_input() -> None:
         '    "n": 1',
         "  }",
     ]
+
+
+HIDDEN = "\u202e\x9b\u200b\ufeff"
+"""A direction override, CSI, a zero-width space, a byte-order mark: each prints nothing (CSI would
+even act on the person's terminal)."""
+ESCAPED = r"\u202e\x9b\u200b\ufeff"
+
+
+def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
+    """The command, other tools' arguments, the folder, the reason, the running call's line and
+    the `/pending` line alike."""
+    asked = {
+        "tool_name": "terminal",
+        "tool_params": {"command": f"rm -rf /tmp/a{HIDDEN}b"},
+        "summary": f"terminal: rm -rf /tmp/a{HIDDEN}b",
+        "context": {"cwd": f"/srv/a{HIDDEN}b", "sandbox": "workspace-write"},
+        "reason": f"`/tmp/a{HIDDEN}b` is outside the trusted folders",
+    }
+    mail = {"tool_name": "mail", "tool_params": {"to": f"a{HIDDEN}b"}}
+    call = TaskStreamChunk(
+        workflow_id="session:chat-1",
+        chunk_type=TaskChunkType.TOOL_CALL_REQUEST,
+        sequence_id=1,
+        content=asked,
+        timestamp=datetime.now(UTC),
+    )
+    command = Request("tool_1", "tool_approval", "session:chat-1", asked)
+    text = shown(call, request=command) + shown(
+        request=Request("tool_2", "tool_approval", "session:chat-1", mail)
+    )
+
+    assert not set(HIDDEN) & set(text)
+    assert [line.strip() for line in text.splitlines() if f"a{ESCAPED}b" in line] == [
+        f"→ terminal: rm -rf /tmp/a{ESCAPED}b  (in /srv/a{ESCAPED}b)",
+        f"rm -rf /tmp/a{ESCAPED}b",
+        f"in /srv/a{ESCAPED}b (sandbox workspace-write)",
+        f"reason: `/tmp/a{ESCAPED}b` is outside the trusted folders",
+        f'"to": "a{ESCAPED}b"',
+    ]
+    assert command.line() == f"terminal: rm -rf /tmp/a{ESCAPED}b"

@@ -1,11 +1,12 @@
 // An approval card for one pending request: what is asked (the tool and its arguments, a question,
 // a graph task's gate), the two-person progress and the escalation deadline, and the decisions a
 // person may take: approve once, allow for this session, allow always (a rule: `always.js`), edit
-// the arguments, deny with a reason, or answer. Viewers see the card without its buttons.
+// the arguments, deny with a reason, or answer. Viewers see the card without its buttons. What the
+// call would do (summary, arguments, folder, reason) shows its non-printing characters escaped.
 
 import { allowAlways } from "./always.js";
 import { post, who } from "./api.js";
-import { el } from "./render.js";
+import { el, visible } from "./render.js";
 
 const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
 
@@ -31,10 +32,10 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
   const status = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const node = el("article", { class: "card", "aria-labelledby": headingId, "data-interaction": id },
     el("h3", { id: headingId }, `${id} · ${title}`));
-  if (content.summary) node.append(el("p", {}, content.summary));
-  if (shown && Object.keys(shown).length) node.append(el("pre", {}, JSON.stringify(shown, null, 2)));
-  if (content.context && content.context.cwd) node.append(el("p", { class: "muted" }, `in ${content.context.cwd}`));
-  if (content.reason) node.append(el("p", { class: "muted" }, `why it asks: ${typeof content.reason === "string" ? content.reason : JSON.stringify(content.reason)}`));
+  if (content.summary) node.append(el("p", {}, visible(content.summary)));
+  if (shown && Object.keys(shown).length) node.append(el("pre", {}, visible(JSON.stringify(shown, null, 2))));
+  if (content.context && content.context.cwd) node.append(el("p", { class: "muted" }, visible(`in ${content.context.cwd}`)));
+  if (content.reason) node.append(el("p", { class: "muted" }, visible(`why it asks: ${typeof content.reason === "string" ? content.reason : JSON.stringify(content.reason)}`)));
   if (request.approvals_required > 1) {
     const got = request.approved_by.length;
     node.append(el("p", { class: "line-note" }, `${got}/${request.approvals_required} approvals${got ? ` (${request.approved_by.join(", ")})` : ""}`));
@@ -85,7 +86,7 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
   }
   if (request.interaction_type === "tool_approval") {
     const editor = el("textarea", { rows: 6, name: "arguments", spellcheck: "false" });
-    editor.value = JSON.stringify(shown, null, 2);
+    editor.value = visible(JSON.stringify(shown, null, 2), true);
     const editBox = el("div", { hidden: true },
       el("label", {}, "Arguments (JSON)", editor),
       el("button", { type: "button", onclick: (e) => {

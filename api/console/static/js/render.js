@@ -17,6 +17,23 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// Characters that print nothing: controls (a newline and a tab aside), format characters (direction
+// overrides, zero-width spaces, the byte-order mark), surrogates, private use, unassigned, line and
+// paragraph separators, and the other default-ignorable ones (Hangul fillers, variation selectors).
+const UNSEEN = /(?![\n\t])[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0\u180b-\u180f\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/gu;
+const hex = (code, digits) => code.toString(16).padStart(digits, "0");
+
+// `text` with every character a person cannot see written as an escape, `\x9b`, `\u202e`, as the
+// Python renderers write it (core/visible.py): a command or an argument on a card reads as it will
+// run. `json`: as JSON escapes (`\u009b`, surrogate pairs), for JSON a person edits and sends back.
+export function visible(text, json = false) {
+  return String(text).replace(UNSEEN, (char) => {
+    if (json) return [...Array(char.length).keys()].map((i) => `\\u${hex(char.charCodeAt(i), 4)}`).join("");
+    const code = char.codePointAt(0);
+    return code < 0x100 ? `\\x${hex(code, 2)}` : code < 0x10000 ? `\\u${hex(code, 4)}` : `\\U${hex(code, 8)}`;
+  });
+}
+
 const escapeHtml = (text) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
@@ -126,7 +143,7 @@ export function chunkLine(chunk, principal) {
       return el("li", { class: "thinking" }, String(chunk.content));
     case "tool_call_request": {
       const where = content.context && content.context.cwd ? `  (in ${content.context.cwd})` : "";
-      return el("li", { class: "line-call" }, `→ ${content.summary || content.tool_name}${where}`);
+      return el("li", { class: "line-call" }, visible(`→ ${content.summary || content.tool_name}${where}`));
     }
     case "tool_use": {
       const [text, cls] = resultText(content);

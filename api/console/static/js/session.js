@@ -6,7 +6,7 @@
 import { ruleScope } from "./always.js";
 import { del, follow, get, post, who } from "./api.js";
 import { focusLinked, showCards } from "./cards.js";
-import { ansi, chunkLine, el } from "./render.js";
+import { ansi, chunkLine, el, visible } from "./render.js";
 
 const REFRESHING = new Set(["tool_approval_request", "user_input_request", "progress", "tool_use", "complete", "cancelled", "error"]);
 
@@ -57,7 +57,7 @@ export function sessionPage(main, key, params, setConnection) {
   }
 
   function grantItem(grant) {
-    const item = el("li", {}, `${grant.grant_id}: ${grant.tool_id} ${grant.head ?? grant.summary} by ${grant.granted_by}`);
+    const item = el("li", {}, `${grant.grant_id}: ${grant.tool_id} ${visible(grant.head ?? grant.summary)} by ${grant.granted_by}`);
     if (grant.revoked_by) item.append(el("span", { class: "muted" }, ` (revoked by ${grant.revoked_by})`));
     else if (who.may("approver")) {
       item.append(" ", el("button", { type: "button", class: "danger", "aria-label": `Revoke ${grant.grant_id}`, onclick: async (e) => {

@@ -83,10 +83,33 @@ def test_the_result_and_the_grant_show_once_approved() -> None:
         ({"tool_params": {}, "summary": "a summary"}, "tool_approval", "a summary"),
         ({"task_id": "t", "input_data": {"n": 1}}, "confirmation", '{\n  "n": 1\n}'),
         ({"task_id": "t"}, "confirmation", "(no inputs)"),
+        # what prints nothing shows escaped: a direction override, CSI, zero-width characters
+        (
+            {"tool_name": "terminal", "tool_params": {"command": "rm -rf /tmp/x\u202e y\x9b2J"}},
+            "tool_approval",
+            r"rm -rf /tmp/x\u202e y\x9b2J",
+        ),
+        (
+            {"tool_params": {"sql": "DELETE FROM t -- \u200b\u200d\ufeff"}},
+            "tool_approval",
+            r"DELETE FROM t -- \u200b\u200d\ufeff",
+        ),
+        (
+            {"tool_name": "mail", "tool_params": {"to": "a\u2028b"}},
+            "tool_approval",
+            '{\n  "to": "a\\u2028b"\n}',
+        ),
+        ({"tool_params": {}, "summary": "mail: a\u200cb"}, "tool_approval", r"mail: a\u200cb"),
+        ({"task_id": "t", "input_data": {"n": "\u2066x"}}, "confirmation", '{\n  "n": "\\u2066x"\n}'),
     ],
 )
 def test_arguments_show_what_the_call_would_do(content: dict[str, Any], kind: str, shown: str) -> None:
     assert arguments(request(kind, **content)) == shown
+
+
+def test_the_reason_shows_what_prints_nothing_escaped() -> None:
+    params = card_params(request(reason="`/tmp/x\u202e` is outside the trusted folders"), "k")
+    assert params["reason"] == r"`/tmp/x\u202e` is outside the trusted folders"
 
 
 def test_without_a_template_the_request_reads_as_markdown() -> None:

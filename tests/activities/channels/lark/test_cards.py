@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -138,6 +139,33 @@ def test_a_card_says_when_a_command_is_not_sandboxed_and_why() -> None:
         "k",
     )
     assert "**Sandbox:** `workspace-write` — unavailable here: no bwrap" in markdown(missing)
+
+
+HIDDEN = {"\u202e": r"\u202e", "\x9b": r"\x9b", "\u200b": r"\u200b", "\ufeff": r"\ufeff", "\u2028": r"\u2028"}
+"""Characters that print nothing (a direction override, CSI, a zero-width space, a byte-order
+mark, a line separator) and how a card shows them."""
+ASKED: list[Callable[[str], dict[str, Any]]] = [
+    lambda c: {"tool_name": "terminal", "tool_params": {"command": f"rm -rf /tmp/a{c}b"}},
+    lambda c: {"tool_params": {"sql": f"DELETE FROM t WHERE note = 'a{c}b'"}},
+    lambda c: {"tool_params": {}, "summary": f"mail: a{c}b"},
+    lambda c: {"tool_name": "terminal", "tool_params": {"command": "ls"}, "context": {"cwd": f"/srv/a{c}b"}},
+    lambda c: {"reason": f"`/tmp/a{c}b` is outside the trusted folders"},
+]
+"""Where a card shows what a call would do: its command, SQL, summary, folder and reason."""
+
+
+@pytest.mark.parametrize(("char", "shown"), HIDDEN.items(), ids=HIDDEN.values())
+@pytest.mark.parametrize("asked", ASKED, ids=["command", "sql", "summary", "folder", "reason"])
+def test_what_a_card_asks_about_shows_every_character_that_prints_nothing(
+    asked: Callable[[str], dict[str, Any]], char: str, shown: str
+) -> None:
+    content = asked(char)
+    for card in (
+        approval_card(request(**content), "k"),
+        decided_card(request(**content), outcome(approved=True, decided_by="alice")),
+    ):
+        assert f"a{shown}b" in markdown(card)
+        assert char not in json.dumps(card, ensure_ascii=False), "the character itself is not on the card"
 
 
 def test_long_sql_is_cut_to_keep_the_card_small() -> None:

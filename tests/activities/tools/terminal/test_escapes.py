@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import pwd
+import re
 import shutil
 import time
 from collections.abc import AsyncIterator
@@ -69,7 +70,11 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("wc -c /etc/shadow", ASK, "a secret's size"),
     ("tail --follow=name ../outside/secret.txt", ASK, "an option's value naming a path out"),
     ("grep -f ../outside/secret.txt README.md", ASK, "patterns read from a secret"),
-    ("grep -f../outside/secret.txt README.md", RUN, "the same with the path glued to the flag"),
+    ("grep -f../outside/secret.txt README.md", ASK, "the same with the path glued to the flag"),
+    ("grep -f/etc/passwd README.md", ASK, "patterns read from an absolute path glued to the flag"),
+    ("grep -rf/etc/passwd .", ASK, "the path glued to combined flags"),
+    ("date -f/etc/shadow", ASK, "dates read from a secret, the path glued to the flag"),
+    ("du -X/etc/shadow", ASK, "exclude patterns read from a secret, the path glued to the flag"),
     ("cat ../data/worker-secret.txt", ASK, "the worker's data dir"),
     # --- the worker's environment
     ("cat /proc/self/environ", ASK, "the environment of the command itself"),
@@ -95,6 +100,9 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("ls \x03 touch pwned.txt\r:", RUN, "Ctrl-C flushes the line, the rest runs outside"),
     ("cat \x1b]697;StartPrompt\x07", RUN, "an escape sequence in the command"),
     ("echo \tREADME", RUN, "a tab would complete file names"),
+    ("cat \u202eREADME.md", RUN, "a direction override: the card would read otherwise"),
+    ("ls\u2028touch pwned.txt", RUN, "a line separator: the card would show two lines"),
+    ("cat c1.txt", RUN, "8-bit control sequences (CSI, OSC) in a file's text"),
     # --- long output, long run
     ("cat big.txt", RUN, "3 MB of output is bounded"),
     ("tail -f README.md", RUN, "a command that never ends is stopped"),
@@ -105,6 +113,7 @@ ESCAPES: list[tuple[str, str, str]] = [
 async def escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Bench]:
     at = bench(tmp_path, monkeypatch, terminal_idle_seconds=3)
     (at.work / "big.txt").write_text("y" * 80 + "\n" * 1 + ("z" * 99 + "\n") * 30_000)
+    (at.work / "c1.txt").write_text("\x9b2J\x9b31mred\x9b0m \x9d0;title\x9cplain\x85\n")
     yield at
     await at.close()
 
@@ -123,6 +132,10 @@ async def listener() -> AsyncIterator[tuple[int, list[str]]]:
     yield port, reached
     server.close()
     await server.wait_closed()
+
+
+UNSEEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters (ESC and C1 included) but a tab and a newline: never in an answer's output."""
 
 
 def test_the_table_covers_every_kind_of_escape() -> None:
@@ -152,6 +165,8 @@ async def test_a_would_be_escape_is_asked_for_or_harmless(
         return
     said = json.dumps(result.content) + (result.error or "")
     assert SECRET not in said.replace(command, ""), f"{command!r} revealed the secret ({why})"
+    output = result.content["output"] if isinstance(result.content, dict) else ""
+    assert not UNSEEN.search(output), f"{command!r}: a control character reached the answer ({why})"
     if "control character" in (result.error or ""):
         assert not result.ok and "sandbox" not in result.metadata, "refused before anything ran"
         return
@@ -171,6 +186,13 @@ async def test_what_the_free_sandbox_refuses_it_says(escapes: Bench) -> None:
     assert endless is not None and endless.content["exit_status"] == 130 and "Ctrl-C" in (endless.error or "")
     dangling = await escapes.free("cat link_to_secret")
     assert dangling is not None and "No such file" in dangling.content["output"]
+
+
+async def test_a_files_8_bit_control_sequences_never_reach_the_answer(escapes: Bench) -> None:
+    """`cat` of a file holding CSI (U+009B), OSC (U+009D ... ST U+009C) and NEL (U+0085): the text
+    stays, the sequences go whole."""
+    shown = await escapes.free("cat c1.txt")
+    assert shown is not None and shown.ok and shown.content["output"] == "red plain\n"
 
 
 REFUSED = [
@@ -357,3 +379,5 @@ async def test_no_generated_command_changes_a_file_or_reads_the_secret_without_a
     assert shared_bench.untouched() == before, f"{command!r} changed a file"
     if result is not None:
         assert SECRET not in json.dumps(result.content).replace(command, ""), f"{command!r} read the secret"
+        output = result.content["output"] if isinstance(result.content, dict) else ""
+        assert not UNSEEN.search(output), f"{command!r}: a control character in the answer"

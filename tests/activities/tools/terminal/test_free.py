@@ -8,7 +8,7 @@ import pytest
 
 from activities.tools.terminal.free import FreeRules
 
-ALLOW = ["ls", "cat", "grep", "find", "date"]
+ALLOW = ["ls", "cat", "grep", "find", "date", "du"]
 
 
 @pytest.fixture
@@ -49,6 +49,23 @@ def rules(tmp_path: Path) -> FreeRules:
         ("cat ~/.ssh/id_rsa", "trusted", "`~/.ssh/id_rsa` is"),
         ("grep --file=../outside/p x", "trusted", "`../outside/p` is {root}/outside/p, outside"),
         ("ls sub/../..", "trusted", "`sub/../..` is {root}, outside the trusted folders"),
+        ("ls \u202e", "trusted", "the command contains a control character"),
+        ("ls a\u2028b", "trusted", "the command contains a control character"),
+        # a path glued to a short option is that option's value: checked like a word of its own
+        ("date -f/etc/shadow", "trusted", "`/etc/shadow` is /etc/shadow, outside the trusted folders"),
+        ("grep -f/etc/passwd x", "trusted", "`/etc/passwd` is /etc/passwd, outside the trusted folders"),
+        ("du -X/etc/shadow", "trusted", "`/etc/shadow` is /etc/shadow, outside the trusted folders"),
+        ("grep -rf/etc .", "trusted", "`/etc` is /etc, outside the trusted folders"),  # -r -f /etc
+        ("grep -f../outside/p x", "trusted", "`../outside/p` is {root}/outside/p, outside"),
+        ("grep -f.. x", "trusted", "`..` is {root}, outside the trusted folders"),
+        ("ls -I~/x", "trusted", "`~/x` is"),
+        ("grep -fout/p x", "trusted", "`out/p` is {root}/outside/p, outside"),
+        ("grep -fsub/p x", "trusted", "`/p` is /p, outside"),  # -f -s -u -b /p, for all it knows
+        ("grep -fsub/p -e. -n5 x", "trusted/sub", "`/p` is /p, outside"),
+        ("grep -e. -n5 -C2 x", "trusted", None),
+        ("grep -f./p -fsub x", "trusted", None),
+        ("du -X.ignore .", "trusted", None),
+        ("cat -- -f", "trusted", None),
     ],
 )
 def test_why_a_command_asks(

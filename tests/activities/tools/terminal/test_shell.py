@@ -52,6 +52,22 @@ async def test_colours_are_stripped_from_the_text_and_kept_in_the_raw_bytes(shel
     assert b"\x1b[31m" in outcome.raw
 
 
+async def test_8_bit_control_sequences_reach_neither_the_output_nor_the_stream(shell: Shell) -> None:
+    """A file a command prints may hold C1 controls (here CSI U+009B, OSC U+009D, ST U+009C and NEL
+    U+0085, UTF-8 encoded): a terminal showing the answer or the stream would act on them."""
+    streamed: list[TerminalChunk] = []
+    outcome = await shell.run(
+        r"printf '\302\2332J\302\23331mred\302\2330m \302\2350;title\302\234plain\302\205\n'",
+        total_seconds=10,
+        idle_seconds=5,
+        on_output=streamed.append,
+    )
+    assert outcome.output == "red plain\n"
+    assert "".join(chunk.content for chunk in streamed) == "red plain\n"
+    assert not any("styled" in chunk.metadata for chunk in streamed), "only 7-bit colours are kept"
+    assert b"\xc2\x9b31m" in outcome.raw
+
+
 async def test_a_program_waiting_for_input_is_interrupted_and_the_shell_goes_on(shell: Shell) -> None:
     waiting = await shell.run("read answer; echo got $answer", total_seconds=10, idle_seconds=1)
     assert waiting.interrupted == "inactivity" and waiting.exit_status == 130 and "got" not in waiting.output
