@@ -4,7 +4,8 @@ The REPL's `a` and the console's "Allow always" button (through `POST /rule-offe
 
 The offer is `core.rules.match.propose` of the call's facts, worked out here as the tools do:
 a simple shell command's words (`git push`, never a line with `;`, `|`, ...), a SQL statement's
-kind and table. A call neither covers (a command with shell syntax, another tool) is offered its
+kind and table. A command that can run other code (``git -c core.fsmonitor=… status``) is offered
+no rule: it asks every time. A call neither covers (a command with shell syntax, another tool) is offered its
 exact arguments, never "every call". The person edits the one line shown: the command prefix, the
 statement's `KIND [TABLE]`, or the argument's pattern.
 
@@ -38,12 +39,18 @@ class Offer:
 def facts(tool: str, arguments: dict[str, Any]) -> CallFacts:
     """What the rules read of a call of the `terminal` or `sql` tool (others: their arguments)."""
     if tool == "terminal":
+        from activities.tools.terminal.code import runs_code
         from activities.tools.terminal.command import command_of, words_of
         from activities.tools.terminal.free import SHELL_SYNTAX
 
         command = command_of(arguments)
         words = words_of(command) if command and not SHELL_SYNTAX.search(command) else None
-        return CallFacts(tool, arguments, words=tuple(words) if words else None)
+        return CallFacts(
+            tool,
+            arguments,
+            words=tuple(words) if words else None,
+            runs_code=runs_code(words) if words else None,
+        )
     if tool == "sql" and isinstance(arguments.get("sql"), str):
         from activities.tools.sql.syntax import classify
 
@@ -57,7 +64,8 @@ def offer(tool: str, arguments: dict[str, Any]) -> Offer:
     """The rule offered for this call.
 
     Raises:
-        ValueError: The call has no argument to narrow the rule to (none, or all null).
+        ValueError: The call has no argument to narrow the rule to (none, or all null), or it is a
+            command that can run other code (`propose`).
     """
     match = propose(facts(tool, arguments))
     if match.command_prefix is not None:

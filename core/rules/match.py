@@ -11,6 +11,11 @@ scope: a project, a user, everyone) and its `match` holds:
 - `writes`: a call the tool itself would ask for;
 - nothing: every call of the tool.
 
+An `allow` rule never covers a command that can run code beyond its program and subcommand
+(`CallFacts.runs_code`: ``git -c core.fsmonitor=… status``, `find -exec`) unless it names that
+exact command: a rule on `git` is not one on every program git can be made to run. `deny` and `ask`
+rules cover it as any other (a deny on `git` denies `git -c x status`).
+
 When several rules cover a call, `deny` beats `ask`, which beats `allow` (a rule can make a call
 safer, never less safe than another rule says); among the rules of that decision the most specific
 is the one that decides and is named in the audit (a tool's own rule before a `*` rule, then the
@@ -51,6 +56,10 @@ class CallFacts:
     sql_table: str | None = None
     writes: bool = False
     """The tool itself would ask for the call."""
+    runs_code: str | None = None
+    """Why the command can run code beyond its program and subcommand (``git -c core.fsmonitor=…
+    status``; None: it cannot). Only a deny or ask rule, or an allow rule naming the exact call,
+    covers it (`covers`), and no rule is offered for it (`propose`)."""
 
 
 def applies(rule: NewRule, context: RuleContext) -> bool:
@@ -67,6 +76,8 @@ def covers(rule: NewRule, facts: CallFacts) -> bool:
     if rule.tool not in (facts.tool_id, ANY_TOOL_RULE):
         return False
     match = rule.match
+    if facts.runs_code is not None and rule.decision == RuleDecision.ALLOW and not exact(match):
+        return False
     if match.command_prefix is not None:
         prefix = _words(match.command_prefix)
         if facts.words is None or not prefix or tuple(facts.words[: len(prefix)]) != prefix:
@@ -111,6 +122,15 @@ def specificity(rule: NewRule) -> tuple[int, int, int]:
     pinned += 10 * (match.sql_kind is not None) + 10 * (match.sql_table is not None)
     literal = len((match.pattern or "").replace("\\*", "x").replace("*", "")) if match.argument else 0
     return (rule.tool != ANY_TOOL_RULE, pinned + (match.argument is not None), literal)
+
+
+def exact(match: RuleMatch) -> bool:
+    """Whether the match names one value of one argument (no `*` in its pattern), nothing broader."""
+    return (
+        match.argument is not None
+        and match.pattern is not None
+        and "*" not in match.pattern.replace("\\*", "")
+    )
 
 
 def pattern_matches(pattern: str, value: str) -> bool:
@@ -183,7 +203,18 @@ def describe(rule: NewRule) -> str:
 
 def propose(facts: CallFacts) -> RuleMatch:
     """The match a person is offered for "allow always" of this call: the program and its
-    subcommand (`git push`, not the whole line), or the statement's kind and table."""
+    subcommand (`git push`, not the whole line), or the statement's kind and table.
+
+    Raises:
+        ValueError: The call is a command that can run other code (`CallFacts.runs_code`), which
+            asks every time: no rule is offered for it.
+    """
+    if facts.runs_code is not None:
+        command = shlex.join(facts.words or ())
+        raise ValueError(
+            f"`{command}` can run other code ({facts.runs_code}): it asks every time, and no "
+            "allow-always rule is offered for it; approve it once"
+        )
     if facts.words:
         head = list(facts.words[:1])
         if len(facts.words) > 1 and re.fullmatch(r"[a-z][a-z0-9-]*", facts.words[1]):

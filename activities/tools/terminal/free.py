@@ -1,6 +1,7 @@
 """Which terminal commands may run without approval: the first filter before the sandbox.
 
-A command is free only when its program is on the read-only allowlist, it uses no shell syntax,
+A command is free only when nothing in it can run other code (`code.runs_code`: `find -exec`,
+`find -fprintf`, ...), its program is on the read-only allowlist, it uses no shell syntax,
 the terminal is in a trusted folder, and every path it names lies in a trusted folder once
 resolved against the folder the terminal is really in (symlinks followed). Even then it runs
 only inside the read-only sandbox (`sandbox.Sandbox.free_line`): these rules decide what is worth
@@ -14,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from .code import asks_every_time, runs_code
 from .command import CONTROL, words_of
 
 SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\*?\[\]!#]")
@@ -67,6 +69,8 @@ class FreeRules:
         words = words_of(command)
         if not words:
             return "the command cannot be split into words (unbalanced quotes)"
+        if (code := runs_code(words)) is not None:
+            return asks_every_time(code)
         program = words[0]
         if program not in self.allow:
             return f"`{program}` is not on the read-only allowlist"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from contracts import SandboxProfile, ToolCallRequest, ToolResult
 from core.settings import Settings
 
+from .code import head
 from .command import command_of, unusable, words_of
 from .free import SHELL_SYNTAX, FreeRules
 from .result import refusal
@@ -168,10 +170,13 @@ class TerminalPolicy:
         return context
 
     def head(self, call: ToolCallRequest) -> str | None:
-        """The program: `ls`, `git`, ... (a `session_prefix` grant allows that program). None for a
-        command with shell syntax: `git status; rm -rf ~` is more than `git`."""
+        """What a `session_prefix` grant allows: the program and, for one with subcommands, its
+        subcommand (`ls`, `git status`; `code.head`). None for a command with shell syntax
+        (`git status; rm -rf ~` is more than `git status`) or one that can run other code
+        (``git -c core.fsmonitor=… status``): only the exact call can be granted."""
         words = self.words(call)
-        return words[0] if words else None
+        found = head(words) if words else None
+        return shlex.join(found) if found else None
 
     def words(self, call: ToolCallRequest) -> tuple[str, ...] | None:
         """The words of a simple command: one program and its arguments, no shell syntax (no `;`,

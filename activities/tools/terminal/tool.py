@@ -25,6 +25,7 @@ from core.rules.match import CallFacts
 from core.settings import Settings
 
 from ..plugin import Tool, one_line
+from .code import runs_code
 from .command import command_of
 from .policy import TerminalPolicy
 from .result import TOOL_ID, describe_output, output_preview
@@ -89,11 +90,18 @@ class TerminalTool(Tool):
         return self.policy.profile(state)
 
     def rule_facts(self, call: ToolCallRequest, needs_approval: bool) -> CallFacts:
-        """A simple command's words too (a prefix rule matches those alone; `TerminalPolicy.words`)."""
-        return replace(super().rule_facts(call, needs_approval), words=self.policy.words(call))
+        """A simple command's words too (a prefix rule matches those alone; `TerminalPolicy.words`),
+        and why they can run other code (then no allow rule on a prefix covers it; `code.runs_code`)."""
+        words = self.policy.words(call)
+        return replace(
+            super().rule_facts(call, needs_approval),
+            words=words,
+            runs_code=runs_code(words) if words else None,
+        )
 
     def head(self, call: ToolCallRequest) -> str | None:
-        """The program (`ls`, `git`), None for a command with shell syntax (`TerminalPolicy.head`)."""
+        """The program and its subcommand (`ls`, `git status`); None for a command with shell syntax
+        or one that can run other code (`TerminalPolicy.head`)."""
         return self.policy.head(call)
 
     def binding(self) -> WorkerBinding:

@@ -61,6 +61,35 @@ async def test_an_allow_rule_never_decides_a_critical_tools_call(
     assert denied.rule is not None and denied.rule.decision == "deny", "a deny still decides"
 
 
+async def test_an_allow_rule_on_a_program_leaves_a_command_that_can_run_other_code_asked(
+    acts: ToolActivities, tmp_path: Path
+) -> None:
+    """An allow on `git` is not one on every program git can be made to run; a deny on `git` still
+    denies it."""
+    store = RuleStore.at(None, tmp_path)
+    store.add(
+        NewRule(tool="terminal", decision="allow", scope="global", match=RuleMatch(command_prefix="git"))
+    )
+    fsmonitor = ToolCallRequest(tool_id="terminal", arguments={"command": "git -c core.fsmonitor=x status"})
+    asked = await assess(acts, fsmonitor)
+    assert asked.needs_approval and asked.rule is None
+    assert asked.reason == (
+        "git -c sets configuration that can run programs (core.fsmonitor, core.pager, alias.*): it can "
+        "run other code, so it asks every time (a grant or allow rule on its program does not cover it)"
+    )
+    assert (asked.head, asked.grants) == (None, ["session"])
+    status = await assess(acts, ToolCallRequest(tool_id="terminal", arguments={"command": "git status"}))
+    assert status.rule is not None and status.rule.decision == "allow" and status.head == "git status"
+    denying = store.add(
+        NewRule(tool="terminal", decision="deny", scope="global", match=RuleMatch(command_prefix="git"))
+    )
+    denied = await assess(acts, fsmonitor)
+    assert denied.rule is not None and (denied.rule.rule_id, denied.rule.decision) == (
+        denying.rule_id,
+        "deny",
+    )
+
+
 async def test_the_profile_rules_apply_to_its_sessions_only(acts: ToolActivities) -> None:
     restricted = await assess(acts, DELETE, RuleContext(profile="restricted"))
     assert restricted.rule is not None and restricted.rule.rule_id == "profile:restricted:1"

@@ -49,6 +49,16 @@ def test_a_call_without_an_argument_to_match_is_offered_no_rule() -> None:
     )
 
 
+def test_a_command_that_can_run_other_code_is_offered_no_rule() -> None:
+    """`git -c …` asks every time: "allow always" has nothing to offer, and says why."""
+    with pytest.raises(ValueError, match=r"can run other code \(git -c sets configuration") as refused:
+        offer("terminal", {"command": "git -c core.fsmonitor=x status"})
+    assert "it asks every time, and no allow-always rule is offered for it" in str(refused.value)
+    with pytest.raises(ValueError, match=r"find -fprintf writes into the file it names"):
+        offer("terminal", {"command": "find . -fprintf pipe text"})
+    assert offer("terminal", {"command": "git status --short"}).line == "git status"
+
+
 def test_a_bad_edit_is_refused() -> None:
     statement = offer("sql", {"sql": "DELETE FROM orders"})
     with pytest.raises(ValueError, match="is empty"):

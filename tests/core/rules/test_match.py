@@ -3,6 +3,7 @@ star, scope, what a prefix never matches) and a property against a plain referen
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from activities.tools.terminal.code import runs_code
 from contracts import ApprovalRule, NewRule, RuleContext, RuleDecision, RuleMatch, RuleScope, RuleVerdict
 from core.rules.match import CallFacts, covers, describe, escape, pattern_matches, problems, propose, verdict
 
@@ -46,6 +48,15 @@ def shell(command: str, *, writes: bool = True) -> CallFacts:
     return CallFacts(
         "terminal", {"command": command}, tuple(command.split()) if simple else None, writes=writes
     )
+
+
+def code(command: str) -> CallFacts:
+    """A simple command that can run other code, with its facts as the terminal gives them."""
+    facts = shell(command)
+    return replace(facts, runs_code=runs_code(facts.words or ()))
+
+
+FSMONITOR = "git -c core.fsmonitor=x status"
 
 
 def sql(kind: str, table: str | None, *, writes: bool = True) -> CallFacts:
@@ -203,6 +214,39 @@ DECIDES = [
         CallFacts("fetch", {}),
         None,
     ),
+    (
+        "an allow on the program never covers what can run other code",
+        [rule(1, "allow", command_prefix="git")],
+        code(FSMONITOR),
+        None,
+    ),
+    (
+        "nor on program and action",
+        [rule(1, "allow", command_prefix="find .")],
+        code("find . -fprintf pipe text"),
+        None,
+    ),
+    (
+        "nor a pattern with a star",
+        [rule(1, "allow", argument="command", pattern="git *")],
+        code(FSMONITOR),
+        None,
+    ),
+    ("nor every call", [rule(1, "allow"), rule(2, "allow", "*", writes=True)], code(FSMONITOR), None),
+    (
+        "an allow naming the command exactly covers it",
+        [rule(1, "allow", argument="command", pattern=FSMONITOR)],
+        code(FSMONITOR),
+        1,
+    ),
+    (
+        "a deny on the program denies it",
+        [rule(1, "allow", command_prefix="git"), rule(2, "deny", command_prefix="git")],
+        code(FSMONITOR),
+        2,
+    ),
+    ("a deny alone too", [rule(1, "deny", command_prefix="git")], code(FSMONITOR), 1),
+    ("an ask on the program asks", [rule(1, "ask", command_prefix="git")], code(FSMONITOR), 1),
 ]
 
 
@@ -287,6 +331,16 @@ def test_allow_always_proposes_the_program_and_subcommand_or_the_statement_kind_
     assert propose(shell("ls -la /tmp")) == RuleMatch(command_prefix="ls")
     assert propose(sql("DELETE", "orders")) == RuleMatch(sql_kind="DELETE", sql_table="orders")
     assert propose(shell("echo a && rm b")) == RuleMatch(), "a compound command gets no prefix to widen"
+
+
+def test_allow_always_offers_no_rule_for_a_command_that_can_run_other_code() -> None:
+    with pytest.raises(ValueError) as refused:
+        propose(code(FSMONITOR))
+    assert str(refused.value) == (
+        "`git -c core.fsmonitor=x status` can run other code (git -c sets configuration that can run "
+        "programs (core.fsmonitor, core.pager, alias.*)): it asks every time, and no allow-always rule "
+        "is offered for it; approve it once"
+    )
 
 
 # ---------------------------------------------------------------- the property

@@ -34,14 +34,14 @@ NOW = int(time.time())
 
 ESCAPES: list[tuple[str, str, str]] = [
     # --- write flags of allowlisted programs
-    ("find . -name victim.txt -delete", RUN, "find deletes with no shell syntax"),
-    ("find . -delete", RUN, "find deletes everything"),
-    ("find . -fprint victim.txt", RUN, "find truncates a file it prints to"),
-    ("find . -fprint0 new.bin", RUN, "find creates a file it prints to"),
-    ("find . -fls victim.txt", RUN, "find writes a listing over a file"),
-    ("find . -fprintf victim.txt %p", RUN, "find writes formatted output over a file"),
-    ("find . -newer README.md -delete", RUN, "find deletes what is newer"),
-    ("find . -execdir rm victim.txt +", RUN, "find runs a program (malformed: refused by find)"),
+    ("find . -name victim.txt -delete", ASK, "find deletes with no shell syntax"),
+    ("find . -delete", ASK, "find deletes everything"),
+    ("find . -fprint victim.txt", ASK, "find truncates a file it prints to"),
+    ("find . -fprint0 new.bin", ASK, "find creates a file it prints to"),
+    ("find . -fls victim.txt", ASK, "find writes a listing over a file"),
+    ("find . -fprintf victim.txt %p", ASK, "find writes formatted output over a file (a named pipe too)"),
+    ("find . -newer README.md -delete", ASK, "find deletes what is newer"),
+    ("find . -execdir rm victim.txt +", ASK, "find runs a program"),
     ("find . -exec rm -f victim.txt ;", ASK, "find runs a program (needs ;)"),
     ("find . -ok rm victim.txt ;", ASK, "find runs a program after asking"),
     ("echo gone > victim.txt", ASK, "a redirect writes"),
@@ -174,10 +174,10 @@ async def test_a_would_be_escape_is_asked_for_or_harmless(
 
 
 async def test_what_the_free_sandbox_refuses_it_says(escapes: Bench) -> None:
-    """The write flags run and fail on a read-only file system; the clock cannot be set; output
-    is bounded; a command that never ends is stopped."""
-    deleted = await escapes.free("find . -name victim.txt -delete")
-    assert deleted is not None and "Read-only file system" in deleted.content["output"]
+    """The clock cannot be set; output is bounded; a command that never ends is stopped. (A free
+    command has no write flags left: `find -delete` asks; what a write meets in the sandbox:
+    `test_even_a_program_no_one_should_allow_is_contained`.)"""
+    assert await escapes.free("find . -name victim.txt -delete") is None
     clock = await escapes.free(f"date -s @{NOW}")
     assert clock is not None and "Operation not permitted" in clock.content["output"]
     big = await escapes.free("cat big.txt")

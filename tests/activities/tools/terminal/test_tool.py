@@ -127,12 +127,15 @@ async def test_an_approved_command_without_a_sandbox_is_a_clear_error_and_never_
     assert full.ok and marker.exists() and full.metadata["sandbox"] == "full"
 
 
-def test_a_command_with_shell_syntax_has_no_head_a_grant_could_match(make: Make) -> None:
-    """`git --version; touch x` is more than `git`: a `session_prefix` grant for `git` must not cover it."""
+def test_a_command_with_shell_syntax_or_code_has_no_head_a_grant_could_match(make: Make) -> None:
+    """`git status; touch x` is more than `git status`, and so is ``git -c core.fsmonitor=… status``:
+    a `session_prefix` grant for `git status` must not cover them."""
     tool = make()
-    assert tool.head(call("git --version")) == "git"
-    assert tool.head(call("git --version; touch x")) is None
+    assert tool.head(call("git status --short")) == "git status"
+    assert tool.head(call("ls -la")) == "ls"
+    assert tool.head(call("git status; touch x")) is None
     assert tool.head(call("git status && rm -rf ~")) is None
+    assert tool.head(call("git -c core.fsmonitor='touch x' status")) is None
 
 
 @needs_bwrap
