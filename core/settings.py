@@ -290,10 +290,11 @@ class ToolSettings(_Group):
         description="Where a session's terminal starts (default: the worker's working directory).",
     )
     terminal_allow: str = Field(
-        default="ls,pwd,cat,head,tail,wc,echo,date,whoami,uname,grep,find,stat,du,df",
+        default="ls,pwd,cat,head,tail,wc,echo,date,whoami,uname,grep,find,stat,du,df,git",
         validation_alias=env("terminal_allow", "SYNAPSE_TERMINAL_ALLOW"),
         description="Read-only programs that run without approval inside the trusted folders "
-        "(comma-separated; a command with pipes, redirects or `;` always asks).",
+        "(comma-separated; a command with pipes, redirects or `;` always asks; `git` only with a "
+        "read-only subcommand: status, log, diff, show, branch, rev-parse).",
     )
     terminal_trusted: str = Field(
         default="",

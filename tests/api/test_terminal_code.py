@@ -29,8 +29,9 @@ CODE = (
 @pytest.fixture
 def settings(tmp_path: Path, task_queue: str) -> Settings:
     """The terminal starts in a git repository of its own; approved commands run without a sandbox
-    (`full`), so what the probe would run is not held back by one: only the approval stops it."""
-    made = terminal_settings(tmp_path, task_queue, terminal_sandbox=SandboxProfile.FULL)
+    (`full`), so what the probe would run is not held back by one: only the approval stops it; git
+    is not on this deployment's allowlist, so every git command asks (or runs by a grant or rule)."""
+    made = terminal_settings(tmp_path, task_queue, terminal_sandbox=SandboxProfile.FULL, terminal_allow="ls")
     subprocess.run(["git", "init", "-q", str(tmp_path / "work")], check=True)
     (tmp_path / "work" / "notes.txt").write_text("not yet added\n")
     return made

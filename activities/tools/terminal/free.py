@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import git_free
 from .code import asks_every_time, runs_code
 from .command import CONTROL, words_of
 
@@ -83,4 +84,10 @@ class FreeRules:
             path = (where / os.path.expanduser(named)).resolve()
             if not self._trusted(path):
                 return f"`{named}` is {path}, outside the trusted folders"
+        if program == "git":
+            return git_free.why_not(words[1:], where, self.trusted)
         return None
+
+    def words(self, words: list[str]) -> list[str]:
+        """A free command's words as they run (`git` with its guards: `git_free.free_words`)."""
+        return git_free.free_words(words) if words[0] == "git" else words

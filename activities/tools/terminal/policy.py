@@ -223,7 +223,7 @@ class TerminalPolicy:
                 return refusal(
                     command, f"not run: it needs a person's approval ({why})", needs_approval=True, **said
                 )
-            return free.free_line(words, terminal.scratch), FREE_SANDBOX
+            return free.free_line(self._free.words(words), terminal.scratch), FREE_SANDBOX
         if self.ttyd:
             return command, NO_SANDBOX
         profile = sandbox or self._tools.terminal_sandbox
