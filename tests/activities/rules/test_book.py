@@ -78,8 +78,8 @@ async def test_an_allow_rule_on_a_program_leaves_a_command_that_can_run_other_co
         "run other code, so it asks every time (a grant or allow rule on its program does not cover it)"
     )
     assert (asked.head, asked.grants) == (None, ["session"])
-    status = await assess(acts, ToolCallRequest(tool_id="terminal", arguments={"command": "git status"}))
-    assert status.rule is not None and status.rule.decision == "allow" and status.head == "git status"
+    add = await assess(acts, ToolCallRequest(tool_id="terminal", arguments={"command": "git add notes.txt"}))
+    assert add.rule is not None and add.rule.decision == "allow" and add.head == "git add"
     denying = store.add(
         NewRule(tool="terminal", decision="deny", scope="global", match=RuleMatch(command_prefix="git"))
     )
