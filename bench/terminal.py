@@ -50,7 +50,6 @@ def _prepare(root: Path, bwrap: str) -> tuple[Path, Scratch, Sandbox | None, str
         (work / name).write_text(text)
     sandbox, why = Sandbox.find(bwrap, [work], work, [data], [Path(".env")])  # as the tool makes it
     scratch = Scratch(data.resolve() / "scratch")
-    scratch.prepare()
     return work.resolve(), scratch, sandbox, why
 
 

@@ -334,6 +334,15 @@ class ToolSettings(_Group):
         description="The bubblewrap program sandboxes are made with (Debian package `bubblewrap`); "
         "without it, every command needs approval and approved ones need the `full` profile.",
     )
+    terminal_sandbox_uid: int = Field(
+        default=60001,
+        gt=0,
+        lt=2**32 - 1,
+        validation_alias=env("terminal_sandbox_uid", "SYNAPSE_TERMINAL_SANDBOX_UID"),
+        description="When the worker runs as root: the uid (and gid) its sandboxed commands run as, "
+        "never root; pick one no account or file of the host uses. `workspace-write` writes the "
+        "workspace through an ACL entry for it. A worker that is not root runs them as itself.",
+    )
     terminal_timeout_seconds: float = Field(
         default=240.0,
         gt=0,

@@ -1,6 +1,6 @@
 """What an approved sandboxed command leaves behind: the folder it ended in, and its exports.
 
-The command runs in a bash of its own inside the sandbox, which writes (`sandbox.RUN_COMMAND`) the
+The command runs in a bash of its own inside the sandbox, which writes (`inside.RUN_COMMAND`) the
 exports it started with, an empty entry, then the folder (physical) and the exports it ended with,
 all NUL-separated. Here that is read:
 - the folder becomes a `cd` of the session's shell (a script it reads with `source`: never typed);

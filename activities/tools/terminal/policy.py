@@ -81,7 +81,22 @@ class TerminalPolicy:
         """Look for bwrap once, and say in the log what that means."""
         sandbox, why = self.sandbox()
         if sandbox is not None:
-            logger.info("terminal sandbox: %s; free commands read %s", sandbox.bwrap, self._free.trusted)
+            logger.info(
+                "terminal sandbox: %s; its commands run as uid %s; free commands read %s",
+                sandbox.bwrap,
+                sandbox.confinement.uid,
+                self._free.trusted,
+            )
+            for gap in sandbox.confinement.gaps:
+                logger.warning("terminal sandbox: %s", gap)
+            for profile in (SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE):
+                if (closed := sandbox.unwritable_tmps(profile)) and sandbox.confinement.landlock:
+                    logger.warning(
+                        "%s commands cannot write %s: a folder they show read-only lies there, and its "
+                        "FIFOs would be writable too; keep trusted folders and the workspace out of them",
+                        profile,
+                        ", ".join(map(str, closed)),
+                    )
             if not sandbox.writable:
                 logger.warning(
                     "the terminal's workspace %s lies in Synapse's own installation: workspace-write "
@@ -110,8 +125,41 @@ class TerminalPolicy:
                 protected=(Path(sys.prefix), Path(sys.base_prefix), SOURCE_ROOT),
                 home=Path.home(),
                 host_network=self._tools.terminal_network == "host",
+                uid=self._tools.terminal_sandbox_uid,
             )
+            if self._found[0] is not None:
+                self._share(self._found[0])
         return self._found
+
+    def _share(self, sandbox: Sandbox) -> None:
+        """Make the workspace writable to the sandbox's user (a root worker's), and say how it went."""
+        granted = sandbox.share_workspace()
+        if granted is None:
+            return
+        uid = sandbox.confinement.uid
+        if granted.unsupported is not None:
+            logger.warning(
+                "workspace-write commands run as uid %s and can write in %s only what that uid may: %s "
+                "(chown the workspace to it, or put it on a file system with ACLs)",
+                uid,
+                sandbox.workspace,
+                granted.unsupported,
+            )
+        elif granted.failed:
+            logger.warning(
+                "workspace-write commands run as uid %s: %s entries of %s could not be given to it "
+                "(they stay unwritable to its commands)",
+                uid,
+                granted.failed,
+                sandbox.workspace,
+            )
+        else:
+            logger.info(
+                "workspace-write commands run as uid %s: %s ACL entries added in %s",
+                uid,
+                granted.changed,
+                sandbox.workspace,
+            )
 
     def profile(self, state: dict[str, Any]) -> SandboxProfile | None:
         """Approved commands on PTY terminals run in `SYNAPSE_TERMINAL_SANDBOX` unless chosen

@@ -24,6 +24,13 @@ command's background processes with it. Under `workspace-write` the folders betw
 and a covered file or Synapse's own installation are mounted on themselves, so no command can rename
 them away, and a covered file that does not exist yet is made an empty read-only placeholder, so no
 command can create it (the worker's `.env` would be read at its next start).
+
+Every sandboxed command runs as a uid that is not root (`confinement`: `SYNAPSE_TERMINAL_SANDBOX_UID`
+under a root worker, else the worker's own), cannot write /proc's knobs (`/proc/sys`, SysRq: read-
+only), cannot create a Unix socket (seccomp) and cannot open for writing anything outside `/dev`
+and what its profile writes (Landlock: FIFOs and devices, which read-only mounts let through). The
+folders bwrap makes on the way to a mount are opened to that uid (`--perms 0755 --dir`), and a root
+worker gives it the workspace by ACL entries (`acl`, `share_workspace`).
 """
 
 from __future__ import annotations
@@ -34,12 +41,27 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from contracts import SandboxProfile
 
-from .pty_shell import COLUMNS, ROWS
+from . import acl
+from .confinement import SECCOMP_FD, Confinement
+from .inside import (
+    ARGS_FD,
+    BASH,
+    ENV_FD,
+    OVERLAY_FD,
+    RELAY,
+    RUN_COMMAND,
+    RUN_WORDS,
+    SIZE,
+    STATE_FD,
+    STATUS_FD,
+    WORDS_FD,
+)
+from .layout import OPEN_FOLDER, TMPS, layered
 from .scratch import Scratch
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -59,18 +81,19 @@ FREE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TERM": "
 """The whole environment of a command that runs without approval."""
 SOCKETS = ("/run", "/var/run")
 """Where the host's services listen (a Docker or D-Bus socket): empty in every approved sandbox."""
-TMP = Path("/tmp")
-COMMON = ("--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session")
+PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/irq", "/proc/bus")
+"""What of a sandbox's /proc could change the host (sysctls, SysRq): read-only in every sandbox."""
+COMMON = ("--die-with-parent", "--new-session")
+GIT_ANY_OWNER = (
+    *("--setenv", "GIT_CONFIG_COUNT", "1"),
+    *("--setenv", "GIT_CONFIG_KEY_0", "safe.directory", "--setenv", "GIT_CONFIG_VALUE_0", "*"),
+)
+"""An approved command runs as a uid that owns no repository: git would refuse every one ("dubious
+ownership"), a check that protects a user from another's repository config, which inside the
+sandbox runs no wider than the approved command itself. (Exports of the session's shell win.)"""
+DEFAULT_UID = 60001
+"""The uid a root worker's sandboxed commands run as unless configured (`SYNAPSE_TERMINAL_SANDBOX_UID`)."""
 PROBE_TIMEOUT = 10.0
-BASH = "/bin/bash"
-CAT = "/bin/cat"
-RELAY = f"2>&1 | {CAT}; __synapse_status ${{PIPESTATUS[0]}}"
-"""A sandboxed command holds no descriptor of the session's terminal: it reads nothing, and what it
-prints reaches the terminal through a pipe and `cat`, outside (its status is the command's). With
-the terminal, it could change its line discipline, swallow Ctrl-C and fake the shell's answer."""
-OVERLAY_FD, WORDS_FD, ARGS_FD, STATUS_FD, ENV_FD, STATE_FD = 4, 5, 6, 7, 8, 9
-"""File descriptors of the exports earlier sandboxed commands made (in), the command (its words, or
-its text), bwrap's arguments, bwrap's JSON status, the shell's exports (in) and the carried state (out)."""
 SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
 """The system's secrets: covered in every approved sandbox (a free one shows none of /etc)."""
 HOME_SECRETS = (
@@ -85,29 +108,6 @@ HOME_SECRETS = (
 )
 """Folders in the worker's home holding its credentials (its Temporal profile among them): covered."""
 HOME_SECRET_FILES = (".netrc", ".pgpass", ".git-credentials")
-
-SIZE = f"stty cols {COLUMNS} rows {ROWS} 2>/dev/null\n"
-"""A sandbox's own terminal is as wide as the session's (programs lay out their output by it)."""
-RUN_WORDS = (
-    f"exec {ARGS_FD}<&- {STATUS_FD}>&-; mapfile -d '' -t __synapse_words <&{WORDS_FD}; "
-    f'exec {WORDS_FD}<&-; exec -- "${{__synapse_words[@]}}"'
-)
-"""Inside a free sandbox: run the words, NUL-separated on fd 5, as one program and its arguments."""
-RUN_COMMAND = (
-    f"exec {ARGS_FD}<&- {STATUS_FD}>&-; set -P\n"
-    f"source /dev/fd/{ENV_FD}; source /dev/fd/{OVERLAY_FD}; exec {ENV_FD}<&- {OVERLAY_FD}<&-\n"
-    f"IFS= read -r -d '' __synapse_command <&{WORDS_FD}; exec {WORDS_FD}<&-\n"
-    "__synapse_env() { local __synapse_n IFS=$' \\t\\n'; for __synapse_n in $(compgen -e); do "
-    'printf \'%s=%s\\0\' "$__synapse_n" "${!__synapse_n}"; done; }\n'
-    f"{{ __synapse_env; printf '\\0'; }} >&{STATE_FD}\n"
-    f'trap \'__synapse_s=$?; {{ printf "%s\\0" "$(pwd -P)"; __synapse_env; }} >&{STATE_FD} 2>/dev/null; '
-    "exit $__synapse_s' EXIT\n"
-    'eval "$__synapse_command"\n'
-)
-"""Inside an approved sandbox: take the shell's exports and those of earlier sandboxed commands,
-write them (before), run the command text from fd 5, and on exit write the folder (physical) and
-the exports it leaves (after), NUL-separated (quietly: bash may warn there about a background job
-the command left, `wait_for: No record of process`, which is not the command's output)."""
 
 
 def _within(path: Path, folders: Iterable[Path]) -> bool:
@@ -143,6 +143,8 @@ class Sandbox:
     loopback: Synapse's API and Temporal among them); else no sandbox has a network."""
     script: str | None = None
     """util-linux `script`, which gives a sandboxed command a terminal of its own."""
+    confinement: Confinement = field(kw_only=True)
+    """Who its commands run as (never root), and what the kernel refuses them (`confinement`)."""
 
     @classmethod
     def find(
@@ -155,11 +157,16 @@ class Sandbox:
         protected: Iterable[Path] = (),
         home: Path | None = None,
         host_network: bool = False,
+        uid: int = DEFAULT_UID,
     ) -> tuple[Sandbox | None, str]:
-        """The sandbox when `program` (bwrap) is there, safe to trust, and can start one; else None and why."""
+        """The sandbox when `program` (bwrap) is there, safe to trust, and can start one; else None and
+        why. Its commands run as `uid` when the worker is root, else as the worker's own uid."""
         found = shutil.which(program)
         if found is None:
             return None, f"{program!r} was not found (install the Debian package bubblewrap)"
+        confinement, refused = Confinement.find(uid)
+        if confinement is None:
+            return None, refused
         sandbox = cls(
             bwrap=str(Path(found).resolve()),
             trusted=tuple(Path(folder).resolve() for folder in trusted),
@@ -170,18 +177,21 @@ class Sandbox:
             home=home.resolve() if home is not None else None,
             host_network=host_network,
             script=shutil.which("script", path="/usr/bin:/bin"),
+            confinement=confinement,
         )
         why = sandbox.untrusted() or sandbox.probe()
         return (None, why) if why else (sandbox, "")
 
     def untrusted(self) -> str | None:
-        """Why the bwrap program cannot be trusted to make sandboxes (None: it can): a program a
-        sandboxed command could replace would run every later free command without one."""
-        info = os.stat(self.bwrap)
-        if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return f"{self.bwrap} must be owned by root and writable by root alone"
-        if _within(Path(self.bwrap), [*self.trusted, self.workspace]):
-            return f"{self.bwrap} lies in a folder sandboxed commands may read or write"
+        """Why the bwrap program (or what runs before the command inside, `setpriv` and Perl)
+        cannot be trusted (None: they can): a program a sandboxed command could replace would run
+        every later command without a sandbox."""
+        for program in (self.bwrap, *self.confinement.programs):
+            info = os.stat(program)
+            if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return f"{program} must be owned by root and writable by root alone"
+            if _within(Path(program).resolve(), [*self.trusted, self.workspace]):
+                return f"{program} lies in a folder sandboxed commands may read or write"
         return None
 
     def probe(self) -> str | None:
@@ -193,14 +203,7 @@ class Sandbox:
         }
         for kind, arguments in checks.items():
             try:
-                done = subprocess.run(
-                    [self.bwrap, *arguments, "--", "/bin/true"],
-                    capture_output=True,
-                    text=True,
-                    timeout=PROBE_TIMEOUT,
-                    check=False,
-                    env={},
-                )
+                done = self.start(arguments, ["/bin/true"])
             except (OSError, subprocess.TimeoutExpired) as err:
                 return f"{self.bwrap} could not start a {kind} sandbox: {err}"
             if done.returncode != 0:
@@ -208,8 +211,41 @@ class Sandbox:
                 return f"{self.bwrap} could not start a {kind} sandbox: {said}"
         return None
 
+    def start(self, arguments: list[str], command: list[str]) -> subprocess.CompletedProcess[str]:
+        """Run `command` in the sandbox `arguments` make, as a typed line would but for the terminal
+        (the seccomp filter on its descriptor, bwrap's status to nowhere), and wait for it."""
+        fds = f'exec "$@" {SECCOMP_FD}<&0 {STATUS_FD}>/dev/null </dev/null'
+        read, write = os.pipe()
+        try:
+            os.write(write, self.confinement.seccomp or b"")
+            os.close(write)
+            return subprocess.run(
+                [
+                    BASH,
+                    "--noprofile",
+                    "--norc",
+                    "-c",
+                    fds,
+                    "start",
+                    self.bwrap,
+                    *arguments,
+                    "--",
+                    *self.confinement.runner(),
+                    *command,
+                ],
+                stdin=read,
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+                env={},
+            )
+        finally:
+            os.close(read)
+
     def free_line(self, words: list[str], scratch: Scratch) -> str:
         """The line that runs `words` (an allowlisted program and its arguments) without approval."""
+        scratch.identify(self.confinement.uid, self.confinement.gid)
         scratch.words.write_bytes(b"".join(word.encode() + b"\0" for word in words))
         return self._line(self._free_arguments(scratch), RUN_WORDS, scratch, "", own_terminal=False)
 
@@ -218,6 +254,14 @@ class Sandbox:
         """Whether `workspace-write` commands may write the workspace: not when it lies in Synapse's
         own installation (`make up` in its checkout: point the terminal at a project of its own)."""
         return not _within(self.workspace, self.protected)
+
+    def share_workspace(self) -> acl.Granted | None:
+        """Let the sandbox's user write the workspace (`acl`), when it is not the worker's own uid
+        and `workspace-write` may write there; None when there is nothing to do."""
+        if self.confinement.uid == os.getuid() or not self.writable:
+            return None
+        skip = [*self.hidden_dirs, *self.hidden_files, *self.protected]
+        return acl.grant(self.workspace, self.confinement.uid, skip)
 
     def approved_line(self, profile: SandboxProfile, command: str, scratch: Scratch, overlay: str) -> str:
         """The line that runs an approved `command` (any shell syntax) under `profile`, starting
@@ -243,7 +287,11 @@ class Sandbox:
             runner = [self.script, "--quiet", "--return", "--flush", "--command", SIZE + script, "/dev/null"]
         else:
             runner = [BASH, "--noprofile", "--norc", "-c", script, "synapse"]
-        inner = " ".join(shlex.quote(word) for word in runner)
+        inner = " ".join(shlex.quote(word) for word in [*self.confinement.runner(), *runner])
+        if self.confinement.seccomp is not None:
+            if not scratch.seccomp.exists():
+                scratch.seccomp.write_bytes(self.confinement.seccomp)
+            extra = f"{SECCOMP_FD}<{_quoted(scratch.seccomp)} {extra}"
         return (
             f'( exec -c {shlex.quote(self.bwrap)} --args {ARGS_FD} --chdir "$PWD" -- {inner} ) </dev/null '
             f"{WORDS_FD}<{_quoted(scratch.words)} {ARGS_FD}<{_quoted(scratch.args)} "
@@ -258,6 +306,7 @@ class Sandbox:
                 mounts += ["--symlink", os.readlink(path), name]
             elif path.is_dir():
                 mounts += ["--ro-bind", name, name]
+        mounts += [*OPEN_FOLDER, "/etc"]
         for name in SYSTEM_FILES:
             mounts += ["--ro-bind-try", name, name]
         return mounts
@@ -293,6 +342,10 @@ class Sandbox:
                     anchors[folder] = ["--bind-try", str(folder), str(folder)]
         return list(anchors.items())
 
+    def _proc(self) -> list[str]:
+        """A /proc of the sandbox's own, its knobs read-only (they reach the host's kernel)."""
+        return ["--proc", "/proc", *(word for knob in PROC_KNOBS for word in ("--ro-bind-try", knob, knob))]
+
     def _free_arguments(self, scratch: Scratch | None) -> list[str]:
         identity = (
             ["--ro-bind", str(scratch.passwd), "/etc/passwd", "--ro-bind", str(scratch.group), "/etc/group"]
@@ -300,27 +353,43 @@ class Sandbox:
             else []
         )
         binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
-        layered = _layered(binds, self._covers(list(self.trusted), None))
+        mounts = layered(binds, self._covers(list(self.trusted), None))
         setenv = [word for name, value in FREE_ENV.items() for word in ("--setenv", name, value)]
         return [
             *COMMON,
+            *self.confinement.namespaces(share_net=False),
             *self._system(),
             *identity,
-            *layered,
-            "--proc",
-            "/proc",
+            *mounts,
+            *self._proc(),
             "--dev",
             "/dev",
             "--clearenv",
             *setenv,
+            *self.confinement.arguments([]),
             "--json-status-fd",
             str(STATUS_FD),
         ]
 
+    def tmps(self, profile: SandboxProfile) -> list[Path]:
+        """The sandbox's own tmp folders its commands may write (Landlock): not one that holds a
+        folder it shows read-only (a trusted folder in /tmp), whose FIFOs would be writable too."""
+        writable = [self.workspace] if profile == SandboxProfile.WORKSPACE_WRITE and self.writable else []
+        shown = [
+            path for path in (*self.trusted, self.workspace, *self.protected) if not _within(path, writable)
+        ]
+        return [tmp for tmp in TMPS if tmp.is_dir() and not any(_within(path, [tmp]) for path in shown)]
+
+    def unwritable_tmps(self, profile: SandboxProfile) -> list[Path]:
+        """The sandbox's own tmp folders that its commands under `profile` cannot write (`tmps`)."""
+        writable = self.tmps(profile)
+        return [tmp for tmp in TMPS if tmp.is_dir() and tmp not in writable]
+
     def _approved_arguments(self, profile: SandboxProfile) -> list[str]:
-        """All of `/` read-only but the worker's own files and the host's sockets, a /tmp of its
-        own, the trusted folders and the workspace shown again where a cover hid them, and the
-        workspace writable (with the folders that keep covers in place) under `workspace-write`."""
+        """All of `/` read-only but the worker's own files and the host's sockets, a /tmp, /var/tmp
+        and /dev/shm of its own, the trusted folders and the workspace shown again where a cover hid
+        them, and the workspace writable (with the folders that keep covers in place) under
+        `workspace-write`."""
         writable = self.workspace if profile == SandboxProfile.WORKSPACE_WRITE and self.writable else None
         binds = [(folder, ["--ro-bind", str(folder), str(folder)]) for folder in self.trusted]
         binds.append(
@@ -336,43 +405,30 @@ class Sandbox:
         home = (
             [(self.home, ["--tmpfs", str(self.home)])] if self.home is not None and self.home.is_dir() else []
         )
+        tmps = [tmp for tmp in TMPS if tmp.is_dir() and not tmp.is_symlink()]
         covers = [
-            (TMP, ["--tmpfs", str(TMP)]),
+            *((tmp, ["--perms", "1777", "--tmpfs", str(tmp)]) for tmp in tmps),
             *home,
             *((path, ["--tmpfs", str(path)]) for path in sockets),
             *self._covers([Path("/")], writable),
         ]
-        network = ["--share-net"] if writable is not None and self.host_network else []
+        landlocked = [*([writable] if writable is not None else []), *self.tmps(profile)]
         return [
             *COMMON,
+            *self.confinement.namespaces(share_net=writable is not None and self.host_network),
             "--ro-bind",
             "/",
             "/",
-            *_layered(binds, covers),
-            *network,
-            "--proc",
-            "/proc",
+            *layered(binds, covers),
+            *self._proc(),
             "--dev",
             "/dev",
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
+            *self.confinement.arguments(landlocked),
+            *(GIT_ANY_OWNER if self.confinement.uid != os.getuid() else ()),
             "--json-status-fd",
             str(STATUS_FD),
         ]
-
-
-def _layered(binds: list[tuple[Path, list[str]]], covers: list[tuple[Path, list[str]]]) -> list[str]:
-    """Mounts in an order where each lands on what it should: outer paths first, so a folder shown
-    inside a covered one (the workspace under /tmp) is mounted over the cover, and a cover inside a
-    shown folder (the data dir in the workspace) over the folder; a cover wins over a bind of the
-    same path. Covering folders become read-only once everything is mounted."""
-    ordered = sorted(
-        [(len(path.parts), 0, path, words) for path, words in binds]
-        + [(len(path.parts), 1, path, words) for path, words in covers],
-        key=lambda entry: (entry[0], entry[1], str(entry[2])),
-    )
-    sealed = [
-        word
-        for path, words in covers
-        if words[0] == "--tmpfs" and path != TMP
-        for word in ("--remount-ro", str(path))
-    ]
-    return [*(word for *_, words in ordered for word in words), *sealed]

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+SANDBOX_USER = "sandbox"
+"""The name a free sandbox gives its own user and group when the host has none for them."""
 
-def _name(lookup: Callable[[int], Any], number: int) -> str:
-    """The name of a user or group id (the id itself when it has none)."""
+
+def _name(lookup: Callable[[int], Any], number: int, unnamed: str | None = None) -> str:
+    """The name of a user or group id (`unnamed`, else the id itself, when it has none)."""
     try:
         return str(lookup(number)[0])
     except KeyError:
-        return str(number)
+        return unnamed or str(number)
 
 
 @dataclass(frozen=True)
@@ -56,20 +59,38 @@ class Scratch:
 
     @property
     def passwd(self) -> Path:
-        """The worker's own user alone, as `/etc/passwd` of a free sandbox (`ls -l`, `whoami`)."""
+        """The sandbox's user and the worker's, as `/etc/passwd` of a free sandbox (`ls -l`, `whoami`)."""
         return self.folder / "passwd"
 
     @property
     def group(self) -> Path:
-        """The worker's own group alone, as `/etc/group` of a free sandbox."""
+        """Their groups, as `/etc/group` of a free sandbox."""
         return self.folder / "group"
 
-    def prepare(self) -> None:
-        """Write who the worker is, and nobody else, for the free sandbox to show."""
-        uid, gid = os.getuid(), os.getgid()
-        user, group = _name(pwd.getpwuid, uid), _name(grp.getgrgid, gid)
-        self.passwd.write_text(f"{user}:x:{uid}:{gid}:{user}:/nonexistent:/usr/sbin/nologin\n")
-        self.group.write_text(f"{group}:x:{gid}:\n")
+    @property
+    def seccomp(self) -> Path:
+        """The sandbox's seccomp filter, read by bwrap (`--seccomp`)."""
+        return self.folder / "seccomp"
+
+    def identify(self, uid: int, gid: int) -> None:
+        """Write (once) who a free sandbox's command is, `uid` and `gid` (`sandbox` unless the host
+        names them), and who the worker is (the owner of what it is shown, when not the same), and
+        nobody else, for the free sandbox to show."""
+        if self.passwd.exists():
+            return
+        users = {uid: (_name(pwd.getpwuid, uid, SANDBOX_USER), gid)}
+        users.setdefault(os.getuid(), (_name(pwd.getpwuid, os.getuid()), os.getgid()))
+        groups = {gid: _name(grp.getgrgid, gid, SANDBOX_USER)}
+        groups.setdefault(os.getgid(), _name(grp.getgrgid, os.getgid()))
+        self.group.write_text("".join(f"{name}:x:{number}:\n" for number, name in groups.items()))
+        self.group.chmod(0o644)  # the sandbox's user reads them, whatever the worker's umask
+        self.passwd.write_text(
+            "".join(
+                f"{name}:x:{number}:{group}:{name}:/nonexistent:/usr/sbin/nologin\n"
+                for number, (name, group) in users.items()
+            )
+        )
+        self.passwd.chmod(0o644)
 
     @property
     def apply(self) -> Path:

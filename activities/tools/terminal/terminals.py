@@ -89,7 +89,6 @@ class Terminals:
             return (str(err) if isinstance(err, TerminalAuthFailed) else f"no terminal: {err}"), notes
         self._root.mkdir(parents=True, exist_ok=True)
         scratch = Scratch(Path(tempfile.mkdtemp(prefix="scratch-", dir=self._root)))
-        scratch.prepare()
         self._by_owner[owner] = terminal = Terminal(shell, scratch)
         return terminal, {**notes, "fresh_terminal": True}
 

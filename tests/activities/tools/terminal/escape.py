@@ -1,7 +1,8 @@
 """Tries every way out of the terminal sandbox and prints what happened, one JSON object.
 
-Run as `python3 escape.py PORT WORKER_PID SECRET_PATH` inside a sandbox by the escape tests (with an
-allowlist no one should configure); the tests then check the host, not this script's word for it.
+Run as `python3 escape.py PORT WORKER_PID SECRET_PATH FIFO SOCKET` inside a sandbox by the escape
+tests (with an allowlist no one should configure); the tests then check the host, not this script's
+word for it. A kernel setting is only ever written with the value it has.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def attempt(report: dict[str, list[object]], name: str, action: Callable[[], obj
 
 
 def main() -> None:
-    port, worker_pid, secret_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    port, worker_pid, secret_path, fifo, unix = int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:6]
     here = Path.cwd()
     libc = ctypes.CDLL(None, use_errno=True)
     report: dict[str, list[object]] = {}
@@ -49,7 +50,21 @@ def main() -> None:
                 return f"injected on fd {fd}"
         raise PermissionError("TIOCSTI refused on fds 0-2")
 
+    def same_sysctl() -> int:
+        knob = Path("/proc/sys/fs/lease-break-time")
+        return knob.write_text(knob.read_text())  # its own value: harmless even if it worked
+
+    def connect_unix() -> int:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix_socket:
+            unix_socket.connect(unix)
+        return 0
+
     attempt(report, "write", lambda: Path("pwned.txt").write_text("x"))
+    attempt(report, "write a FIFO", lambda: os.write(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), b"leak"))
+    attempt(report, "connect a Unix socket", connect_unix)
+    attempt(report, "write a sysctl", same_sysctl)
+    attempt(report, "open the SysRq trigger", lambda: os.close(os.open("/proc/sysrq-trigger", os.O_WRONLY)))
+    attempt(report, "uid", os.getuid)
     attempt(report, "delete", lambda: Path("victim.txt").unlink())
     attempt(report, "secret", lambda: Path(secret_path).read_text())
     attempt(report, "symlinked secret", lambda: Path("link_to_secret").read_text())

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from activities.tools.terminal.confinement import Confinement
 from activities.tools.terminal.sandbox import Sandbox
 from activities.tools.terminal.tool import TerminalTool
 from contracts import SandboxProfile, ToolCallRequest, ToolResult, ToolRun
@@ -20,6 +23,21 @@ needs_bwrap = pytest.mark.skipif(
     reason=f"the terminal sandbox cannot run here: {_WHY}; .ci/run installs it",
 )
 """Marks a test that needs a working bubblewrap; it is skipped, with the reason, where there is none."""
+
+_CONFINEMENT = Confinement.find(60001)[0]
+_GAPS = "; ".join(_CONFINEMENT.gaps if _CONFINEMENT is not None else ["no confinement"])
+LANDLOCK = _CONFINEMENT is not None and bool(_CONFINEMENT.landlock)
+"""Whether this kernel's sandboxes keep FIFOs closed (Landlock)."""
+SECCOMP = _CONFINEMENT is not None and _CONFINEMENT.seccomp is not None
+"""Whether this kernel's sandboxes refuse Unix sockets (a seccomp filter)."""
+needs_landlock = pytest.mark.skipif(
+    not LANDLOCK, reason=f"the sandbox cannot keep FIFOs closed here: {_GAPS}"
+)
+"""Marks a test of what Landlock refuses (a FIFO's writes): skipped, with the reason, without it."""
+needs_seccomp = pytest.mark.skipif(
+    not SECCOMP, reason=f"the sandbox cannot refuse Unix sockets here: {_GAPS}"
+)
+"""Marks a test of what the seccomp filter refuses (Unix sockets): skipped, with the reason, without it."""
 
 SECRET = "synapse-canary-7f3e9a1c"
 """Planted outside the trusted folder, in the worker's environment and in the worker's data dir."""
@@ -58,6 +76,54 @@ def snapshot(*roots: Path, skip: Path | None = None) -> dict[str, str]:
                 else:
                     seen[str(path)] = "dir"
     return seen
+
+
+@dataclass
+class Planted:
+    """A FIFO and a listening Unix socket a host process serves (this test, their only reader), root's
+    and writable by anyone: what a sandboxed command must not write into or connect to."""
+
+    fifo: Path
+    unix: Path
+    """The socket's path."""
+    reader: int
+    listener: socket.socket
+
+    @classmethod
+    def at(cls, folder: Path, name: str = "pipe") -> Planted:
+        """`name` (the FIFO) and `name.sock` in `folder`."""
+        fifo, path = folder / name, folder / f"{name}.sock"
+        os.mkfifo(fifo)
+        fifo.chmod(0o666)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a writer's open does not wait
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        at = os.open(folder, os.O_PATH)
+        try:  # through the folder's descriptor: a socket's path may hold 107 bytes at most
+            listener.bind(f"/proc/self/fd/{at}/{path.name}")
+        finally:
+            os.close(at)
+        path.chmod(0o777)
+        listener.listen(16)
+        listener.setblocking(False)
+        return cls(fifo, path, reader, listener)
+
+    def heard(self) -> list[str]:
+        """What reached them since the last look: bytes written into the FIFO, connections made (a
+        command that ended has written or connected already: nothing to wait for)."""
+        heard: list[str] = []
+        with contextlib.suppress(BlockingIOError):
+            if data := os.read(self.reader, 65536):
+                heard.append(f"{self.fifo} got {data!r}")
+        with contextlib.suppress(BlockingIOError):
+            self.listener.accept()[0].close()
+            heard.append(f"{self.unix} was connected to")
+        return heard
+
+    def close(self) -> None:
+        os.close(self.reader)
+        self.listener.close()
+        self.fifo.unlink(missing_ok=True)
+        self.unix.unlink(missing_ok=True)
 
 
 @dataclass

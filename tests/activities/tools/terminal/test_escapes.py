@@ -3,7 +3,8 @@
 Harmless means: every file of the trusted folder, of the folder outside it and of the worker's data
 dir is as it was; the secret planted outside the trusted folder, in the worker's data dir and in
 the worker's environment is not in the answer; the clock was not set; no connection reached a
-server of this machine. A real bwrap on a real PTY runs every command (skipped, with the reason,
+server of this machine, and nothing reached the FIFOs and Unix sockets planted in the trusted
+folder and outside it (root's, writable by anyone, served by the test). A real bwrap on a real PTY runs every command (skipped, with the reason,
 where bubblewrap is missing).
 """
 
@@ -16,7 +17,7 @@ import pwd
 import re
 import shutil
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 
 from contracts import SandboxProfile
 
-from .sandboxing import SECRET, Bench, bench, needs_bwrap
+from .sandboxing import LANDLOCK, SECCOMP, SECRET, Bench, Planted, bench, needs_bwrap, needs_landlock
 
 pytestmark = needs_bwrap
 
@@ -49,6 +50,12 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("touch pwned.txt", ASK, "touch is not read-only"),
     ("rm victim.txt", ASK, "rm is not read-only"),
     ("du --files0-from=victim.txt", RUN, "du reads names from a file"),
+    # --- a FIFO and a Unix socket a host process serves, in the trusted folder
+    ("find . -maxdepth 0 -fprintf pipe leak", RUN, "find writes into a FIFO (not a file)"),
+    ("find . -maxdepth 0 -fprint pipe", RUN, "find prints into a FIFO"),
+    ("find . -maxdepth 0 -fls pipe.sock", RUN, "find writes to a Unix socket's path"),
+    ("cat pipe.sock", RUN, "cat opens a Unix socket"),
+    ("find ../outside -fprint ../outside/pipe", ASK, "a FIFO outside"),
     # --- paths outside the trusted folder: absolute, relative, ~, symlinks, /proc
     ("cat /etc/passwd", ASK, "an absolute path outside"),
     ("grep -r root /etc/shadow", ASK, "password hashes"),
@@ -119,6 +126,15 @@ async def escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncItera
 
 
 @pytest.fixture
+def planted(escapes: Bench) -> Iterator[list[Planted]]:
+    """A FIFO and a Unix socket in the trusted folder and outside it, served by the test."""
+    served = [Planted.at(escapes.work), Planted.at(escapes.outside)]
+    yield served
+    for each in served:
+        each.close()
+
+
+@pytest.fixture
 async def listener() -> AsyncIterator[tuple[int, list[str]]]:
     """A TCP server on loopback that records every connection it gets."""
     reached: list[str] = []
@@ -148,9 +164,22 @@ def _test_id(command: str) -> str:
     return command.replace(f"/proc/{os.getpid()}/", "/proc/<worker pid>/").replace(str(NOW), "<now>")
 
 
-@pytest.mark.parametrize(("command", "expected", "why"), ESCAPES, ids=[_test_id(row[0]) for row in ESCAPES])
+FIFO_ROWS = {"find . -maxdepth 0 -fprintf pipe leak", "find . -maxdepth 0 -fprint pipe"}
+"""Rows only Landlock makes harmless (skipped, with the reason, where the kernel has none)."""
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "why"),
+    [pytest.param(*row, marks=[needs_landlock] if row[0] in FIFO_ROWS else []) for row in ESCAPES],
+    ids=[_test_id(row[0]) for row in ESCAPES],
+)
 async def test_a_would_be_escape_is_asked_for_or_harmless(
-    escapes: Bench, listener: tuple[int, list[str]], command: str, expected: str, why: str
+    escapes: Bench,
+    listener: tuple[int, list[str]],
+    planted: list[Planted],
+    command: str,
+    expected: str,
+    why: str,
 ) -> None:
     port, reached = listener
     command = command.replace("{port}", str(port))
@@ -161,6 +190,7 @@ async def test_a_would_be_escape_is_asked_for_or_harmless(
     assert not (escapes.work / "pwned.txt").exists()
     assert abs(time.time() - clock) < 60, "the clock moved"
     assert reached == [], "a server of this machine was reached"
+    assert [heard for each in planted for heard in each.heard()] == [], f"{command!r} ({why})"
     if result is None:
         return
     said = json.dumps(result.content) + (result.error or "")
@@ -206,9 +236,15 @@ REFUSED = [
     "set the hostname",
     "remount writable",
     "home",
+    "write a sysctl",
+    "open the SysRq trigger",
+    *(["write a FIFO"] if LANDLOCK else []),
+    *(["connect a Unix socket"] if SECCOMP else []),
 ]
-"""What the sandbox must refuse. Typing into the terminal (TIOCSTI) reaches only the sandbox's own
-terminal (util-linux `script`'s), gone with the command: what was typed is checked on the host."""
+"""What the sandbox must refuse (a FIFO and a Unix socket where the kernel has Landlock and seccomp:
+`test_reach` skips, saying why, where not). Typing into the terminal (TIOCSTI) reaches only the
+sandbox's own terminal (util-linux `script`'s), gone with the command: what was typed is checked on
+the host."""
 
 
 async def test_even_a_program_no_one_should_allow_is_contained(
@@ -218,12 +254,17 @@ async def test_even_a_program_no_one_should_allow_is_contained(
     network, set the clock, remount, type into the session's shell or see the worker."""
     port, reached = listener
     at = bench(tmp_path, monkeypatch, allow="python3,ls")
+    served = Planted.at(at.work)
     try:
         shutil.copy(Path(__file__).with_name("escape.py"), at.work / "escape.py")
         before = at.untouched()
-        asked = await at.free(f"python3 escape.py {port} {os.getpid()} {at.outside / 'secret.txt'}")
+        asked = await at.free(
+            f"python3 escape.py {port} {os.getpid()} {at.outside / 'secret.txt'} pipe pipe.sock"
+        )
         assert asked is None, "an absolute path outside is still asked for"
-        result = await at.free(f"python3 escape.py {port} {os.getpid()} link_to_outside_secret")
+        result = await at.free(
+            f"python3 escape.py {port} {os.getpid()} link_to_outside_secret pipe pipe.sock"
+        )
         assert result is not None and result.ok, result
         report = json.loads(result.content["output"].splitlines()[-1])  # after what its own terminal echoed
         assert [name for name in REFUSED if report[name][0]] == [], report
@@ -233,12 +274,15 @@ async def test_even_a_program_no_one_should_allow_is_contained(
         assert len(report["processes"][1]) <= 3, f"only the sandbox's own processes: {report['processes']}"
         assert not {"shadow", "gshadow", "hostname", "hosts"} & set(report["etc"][1])
         me = pwd.getpwuid(os.getuid()).pw_name
-        assert [line.split(":")[0] for line in report["users"][1]] == [me], "the worker's own user alone"
+        users = ["sandbox", me] if os.getuid() == 0 else [me]  # who it runs as, and who owns the files
+        assert [line.split(":")[0] for line in report["users"][1]] == users, "the two users alone"
+        assert report["uid"][1] != 0, "not root"
         after = await at.approved("true", SandboxProfile.FULL, "tool_1")  # anything typed would run now
         assert after.ok and at.untouched() == before
         assert not (at.work / "injected-by-tiocsti").exists()
-        assert reached == []
+        assert reached == [] and (served.heard() == [] or not (LANDLOCK and SECCOMP))
     finally:
+        served.close()
         await at.close()
 
 
@@ -277,8 +321,11 @@ PROGRAMS = [
     "du",
     "df",
 ]
+FIFO = ["pipe"] if LANDLOCK else []
+"""The planted FIFO as a word, where Landlock keeps it closed (`test_reach` says why not elsewhere)."""
 WORDS = {
     "find": [
+        *FIFO,
         "-delete",
         "-fprint",
         "-fprint0",
@@ -297,10 +344,10 @@ WORDS = {
     "grep": ["-r", "-R", "-f", "-a", "-l", "--include", "--exclude-from", "x", "synapse-canary"],
     "tail": ["-n", "5", "-c", "+1", "--pid", "1"],
     "head": ["-c", "100", "-n", "-1"],
-    "du": ["-L", "-a", "--files0-from", "-s"],
-    "stat": ["-L", "-f", "-c", "%n"],
+    "du": ["-L", "-a", "--files0-from", "-s", *FIFO],
+    "stat": ["-L", "-f", "-c", "%n", *FIFO],
     "cat": ["-A", "-n", "-v"],
-    "ls": ["-la", "-R", "-L", "--color=always", "-d"],
+    "ls": ["-la", "-R", "-L", "--color=always", "-d", *FIFO],
     "wc": ["--files0-from", "-c", "-l"],
 }
 INSIDE = [
@@ -312,8 +359,11 @@ INSIDE = [
     "link_to_outside",
     "link_to_data",
     "new.txt",
+    "pipe.sock",
 ]
-"""Names in the trusted folder (some of them symlinks out): commands naming them run free."""
+"""Names in the trusted folder (some of them symlinks out, a Unix socket a test serves): commands
+naming them run free. Its FIFO (`pipe`) is among the words of programs that do not read what they
+name (find's, stat's, ls's, du's): a program reading it would wait for a writer until Ctrl-C."""
 PATHS = [
     "README.md",
     "victim.txt",
@@ -356,11 +406,14 @@ def commands(draw: st.DrawFn) -> str:
 
 
 @pytest.fixture(scope="module")
-async def shared_bench(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Bench]:
-    """One terminal for every generated command, as one session would have."""
+async def shared_bench(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Bench, Planted]]:
+    """One terminal for every generated command, as one session would have, and a FIFO and a Unix
+    socket in its trusted folder."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         at = bench(tmp_path_factory.mktemp("property"), monkeypatch, terminal_idle_seconds=3)
-        yield at
+        served = Planted.at(at.work)
+        yield at, served
+        served.close()
         await at.close()
 
 
@@ -372,11 +425,13 @@ async def shared_bench(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
 )
 @given(command=commands())
 async def test_no_generated_command_changes_a_file_or_reads_the_secret_without_approval(
-    shared_bench: Bench, command: str
+    shared_bench: tuple[Bench, Planted], command: str
 ) -> None:
-    before = shared_bench.untouched()
-    result = await shared_bench.free(command)
-    assert shared_bench.untouched() == before, f"{command!r} changed a file"
+    at, served = shared_bench
+    before = at.untouched()
+    result = await at.free(command)
+    assert at.untouched() == before, f"{command!r} changed a file"
+    assert served.heard() == [], f"{command!r} reached the FIFO or the socket"
     if result is not None:
         assert SECRET not in json.dumps(result.content).replace(command, ""), f"{command!r} read the secret"
         output = result.content["output"] if isinstance(result.content, dict) else ""
