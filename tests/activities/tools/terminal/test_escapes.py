@@ -51,9 +51,9 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("rm victim.txt", ASK, "rm is not read-only"),
     ("du --files0-from=victim.txt", RUN, "du reads names from a file"),
     # --- a FIFO and a Unix socket a host process serves, in the trusted folder
-    ("find . -maxdepth 0 -fprintf pipe leak", RUN, "find writes into a FIFO (not a file)"),
-    ("find . -maxdepth 0 -fprint pipe", RUN, "find prints into a FIFO"),
-    ("find . -maxdepth 0 -fls pipe.sock", RUN, "find writes to a Unix socket's path"),
+    ("find . -maxdepth 0 -fprintf pipe leak", ASK, "find writes into a FIFO (approved: test_reach)"),
+    ("find . -maxdepth 0 -fprint pipe", ASK, "find prints into a FIFO (approved: test_reach)"),
+    ("find . -maxdepth 0 -fls pipe.sock", ASK, "find writes to a Unix socket's path"),
     ("cat pipe.sock", RUN, "cat opens a Unix socket"),
     ("find ../outside -fprint ../outside/pipe", ASK, "a FIFO outside"),
     # --- paths outside the trusted folder: absolute, relative, ~, symlinks, /proc
