@@ -525,6 +525,12 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             SessionConfig(session_key="history-ruled", project=RULED_PROJECT, user="alice"),
             ruled,
         ),
+        "session_rule_not_maker": (
+            SessionConfig(
+                session_key="history-rule-not-maker", project=RULED_PROJECT, user="alice", approvers=["bob"]
+            ),
+            rule_not_maker,
+        ),
         "session_elicited": (
             SessionConfig(session_key="history-elicited", agent_id="Agent:scribe", agent=SCRIBE),
             elicited,
@@ -612,6 +618,18 @@ async def ruled(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSes
         SessionWorkflow.submit_message,
         InboundMessage(content="UPDATE orders SET status = 'shipped' WHERE id = 1", sender_id="alice"),
     )
+    await _idle(handle, 2)
+
+
+async def rule_not_maker(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """The DELETE is refused by a rule; the UPDATE a rule allows is asked all the same, as its maker
+    is not among the session's approvers, and bob approves it."""
+    await _idle(handle, 1)
+    await handle.signal(
+        SessionWorkflow.submit_message,
+        InboundMessage(content="UPDATE orders SET status = 'shipped' WHERE id = 1", sender_id="alice"),
+    )
+    await _decide(handle, await _pending_id(handle), True)
     await _idle(handle, 2)
 
 
