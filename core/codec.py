@@ -103,7 +103,9 @@ class EncryptionCodec(PayloadCodec):
         try:
             return cipher.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], key_id.encode() + context)
         except InvalidTag:
-            raise ValueError(f"{what} sealed with key {key_id!r} does not open: altered or not ours") from None
+            raise ValueError(
+                f"{what} sealed with key {key_id!r} does not open: altered or not ours"
+            ) from None
 
     def seal(self, payload: Payload) -> Payload:
         """One payload, encrypted with the first key."""
