@@ -18,7 +18,7 @@ from temporalio.service import RPCError
 
 from core.agent_registry import UnknownAssignee, load_registry
 from core.artifacts import ArtifactStorageUnavailable, ArtifactStore
-from core.experience import open_index
+from core.experience import index_for
 from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
@@ -114,7 +114,7 @@ def create_app(
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
     app.state.artifacts = ArtifactStore.from_settings(settings)
-    app.state.experience = open_index(settings.experience_url, settings.data_dir)
+    app.state.experience = index_for(settings)
     app.state.rules = RuleStore.at(settings.rules_url, settings.data_dir)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)

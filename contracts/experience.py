@@ -38,14 +38,18 @@ class ExperienceRecord(Contract):
     outcome: ExperienceOutcome = Field(description="How the turn ended.")
     question: str = Field(description="What was asked (bounded preview).")
     answer: str = Field(description="What came of it (bounded preview).")
+    project: str | None = Field(
+        default=None, description="The project of the session it came from (None: no project named)."
+    )
 
 
 class ExperienceMatch(ExperienceRecord):
     """A recalled record and how well it matched."""
 
     score: float = Field(
-        description="Relevance; higher is better (SQLite: negated FTS5 bm25; PostgreSQL: words matched). "
-        "0 for a substring search (a query of words shorter than three characters)."
+        description="Relevance; higher is better (SQLite: negated FTS5 bm25; PostgreSQL, and either with "
+        "SYNAPSE_CODEC_KEYS set: words matched). 0 for a substring search (a query of words shorter than "
+        "three characters, without codec keys)."
     )
 
 
@@ -56,3 +60,6 @@ class TurnToRemember(Contract):
     turn: int = Field(ge=0, description="Turn number within the session, as the record will have it.")
     asked_by: str = Field(description="Principal who asked.")
     question: str = Field(description="What was asked (bounded preview).")
+    project: str | None = Field(
+        default=None, description="The session's project, as the record will have it."
+    )

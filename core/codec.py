@@ -83,32 +83,41 @@ class EncryptionCodec(PayloadCodec):
         """The id of the key that encrypts."""
         return self._sealing.key_id
 
-    def seal(self, payload: Payload) -> Payload:
-        """One payload, encrypted with the first key."""
+    def seal_bytes(self, plain: bytes, context: bytes = b"") -> tuple[str, bytes]:
+        """`plain` encrypted with the first key: its key id, and the nonce followed by the
+        ciphertext. The key id and `context` (what the bytes are, for a store sealing fields at
+        rest) are authenticated, so the bytes open only as what they were sealed as."""
         nonce = os.urandom(NONCE_BYTES)
         key_id = self._sealing.key_id
-        sealed = self._ciphers[key_id].encrypt(nonce, payload.SerializeToString(), key_id.encode())
-        return Payload(metadata={"encoding": ENCODING, KEY_ID: key_id.encode()}, data=nonce + sealed)
+        return key_id, nonce + self._ciphers[key_id].encrypt(nonce, plain, key_id.encode() + context)
+
+    def open_bytes(self, key_id: str, sealed: bytes, context: bytes = b"", *, what: str = "payload") -> bytes:
+        """What `seal_bytes` sealed with key `key_id` and `context` (raises `ValueError` naming
+        `what` when the key is not held, or the bytes were altered or sealed as something else)."""
+        cipher = self._ciphers.get(key_id)
+        if cipher is None:
+            raise ValueError(
+                f"{what} encrypted with key {key_id!r}, which SYNAPSE_CODEC_KEYS does not hold "
+                f"(it holds {', '.join(sorted(self._ciphers))})"
+            )
+        try:
+            return cipher.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], key_id.encode() + context)
+        except InvalidTag:
+            raise ValueError(
+                f"{what} sealed with key {key_id!r} does not open: altered or not ours"
+            ) from None
+
+    def seal(self, payload: Payload) -> Payload:
+        """One payload, encrypted with the first key."""
+        key_id, sealed = self.seal_bytes(payload.SerializeToString())
+        return Payload(metadata={"encoding": ENCODING, KEY_ID: key_id.encode()}, data=sealed)
 
     def open(self, payload: Payload) -> Payload:
         """One payload, decrypted (returned as it is when it is not encrypted)."""
         if payload.metadata.get("encoding") != ENCODING:
             return payload
         key_id = payload.metadata.get(KEY_ID, b"").decode(errors="replace")
-        cipher = self._ciphers.get(key_id)
-        if cipher is None:
-            raise ValueError(
-                f"payload encrypted with key {key_id!r}, which SYNAPSE_CODEC_KEYS does not hold "
-                f"(it holds {', '.join(sorted(self._ciphers))})"
-            )
-        data = payload.data
-        try:
-            plain = cipher.decrypt(data[:NONCE_BYTES], data[NONCE_BYTES:], key_id.encode())
-        except InvalidTag:
-            raise ValueError(
-                f"payload sealed with key {key_id!r} does not open: altered or not ours"
-            ) from None
-        return Payload.FromString(plain)
+        return Payload.FromString(self.open_bytes(key_id, payload.data))
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """Encrypt every payload."""

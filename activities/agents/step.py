@@ -37,7 +37,7 @@ from contracts.experience import answer_text, preview
 from contracts.names import AGENT_STEP
 from core.agent_registry import BUILTIN_AGENTS
 from core.artifacts import ArtifactStore, preview_text
-from core.experience import open_index
+from core.experience import index_for
 from core.settings import Settings
 
 from ..artifacts.offload import Offloader
@@ -133,7 +133,7 @@ class AgentActivities:
         self._settings = settings
         self._assess = assess
         store = ArtifactStore.from_settings(settings)
-        self.context = ContextSources(store, open_index(settings.experience_url, settings.data_dir))
+        self.context = ContextSources(store, index_for(settings))
         self.offloader = Offloader(store, settings.limits.inline_bytes)
         #: Tools the adapters declare to models (the workflow's `run_tool` runs them).
         self.tools: dict[str, ToolDescriptor] = builtin_tools()
@@ -237,6 +237,7 @@ class AgentActivities:
             outcome="answer",
             question=step.remember.question,
             answer=preview(answer_text(intent.content)),
+            project=step.remember.project,
         )
         try:
             async with asyncio.timeout(SIDE_WORK_SECONDS):  # a busy index must not time the step out

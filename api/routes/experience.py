@@ -23,5 +23,6 @@ async def recall(
     top_k: Annotated[int, Query(ge=1, le=50, description="At most this many matches.")] = 3,
     agent_id: Annotated[str | None, Query(max_length=200, description="Only this agent's turns.")] = None,
 ) -> list[ExperienceMatch]:
-    """Past turns matching `query`, best first: who asked, when, which agent, how it ended."""
-    return await asyncio.to_thread(index.search, query, top_k, agent_id=agent_id)
+    """Past turns matching `query`, best first: who asked, when, which agent, how it ended. A key
+    that names projects recalls only turns of sessions in those projects."""
+    return await asyncio.to_thread(index.search, query, top_k, agent_id=agent_id, projects=caller.projects)

@@ -15,7 +15,7 @@ from contracts import ExperienceMatch
 
 MIN_TERM_CHARS = 3
 """The shortest word searched by relevance (SQLite's trigram tokenizer matches no shorter one)."""
-COLUMNS = ("owner_id", "turn", "agent_id", "asked_by", "at", "outcome", "question", "answer")
+COLUMNS = ("owner_id", "turn", "agent_id", "asked_by", "at", "outcome", "question", "answer", "project")
 """An indexed turn's fields, in the order every backend selects them."""
 
 _SEPARATORS = re.compile(r"[\s\x00-\x1f\x7f\"'`()*:^+\-.,;?!，。？！、]+")

@@ -103,4 +103,5 @@ async def test_a_session_applies_decides_and_remembers_in_the_shared_database(
         "synapse_tool_runs",
         "approval_rules",
         "experience_turns",
+        "experience_words",
     }

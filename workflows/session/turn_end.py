@@ -64,12 +64,16 @@ def experience_of(
         outcome=outcome.kind,
         question=preview(message.content),
         answer=preview(outcome_text(outcome, config.max_turns)),
+        project=config.project,
     )
 
 
-def to_remember(state: SessionState, message: InboundMessage) -> TurnToRemember:
+def to_remember(state: SessionState, config: SessionConfig, message: InboundMessage) -> TurnToRemember:
     """The turn `message` starts, for the step that answers it to record (as `experience_of` would
     after the turn, whose count is then one more)."""
     return TurnToRemember(
-        turn=state.turns_total + 1, asked_by=message.sender_id, question=preview(message.content)
+        turn=state.turns_total + 1,
+        asked_by=message.sender_id,
+        question=preview(message.content),
+        project=config.project,
     )

@@ -193,7 +193,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 agent=self._config.agent,
                 messages=state.messages,
                 max_turns=self._config.max_turns,
-                remember=to_remember(state, message) if patched(EXPERIENCE_IN_LAST_STEP) else None,
+                remember=to_remember(state, self._config, message)
+                if patched(EXPERIENCE_IN_LAST_STEP)
+                else None,
             )
         )
         if outcome.kind == "plan" and outcome.plan is not None and patched(SESSION_GRAPHS_PATCH):
