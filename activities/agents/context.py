@@ -8,7 +8,8 @@ The workflow sends the conversation; what lives outside it is fetched here, in t
   `FULL_MAX_CHARS`) or as a bounded head and tail with its sizes (SUMMARY, the default).
 - artifacts attached to a user message (`metadata.artifacts`) are summarised just before it.
 - `experience_config` `{"query": "...", "top_k": 3}` recalls the best matching finished turns
-  (the newest user message is the query when none is given) and lists them first.
+  (the newest user message is the query when none is given) and lists them first: of the
+  session's project only (a graph task's: of no project).
 
 A source that cannot be read (an unknown artifact) becomes a note in its place, never a failure.
 """
@@ -80,7 +81,10 @@ class ContextSources:
         top_k = min(top_k, MAX_TOP_K) if isinstance(top_k, int) and top_k > 0 else DEFAULT_TOP_K
         if not isinstance(query, str) or not query.strip():
             return None
-        matches = await asyncio.to_thread(self.index.search, query, top_k)
+        # An agent recalls its own project's turns only: a session's (`remember.project`), and a
+        # graph task's those of no project, never another team's.
+        project = step.remember.project if step.remember is not None else None
+        matches = await asyncio.to_thread(self.index.search, query, top_k, projects=[project])
         return _system(describe_matches(matches), "experience") if matches else None
 
     async def enrich(self, step: AgentStepInput) -> AgentStepInput:

@@ -54,10 +54,11 @@ class ExperienceIndex(Protocol):
         top_k: int = 3,
         *,
         agent_id: str | None = None,
-        projects: Collection[str] | None = None,
+        projects: Collection[str | None] | None = None,
     ) -> list[ExperienceMatch]:
         """The `top_k` records best matching `query`, best first: of one agent when `agent_id` is
-        given, of those projects only when `projects` is (None: of every project, or none)."""
+        given, of those projects only when `projects` is (None: of every project, or none; a None
+        among them: the records of no project)."""
 
     def count(self) -> int:
         """Records indexed."""

@@ -192,7 +192,7 @@ class PostgresExperience:
         top_k: int = 3,
         *,
         agent_id: str | None = None,
-        projects: Collection[str] | None = None,
+        projects: Collection[str | None] | None = None,
     ) -> list[ExperienceMatch]:
         """The `top_k` records best matching `query` (optionally one agent's, or of `projects`
         only), best first."""
@@ -213,7 +213,7 @@ class PostgresExperience:
         return [match_of(row, float(row.score)) for row in rows]
 
     def _substring_search(
-        self, words: list[str], top_k: int, agent_id: str | None, projects: Collection[str] | None
+        self, words: list[str], top_k: int, agent_id: str | None, projects: Collection[str | None] | None
     ) -> list[ExperienceMatch]:
         if not words:
             return []
@@ -230,7 +230,7 @@ class PostgresExperience:
         query: str,
         top_k: int,
         agent_id: str | None,
-        projects: Collection[str] | None,
+        projects: Collection[str | None] | None,
     ) -> list[ExperienceMatch]:
         tokens = sealer.query_tokens(query)
         if not tokens:
@@ -247,12 +247,18 @@ class PostgresExperience:
         return [sealer.match(row, float(row.score)) for row in rows]
 
     def _rows(
-        self, statement: Select[Any], agent_id: str | None, projects: Collection[str] | None, top_k: int
+        self,
+        statement: Select[Any],
+        agent_id: str | None,
+        projects: Collection[str | None] | None,
+        top_k: int,
     ) -> list[Any]:
         if agent_id is not None:
             statement = statement.where(TURNS.c.agent_id == agent_id)
         if projects is not None:
-            statement = statement.where(TURNS.c.project.in_(sorted(projects)))
+            named = sorted(project for project in projects if project is not None)
+            either = [TURNS.c.project.in_(named), *([TURNS.c.project.is_(None)] if None in projects else [])]
+            statement = statement.where(or_(*either))
         with self._db().connect() as conn:
             return list(conn.execute(statement.limit(top_k)))
 

@@ -69,15 +69,21 @@ def match_expression(query: str) -> str | None:
     return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
 
 
-def _narrowed(prefix: str, agent_id: str | None, projects: Collection[str] | None) -> tuple[str, list[Any]]:
-    """` AND ...` conditions keeping one agent's records and those of `projects` (None: any)."""
+def _narrowed(
+    prefix: str, agent_id: str | None, projects: Collection[str | None] | None
+) -> tuple[str, list[Any]]:
+    """` AND ...` conditions keeping one agent's records and those of `projects` (None: any; a
+    None among them: the records of no project)."""
     sql, params = "", []
     if agent_id is not None:
         sql += f" AND {prefix}agent_id = ?"
         params.append(agent_id)
     if projects is not None:
-        sql += f" AND {prefix}project IN ({', '.join('?' for _ in projects)})"
-        params.extend(sorted(projects))
+        named = sorted(project for project in projects if project is not None)
+        either = [f"{prefix}project IN ({', '.join('?' for _ in named)})"]
+        either += [f"{prefix}project IS NULL"] if None in projects else []
+        sql += f" AND ({' OR '.join(either)})"
+        params.extend(named)
     return sql, params
 
 
@@ -136,7 +142,7 @@ class SqliteExperience:
         top_k: int = 3,
         *,
         agent_id: str | None = None,
-        projects: Collection[str] | None = None,
+        projects: Collection[str | None] | None = None,
     ) -> list[ExperienceMatch]:
         """The `top_k` records best matching `query` (optionally one agent's, or of `projects`
         only), best first."""
@@ -157,7 +163,7 @@ class SqliteExperience:
         return [match_of(row, -float(row[len(COLUMNS)])) for row in rows]
 
     def _substring_search(
-        self, words: list[str], top_k: int, agent_id: str | None, projects: Collection[str] | None
+        self, words: list[str], top_k: int, agent_id: str | None, projects: Collection[str | None] | None
     ) -> list[ExperienceMatch]:
         if not words:
             return []
@@ -176,7 +182,7 @@ class SqliteExperience:
         query: str,
         top_k: int,
         agent_id: str | None,
-        projects: Collection[str] | None,
+        projects: Collection[str | None] | None,
     ) -> list[ExperienceMatch]:
         tokens = sealer.query_tokens(query)
         if not tokens:

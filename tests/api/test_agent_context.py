@@ -82,10 +82,14 @@ def answered(chunk: TaskStreamChunk) -> bool:
     return chunk.chunk_type == TaskChunkType.RESPONSE
 
 
-async def converse(http: httpx.AsyncClient, agent: str, content: str, **extra: Any) -> str:
-    """One turn of a new session of `Agent:<agent>`; the agent's answer."""
+async def converse(
+    http: httpx.AsyncClient, agent: str, content: str, project: str | None = None, **extra: Any
+) -> str:
+    """One turn of a new session of `Agent:<agent>` (in `project`); the agent's answer."""
     key = new_key()
-    created = await http.post("/sessions", json={"session_key": key, "agent_id": f"Agent:{agent}"})
+    created = await http.post(
+        "/sessions", json={"session_key": key, "agent_id": f"Agent:{agent}", "project": project}
+    )
     assert created.status_code == 201, created.text
     sent = await http.post(
         f"/sessions/{key}/messages", json={"content": content, "principal": "alice", **extra}
@@ -141,6 +145,24 @@ async def test_experience_config_puts_the_recalled_past_turn_before_the_conversa
     assert sent_to_model(fake)[1:] == [("system", recalled), ("user", question)], (
         "the recalled turn comes first, then the conversation"
     )
+
+
+async def test_an_agent_recalls_only_its_own_projects_turns(
+    api: httpx.AsyncClient, fake: FakeChatCompletions
+) -> None:
+    past = "The Quokka ledger key is QL-2210"
+    await converse(api, "reader", past, project="billing")
+    question = "What is the Quokka ledger key?"
+    [match] = await indexed(api, question, 1)
+    assert match["project"] == "billing"
+
+    await converse(api, "recall", question, project="shop")
+    assert context_of(fake) == [], "a shop session recalls none of billing's turns"
+    await converse(api, "recall", question)
+    assert context_of(fake) == [], "nor does a session of no project"
+    await converse(api, "recall", question, project="billing")
+    [recalled] = context_of(fake)
+    assert f"Q: {past}" in recalled, "billing's own session recalls it"
 
 
 async def test_experience_config_recalls_a_graph_tasks_result(

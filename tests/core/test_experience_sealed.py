@@ -237,10 +237,12 @@ def projects_index(request: pytest.FixtureRequest, store: Store) -> ExperienceIn
         (frozenset({"shop", "billing"}), 5, [1, 2]),
         (frozenset({"nowhere"}), 5, []),
         (frozenset(), 5, []),
+        (frozenset({None}), 5, [3]),
+        (frozenset({None, "billing"}), 5, [2, 3]),
     ],
 )
 def test_a_search_narrowed_to_projects_finds_only_their_records(
-    projects_index: ExperienceIndex, projects: frozenset[str] | None, top_k: int, turns: list[int]
+    projects_index: ExperienceIndex, projects: frozenset[str | None] | None, top_k: int, turns: list[int]
 ) -> None:
     found = projects_index.search("refund orders", top_k=top_k, projects=projects)
 
