@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -25,20 +24,12 @@ API_READY_WITHIN = 60.0
 """Seconds `synapse api` gets to answer /healthz (cold imports on 2 busy cores)."""
 
 
-@pytest.fixture
-def children(tmp_path: Path) -> Iterator[Children]:
-    """Processes the test starts; every one is SIGKILLed afterwards, pass or fail."""
-    group = Children(tmp_path)
-    try:
-        yield group
-    finally:
-        group.kill_all()
-
-
 @pytest.mark.parametrize("log_format", ["text", "json"])
 async def test_the_access_log_of_synapse_api_holds_no_key_signature_or_token(
-    client: Client, settings: Settings, children: Children, log_format: str
+    client: Client, settings: Settings, tmp_path: Path, request: pytest.FixtureRequest, log_format: str
 ) -> None:
+    children = Children(tmp_path)
+    request.addfinalizer(children.kill_all)  # pass or fail, nothing outlives the test
     key, entry = new_key("alice", "viewer")
     port = free_port()
     env = worker_env(
