@@ -179,7 +179,14 @@ def configure_logging(settings: Settings, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for name in UVICORN_LOGGERS:  # a logger's filters outlive uvicorn's own `dictConfig`
+    redact_uvicorn_logs()
+
+
+def redact_uvicorn_logs() -> None:
+    """Put `QueryRedactor` on uvicorn's loggers (once): `configure_logging` does, and so does
+    `create_app` for `uvicorn api.main:create_app --factory`, whose logging Synapse never set up.
+    A logger's filters outlive uvicorn's own `dictConfig`, whenever that runs."""
+    for name in UVICORN_LOGGERS:
         named = logging.getLogger(name)
         if not any(isinstance(f, QueryRedactor) for f in named.filters):
             named.addFilter(QueryRedactor())

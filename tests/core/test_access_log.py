@@ -1,5 +1,6 @@
-"""The access log never holds a secret a caller sent: `synapse api` as a real process, in both log
-formats, is asked with keys, signatures and tokens in the query and in `Authorization`."""
+"""The access log never holds a secret a caller sent: the API as a real process (`synapse api` in
+both log formats, and a bare `uvicorn --factory`) is asked with keys, signatures and tokens in the
+query and in `Authorization`."""
 
 from __future__ import annotations
 
@@ -24,9 +25,24 @@ API_READY_WITHIN = 60.0
 """Seconds `synapse api` gets to answer /healthz (cold imports on 2 busy cores)."""
 
 
-@pytest.mark.parametrize("log_format", ["text", "json"])
-async def test_the_access_log_of_synapse_api_holds_no_key_signature_or_token(
-    client: Client, settings: Settings, tmp_path: Path, request: pytest.FixtureRequest, log_format: str
+SERVED_BY = {
+    "synapse api": ["-m", "cli.main", "api", "--port"],
+    "uvicorn --factory": ["-m", "uvicorn", "api.main:create_app", "--factory", "--port"],
+}
+"""The ways README and `api/main.py` give to serve the API, as argv after the interpreter."""
+
+
+@pytest.mark.parametrize(
+    ("served_by", "log_format"),
+    [("synapse api", "text"), ("synapse api", "json"), ("uvicorn --factory", "text")],
+)
+async def test_the_access_log_of_the_api_holds_no_key_signature_or_token(
+    client: Client,
+    settings: Settings,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    served_by: str,
+    log_format: str,
 ) -> None:
     children = Children(tmp_path)
     request.addfinalizer(children.kill_all)  # pass or fail, nothing outlives the test
@@ -38,7 +54,7 @@ async def test_the_access_log_of_synapse_api_holds_no_key_signature_or_token(
         SYNAPSE_API_KEYS=entry,
         SYNAPSE_LOG_FORMAT=log_format,
     )
-    api = children.start("api", [sys.executable, "-m", "cli.main", "api", "--port", str(port)], env)
+    api = children.start("api", [sys.executable, *SERVED_BY[served_by], str(port)], env)
     planted = {
         "api_key": key,
         "sign": "sig-4c1d9e7f0b2a",
