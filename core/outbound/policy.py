@@ -39,9 +39,10 @@ def literal_address(host: str) -> IPAddress | None:
     """The address `host` names literally, in any form a resolver reads; None for a name.
 
     `::1`, `[::1]`, `fe80::1%eth0`, `127.0.0.1`, and the legacy IPv4 forms `inet_aton` reads:
-    `2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`.
+    `2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1`; with a trailing dot too (`127.0.0.1.`), which a
+    resolver may read as the address.
     """
-    bare = host.strip().removeprefix("[").removesuffix("]").split("%", 1)[0]
+    bare = host.strip().removeprefix("[").removesuffix("]").split("%", 1)[0].removesuffix(".")
     try:
         return ipaddress.ip_address(bare)
     except ValueError:
@@ -156,10 +157,10 @@ class OutboundPolicy:
         Raises:
             OutboundRefused: saying why.
         """
-        parts = urlsplit(url)
-        if parts.scheme.lower() not in SCHEMES:
-            raise OutboundRefused(f"{url!r} is not an http(s) URL")
         try:
+            parts = urlsplit(url)
+            if parts.scheme.lower() not in SCHEMES:
+                raise OutboundRefused(f"{url!r} is not an http(s) URL")
             host = parts.hostname
             parts.port  # noqa: B018 - a bad port raises here
         except ValueError as err:

@@ -134,6 +134,7 @@ REFUSED: list[tuple[str, str | None]] = [
     ("0177.1", "loopback"),
     ("0x7f.0.0.1", "loopback"),
     ("127.1", "loopback"),
+    ("127.0.0.1.", "loopback"),
     ("0177.0.0.1", None),
     ("127.0.0.01", None),
     ("[::1]", "loopback"),
