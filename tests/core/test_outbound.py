@@ -6,13 +6,9 @@ Every refusal is checked against a real listener on loopback that must never see
 
 from __future__ import annotations
 
-import asyncio
 import re
 import socket
 import ssl
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,41 +23,7 @@ from cryptography.x509.oid import NameOID
 from core.outbound import GuardedTransport, OutboundPolicy, OutboundRefused, guarded_client, literal_address
 from core.settings import WebhookSettings
 
-
-@dataclass
-class Listener:
-    """A TCP listener that counts connections and answers every request with `answer`."""
-
-    host: str
-    port: int = 0
-    answer: bytes = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
-    connections: int = 0
-    heads: list[bytes] = field(default_factory=list)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            self.heads.append(await reader.readuntil(b"\r\n\r\n"))
-            writer.write(self.answer)
-            await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass  # a TLS hello or a dropped connection: counted all the same
-        finally:
-            writer.close()
-
-
-@asynccontextmanager
-async def listening(
-    host: str = "127.0.0.1", port: int = 0, ssl: ssl.SSLContext | None = None, **answer: Any
-) -> AsyncIterator[Listener]:
-    listener = Listener(host, port, **answer)
-    server = await asyncio.start_server(listener._serve, host, port, ssl=ssl)
-    listener.port = server.sockets[0].getsockname()[1]
-    try:
-        yield listener
-    finally:
-        server.close()
-        await server.wait_closed()
+from ..fakes.tcp import listening
 
 
 def resolving(monkeypatch: pytest.MonkeyPatch, names: dict[str, list[list[str]]]) -> list[str]:

@@ -97,7 +97,7 @@ class WebhookActivities:
             ) from None
         except httpx.HTTPError as err:
             raise ApplicationError(
-                f"webhook {notification.url} unreachable: {type(err).__name__}: {err}",
+                f"webhook {notification.url} unreachable: {_failure(err)}",
                 type=ErrorType.WEBHOOK_UNAVAILABLE,
             ) from None
         if status < 300:
@@ -116,3 +116,11 @@ def _reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return "(non-standard status)"
+
+
+def _failure(err: httpx.HTTPError) -> str:
+    """What went wrong sending, in words of this side: an answer that is not HTTP is named so, never
+    quoted (the parser's message quotes the receiver's first line)."""
+    if isinstance(err, httpx.ProtocolError):
+        return f"{type(err).__name__}: the answer is not valid HTTP"
+    return f"{type(err).__name__}: {err}"
