@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 from core.agent_registry import UnknownAssignee, load_registry
 from core.artifacts import ArtifactStorageUnavailable, ArtifactStore
 from core.experience import index_for
+from core.logs import redact_uvicorn_logs
 from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
@@ -70,6 +71,7 @@ def create_app(
     """The API. Connects to Temporal in the lifespan unless a client is given (tests, whose client
     carries `tracing`'s interceptor if they trace); traces when the OTLP variables say so."""
     settings = settings or Settings()
+    redact_uvicorn_logs()  # also when served by a bare `uvicorn --factory`
     if tracing is None and client is None:
         tracing = Tracing.from_env("synapse-api")
     api_keys = parse_api_keys(settings.api.keys) if settings.api.keys else None

@@ -76,6 +76,8 @@ class ErrorType(StrEnum):
     """Retryable: 5xx, 408, 429, a timeout or no connection."""
     WEBHOOK_REJECTED = "WebhookRejected"
     WEBHOOK_NOT_CONFIGURED = "WebhookNotConfigured"
+    WEBHOOK_REFUSED = "WebhookRefused"
+    """Not retried: the URL is, or resolves to, an address outbound calls may not reach."""
 
 
 class Principal(StrEnum):

@@ -8,7 +8,12 @@ the Temporal SDK's `workflow.logger` / `activity.logger` (their `temporal_workfl
 The default, `text`, is the one-line format the processes always wrote.
 
 Either way every secret of the settings (API keys in clear, codec keys, chat channel secrets,
-the webhook secret, `TEMPORAL_API_KEY`) is replaced by `[redacted]` wherever it would appear.
+the webhook secret, `TEMPORAL_API_KEY`) is replaced by `[redacted]` wherever it would appear, and
+so is any secret a caller sends whatever it is (a key Synapse never had, a signature, a token):
+the value of every query parameter named like one (`api_key`, `key`, `token`, `secret`, `sign`,
+`signature`, `password`, ..., also `x-api-key` or `access_token`, and percent-encoded) and of an
+`Authorization` header. uvicorn's access log goes through the same redaction (`QueryRedactor` on
+its loggers), in either format.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import unquote_plus
 
 from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
@@ -29,6 +36,29 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
 CONTEXT = ("session_key", "graph_id", "interaction_id")
 """Ids a log call may pass in `extra`, kept as fields of their own."""
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "sign",
+        "signature",
+        "password",
+        "passwd",
+        "authorization",
+        "credential",
+    }
+)
+"""Query parameters whose value is redacted: named one of these, or ending `_<word>` / `-<word>`."""
+NOT_SECRET = frozenset({"session_key"})
+"""Names ending like a secret's that are ids, kept so a line can be found by them."""
+UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+_PARAMETER = re.compile(r"(?<=[?&;])([^=&;\s\"'#]+)=([^&;\s\"'#]*)")
+_AUTHORIZATION = re.compile(
+    r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?)[^\s\"',}]+"
+)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[a-z0-9._~+/=-]{4,}")
 OWNERS = {SESSION_PREFIX: "session_key", GRAPH_PREFIX: "graph_id"}
 """Workflow id prefixes and the field the rest of the id fills (a task run's `graph:<uuid>:task:…`
 gives its graph's id)."""
@@ -57,6 +87,40 @@ def secrets_of(settings: Settings, env: Mapping[str, str] | None = None) -> list
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
+def is_secret_parameter(name: str) -> bool:
+    """Whether a query parameter of this name carries a secret (`api_key`, `X-Api-Key`, `%61pi_key`)."""
+    name = unquote_plus(name).lower()
+    words = re.split(r"[^a-z0-9]+", name)
+    return name not in NOT_SECRET and (words[-1] in SECRET_WORDS or "".join(words) in SECRET_WORDS)
+
+
+def redact_text(text: str) -> str:
+    """`text` with the values of secret query parameters and of `Authorization` headers redacted."""
+    if "=" in text:
+        text = _PARAMETER.sub(
+            lambda m: f"{m[1]}={REDACTED}" if is_secret_parameter(m[1]) else m[0],
+            text,
+        )
+    lowered = text.lower()
+    if "authoriz" in lowered or "bearer" in lowered:
+        text = _AUTHORIZATION.sub(lambda m: m[1] + REDACTED, text)
+        text = _BEARER.sub(lambda m: m[1] + REDACTED, text)
+    return text
+
+
+class QueryRedactor(logging.Filter):
+    """Redacts secrets callers send (query parameters, `Authorization`) in a record's message and
+    arguments before any handler formats it: for uvicorn's loggers, whose own handlers (the text
+    format) never pass through `Redacting`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_text(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_text(a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
 class Redacting(logging.Formatter):
     """Formats with `inner`, then replaces each secret by `[redacted]`."""
 
@@ -69,7 +133,7 @@ class Redacting(logging.Formatter):
         text = self.inner.format(record)
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
-        return text
+        return redact_text(text)
 
 
 class JsonLines(logging.Formatter):
@@ -115,3 +179,14 @@ def configure_logging(settings: Settings, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    redact_uvicorn_logs()
+
+
+def redact_uvicorn_logs() -> None:
+    """Put `QueryRedactor` on uvicorn's loggers (once): `configure_logging` does, and so does
+    `create_app` for `uvicorn api.main:create_app --factory`, whose logging Synapse never set up.
+    A logger's filters outlive uvicorn's own `dictConfig`, whenever that runs."""
+    for name in UVICORN_LOGGERS:
+        named = logging.getLogger(name)
+        if not any(isinstance(f, QueryRedactor) for f in named.filters):
+            named.addFilter(QueryRedactor())

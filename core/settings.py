@@ -25,6 +25,7 @@ from contracts import SandboxProfile
 from contracts.names import GRAPH_PREFIX, SESSION_PREFIX
 
 from .codec import EncryptionCodec, parse_keys
+from .outbound import OutboundPolicy
 
 
 def env(name: str, *more: str) -> AliasChoices:
@@ -461,6 +462,24 @@ class WebhookSettings(_Group):
         validation_alias=env("timeout_seconds", "SYNAPSE_WEBHOOK_TIMEOUT_SECONDS"),
         description="How long one POST may take before it is retried.",
     )
+    allow: str | None = Field(
+        default=None,
+        validation_alias=env("allow", "SYNAPSE_WEBHOOK_ALLOW"),
+        description="Hosts or CIDRs (comma-separated, e.g. `hooks.internal,10.1.0.0/16`) a `notify_url` "
+        "may reach although they are loopback, private, link-local or reserved: the one way to allow an "
+        "internal receiver. Set it on the API and the workers.",
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _allow_parses(cls, value: str | None) -> str | None:
+        OutboundPolicy.from_setting(value)  # a bad entry is an error at start, naming it
+        return value
+
+    @property
+    def policy(self) -> OutboundPolicy:
+        """Where notifications may go: public addresses and what `allow` names."""
+        return OutboundPolicy.from_setting(self.allow)
 
 
 class LarkSettings(_Group):

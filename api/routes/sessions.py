@@ -32,6 +32,7 @@ from contracts import (
 from contracts.session import TurnStatus
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
+from core.outbound import OutboundRefused
 from core.rules.profiles import profile_named
 from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
@@ -88,6 +89,17 @@ async def list_sessions(
     return await listing.waiting_for(client, found, waiting_for, wait=min(settings.api.query_wait, WHO_WAIT))
 
 
+def _check_notify_url(url: str, settings: Settings) -> None:
+    """422 naming `notify_url` when it can never be called: not http(s), or a literal address the
+    worker would refuse (a name is judged when a notification is sent, after resolution)."""
+    try:
+        settings.webhooks.policy.check_url(url)
+    except OutboundRefused as err:
+        raise RequestValidationError(
+            [{"loc": ("body", "notify_url"), "msg": str(err), "type": "value_error", "input": url}]
+        ) from None
+
+
 @router.post(
     "", status_code=201, response_model=LiveSession, responses=ERROR_RESPONSES(403, s403=floor.RULES)
 )
@@ -111,6 +123,8 @@ async def create_session(
             422,
             "notify_url needs SYNAPSE_WEBHOOK_SECRET set (on the API and the workers): notifications are signed",
         )
+    if body.notify_url:
+        _check_notify_url(body.notify_url, settings)
     try:
         profile = profile_named(body.profile)
     except KeyError as err:

@@ -39,6 +39,8 @@ class WebhookReceiver:
     received: list[Received] = field(default_factory=list)
     answers: list[int] = field(default_factory=list)
     """Statuses to answer first, in order (then 200)."""
+    body: bytes = b""
+    """The body of every answer."""
 
     def events(self) -> list[str]:
         """The events delivered (answered 2xx), in order."""
@@ -50,7 +52,7 @@ class WebhookReceiver:
         status = self.answers.pop(0) if self.answers else 200
         self.received.append(Received(dict(request.headers), await request.body()))
         self._delivered.append(status < 300)
-        return Response(status_code=status)
+        return Response(self.body, status_code=status)
 
 
 @asynccontextmanager

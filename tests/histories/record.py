@@ -948,7 +948,8 @@ async def main(tag: str, only: list[str]) -> None:
                         openapi_endpoint=dingtalk.base_url,
                         card_template_id="tpl-history",
                     ),
-                    webhooks=WebhookSettings(secret="history"),
+                    # the receiver is on loopback
+                    webhooks=WebhookSettings(secret="history", allow="127.0.0.1"),
                     _env_file=None,
                 )
                 sessions = [name for name in only if name not in GRAPH_SCENARIOS]
