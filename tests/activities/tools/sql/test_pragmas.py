@@ -129,4 +129,4 @@ def test_a_free_pragma_leaves_the_database_as_it_was(tool: SqlTool) -> None:
         tool.database.run(sql)
 
     assert tool.database.run("PRAGMA user_version").content == before.content
-    assert tool.database.run("SELECT count(*) FROM orders").content["rows"] == [[8]]  # type: ignore[index]
+    assert tool.database.run("SELECT count(*) FROM orders").content["rows"] == [[8]]
