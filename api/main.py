@@ -25,7 +25,7 @@ from core.security import parse_api_keys
 from core.settings import Settings
 from core.tracing import Tracing
 
-from . import console, docs, openapi
+from . import console, docs, headers, openapi
 from .calls.errors import CallError
 from .calls.sizes import TooLarge
 from .errors import (
@@ -175,4 +175,5 @@ def create_app(
     openapi.install(app, keys_on=api_keys is not None, rate_limited=settings.api.rate_limit is not None)
     docs.install(app)
     console.install(app)
+    headers.install(app, public_url=settings.api.public_url)
     return app

@@ -186,6 +186,12 @@ class ApiSettings(_Group):
         description="Interface it binds to.",
     )
     port: int = Field(default=8000, validation_alias=env("port", "SYNAPSE_API_PORT"), description="Its port.")
+    public_url: str | None = Field(
+        default=None,
+        validation_alias=env("public_url", "SYNAPSE_PUBLIC_URL"),
+        description="The URL browsers reach the API at (e.g. behind a TLS proxy); an `https://` one "
+        "makes every response carry `Strict-Transport-Security` (HSTS).",
+    )
     keys: str | None = Field(
         default=None,
         validation_alias=env("keys", "SYNAPSE_API_KEYS"),
@@ -269,6 +275,15 @@ class ToolSettings(_Group):
         validation_alias=env("sql_max_rows", "SYNAPSE_SQL_MAX_ROWS"),
         description="Rows a SQL result keeps (the rest are counted). A result larger than "
         "SYNAPSE_INLINE_BYTES is stored as an artifact and previewed.",
+    )
+    sql_read_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=25,
+        validation_alias=env("sql_read_timeout_seconds", "SYNAPSE_SQL_READ_TIMEOUT_SECONDS"),
+        description="How long a read that runs without approval may take (rows fetched included); "
+        "past it the read is stopped and the agent told so. At most 25: a SQL call is retried "
+        "after 30 s.",
     )
     terminal_backend: Literal["pty", "ttyd"] = Field(
         default="pty",

@@ -17,6 +17,25 @@ from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/artifacts", tags=["artifacts"])
 
+PASSIVE_TYPES = frozenset(
+    {
+        "text/plain",
+        "text/csv",
+        "application/json",
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+    }
+)
+"""Media types a browser shows without running anything (with `nosniff`: never taken for HTML).
+These are shown `inline`; every other type (HTML, SVG, XML, JavaScript, PDF, anything unknown) is
+an `attachment`: downloaded, never opened in the API's origin, where a script would reach the
+console's key."""
+POLICY = "sandbox; default-src 'none'"
+"""Every artifact's Content-Security-Policy: were it shown anyway, it would be in a sandbox of its
+own origin, running no script and loading nothing."""
+
 
 @router.post(
     "",
@@ -56,26 +75,36 @@ async def upload_artifact(
 @router.get(
     "/{artifact_id}",
     responses={
-        200: {"content": {"*/*": {}}, "description": "The whole content, with its media type."},
+        200: {
+            "content": {"*/*": {}},
+            "description": "The whole content, with its media type: shown `inline` when the type is "
+            "passive (text/plain, text/csv, application/json, PNG, JPEG, GIF, WebP), else an `attachment`.",
+        },
         **ERROR_RESPONSES(401, 403, 404, 422),
     },
 )
 async def get_artifact(artifact_id: ArtifactId, store: ArtifactsDep, caller: Viewer) -> Response:
-    """The whole content of an artifact (a tool result, an agent answer, an upload, an archived page)."""
+    """The whole content of an artifact (a tool result, an agent answer, an upload, an archived page).
+
+    HTML, SVG, scripts and any type not known to be passive download as an attachment; every
+    artifact is in a `sandbox` Content-Security-Policy, so none runs a script in the API's origin."""
     try:
         info, content = await asyncio.to_thread(store.get, artifact_id)
     except ArtifactNotFound as err:
         raise HTTPException(404, f"no artifact {artifact_id!r}") from err
-    headers = {"X-Artifact-Size": str(info.size_bytes)}
-    if info.name:
-        headers["Content-Disposition"] = content_disposition(info.name)
+    passive = info.media_type.split(";")[0].strip().lower() in PASSIVE_TYPES
+    headers = {"X-Artifact-Size": str(info.size_bytes), "Content-Security-Policy": POLICY}
+    if info.name or not passive:
+        disposition = "inline" if passive else "attachment"
+        headers["Content-Disposition"] = content_disposition(info.name or artifact_id, disposition)
     return Response(content, media_type=info.media_type, headers=headers)
 
 
-def content_disposition(name: str) -> str:
-    """`inline` with the name as an ASCII fallback and, exactly, as RFC 6266 `filename*` (UTF-8).
+def content_disposition(name: str, disposition: str = "inline") -> str:
+    """`inline` or `attachment`, with the name as an ASCII fallback and, exactly, as RFC 6266
+    `filename*` (UTF-8).
 
     Header values are Latin-1 and one line: any name a user gave must not break the response.
     """
     fallback = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
-    return f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"

@@ -129,6 +129,25 @@ async def test_the_tool_run_of_an_approval_logs_its_session_and_interaction(
     assert ran[0]["activity"] == "run_tool" and ran[0]["workflow_id"] == f"session:{key}"
 
 
+async def test_info_lines_carry_no_sql_text(
+    client: Client, settings: Settings, json_lines: list[dict[str, object]]
+) -> None:
+    planted = f"planted-{new_key()}"
+    async with build_worker(client, settings), serve(create_app(settings, client=client)) as http:
+        key = new_key()
+        read = await http.post(
+            f"/sessions/{key}/messages",
+            params={"wait": "true"},
+            json={"content": f"SELECT count(*) FROM orders WHERE customer = '{planted}'"},
+        )
+        assert read.status_code == 200 and read.json()["answer"].startswith("SELECT returned"), read.text
+        request = await ask_for_delete(http, key)
+        assert (await decide(http, key, request.metadata["interaction_id"], approved=True)).status_code == 200
+    said = [json.dumps(line) for line in json_lines]
+    assert any("running sql" in line for line in said) and any("assessed sql" in line for line in said)
+    assert not [line for line in said if planted in line or "DELETE FROM" in line]
+
+
 def test_configure_logging_writes_json_lines_to_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
 from contracts import ToolResult
 from core.database import create_schema, engine_for, is_sqlite, store_url
 
+from .deadline import ReadDeadline
 from .syntax import SqlClassification, classify, sqlglot_dialect
 
 __all__ = ["PAUSE_FILE_ENV", "SEED_ORDERS", "SqlClassification", "SqlDatabase", "classify"]
@@ -106,7 +108,9 @@ class SqlDatabase:
     is left as it is, but for `synapse_tool_runs`.
     """
 
-    def __init__(self, url: str, max_rows: int = 100, *, seed_demo: bool = True) -> None:
+    def __init__(
+        self, url: str, max_rows: int = 100, *, seed_demo: bool = True, read_timeout_seconds: float = 10.0
+    ) -> None:
         """Create the engine (no I/O yet; the database is prepared on first use).
 
         Args:
@@ -115,8 +119,10 @@ class SqlDatabase:
             max_rows: Rows a result keeps; the rest are counted and cut.
             seed_demo: Create and fill the demo `orders` table when the database has none; the
                 file is Synapse's own, so it is kept in WAL mode (`core.database.engine_for`).
+            read_timeout_seconds: How long a read that needs no approval may take (`deadline`).
         """
         self.max_rows = max_rows
+        self.read_timeout_seconds = read_timeout_seconds
         self.seed_demo = seed_demo
         self._url = store_url(url)
         self._engine: Engine = engine_for(self._url, own_file=seed_demo)
@@ -179,7 +185,8 @@ class SqlDatabase:
 
         Returns:
             `ok=True` with content `{columns, rows, rowcount, truncated, note, statement}`, or
-            `ok=False` with an error naming the statement (SQL errors are results, not raised).
+            `ok=False` with an error naming the statement (SQL errors are results, not raised; so is
+            a read that needs no approval stopped past `read_timeout_seconds`).
 
         Raises:
             sqlalchemy.exc.OperationalError: The database is busy or unreachable (retryable).
@@ -191,6 +198,7 @@ class SqlDatabase:
                 sql, kind, f"{kind.statements} statements given; send one statement at a time"
             )
         record = kind.destructive and interaction_id is not None
+        deadline = None if kind.destructive else ReadDeadline(self.read_timeout_seconds)
         if record and (stored := self._stored_result(interaction_id)) is not None:
             return stored
         with self._engine.connect() as conn, conn.begin() as tx:
@@ -203,8 +211,13 @@ class SqlDatabase:
                         sql, kind, f"interaction {interaction_id!r} was claimed but has no stored result"
                     )
             try:
-                content = self._execute(conn, sql, kind)
+                with deadline.applied(conn) if deadline is not None else nullcontext():
+                    content = self._execute(conn, sql, kind)
             except StatementError as err:
+                if deadline is not None and deadline.stopped(err):
+                    tx.rollback()
+                    logger.info("a free read was stopped after %g s (%d chars)", deadline.seconds, len(sql))
+                    return self._failure(sql, kind, deadline.message(kind.kind))
                 if _is_transient(err):
                     raise
                 tx.rollback()

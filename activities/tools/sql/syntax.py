@@ -14,6 +14,8 @@ from typing import Protocol, TypeVar
 import sqlglot
 from sqlglot import TokenType, exp
 
+from . import pragmas
+
 # Statement words the demo agent accepts as the start of a SQL message; anything else is chat.
 _STATEMENT_WORDS = frozenset(
     {"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "WITH", "PRAGMA"}
@@ -39,21 +41,6 @@ _WRITING_NODES: tuple[type[exp.Expr], ...] = (
     exp.Drop,
     exp.Alter,
     exp.Command,
-)
-# SQLite pragmas that only read, when used without `=`.
-_READ_ONLY_PRAGMAS = frozenset(
-    {
-        "table_info",
-        "table_xinfo",
-        "table_list",
-        "index_list",
-        "index_info",
-        "index_xinfo",
-        "foreign_key_list",
-        "database_list",
-        "user_version",
-        "compile_options",
-    }
 )
 # SQLAlchemy dialect names whose sqlglot dialect is spelt differently.
 _SQLGLOT_DIALECTS = {"postgresql": "postgres", "mssql": "tsql"}
@@ -136,14 +123,13 @@ def _kind(statement: exp.Expr) -> str:
     return type(statement).__name__.upper()
 
 
-def _reads_only(statement: exp.Expr, sql: str) -> bool:
+def _reads_only(statement: exp.Expr, sql: str, dialect: str | None) -> bool:
     if isinstance(statement, exp.Query):
-        if statement.find(*_WRITING_NODES) is not None:
+        if statement.find(*_WRITING_NODES) is not None or not pragmas.functions_read_only(statement):
             return False
         return not (isinstance(statement, exp.Select) and statement.args.get("locks"))
     if isinstance(statement, exp.Pragma):
-        name = statement.this.this if isinstance(statement.this, exp.EQ) else statement.this
-        return "=" not in sql and str(getattr(name, "name", name)).lower() in _READ_ONLY_PRAGMAS
+        return pragmas.statement_reads_only(sql, dialect)
     return False
 
 
@@ -172,8 +158,8 @@ def _remembered(read: _Reading[T]) -> _Reading[T]:
 def classify(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
     """Classify a SQL string for the approval policy.
 
-    Only a single statement that provably reads (SELECT/UNION/WITH ... SELECT without writes or
-    locks, or a read-only PRAGMA) is non-destructive; everything else, including several
+    Only a single statement that provably reads (SELECT/UNION/WITH ... SELECT without writes,
+    locks or a writing pragma function, or a read-only PRAGMA: `pragmas`) is non-destructive; everything else, including several
     statements and unparseable text, is destructive so that it needs a person's approval.
 
     Args:
@@ -192,7 +178,7 @@ def classify(sql: str, dialect: str | None = "sqlite") -> SqlClassification:
     table = statement.find(exp.Table)
     return SqlClassification(
         kind=_kind(statement),
-        destructive=not _reads_only(statement, sql),
+        destructive=not _reads_only(statement, sql, dialect),
         table=table.name.lower() if table is not None and table.name else None,
     )
 

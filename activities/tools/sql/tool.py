@@ -56,17 +56,23 @@ class SqlTool(Tool):
 
     DESCRIPTOR = DESCRIPTOR
 
-    def __init__(self, url: str, max_rows: int = 100, *, seed_demo: bool = True) -> None:
+    def __init__(
+        self, url: str, max_rows: int = 100, *, seed_demo: bool = True, read_timeout_seconds: float = 10.0
+    ) -> None:
         super().__init__()
-        self.database = SqlDatabase(url, max_rows=max_rows, seed_demo=seed_demo)
+        self.database = SqlDatabase(
+            url, max_rows=max_rows, seed_demo=seed_demo, read_timeout_seconds=read_timeout_seconds
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
-        """`SYNAPSE_SQL_URL` (the seeded demo SQLite database when unset), `SYNAPSE_SQL_MAX_ROWS`."""
+        """`SYNAPSE_SQL_URL` (the seeded demo SQLite database when unset), `SYNAPSE_SQL_MAX_ROWS`,
+        `SYNAPSE_SQL_READ_TIMEOUT_SECONDS`."""
         return cls(
             settings.demo_db_url,
             max_rows=settings.tools.sql_max_rows,
             seed_demo=settings.tools.sql_url is None,
+            read_timeout_seconds=settings.tools.sql_read_timeout_seconds,
         )
 
     def prepare(self) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright, expect
 
 CHROMIUM = next(
     (
@@ -57,10 +57,25 @@ async def page(browser: Browser, http: httpx.AsyncClient) -> AsyncIterator[Page]
     context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=str(http.base_url))
     opened = await context.new_page()
     opened.set_default_timeout(30_000)
+    refused = refusals(opened)
     try:
         yield opened
     finally:
         await context.close()
+    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
+
+
+def refusals(page: Page) -> list[str]:
+    """The Content-Security-Policy violations Chromium reports on `page` from now on (a list that
+    fills as they come): an inline script or style, or a load from another origin, the page tried."""
+    refused: list[str] = []
+
+    def note(message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            refused.append(message.text)
+
+    page.on("console", note)
+    return refused
 
 
 async def shot(page: Page, name: str) -> Path:
