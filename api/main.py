@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -39,6 +39,7 @@ from .errors import (
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .metrics import ApiMetrics, RequestMetrics
 from .rate_limits import RateLimits, TokenBuckets
+from .scope import in_scope
 from .routes import (
     access,
     artifacts,
@@ -161,7 +162,7 @@ def create_app(
         artifacts,
         experience,
     ):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[Depends(in_scope)])
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark
 
