@@ -39,7 +39,6 @@ from .errors import (
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .metrics import ApiMetrics, RequestMetrics
 from .rate_limits import RateLimits, TokenBuckets
-from .scope import in_scope
 from .routes import (
     access,
     artifacts,
@@ -54,6 +53,7 @@ from .routes import (
     tools,
 )
 from .routes import codec as codec_routes
+from .scope import in_scope
 from .sse import StreamHub
 from .tracing import RequestSpans
 

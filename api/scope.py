@@ -66,5 +66,7 @@ async def in_scope(request: Request) -> None:
     target = _target(request) if caller is not None else None
     if caller is None or target is None:
         return
-    starts = request.method == "POST" and request.url.path.endswith("/messages") and "key" in request.path_params
+    starts = (
+        request.method == "POST" and request.url.path.endswith("/messages") and "key" in request.path_params
+    )
     await check(request.app.state.client, owners(request), caller, *target, may_start=starts)

@@ -92,7 +92,8 @@ async def create_graph(
         raise HTTPException(422, str(err)) from None
     if not caller.may_act_in(project):
         raise HTTPException(
-            403, f"project {project!r} is not one the key acts in ({', '.join(sorted(caller.projects or ()))})"
+            403,
+            f"project {project!r} is not one the key acts in ({', '.join(sorted(caller.projects or ()))})",
         )
     blueprint = body.blueprint
     graph_id = str(uuid.uuid4())

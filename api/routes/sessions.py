@@ -137,7 +137,9 @@ async def create_session(
         body = body.model_copy(update={"project": scope.project_to_start(caller, body.project)})
     except ValueError as err:
         raise HTTPException(422, str(err)) from None
-    await scope.check(client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True)
+    await scope.check(
+        client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True
+    )
     agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
     refused = floor.refusals(
         body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
@@ -281,7 +283,8 @@ async def _message_project(request: Request, client: Client, caller: Caller, key
         return scope.project_to_start(caller, None)
     except ValueError as err:
         raise HTTPException(
-            422, f"{err}: a message cannot name it, so start the session with `POST /sessions` and its `project`"
+            422,
+            f"{err}: a message cannot name it, so start the session with `POST /sessions` and its `project`",
         ) from None
 
 
