@@ -213,6 +213,8 @@ def _scope_refusal(caller: Caller, who: str, rule: NewRule) -> str | None:
 def refusal_to_delete(caller: Caller, who: str, rule: ApprovalRule) -> str | None:
     """Why `caller` (recorded as `who`) may not delete `rule`: only its maker, who may still make
     it, or an admin; None: it may."""
+    if caller.projects is not None and (refused := _scope_refusal(caller, who, rule)):
+        return refused
     if caller.role >= Role.admin:
         return None
     if rule.created_by != who:
