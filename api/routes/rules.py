@@ -213,10 +213,8 @@ def _scope_refusal(caller: Caller, who: str, rule: NewRule) -> str | None:
 def refusal_to_delete(caller: Caller, who: str, rule: ApprovalRule) -> str | None:
     """Why `caller` (recorded as `who`) may not delete `rule`: only its maker, who may still make
     it, or an admin; None: it may."""
-    if caller.projects is not None and (refused := _scope_refusal(caller, who, rule)):
-        return refused
     if caller.role >= Role.admin:
-        return None
+        return _scope_refusal(caller, who, rule) if caller.projects is not None else None
     if rule.created_by != who:
         return (
             f"{who} may delete only the rules {who} made; {rule.rule_id} was made by "
