@@ -166,10 +166,10 @@ async def test_what_a_scoped_key_starts_belongs_to_one_of_its_projects(world: Wo
     assert (await http.get(f"/sessions/{key}", headers=BEA)).status_code == 404
     named = await http.post("/sessions", json={"project": "billing"}, headers=BOTH)
     assert named.status_code == 201 and named.json()["project"] == "billing", named.text
-    assert (await http.get(f"/sessions/{named.json()['session_key']}", headers=SAM)).status_code == 404
+    assert (await http.get(f"/sessions/{named.json()['session_id']}", headers=SAM)).status_code == 404
     unscoped = await http.post("/sessions", json={}, headers=ROOT)
     assert unscoped.status_code == 201, "a key without projects starts sessions of no project, as before"
-    assert (await http.get(f"/sessions/{unscoped.json()['session_key']}", headers=SAM)).status_code == 404
+    assert (await http.get(f"/sessions/{unscoped.json()['session_id']}", headers=SAM)).status_code == 404
 
 
 async def test_a_scoped_key_sees_its_projects_rules_its_own_and_global_ones_read_only(world: World) -> None:
