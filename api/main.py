@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -54,6 +54,7 @@ from .routes import (
     tools,
 )
 from .routes import codec as codec_routes
+from .scope import in_scope
 from .sse import StreamHub
 from .tracing import RequestSpans
 
@@ -163,7 +164,7 @@ def create_app(
         artifacts,
         experience,
     ):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[Depends(in_scope)])
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds
         from .lark import routes as lark
 

@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["viewer", "operator", "approver", "admin"],
         help="viewer, operator, approver or admin",
     )
+    new_key.add_argument(
+        "--projects",
+        metavar="NAMES",
+        help="scope the key to these projects, comma-separated (e.g. shop,billing): it then sees and "
+        "acts only on their sessions, graphs, rules, artifacts and audit",
+    )
 
     history = commands.add_parser(
         "history",
@@ -247,7 +253,10 @@ def run(args: argparse.Namespace) -> int:
         return export(Settings(), args.workflow_id, args.file, args.run_id)
     if args.command == "keys":
         try:
-            key, entry = new_key(args.principal, args.role)
+            projects = [name.strip() for name in (args.projects or "").split(",") if name.strip()]
+            if args.projects is not None and not projects:
+                raise ValueError(f"--projects {args.projects!r}: name at least one project")
+            key, entry = new_key(args.principal, args.role, projects)
         except ValueError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2

@@ -48,3 +48,8 @@ class CallerView(Contract):
     principal: str | None = Field(description="The key's principal; None when the API is open.")
     role: Role = Field(description="`viewer`, `operator`, `approver` or `admin` (`admin` when open).")
     keys_required: bool = Field(description="Whether the API asks every caller for a key.")
+    projects: list[str] | None = Field(
+        default=None,
+        description="The projects the key is scoped to (it reaches only their sessions, graphs, rules, "
+        "artifacts and audit); None: every project.",
+    )

@@ -174,6 +174,12 @@ class GraphConfig(Contract):
         default=None, description="Workflow id of the session whose agent proposed it (told of progress)."
     )
     max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps a task may take.")
+    project: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="The project it works in (its `SynapseProject`); a session's graph has none of "
+        "its own: it belongs to its session's.",
+    )
 
 
 class GraphSubmission(Contract):
@@ -186,6 +192,12 @@ class GraphSubmission(Contract):
     )
     principal: str | None = Field(
         default=None, description="Who submits (ignored when the API key names one)."
+    )
+    project: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="The project the graph works in. A key scoped to projects must name one of them "
+        "(or none when it has exactly one: that one).",
     )
 
 

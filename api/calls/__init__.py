@@ -13,4 +13,5 @@ errors of `errors.py`, which `api/errors.py` maps to HTTP statuses in one place.
 - `decisions.py`: a person's decision taken to the workflow that asked.
 - `archive.py`: reading what workflows archived (artifact pages).
 - `sizes.py`: each field a command carries held to its limit (`TooLarge`).
+- `scope.py`: which project a workflow belongs to, for keys scoped to projects.
 """

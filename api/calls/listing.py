@@ -25,11 +25,12 @@ SEARCHED_AS = {str(SessionStatus.ACTIVE): "running"}
 
 
 async def list_sessions(
-    client: Client, *, status: str | None = None, waiting: bool = False, limit: int = 50
+    client: Client, *, status: str | None = None, waiting: bool = False, limit: int = 50, within: str = ""
 ) -> list[SessionSummary]:
     """The newest sessions first, at most `limit`; only those in `status`, or only those waiting for
-    a person (`waiting`), when asked."""
-    query = f"WorkflowType = '{SessionWorkflow.__name__}'"
+    a person (`waiting`), when asked; `within`: a clause keeping a scoped key's projects
+    (`scope.visible_to`)."""
+    query = f"WorkflowType = '{SessionWorkflow.__name__}'{within}"
     if status is not None:
         query += f" AND {search_attributes.STATUS.name} = '{SEARCHED_AS.get(status, status)}'"
     if waiting:
@@ -52,9 +53,13 @@ async def list_sessions(
     return found
 
 
-async def list_graphs(client: Client, *, status: str | None = None, limit: int = 50) -> list[GraphSummary]:
-    """The newest graphs first, at most `limit`; only those in `status` when asked."""
-    query = f"WorkflowType = '{TaskGraphWorkflow.__name__}' AND ExecutionStatus != 'ContinuedAsNew'"
+async def list_graphs(
+    client: Client, *, status: str | None = None, limit: int = 50, within: str = ""
+) -> list[GraphSummary]:
+    """The newest graphs first, at most `limit`; only those in `status` when asked; `within` as for
+    sessions (a session's graph has no project of its own: a scoped key reaches it through its
+    session, never in this list)."""
+    query = f"WorkflowType = '{TaskGraphWorkflow.__name__}' AND ExecutionStatus != 'ContinuedAsNew'{within}"
     if status is not None:
         query += f" AND {search_attributes.STATUS.name} = '{status}'"
     found: list[GraphSummary] = []

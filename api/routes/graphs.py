@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from contracts import (
@@ -34,7 +34,7 @@ from core.security import Caller
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
-from ..calls import blueprints, decisions, graphs, listing
+from ..calls import blueprints, decisions, graphs, listing, scope
 from ..calls.sizes import check_size
 from ..deps import (
     ClientDep,
@@ -68,8 +68,9 @@ async def list_graphs(
     status: Annotated[GraphStatus | None, Query(description="Only graphs in this status.")] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="At most this many, newest first.")] = 50,
 ) -> list[GraphSummary]:
-    """Graphs, newest first, from Temporal's visibility (a reopened graph once, as its latest run)."""
-    return await listing.list_graphs(client, status=status, limit=limit)
+    """Graphs, newest first, from Temporal's visibility (a reopened graph once, as its latest run). A
+    key scoped to projects sees only theirs (a session's graph it reaches through its session)."""
+    return await listing.list_graphs(client, status=status, limit=limit, within=scope.visible_to(caller))
 
 
 @router.post("", status_code=201, response_model=GraphCreated, responses=BUSY_RESPONSE)
@@ -82,7 +83,18 @@ async def create_graph(
     assignee, a duplicate task id, an edge/GOTO/loop/parent naming an unknown task, a cycle, a CEL
     condition that does not compile, a malformed data-flow path, directive or context override, a
     field the engine would ignore (`workflow_id`: the server chooses the graph's id), each named.
+    A key scoped to projects starts it in one of them: `project` one it may act in (else 403), or
+    none for its only project (422 when it has several).
     """
+    try:
+        project = scope.project_to_start(caller, body.project)
+    except ValueError as err:
+        raise HTTPException(422, str(err)) from None
+    if not caller.may_act_in(project):
+        raise HTTPException(
+            403,
+            f"project {project!r} is not one the key acts in ({', '.join(sorted(caller.projects or ()))})",
+        )
     blueprint = body.blueprint
     graph_id = str(uuid.uuid4())
     agents = blueprints.check_new(blueprint, registry, settings, graph_id)
@@ -91,6 +103,7 @@ async def create_graph(
         requested_by=caller.principal or body.principal or "anonymous",
         approvers=body.approvers or [],
         approval_timeout_seconds=body.approval_timeout_seconds or 300,
+        project=project,
     )
     tasks = await graphs.start_graph(client, settings, config, blueprint, agents)
     return GraphCreated(

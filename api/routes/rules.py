@@ -6,6 +6,9 @@ owners:
 - a user rule only for oneself (an admin: for anyone);
 - a project rule only by that project's approvers (role approver or higher, and a key that may act
   in the project) or an admin;
+- a key scoped to projects (any role) sees and changes only the rules of its projects and its own
+  user rules; it sees the global rules (they decide its sessions' calls) but may not change them;
+  any other rule is 404 to it, as if it did not exist;
 - a global rule, which every session obeys, only by an admin;
 - a rule is deleted by the one who made it (who may still make it) or an admin.
 Who made or deleted a rule is the API key's principal; with keys off (everyone is admin) it is the
@@ -25,7 +28,7 @@ from activities.rules import offers
 from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope
 from core.rules.match import problems
 from core.rules.profiles import PROFILES
-from core.rules.store import RuleNotFound
+from core.rules.store import RuleDeleted, RuleNotFound, RuleStore
 from core.security import Caller, Role
 
 from ..deps import Approver, RulesDep, Viewer
@@ -67,18 +70,23 @@ async def list_rules(
         str | None, Query(description="Also list this profile's built-in rules (`restricted`, `enterprise`).")
     ] = None,
 ) -> list[ApprovalRule]:
-    """The saved rules, oldest first (and a profile's, first, when asked for)."""
+    """The saved rules, oldest first (and a profile's, first, when asked for). A key scoped to
+    projects sees their rules, its own user rules and the global ones (which apply to its sessions)."""
     if profile is not None and profile not in PROFILES:
         raise HTTPException(422, f"profile: {profile!r} does not exist; known: {', '.join(PROFILES)}")
     saved = await asyncio.to_thread(store.all, tool=tool, scope=scope, project=project, user=user)
-    return [*(PROFILES[profile].rules if profile else ()), *saved]
+    return [
+        *(PROFILES[profile].rules if profile else ()),
+        *(rule for rule in saved if in_reach(caller, rule)),
+    ]
 
 
 @router.get("/rules/{rule_id}", response_model=ApprovalRule, responses=ERROR_RESPONSES(401, 403, 404, 422))
 async def get_rule(rule_id: RuleId, store: RulesDep, caller: Viewer) -> ApprovalRule:
-    """One live rule; a deleted one is 404 saying who deleted it and when."""
+    """One live rule; a deleted one is 404 saying who deleted it and when; one out of a scoped key's
+    reach (`GET /rules`) 404 as if it did not exist."""
     try:
-        return await asyncio.to_thread(store.get, rule_id)
+        return await _reachable(store, caller, rule_id)
     except RuleNotFound as err:
         raise HTTPException(404, str(err)) from None
 
@@ -125,7 +133,7 @@ async def delete_rule(
     again is 404 saying who deleted it and when."""
     who = recorded_name(caller, principal)
     try:
-        rule = await asyncio.to_thread(store.get, rule_id)
+        rule = await _reachable(store, caller, rule_id)
         refused = refusal_to_delete(caller, who, rule)
         if refused:
             raise HTTPException(403, refused)
@@ -144,6 +152,8 @@ def recorded_name(caller: Caller, given: str | None) -> str:
 
 def refusal_to_save(caller: Caller, who: str, rule: NewRule) -> str | None:
     """Why `caller` (recorded as `who`) may not save `rule`, naming the rule that refuses; None: it may."""
+    if caller.projects is not None and (refused := _scope_refusal(caller, who, rule)):
+        return refused
     if caller.role >= Role.admin:
         return None
     if caller.role < Role.approver:
@@ -155,11 +165,47 @@ def refusal_to_save(caller: Caller, who: str, rule: NewRule) -> str | None:
         )
     if rule.scope == RuleScope.USER and rule.user != who:
         return f"{who} may save user rules only for {who} ({rule.user}'s need an admin)"
-    if rule.scope == RuleScope.PROJECT and not caller.may_act_in(rule.project):
-        allowed = ", ".join(sorted(caller.projects or ()))
+    return None
+
+
+def in_reach(caller: Caller, rule: NewRule) -> bool:
+    """Whether `caller` sees `rule`: an unscoped key every rule; a scoped one the rules of its
+    projects, its own user rules and the global ones."""
+    if caller.projects is None or rule.scope == RuleScope.GLOBAL:
+        return True
+    if rule.scope == RuleScope.USER:
+        return caller.principal is not None and rule.user == caller.principal
+    return caller.may_act_in(rule.project)
+
+
+async def _reachable(store: RuleStore, caller: Caller, rule_id: str) -> ApprovalRule:
+    """The rule, when `caller` may see it (a deleted one: its `RuleDeleted`); else `RuleNotFound` in
+    the words of a rule that never existed."""
+    missing = RuleNotFound(f"no rule {rule_id!r}; GET /rules lists them")
+    try:
+        rule = await asyncio.to_thread(store.get, rule_id)
+    except RuleDeleted as err:
+        raise (err if in_reach(caller, err.rule) else missing) from None
+    if not in_reach(caller, rule):
+        raise missing
+    return rule
+
+
+def _scope_refusal(caller: Caller, who: str, rule: NewRule) -> str | None:
+    """What a key scoped to projects may not change, whatever its role: global rules (they apply
+    to every project), other people's user rules, rules of other projects."""
+    projects = ", ".join(sorted(caller.projects or ()))
+    if rule.scope == RuleScope.GLOBAL:
         return (
-            f"{who} may not act in project {rule.project!r} (the key's projects: {allowed or 'none'}); "
-            "a project rule needs one of that project's approvers or an admin"
+            f"the key of {who} is scoped to projects ({projects}); a global rule applies to every "
+            "project, so it needs an admin without projects"
+        )
+    if rule.scope == RuleScope.USER and not in_reach(caller, rule):
+        return f"the key of {who} is scoped to projects ({projects}); it may save user rules only for {who}"
+    if rule.scope == RuleScope.PROJECT and not caller.may_act_in(rule.project):
+        return (
+            f"{who} may not act in project {rule.project!r} (the key's projects: {projects}); "
+            "a project rule needs one of that project's approvers or an admin without projects"
         )
     return None
 
@@ -168,7 +214,7 @@ def refusal_to_delete(caller: Caller, who: str, rule: ApprovalRule) -> str | Non
     """Why `caller` (recorded as `who`) may not delete `rule`: only its maker, who may still make
     it, or an admin; None: it may."""
     if caller.role >= Role.admin:
-        return None
+        return _scope_refusal(caller, who, rule) if caller.projects is not None else None
     if rule.created_by != who:
         return (
             f"{who} may delete only the rules {who} made; {rule.rule_id} was made by "

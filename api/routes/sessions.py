@@ -7,7 +7,7 @@ import uuid
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Header, HTTPException, Query
+from fastapi import APIRouter, Body, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from temporalio.client import Client
@@ -34,17 +34,19 @@ from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
 from core.outbound import OutboundRefused
 from core.rules.profiles import profile_named
+from core.security import Caller
 from core.settings import Settings
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
-from ..calls import floor, listing, sessions
+from ..calls import floor, listing, scope, sessions
 from ..calls.archive import archived_items
 from ..calls.errors import NotFound
 from ..calls.sizes import check_size
 from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
+from ..scope import owners
 from ..sse.response import sse_response
 from ..sse.turns import turn_events, wait_for_turn
 
@@ -80,9 +82,13 @@ async def list_sessions(
 ) -> list[SessionSummary]:
     """Sessions, newest first, from Temporal's visibility (their search attributes: it costs the
     sessions nothing); closed ones included, marked `closed`. With `waiting_for`, each waiting
-    session is asked who may answer its requests."""
+    session is asked who may answer its requests. A key scoped to projects sees only theirs."""
     found = await listing.list_sessions(
-        client, status=status, waiting=waiting or waiting_for is not None, limit=limit
+        client,
+        status=status,
+        waiting=waiting or waiting_for is not None,
+        limit=limit,
+        within=scope.visible_to(caller),
     )
     if waiting_for is None:
         return found
@@ -109,6 +115,7 @@ async def create_session(
     settings: SettingsDep,
     registry: RegistryDep,
     caller: Operator,
+    request: Request,
 ) -> LiveSession:
     """Start a session explicitly (a first message would also start one); 422 for an unknown agent
     or profile. The session is for `user` (the caller by default): their approval rules apply, and
@@ -117,6 +124,10 @@ async def create_session(
     A session only tightens: its `policies` and `sandbox` may not be looser than its agent's and
     the deployment's, nor its `user` another person when keys are on, unless the caller is an
     admin; its `project` must be one the caller may act in. 403 names the rule.
+
+    A key scoped to projects starts sessions in one of them: with no `project`, its only one, or
+    422 when it has several. A session key of another project's session is 404, as one that does
+    not exist would be for reads (session keys are shared by all projects: choose another).
     """
     if body.notify_url and not settings.webhooks.secret:
         raise HTTPException(
@@ -136,6 +147,13 @@ async def create_session(
             f"session_key {key!r}: keys beginning {key.split(':')[0]}: belong to the {chat} channel, "
             "whose chats start those sessions with their own approvers; choose another key",
         )
+    try:
+        body = body.model_copy(update={"project": scope.project_to_start(caller, body.project)})
+    except ValueError as err:
+        raise HTTPException(422, str(err)) from None
+    await scope.check(
+        client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True
+    )
     agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
     refused = floor.refusals(
         body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
@@ -197,10 +215,12 @@ async def post_message(
     store: ArtifactsDep,
     hub: HubDep,
     caller: Operator,
+    request: Request,
     wait: Wait = False,
     accept: Annotated[str | None, Header()] = None,
 ) -> Any:
-    """Send a message to the session's agent; starts the session when needed.
+    """Send a message to the session's agent; starts the session when needed (for a key scoped to
+    one project, in that project; a key of several starts it with `POST /sessions` naming one).
 
     A session that ended (idle, failed) starts again as a new conversation (`restarted: true`); a
     cancelled one does not (409, saying who cancelled it and how to go on).
@@ -220,6 +240,8 @@ async def post_message(
         metadata={"artifacts": list(body.artifacts)} if body.artifacts else {},
     )
     config = sessions.new_config(settings, key, registry.resolve(DEFAULT_AGENT, key))
+    if caller.projects is not None:
+        config = config.model_copy(update={"project": await _message_project(request, client, caller, key)})
     queue, within, query_wait = (
         settings.temporal.task_queue,
         settings.api.busy_retry_seconds,
@@ -261,6 +283,23 @@ async def _stream_head(client: Client, key: str, settings: Settings) -> int:
     except NotFound:
         return 0
     return 0 if status.status in CLOSED else status.next_offset
+
+
+async def _message_project(request: Request, client: Client, caller: Caller, key: str) -> str | None:
+    """The project of the session a scoped key's message goes to: its own, or (a new one) the key's
+    only project; 422 for a key of several projects, which a message cannot name."""
+    owner = await scope.check(
+        client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True
+    )
+    if owner.exists:
+        return owner.project
+    try:
+        return scope.project_to_start(caller, None)
+    except ValueError as err:
+        raise HTTPException(
+            422,
+            f"{err}: a message cannot name it, so start the session with `POST /sessions` and its `project`",
+        ) from None
 
 
 @router.get("/{key}", response_model=LiveSession)

@@ -8,7 +8,7 @@ from temporalio.client import Client
 from api.main import create_app
 from cli.main import main
 from contracts import TaskChunkType
-from core.security import Caller, Role, digest_of, parse_api_keys
+from core.security import Caller, Role, digest_of, keys_in_clear, parse_api_keys
 from core.settings import ApiSettings, Settings
 
 from ..support import collect_events, serve
@@ -69,6 +69,10 @@ async def test_roles_gate_routes_and_keys_name_the_principal(
         ("k1:alice:root", "role 'root'"),
         ("k0:x:viewer,sha256:abc:alice:admin", "entry 2: the sha256 digest is not 64 hex digits"),
         (":alice:admin", "entry 1 has an empty key or principal"),
+        ("k1:alice:viewer:projects=", "entry 1: project name\\(s\\) '' in `projects=`"),
+        ("k1:alice:viewer:project=shop", "entry 1: its last part 'project'= is not `projects="),
+        ("k1:alice:viewer:projects=it's", 'project name\\(s\\) "it\'s" in `projects=`'),
+        ("k1:alice:viewer,shop", "entry 2 is not `sha256:<hex>:principal:role`"),
     ],
 )
 def test_malformed_key_lists_are_refused_with_the_entry_named(spec: str, message: str) -> None:
@@ -100,6 +104,32 @@ def test_keys_in_clear_still_work_but_are_counted() -> None:
         "bob", Role.viewer
     )
     assert keys.caller("sha256") is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "projects"),
+    [
+        ("k1:alice:viewer:projects=shop,billing,k2:bob:admin", {"k1": {"shop", "billing"}, "k2": None}),
+        ("k1:alice:viewer:projects=shop+billing, k2:bob:admin", {"k1": {"shop", "billing"}, "k2": None}),
+        (f"sha256:{digest_of('k1')}:alice:viewer:projects=shop", {"k1": {"shop"}}),
+        ("k1:alice:viewer", {"k1": None}),
+    ],
+)
+def test_an_entry_may_scope_its_key_to_projects(spec: str, projects: dict[str, set[str] | None]) -> None:
+    keys = parse_api_keys(spec)
+    for key, expected in projects.items():
+        found = keys.caller(key)
+        assert found is not None and found.projects == (frozenset(expected) if expected is not None else None)
+    assert keys_in_clear(spec) == [key for key in projects if not spec.startswith("sha256")]
+
+
+def test_keys_new_scopes_a_key_to_the_projects_given(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "new", "sam", "approver", "--projects", "shop,billing"]) == 0
+    key, entry = (line.rsplit(": ", 1)[1] for line in capsys.readouterr().out.splitlines())
+    assert entry.endswith(":sam:approver:projects=billing+shop")
+    assert parse_api_keys(entry).caller(key) == Caller("sam", Role.approver, frozenset({"shop", "billing"}))
+    assert main(["keys", "new", "sam", "approver", "--projects", "a b"]) == 2
+    assert "project(s) 'a b'" in capsys.readouterr().err
 
 
 def test_keys_new_refuses_a_principal_it_cannot_store(capsys: pytest.CaptureFixture[str]) -> None:

@@ -191,3 +191,25 @@ async def test_the_web_ui_origin_may_call_from_the_browser_and_others_may_not(
 async def test_without_keys_there_is_no_codec_server(tmp_path: Path, client: Client) -> None:
     async with serve(create_app(Settings(data_dir=tmp_path, _env_file=None), client=client)) as plain:
         assert (await plain.post("/codec/decode", json={"payloads": []})).status_code == 404
+
+
+async def test_a_key_scoped_to_projects_may_not_use_the_codec_server(
+    encrypted: Client, settings: Settings
+) -> None:
+    scoped = settings.model_copy(
+        update={"api": ApiSettings(keys=f"{KEY}:ops:admin,shop-key:sam:admin:projects=shop")}
+    )
+    async with serve(create_app(scoped, client=encrypted)) as http:
+        plain = {"metadata": {"encoding": base64.b64encode(b"json/plain").decode()}, "data": "e30="}
+        sealed = await http.post(
+            "/codec/encode", json={"payloads": [plain]}, headers={"Authorization": f"Bearer {KEY}"}
+        )
+        for path, body in (("/codec/decode", sealed.json()), ("/codec/encode", {"payloads": [plain]})):
+            refused = await http.post(path, json=body, headers={"Authorization": "Bearer shop-key"})
+            assert refused.status_code == 403, refused.text
+            assert "scoped to projects (shop)" in refused.json()["detail"]
+            assert "payloads carry no project" in refused.json()["detail"]
+        unscoped = await http.post(
+            "/codec/decode", json=sealed.json(), headers={"Authorization": f"Bearer {KEY}"}
+        )
+        assert unscoped.status_code == 200 and unscoped.json()["payloads"] == [plain]

@@ -235,8 +235,9 @@ def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttr
 
 
 def start_search_attributes(config: GraphConfig) -> TypedSearchAttributes:
-    """What a graph run shows first (running, nothing pending, its channel), for its start to set."""
-    return keys.at_start(_shown(config, GraphStatus.RUNNING, 0))
+    """What a graph run shows first (running, nothing pending, its channel; its project, set here
+    only), for its start to set."""
+    return keys.at_start([*_shown(config, GraphStatus.RUNNING, 0), *keys.project_of(config.project)])
 
 
 def _shown(config: GraphConfig, status: GraphStatus, pending: int) -> list[SearchAttributeUpdate[Any]]:

@@ -25,8 +25,12 @@ CHANNEL = SearchAttributeKey.for_keyword("SynapseChannel")
 """Channel the session belongs to: http, lark, dingtalk, cli."""
 ASSIGNEE = SearchAttributeKey.for_keyword("SynapseAssignee")
 """The agent (`Agent:<name>`) or group running the work."""
+PROJECT = SearchAttributeKey.for_keyword("SynapseProject")
+"""The project a session or graph works in, set when the API starts it and never upserted (a
+continued run keeps it); absent without a project. Keys scoped to projects list and reach only
+their projects' workflows by it."""
 
-SEARCH_ATTRIBUTES = (STATUS, PENDING, CHANNEL, ASSIGNEE)
+SEARCH_ATTRIBUTES = (STATUS, PENDING, CHANNEL, ASSIGNEE, PROJECT)
 """A graph's task runs carry none of these (each one written per run costs the server a visibility
 update; a 500-task fan-out took 1.3x as long with two of them): they are found by Temporal's own
 `ParentWorkflowId = "graph:<uuid>"`."""
@@ -44,6 +48,11 @@ def dev_server_flags() -> list[str]:
 def at_start(updates: Sequence[SearchAttributeUpdate[Any]]) -> TypedSearchAttributes:
     """The values a workflow is started with, for its first status to need no upsert."""
     return TypedSearchAttributes([SearchAttributePair(update.key, update.value) for update in updates])
+
+
+def project_of(project: str | None) -> list[SearchAttributeUpdate[Any]]:
+    """The `SynapseProject` value a run starts with: none without a project."""
+    return [PROJECT.value_set(project)] if project is not None else []
 
 
 WHEN_CHANGED_PATCH = "search-attributes-when-changed"

@@ -93,8 +93,9 @@ def search_attributes(config: SessionConfig, state: SessionState) -> list[Search
 
 def start_search_attributes(config: SessionConfig) -> TypedSearchAttributes:
     """What a new session shows first (running, nothing pending, its channel and agent), for its
-    start to set: the run then has nothing to upsert until its status changes."""
-    return keys.at_start(_shown(config, SessionStatus.ACTIVE, 0))
+    start to set: the run then has nothing to upsert until its status changes. Its project, if it
+    names one, is set here only (a project never changes, so no run upserts it)."""
+    return keys.at_start([*_shown(config, SessionStatus.ACTIVE, 0), *keys.project_of(config.project)])
 
 
 def _shown(config: SessionConfig, status: str, pending: int) -> list[SearchAttributeUpdate[Any]]:

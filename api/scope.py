@@ -1,0 +1,72 @@
+"""Keys scoped to projects reach only their projects' sessions and graphs: the check every route
+with a session key or a graph id in its path passes first.
+
+`in_scope` is a dependency of every router (`api/main.py`): for a key that names projects it looks
+up the project of the workflow the path names (`calls.scope`) and answers 404, in the words of a
+workflow that never existed, for one of another project or of none, before the route runs (so a
+refused decision is not even recorded in another project's audit). A message to a session that
+does not exist yet starts it, in the key's project (`POST /sessions/{key}/messages`). Unscoped keys
+and an open API pass untouched. Listings filter by project themselves (`calls.scope.visible_to`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import Request
+from fastapi.security import HTTPBearer
+
+from contracts.session import SESSION_KEY_PATTERN
+from core.security import ApiKeys, Caller
+from workflows.identity.ids import graph_workflow_id, session_workflow_id
+
+from .calls import graphs, sessions
+from .calls.scope import Owners, check
+
+_BEARER = HTTPBearer(auto_error=False)
+_SESSION_KEY = re.compile(SESSION_KEY_PATTERN)
+_GRAPH_ID = re.compile(r"^(graph:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def owners(request: Request) -> Owners:
+    """The app's cache of workflows' projects (made with the first scoped request)."""
+    state = request.app.state
+    if getattr(state, "owners", None) is None:
+        state.owners = Owners()
+    found: Owners = state.owners
+    return found
+
+
+async def scoped_caller(request: Request) -> Caller | None:
+    """The caller when its key names projects; None otherwise (no keys, no or an unknown key: the
+    route's own dependency answers those)."""
+    keys: ApiKeys | None = request.app.state.api_keys
+    credentials = await _BEARER(request)
+    if keys is None or credentials is None:
+        return None
+    caller = keys.caller(credentials.credentials)
+    return caller if caller is not None and caller.projects is not None else None
+
+
+def _target(request: Request) -> tuple[str, str] | None:
+    """The workflow id the path names and how messages name it (None: none, or a malformed one
+    the route's validation refuses with a 422)."""
+    params = request.path_params
+    key, graph_id = params.get("key"), params.get("graph_id")
+    if isinstance(key, str) and _SESSION_KEY.match(key):
+        return session_workflow_id(key), sessions.name_of(key)
+    if isinstance(graph_id, str) and _GRAPH_ID.match(graph_id):
+        return graph_workflow_id(graph_id), graphs.name_of(graph_id)
+    return None
+
+
+async def in_scope(request: Request) -> None:
+    """404 for a scoped key asking about another project's session or graph (see the module)."""
+    caller = await scoped_caller(request)
+    target = _target(request) if caller is not None else None
+    if caller is None or target is None:
+        return
+    starts = (
+        request.method == "POST" and request.url.path.endswith("/messages") and "key" in request.path_params
+    )
+    await check(request.app.state.client, owners(request), caller, *target, may_start=starts)
