@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from temporalio.client import Client
@@ -87,6 +88,26 @@ async def check(
     if (owner.exists and not caller.may_act_in(owner.project)) or (not owner.exists and not may_start):
         raise NotFound(f"no {name}")
     return owner
+
+
+async def check_artifact(
+    client: Client,
+    owners: Owners,
+    caller: Caller,
+    artifact_id: str,
+    owner_id: str | None,
+    given: Callable[[str, Collection[str]], Awaitable[bool]],
+) -> None:
+    """Nothing when `caller` may read the artifact: an unscoped key, an upload given to one of its
+    projects (`given`), or an artifact a workflow of its projects stored first (`owner_id`); else
+    `NotFound` in the words of one that does not exist."""
+    if caller.projects is None or await given(artifact_id, caller.projects):
+        return
+    if owner_id is not None:
+        owner = await owners.of(client, owner_id)
+        if owner.exists and caller.may_act_in(owner.project):
+            return
+    raise NotFound(f"no artifact {artifact_id!r}")
 
 
 def project_to_start(caller: Caller, project: str | None) -> str | None:

@@ -12,8 +12,10 @@ from fastapi.exceptions import RequestValidationError
 from contracts import ArtifactInfo
 from core.artifacts import ArtifactNotFound
 
-from ..deps import ArtifactId, ArtifactsDep, Operator, Viewer
+from ..calls import scope
+from ..deps import ArtifactId, ArtifactProjectsDep, ArtifactsDep, ClientDep, Operator, Viewer
 from ..errors import ERROR_RESPONSES
+from ..scope import owners
 
 router = APIRouter(prefix="/artifacts", tags=["artifacts"])
 
@@ -55,11 +57,13 @@ own origin, running no script and loading nothing."""
 async def upload_artifact(
     request: Request,
     store: ArtifactsDep,
+    given: ArtifactProjectsDep,
     caller: Operator,
     name: Annotated[str | None, Query(max_length=200, description="A file name or label.")] = None,
 ) -> ArtifactInfo:
     """Store the request body (up to SYNAPSE_MAX_ARTIFACT_BYTES) and answer its id; the same content
-    always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`."""
+    always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`.
+    A key scoped to projects gives the upload to them: keys of other projects do not find it."""
     content = await request.body()
     if not content:
         raise RequestValidationError(
@@ -69,6 +73,8 @@ async def upload_artifact(
     ref = await asyncio.to_thread(
         store.put, content, media_type=media_type or "application/octet-stream", name=name
     )
+    if caller.projects is not None:
+        await given.give(ref.artifact_id, caller.projects)
     return await asyncio.to_thread(store.info, ref.artifact_id)
 
 
@@ -83,15 +89,24 @@ async def upload_artifact(
         **ERROR_RESPONSES(401, 403, 404, 422),
     },
 )
-async def get_artifact(artifact_id: ArtifactId, store: ArtifactsDep, caller: Viewer) -> Response:
+async def get_artifact(
+    artifact_id: ArtifactId,
+    store: ArtifactsDep,
+    given: ArtifactProjectsDep,
+    client: ClientDep,
+    request: Request,
+    caller: Viewer,
+) -> Response:
     """The whole content of an artifact (a tool result, an agent answer, an upload, an archived page).
 
     HTML, SVG, scripts and any type not known to be passive download as an attachment; every
-    artifact is in a `sandbox` Content-Security-Policy, so none runs a script in the API's origin."""
+    artifact is in a `sandbox` Content-Security-Policy, so none runs a script in the API's origin.
+    A key scoped to projects reads only its projects' artifacts (`core.artifacts.projects`)."""
     try:
         info, content = await asyncio.to_thread(store.get, artifact_id)
     except ArtifactNotFound as err:
         raise HTTPException(404, f"no artifact {artifact_id!r}") from err
+    await scope.check_artifact(client, owners(request), caller, artifact_id, info.owner_id, given.given)
     passive = info.media_type.split(";")[0].strip().lower() in PASSIVE_TYPES
     headers = {"X-Artifact-Size": str(info.size_bytes), "Content-Security-Policy": POLICY}
     if info.name or not passive:

@@ -32,6 +32,7 @@ from contracts import (
 from contracts.session import TurnStatus
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
+from core.artifacts.projects import ArtifactProjects
 from core.outbound import OutboundRefused
 from core.rules.profiles import profile_named
 from core.security import Caller
@@ -43,7 +44,17 @@ from ..calls import floor, listing, scope, sessions
 from ..calls.archive import archived_items
 from ..calls.errors import NotFound
 from ..calls.sizes import check_size
-from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SessionKey, SettingsDep, Viewer
+from ..deps import (
+    ArtifactProjectsDep,
+    ArtifactsDep,
+    ClientDep,
+    HubDep,
+    Operator,
+    RegistryDep,
+    SessionKey,
+    SettingsDep,
+    Viewer,
+)
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
 from ..scope import owners
@@ -213,6 +224,7 @@ async def post_message(
     settings: SettingsDep,
     registry: RegistryDep,
     store: ArtifactsDep,
+    given: ArtifactProjectsDep,
     hub: HubDep,
     caller: Operator,
     request: Request,
@@ -228,7 +240,7 @@ async def post_message(
     """
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
-    await _check_attached(store, body.artifacts)
+    await _check_attached(store, body.artifacts, caller, request, client, given)
     stream = accept is not None and "text/event-stream" in accept
     message = InboundMessage(
         channel="http",
@@ -310,12 +322,23 @@ async def get_session(
     return await sessions.get_status(client, key, wait=settings.api.query_wait)
 
 
-async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None:
-    """422 naming an attached artifact that does not exist."""
+async def _check_attached(
+    store: ArtifactStore,
+    artifact_ids: list[str],
+    caller: Caller,
+    request: Request,
+    client: Client,
+    given: ArtifactProjects,
+) -> None:
+    """422 naming an attached artifact that does not exist, or that the caller may not read (a
+    scoped key: of another project), in the same words."""
     for index, artifact_id in enumerate(artifact_ids):
         try:
-            await asyncio.to_thread(store.info, artifact_id)
-        except ArtifactNotFound as err:
+            info = await asyncio.to_thread(store.info, artifact_id)
+            await scope.check_artifact(
+                client, owners(request), caller, artifact_id, info.owner_id, given.given
+            )
+        except (ArtifactNotFound, NotFound) as err:
             raise RequestValidationError(
                 [
                     {

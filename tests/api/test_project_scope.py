@@ -14,10 +14,11 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
+from contracts import TaskChunkType
 from core.settings import ApiSettings, Settings
 
 from ..conftest import assert_eventually
-from ..support import serve
+from ..support import collect_events, fields, serve
 from ..workflows.graph.flows import gated
 from .test_auth import bearer
 
@@ -204,3 +205,48 @@ async def test_a_scoped_key_sees_its_projects_rules_its_own_and_global_ones_read
     assert global_again.status_code == 403 and "scoped to projects (shop)" in global_again.json()["detail"]
     assert (await http.delete(f"/rules/{shop}", headers=SAM)).status_code == 200
     assert (await http.get(f"/rules/{billing}", headers=ROOT)).status_code == 200, "an unscoped key sees all"
+
+
+OFFLOADED = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
+    "SELECT i, printf('%.320c', 's') AS filler FROM n"
+)
+"""A result over the 16 KiB history keeps: the worker stores it as an artifact of the session."""
+
+
+async def test_a_scoped_key_reads_only_its_projects_artifacts(world: World) -> None:
+    http = world.http
+
+    async def uploaded(headers: dict[str, str], text: str) -> str:
+        answer = await http.post("/artifacts", content=text.encode(), headers=headers)
+        assert answer.status_code == 201, answer.text
+        artifact_id: str = answer.json()["artifact_id"]
+        return artifact_id
+
+    def status(artifact_id: str, headers: dict[str, str]) -> Any:
+        return http.get(f"/artifacts/{artifact_id}", headers=headers)
+
+    shops = await uploaded(SAM, f"shop's price list {uuid.uuid4()}")
+    roots = await uploaded(ROOT, f"an admin's note {uuid.uuid4()}")
+    assert [(await status(shops, who)).status_code for who in (SAM, BOTH, BEA, ROOT)] == [200, 200, 404, 200]
+    assert (await status(shops, BEA)).json()["detail"] == f"no artifact {shops!r}", "as one that never was"
+    assert [(await status(roots, who)).status_code for who in (SAM, BEA, ROOT)] == [404, 404, 200]
+    again = await uploaded(BEA, (await status(shops, SAM)).text)
+    assert again == shops and (await status(shops, BEA)).status_code == 200, "billing uploaded it too"
+
+    attached = await http.post(
+        f"/sessions/{world.session['billing']}/messages",
+        json={"content": "read this", "artifacts": [roots]},
+        headers=BEA,
+    )
+    assert attached.status_code == 422 and f"no artifact {roots!r}" in attached.text
+
+    key = world.session["shop"]
+    sent = await http.post(f"/sessions/{key}/messages", json={"content": OFFLOADED}, headers=SAM)
+    assert sent.status_code == 202, sent.text
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, headers=SAM, within=60
+    )
+    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
+    offloaded = fields(used)["result"]["artifact"]["artifact_id"]
+    assert [(await status(offloaded, who)).status_code for who in (SAM, BEA, ROOT)] == [200, 404, 200]
