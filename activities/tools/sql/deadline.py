@@ -40,6 +40,9 @@ class ReadDeadline:
         if dialect == "postgresql":
             conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, round(self.seconds * 1000))}")
             yield
+            # Off again before the COMMIT: a timeout that fired as the read finished is taken here
+            # (the read is reported stopped), never by the COMMIT, which nothing would catch.
+            conn.exec_driver_sql("SET LOCAL statement_timeout = 0")
             return
         if dialect != "sqlite":
             yield
