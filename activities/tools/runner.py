@@ -65,7 +65,7 @@ class ToolActivities:
         self.worker_queue: str | None = None
         """This worker's own task queue (`worker.py` sets it): where a worker-bound tool's state is."""
         self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
-        self.rules = RuleBook(RuleStore.at(settings.rules_url, settings.data_dir))
+        self.rules = RuleBook(RuleStore.from_settings(settings))
 
     def prepare(self) -> None:
         """Let every tool create what it needs before its first run (worker start)."""
@@ -122,7 +122,11 @@ class ToolActivities:
         rule, needs_approval, unreadable = await self._ruled(tool, call, request, needs_approval)
         reason = unreadable or reason
         head = tool.head(call)
-        activity.logger.info("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
+        # What the call says (SQL, a command) is DEBUG only: INFO lines carry no user text (issue 47).
+        activity.logger.debug("assessed %s: needs_approval=%s (%s)", summary, needs_approval, reason)
+        activity.logger.info(
+            "assessed %s (%d chars): needs_approval=%s", call.tool_id, len(summary), needs_approval
+        )
         return ToolAssessment(
             tool_id=call.tool_id,
             known=True,
@@ -177,9 +181,12 @@ class ToolActivities:
         tool = self.tools.get(run.call.tool_id)
         if tool is None:
             return ToolResult(tool_id=run.call.tool_id, ok=False, error=self._unknown(run.call.tool_id))
+        summary = tool.summarize(run.call)
+        activity.logger.debug("running %s", summary, extra={"interaction_id": run.interaction_id})
         activity.logger.info(
-            "running %s for %s",
-            tool.summarize(run.call),
+            "running %s (%d chars) for %s",
+            run.call.tool_id,
+            len(summary),
             run.owner_id,
             extra={"interaction_id": run.interaction_id},
         )
