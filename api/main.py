@@ -120,7 +120,7 @@ def create_app(
     app.state.artifacts = ArtifactStore.from_settings(settings)
     app.state.artifact_projects = ArtifactProjects(settings.data_dir)
     app.state.experience = index_for(settings)
-    app.state.rules = RuleStore.at(settings.rules_url, settings.data_dir)
+    app.state.rules = RuleStore.from_settings(settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(RPCError, temporal_error_handler)
     app.add_exception_handler(CallError, call_error_handler)

@@ -112,8 +112,10 @@ class TemporalSettings(_Group):
     codec_keys: str | None = Field(
         default=None,
         validation_alias=env("codec_keys", "SYNAPSE_CODEC_KEYS"),
-        description="`kid:base64key` entries separated by commas: every payload stored in Temporal is "
-        "encrypted (AES-GCM) with the first, any of them decrypts (see core/codec.py). Off when unset.",
+        description="`kid:base64key` entries separated by commas: every payload stored in Temporal, "
+        "and what Synapse's own stores keep (artifacts, rules, terminal records, experience), is "
+        "encrypted (AES-GCM) with the first, any of them decrypts (see core/codec.py, core/at_rest.py). "
+        "Off when unset.",
         repr=False,
     )
 

@@ -65,7 +65,7 @@ class ToolActivities:
         self.worker_queue: str | None = None
         """This worker's own task queue (`worker.py` sets it): where a worker-bound tool's state is."""
         self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
-        self.rules = RuleBook(RuleStore.at(settings.rules_url, settings.data_dir))
+        self.rules = RuleBook(RuleStore.from_settings(settings))
 
     def prepare(self) -> None:
         """Let every tool create what it needs before its first run (worker start)."""

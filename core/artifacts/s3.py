@@ -5,9 +5,10 @@ workers and API run on more than one machine.
 non-AWS service and `SYNAPSE_S3_REGION` names the region. Credentials come the standard AWS way
 (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, an instance role, ...) through
 boto3. Each artifact is one object, `<prefix><artifact id>`, with its media type as the object's
-`Content-Type` and its name, owner and creation time as user metadata (percent-encoded: S3
-metadata is ASCII). The claim check of Temporal payloads (`claim_check.py`) lands here too, so
-one bucket holds everything a deployment keeps out of history.
+`Content-Type` and its name, owner, creation time and size as user metadata (percent-encoded: S3
+metadata is ASCII; the size is the content's, which a sealed body exceeds). The claim check of
+Temporal payloads (`claim_check.py`) lands here too, so one bucket holds everything a deployment
+keeps out of history.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class S3Blobs:
         """Put the object unless it exists (the first name and owner stay, as in the local store)."""
         if self.info(info.artifact_id) is not None:
             return
-        metadata = {"created-at": info.created_at.isoformat()}
+        metadata = {"created-at": info.created_at.isoformat(), "size-bytes": str(info.size_bytes)}
         if info.name is not None:
             metadata["name"] = quote(info.name, safe="")
         if info.owner_id is not None:
@@ -107,11 +108,11 @@ class S3Blobs:
 def _info(artifact_id: str, response: dict[str, Any], size: int) -> ArtifactInfo:
     metadata = response.get("Metadata", {})
     name, owner_id = metadata.get("name"), metadata.get("owner-id")
-    created_at = metadata.get("created-at")
+    created_at, size_bytes = metadata.get("created-at"), metadata.get("size-bytes")
     return ArtifactInfo(
         artifact_id=artifact_id,
         media_type=response.get("ContentType") or "application/octet-stream",
-        size_bytes=size,
+        size_bytes=int(size_bytes) if size_bytes and size_bytes.isdigit() else size,
         name=None if name is None else unquote(name),
         owner_id=None if owner_id is None else unquote(owner_id),
         created_at=datetime.fromisoformat(created_at) if created_at else response["LastModified"],

@@ -5,7 +5,12 @@ An artifact's id is `art_` plus the SHA-256 of its content, so storing the same 
 bytes live is a backend (`Blobs`): one SQLite file under the data dir by default
 (`local.SqliteBlobs`), or an S3-compatible bucket (`s3.S3Blobs`) when `SYNAPSE_ARTIFACTS_URL` is
 `s3://bucket/prefix`. Every worker and API process of a deployment must use the same one.
-Nothing is deleted yet. Methods block; async callers use `asyncio.to_thread`.
+Nothing is deleted yet.
+
+With `SYNAPSE_CODEC_KEYS` set, the backend holds every artifact's content sealed
+(`core.at_rest`), bound to its id; the id stays that of the content in clear, so the same
+content is still stored once. Content written before the keys were set reads as it is (its
+bytes still hash to its id). Methods block; async callers use `asyncio.to_thread`.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, Protocol
 
 from contracts import ArtifactInfo, ArtifactRef
 
+from ..at_rest import Sealer
 from ..settings import Settings
 
 
@@ -58,26 +64,29 @@ class Blobs(Protocol):
 
 
 class ArtifactStore:
-    """Content-addressed artifacts on one backend."""
+    """Content-addressed artifacts on one backend, sealed by `sealer` (in clear by default)."""
 
-    def __init__(self, blobs: Blobs) -> None:
+    def __init__(self, blobs: Blobs, sealer: Sealer | None = None) -> None:
         self.blobs = blobs
+        self.sealer = sealer or Sealer()
 
     @classmethod
-    def for_data_dir(cls, data_dir: Path) -> ArtifactStore:
+    def for_data_dir(cls, data_dir: Path, sealer: Sealer | None = None) -> ArtifactStore:
         """The local store of a data dir (`<data_dir>/artifacts.db`)."""
         from .local import SqliteBlobs
 
-        return cls(SqliteBlobs.for_data_dir(data_dir))
+        return cls(SqliteBlobs.for_data_dir(data_dir), sealer)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ArtifactStore:
-        """The bucket of `SYNAPSE_ARTIFACTS_URL` when set, else the local store of the data dir."""
+        """The bucket of `SYNAPSE_ARTIFACTS_URL` when set, else the local store of the data dir;
+        sealed with `SYNAPSE_CODEC_KEYS` when set."""
+        sealer = Sealer.of(settings.temporal.codec_keys)
         if settings.artifacts.url is None:
-            return cls.for_data_dir(settings.data_dir)
+            return cls.for_data_dir(settings.data_dir, sealer)
         from .s3 import S3Blobs
 
-        return cls(S3Blobs.from_settings(settings.artifacts))
+        return cls(S3Blobs.from_settings(settings.artifacts), sealer)
 
     def put(
         self,
@@ -96,7 +105,7 @@ class ArtifactStore:
             owner_id=owner_id,
             created_at=datetime.now(UTC),
         )
-        self.blobs.write(info, content)
+        self.blobs.write(info, self.sealer.seal_bytes(content, _where(info.artifact_id)))
         return ArtifactRef(**info.model_dump(include=set(ArtifactRef.model_fields)))
 
     def put_json(self, value: Any, **kwargs: Any) -> ArtifactRef:
@@ -116,8 +125,17 @@ class ArtifactStore:
         found = self.blobs.read(artifact_id)
         if found is None:
             raise ArtifactNotFound(artifact_id)
-        return found
+        info, stored = found
+        if artifact_id_of(stored) == artifact_id:  # written in clear
+            return info, stored
+        content = self.sealer.open_bytes(stored, _where(artifact_id))
+        return info.model_copy(update={"size_bytes": len(content)}), content
 
     def get_json(self, artifact_id: str) -> Any:
         """An artifact stored as JSON, decoded."""
         return json.loads(self.get(artifact_id)[1])
+
+
+def _where(artifact_id: str) -> str:
+    """Where an artifact's sealed content belongs (authenticated with it)."""
+    return f"artifacts.content:{artifact_id}"

@@ -10,6 +10,10 @@ decided: a new rule's id is `rule_` and a ULID-like 26 characters (time, then ra
 deleted rule stays as a tombstone (who deleted it, when) that decides nothing and is listed by
 nothing. A table made before (ids `rule_<row number>`, rows deleted) is brought up to date when a
 store first opens it: its rules keep their ids.
+
+With `SYNAPSE_CODEC_KEYS` set, a rule's body (its reason, match and everything else it says) is
+stored sealed (`core.at_rest`), bound to its rule id; the columns rules are looked up by (tool,
+scope, project, user) stay in clear. Bodies written before the keys were set read as they are.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from sqlalchemy.exc import OperationalError
 
 from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleScope
 
+from ..at_rest import Sealer
 from ..database import create_schema, engine_for
+from ..settings import Settings
 
 METADATA = MetaData()
 RULES = Table(
@@ -94,15 +100,22 @@ def new_rule_id() -> str:
 class RuleStore:
     """The saved approval rules (see the module docstring)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, sealer: Sealer | None = None) -> None:
+        """The store at SQLAlchemy `url`, its bodies sealed by `sealer` (in clear by default)."""
         self.url = url
+        self._sealer = sealer or Sealer()
         self._engine: Engine | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def at(cls, url: str | None, data_dir: Path) -> RuleStore:
+    def at(cls, url: str | None, data_dir: Path, sealer: Sealer | None = None) -> RuleStore:
         """The store at `url`, or the SQLite file under `data_dir` when it is None."""
-        return cls(url or f"sqlite:///{data_dir / 'rules.db'}")
+        return cls(url or f"sqlite:///{data_dir / 'rules.db'}", sealer)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RuleStore:
+        """The store of `SYNAPSE_RULES_URL` (or the data dir), sealed with `SYNAPSE_CODEC_KEYS`."""
+        return cls.at(settings.rules_url, settings.data_dir, Sealer.of(settings.temporal.codec_keys))
 
     def _db(self) -> Engine:
         with self._lock:
@@ -131,7 +144,7 @@ class RuleStore:
                     scope=str(rule.scope),
                     project=rule.project,
                     user=rule.user,
-                    body=rule.model_dump_json(),
+                    body=self._sealer.seal_text(rule.model_dump_json(), _where(rule_id)),
                     created_at=now,
                 )
             )
@@ -159,7 +172,7 @@ class RuleStore:
             row = db.execute(select(RULES).where(RULES.c.rule_id == rule_id)).first()
         if row is None:
             raise RuleNotFound(f"no rule {rule_id!r}; GET /rules lists them")
-        rule = _saved(row)
+        rule = self._saved(row)
         if rule.deleted_at is not None:
             raise RuleDeleted(rule)
         return rule
@@ -180,7 +193,7 @@ class RuleStore:
         if scope is not None:
             query = query.where(RULES.c.scope == str(scope))
         with self._db().connect() as db:
-            return [_saved(row) for row in db.execute(query)]
+            return [self._saved(row) for row in db.execute(query)]
 
     def for_call(self, tool_id: str, context: RuleContext) -> list[ApprovalRule]:
         """The live rules that may decide a call of `tool_id` in this project, for this user."""
@@ -191,7 +204,18 @@ class RuleStore:
             "user": context.user or None,
         }
         with self._db().connect() as db:
-            return [_saved(row) for row in db.execute(_FOR_CALL, values)]
+            return [self._saved(row) for row in db.execute(_FOR_CALL, values)]
+
+    def _saved(self, row: Any) -> ApprovalRule:
+        """The rule of a row, its body opened."""
+        rule = NewRule.model_validate_json(self._sealer.open_text(row.body, _where(row.rule_id)))
+        return ApprovalRule(
+            **rule.model_dump(),
+            rule_id=row.rule_id,
+            created_at=_utc(row.created_at),
+            deleted_by=row.deleted_by,
+            deleted_at=_utc(row.deleted_at) if row.deleted_at else None,
+        )
 
 
 _FOR_CALL = (
@@ -243,15 +267,9 @@ def _columns(db: Connection) -> set[str]:
     return {column["name"] for column in inspect(db).get_columns(RULES.name)}
 
 
-def _saved(row: Any) -> ApprovalRule:
-    rule = NewRule.model_validate_json(row.body)
-    return ApprovalRule(
-        **rule.model_dump(),
-        rule_id=row.rule_id,
-        created_at=_utc(row.created_at),
-        deleted_by=row.deleted_by,
-        deleted_at=_utc(row.deleted_at) if row.deleted_at else None,
-    )
+def _where(rule_id: str) -> str:
+    """Where a rule's sealed body belongs (authenticated with it)."""
+    return f"approval_rules.body:{rule_id}"
 
 
 def _utc(at: datetime) -> datetime:

@@ -199,8 +199,13 @@ async def _attempt(
                 status="SUCCESS", output=AgentIntent(thought=thought, intent=intent), metadata=metadata
             )
         if asked == 0:
+            # Problems may quote the call's arguments: DEBUG only, INFO carries no user text (issue 47).
+            logger.debug("agent %s: bad tool calls: %s", spec.name, problems)
             logger.info(
-                "agent %s: model %s proposed bad tool calls, asking again: %s", spec.name, model, problems
+                "agent %s: model %s proposed %d bad tool call(s), asking again",
+                spec.name,
+                model,
+                len(problems),
             )
             metadata["reasked"] = list(problems.values())
             skipped = "not run: another call in this turn was malformed; propose your calls again"

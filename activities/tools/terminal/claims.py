@@ -3,7 +3,8 @@
 A claim is taken (`started`) before the command is sent and completed with its result after; a
 retried activity that finds the result answers with it, and one that finds only `started` (the
 worker died mid-command) answers "interrupted" instead of running the command again. Kept in
-`<data_dir>/terminal.db`, shared by the worker's threads and processes.
+`<data_dir>/terminal.db`, shared by the worker's threads and processes. With `SYNAPSE_CODEC_KEYS`
+set, a claim's command and result are stored sealed (`core.at_rest`), bound to the claim.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from contracts import ToolResult
+from core.at_rest import Sealer
 from core.sqlite import SqliteFile
 
 SCHEMA = (
@@ -25,9 +27,10 @@ SCHEMA = (
 class CommandClaims:
     """Claims of approved commands."""
 
-    def __init__(self, path: Path) -> None:
-        """Keep them in the SQLite file at `path`."""
+    def __init__(self, path: Path, sealer: Sealer | None = None) -> None:
+        """Keep them in the SQLite file at `path`, sealed by `sealer` (in clear by default)."""
         self._db = SqliteFile(path, SCHEMA)
+        self._sealer = sealer or Sealer()
 
     def take(self, claim: str, command: str) -> ToolResult | None:
         """Claim a run; None when it is ours to run, else what an earlier attempt left."""
@@ -35,13 +38,19 @@ class CommandClaims:
             try:
                 db.execute(
                     "INSERT INTO terminal_runs (claim, command, started_at) VALUES (?, ?, ?)",
-                    (claim, command, datetime.now(UTC).isoformat()),
+                    (
+                        claim,
+                        self._sealer.seal_text(command, _where(claim, "command")),
+                        datetime.now(UTC).isoformat(),
+                    ),
                 )
                 return None
             except sqlite3.IntegrityError:
                 row = db.execute("SELECT result_json FROM terminal_runs WHERE claim = ?", (claim,)).fetchone()
         if row and row[0]:
-            return ToolResult.model_validate_json(row[0])
+            return ToolResult.model_validate_json(
+                self._sealer.open_text(row[0], _where(claim, "result_json"))
+            )
         return ToolResult(
             tool_id="terminal",
             ok=False,
@@ -55,5 +64,15 @@ class CommandClaims:
         with self._db.connect() as db:
             db.execute(
                 "UPDATE terminal_runs SET result_json = ? WHERE claim = ?",
-                (json.dumps(result.model_dump(mode="json")), claim),
+                (
+                    self._sealer.seal_text(
+                        json.dumps(result.model_dump(mode="json")), _where(claim, "result_json")
+                    ),
+                    claim,
+                ),
             )
+
+
+def _where(claim: str, column: str) -> str:
+    """Where a claim's sealed command or result belongs (authenticated with it)."""
+    return f"terminal_runs.{column}:{claim}"

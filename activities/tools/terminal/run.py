@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from contracts import ToolResult, ToolRun
+from core.at_rest import Sealer
 from core.settings import Settings
 
 from ...heartbeats import heartbeat_while_running
@@ -42,7 +43,9 @@ class CommandRunner:
             name.strip() for name in tools.terminal_env.split(",") if name.strip()
         )
         self._limits = Limits(tools.terminal_timeout_seconds, tools.terminal_idle_seconds)
-        self._claims = CommandClaims(settings.data_dir / "terminal.db")
+        self._claims = CommandClaims(
+            settings.data_dir / "terminal.db", Sealer.of(settings.temporal.codec_keys)
+        )
         self.terminals = Terminals(self._backend, settings.data_dir.resolve() / "terminal", RAW_BYTES)
         """The terminals, by the workflow id of their owner."""
         self._locks: dict[str, asyncio.Lock] = {}
