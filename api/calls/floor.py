@@ -69,7 +69,12 @@ def refusals(
     `profile_sandbox`: the sandbox of the session's profile, its choice when `body` names none.
     """
     found: list[str] = []
-    if not caller.may_act_in(body.project):
+    if body.project is None and not caller.may_act_in(None):
+        found.append(
+            f"project: {caller.principal or 'the caller'} acts only in its projects "
+            f"({', '.join(sorted(caller.projects or ()))}); name one"
+        )
+    elif not caller.may_act_in(body.project):
         found.append(
             f"project {body.project!r} is not one {caller.principal or 'the caller'} may act in "
             f"({', '.join(sorted(caller.projects or ())) or 'none'}): a key acts only in its projects"

@@ -144,7 +144,10 @@ def test_a_caller_acts_only_in_its_projects_admin_or_not() -> None:
     assert refused(scoped, project="bank") == (
         "project 'bank' is not one otto may act in (blog, shop): a key acts only in its projects"
     )
-    assert refused(scoped, project="shop") == "" and refused(scoped) == ""
+    assert refused(scoped, project="shop") == ""
+    assert refused(scoped) == "project: otto acts only in its projects (blog, shop); name one", (
+        "a scoped key starts nothing of no project"
+    )
     assert "project 'bank'" in refused(
         Caller("ada", Role.admin, projects=frozenset({"shop"})), project="bank"
     )
