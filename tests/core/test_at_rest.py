@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.at_rest import MAGIC, TEXT_PREFIX, Sealer
@@ -17,6 +17,7 @@ SEALER = Sealer([NEW])
 WHERE = "approval_rules.body:rule_1"
 
 
+@settings(max_examples=60, deadline=None)  # a loaded machine is slow, not wrong
 @given(st.binary(max_size=2000))
 def test_bytes_open_as_they_were_sealed_and_hold_nothing_of_them(plain: bytes) -> None:
     stored = SEALER.seal_bytes(plain, WHERE)
@@ -25,6 +26,7 @@ def test_bytes_open_as_they_were_sealed_and_hold_nothing_of_them(plain: bytes) -
         assert plain not in stored[len(MAGIC) + 1 + len(b"k2") :]
 
 
+@settings(max_examples=60, deadline=None)
 @given(st.text(max_size=500))
 def test_text_opens_as_it_was_sealed(plain: str) -> None:
     stored = SEALER.seal_text(plain, WHERE)
