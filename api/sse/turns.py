@@ -66,6 +66,7 @@ def pending_of(chunk: TaskStreamChunk) -> InteractionRequest:
         approvals_required=int(meta.get("approvals_required") or 1),
         escalate_to=list(meta.get("escalate_to") or []),
         escalate_at=datetime.fromisoformat(escalates) if isinstance(escalates, str) else None,
+        ask=meta.get("ask"),
     )
 
 

@@ -185,3 +185,30 @@ async def test_a_chat_answer_to_a_relayed_question_is_the_answer_not_a_verdict(
     )
     assert answered.status_code == 200, answered.text
     assert "不知道，eu-west" in json.dumps(answered.json()["answer"], ensure_ascii=False), answered.text
+
+
+async def test_a_plan_sent_with_wait_shows_its_gate_everywhere_and_a_chat_yes_ends_the_turn(
+    http: httpx.AsyncClient,
+) -> None:
+    """The reported path: the plan's turn waits (202) on the graph's gate; that gate is the one the
+    session lists, and a chat approval with `?wait=true` ends its
+    turn with the graph's outputs (recorded as the approver's, through the HTTP door it came by)."""
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    waiting = await http.post(
+        f"/sessions/{key}/messages",
+        params={"wait": "true"},
+        json={"content": plan_message(BLUEPRINT), "principal": "alice"},
+    )
+    assert waiting.status_code == 202 and waiting.json()["status"] == "waiting", waiting.text
+    gate = waiting.json()["pending"]
+    assert gate["ask"]["kind"] == "gate" and gate["task_id"].startswith("graph:"), gate
+    listed = (await http.get(f"/sessions/{key}")).json()["pending_interactions"]
+    assert [r["interaction_id"] for r in listed] == [gate["interaction_id"]]
+    approved = await http.post(
+        f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "好的", "principal": "bob"}
+    )
+    assert approved.status_code == 200 and approved.json()["status"] == "completed", approved.text
+    assert approved.json()["answer"]["outputs"] == {"publish": {"total": 42}}
+    assert (await http.get(f"/sessions/{key}")).json()["pending_interactions"] == []
+    audit = (await http.get(f"/graphs/{approved.json()['answer']['graph_id']}/audit")).json()["entries"]
+    assert [(e["principal"], e["channel"]) for e in audit if e["kind"] == "approved"] == [("bob", "http")]

@@ -79,6 +79,7 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
         "approvals_required": request.approvals_required,
         "escalate_to": request.escalate_to,
         "escalate_at": request.escalate_at.isoformat() if request.escalate_at else None,
+        "ask": request.ask.model_dump(mode="json") if request.ask else None,
     }
 
 
