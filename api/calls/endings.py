@@ -40,7 +40,11 @@ class Ending:
     def words(self) -> str:
         """`was terminated at 2025-01-02 10:02:03 UTC (by alice: stuck)`, for refusals."""
         when = f" at {self.at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if self.at else ""
-        return f"was {self.status.replace('_', ' ')}{when} ({self.reason})"
+        return f"{VERBS.get(self.status, self.status)}{when} ({self.reason})"
+
+
+VERBS = {"terminated": "was terminated", "timed_out": "timed out", "cancelled": "was cancelled"}
+"""How `Ending.words` says what happened, where the status does not say it alone (`failed`)."""
 
 
 async def ending_of(client: Client, workflow_id: str, run_id: str | None = None) -> Ending | None:
@@ -64,11 +68,11 @@ async def _ending(client: Client, event: HistoryEvent) -> Ending | None:
         by = f"by {terminated.identity}: " if terminated.identity else ""
         return Ending("terminated", f"{by}{terminated.reason or 'no reason given'}", at)
     if event.HasField("workflow_execution_timed_out_event_attributes"):
-        return Ending("timed_out", "its workflow ran past the execution timeout it was started with", at)
+        return Ending("timed_out", "it ran past the execution timeout it was started with", at)
     if event.HasField("workflow_execution_failed_event_attributes"):
         failure = event.workflow_execution_failed_event_attributes.failure
         error = await client.data_converter.decode_failure(failure)
-        return Ending("failed", f"its workflow failed: {error}", at)
+        return Ending("failed", str(error) or type(error).__name__, at)
     if event.HasField("workflow_execution_canceled_event_attributes"):
-        return Ending("cancelled", "its workflow was cancelled in Temporal", at)
+        return Ending("cancelled", "a cancellation in Temporal", at)
     return None

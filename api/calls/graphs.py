@@ -225,7 +225,7 @@ async def reopen(
     in_flight: list[str] = []
     if ending is not None and state.status in ended.STILL_GOING:
         at = ending.at or state.last_activity
-        in_flight = interrupted(state, ending.status, ended.graph_reason(ending), at)
+        in_flight = interrupted(state, ending.status, f"its workflow {ending.words()}", at)
     if state.status not in REOPENABLE:
         raise Closed(
             f"{name_of(graph_id)} is {state.status}; only a completed, failed, terminated or timed-out "

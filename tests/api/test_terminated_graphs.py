@@ -178,7 +178,7 @@ async def test_a_timed_out_graph_reads_timed_out_and_a_blueprint_reopens_it(
         summary is not None and summary["status"] == "timed_out" and "execution timeout" in summary["reason"]
     )
     refused = await decide(http, graph_id, first.pending_interactions[0].interaction_id)
-    assert refused.status_code == 409 and "was timed out" in refused.json()["detail"], refused.text
+    assert refused.status_code == 409 and "timed out at" in refused.json()["detail"], refused.text
 
     extended = await http.post(
         f"/graphs/{graph_id}/blueprint", json={"new_tasks": [task("notify", input_data={"echo": "sent"})]}

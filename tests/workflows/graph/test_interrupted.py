@@ -98,11 +98,15 @@ def test_a_reopened_graph_goes_on_from_its_last_good_state(row: Row) -> None:
     was_running = [t for t in state.tasks.values() if t.status == "running"]
     started = _started(player)
 
-    runs = interrupted(state, "terminated", "by alice: stuck", NOW)
+    runs = interrupted(state, "terminated", "its workflow was terminated (by alice: stuck)", NOW)
 
     assert sorted(runs) == started, "every run in flight is to be cancelled"
     assert player.statuses() | row.ended == player.statuses(), "the last good state"
-    assert (state.status, state.reason, state.finished_at) == ("terminated", "by alice: stuck", NOW)
+    assert (state.status, state.reason, state.finished_at) == (
+        "terminated",
+        "its workflow was terminated (by alice: stuck)",
+        NOW,
+    )
     assert set(state.decided) == open_gates, "each gate that waited is withdrawn"
     assert all(outcome.decided_by == Principal.ENDED for outcome in state.decided.values())
     reopened = Player(player.scheduler).play([])

@@ -30,10 +30,11 @@ INTERRUPTED = (TaskStatus.RUNNING, TaskStatus.WAITING)
 
 
 def interrupted(state: GraphState, status: str, reason: str, at: datetime) -> list[str]:
-    """Make `state` (a run Temporal ended while it ran) the last good state, ended `status` with
-    `reason` (see the module docstring); the workflow ids of the runs that were in flight, which
-    may still be going (a graph's runs outlive it) and are to be cancelled."""
-    why = f"interrupted: the graph's run was {status.replace('_', ' ')} ({reason})"
+    """Make `state` (a run Temporal ended while it ran) the last good state, ended `status`
+    (`terminated`, `timed_out`, `failed`) with `reason`, how in words (see the module docstring);
+    the workflow ids of the runs that were in flight, which may still be going (a graph's runs
+    outlive it) and are to be cancelled."""
+    why = f"interrupted: {reason}"
     in_flight: list[str] = []
     withdrawn: list[str] = []
     for task in state.tasks.values():
