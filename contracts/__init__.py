@@ -40,6 +40,7 @@ from .errors import ErrorBody, ErrorType, FieldError, Principal
 from .experience import ExperienceMatch, ExperienceOutcome, ExperienceRecord, TurnToRemember
 from .grants import ASK_USER, Grant, GrantList, GrantRevocation, GrantScope
 from .graph import (
+    ENDED_OUTSIDE,
     FINISHED_TASK,
     AgentTaskInput,
     BlueprintChange,
@@ -126,6 +127,7 @@ __all__ = [
     "ANY_TOOL_RULE",
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
+    "ENDED_OUTSIDE",
     "FINISHED_TASK",
     "PERSON_SOURCES",
     "AgentContextConfig",

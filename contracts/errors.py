@@ -91,6 +91,9 @@ class Principal(StrEnum):
     """A caller that gave no principal (only possible with API keys off)."""
     ROLLBACK = "system:rollback"
     """A graph task was rolled back while its gate waited: the gate is withdrawn (a denial)."""
+    ENDED = "system:ended"
+    """Temporal ended the run (terminated, timed out, failed) while the request waited: it is
+    withdrawn (a denial); a reopened graph asks again."""
 
 
 class FieldError(BaseModel):

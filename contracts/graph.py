@@ -63,8 +63,20 @@ class GraphStatus(StrEnum):
     PAUSED = "paused"
     COMPLETED = "completed"
     FAILED = "failed"
-    """Finished, with at least one task failed and no `on_failure` to follow."""
+    """Finished, with at least one task failed and no `on_failure` to follow; or its workflow failed
+    outside Synapse's code while it ran (`reason` says how)."""
     CANCELLED = "cancelled"
+    TERMINATED = "terminated"
+    """Its workflow was terminated in Temporal while it ran (`temporal workflow terminate`, or
+    Temporal itself, e.g. for a workflow task over its limits); `reason` gives the terminate reason.
+    Nothing of it runs or waits any more."""
+    TIMED_OUT = "timed_out"
+    """Its workflow ran past the execution timeout it was started with; nothing of it runs any more."""
+
+
+ENDED_OUTSIDE = (GraphStatus.TERMINATED, GraphStatus.TIMED_OUT)
+"""How a graph reads whose workflow Temporal ended while it ran (besides `failed`): reopened,
+like a failed graph, by a rollback or a blueprint, from its last good state."""
 
 
 class LoopInstance(Contract):
@@ -346,7 +358,9 @@ class GraphView(Contract):
     outputs: dict[str, Any] = Field(
         default_factory=dict, description="Outputs of the finished tasks nothing depends on, by blueprint id."
     )
-    reason: str | None = Field(default=None, description="Why it failed or was cancelled.")
+    reason: str | None = Field(
+        default=None, description="Why it failed, was cancelled, terminated or timed out."
+    )
 
 
 class GraphSummary(Contract):
@@ -354,11 +368,18 @@ class GraphSummary(Contract):
 
     graph_id: str = Field(description="The graph's UUID.")
     workflow_id: str = Field(description="`graph:<uuid>`.")
-    status: str = Field(description="Where it is: running, paused, completed, failed, cancelled.")
+    status: str = Field(
+        description="Where it is: running, paused, completed, failed, cancelled, terminated, timed_out."
+    )
     pending: int = Field(default=0, description="Gates and tool approvals waiting for a person.")
     channel: str | None = Field(default=None, description="Where it was started from.")
     started_at: datetime | None = Field(default=None, description="When its first run started (UTC).")
     closed: bool = Field(default=False, description="Its current run has ended (it may still be reopened).")
+    reason: str | None = Field(
+        default=None,
+        description="How its workflow ended, when Temporal ended it while it ran (terminated, "
+        "timed out, failed outside Synapse's code).",
+    )
 
 
 class GraphQuery(Contract):

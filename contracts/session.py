@@ -219,4 +219,12 @@ class SessionSummary(Contract):
     channel: str | None = Field(default=None, description="Where it was started from.")
     agent_id: str | None = Field(default=None, description="Its agent.")
     started_at: datetime | None = Field(default=None, description="When it started (UTC).")
-    closed: bool = Field(default=False, description="Its workflow has ended (completed, cancelled, failed).")
+    closed: bool = Field(
+        default=False,
+        description="Its workflow has ended (completed, cancelled, failed, terminated, timed out).",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="How its workflow ended, when Temporal ended it while it ran (terminated, "
+        "timed out, failed outside Synapse's code).",
+    )

@@ -211,6 +211,12 @@ class SessionStatus(StrEnum):
     CANCELLED = "cancelled"
     COMPLETED = "completed"
     FAILED = "failed"
+    """It failed (a session: its workflow failed outside Synapse's code; `reason` says how)."""
+    TERMINATED = "terminated"
+    """Its workflow was terminated in Temporal while it ran; `reason` gives the terminate reason.
+    A session's next message starts it again as a new conversation."""
+    TIMED_OUT = "timed_out"
+    """Its workflow ran past the execution timeout it was started with."""
 
 
 class AuditEntry(Contract):
@@ -286,6 +292,11 @@ class LiveSession(Contract):
     sandbox: SandboxProfile | None = Field(
         default=None,
         description="The sandbox its approved commands run in (None: the agent's or the worker's).",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="How its workflow ended, when Temporal ended it while it ran (terminated, timed "
+        "out, failed outside Synapse's code); what it asked then is withdrawn.",
     )
 
 

@@ -7,6 +7,8 @@ Built on `workflow.py` (same errors); a blueprint is checked before any of this
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -14,8 +16,10 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
 from contracts import (
+    ENDED_OUTSIDE,
     AgentSpec,
     BlueprintChange,
     GraphConfig,
@@ -29,13 +33,17 @@ from core.settings import Settings
 from workflows.graph import TaskGraphWorkflow, interventions, plans
 from workflows.graph.blueprint import BlueprintRefused, expand
 from workflows.graph.cel import Conditions
+from workflows.graph.rules.interrupted import interrupted
 from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
 from workflows.graph.view import start_search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 from workflows.versioning import GENERATION
 
-from . import workflow
+from . import ended, workflow
+from .endings import Ending
 from .errors import Closed, NotFound, Refused
+
+log = logging.getLogger(__name__)
 
 
 def name_of(graph_id: str) -> str:
@@ -83,18 +91,28 @@ async def query(client: Client, graph_id: str, query: Any, *args: Any, wait: tim
     )
 
 
+async def read(
+    client: Client, graph_id: str, query: Any, *args: Any, wait: timedelta
+) -> tuple[Any, Ending | None]:
+    """Run one of the graph's queries: its answer, and how its workflow ended when Temporal ended
+    it (`workflow.read`: no cost while it runs)."""
+    return await workflow.read(
+        client, graph_workflow_id(graph_id), name_of(graph_id), query, *args, wait=wait
+    )
+
+
 async def view(client: Client, graph_id: str, page: GraphQuery, *, wait: timedelta) -> GraphView:
-    """The graph with one page of its tasks."""
-    found: GraphView = await query(client, graph_id, TaskGraphWorkflow.get_state, page, wait=wait)
-    return found
+    """The graph with one page of its tasks (as it ended, when Temporal ended it: `ended`)."""
+    found, ending = await read(client, graph_id, TaskGraphWorkflow.get_state, page, wait=wait)
+    return ended.graph_view(found, ending)
 
 
 async def get_task(client: Client, graph_id: str, task_uuid: str, *, wait: timedelta) -> GraphTask:
     """One task of the graph with every version it ran; `NotFound` for an unknown task."""
-    task: GraphTask | None = await query(client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=wait)
+    task, ending = await read(client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=wait)
     if task is None:
         raise NotFound(f"no task {task_uuid} in {name_of(graph_id)}")
-    return task
+    return ended.graph_task(task, ending)
 
 
 def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> str:
@@ -126,12 +144,20 @@ def task_run_of(task: GraphTask, version: int | None, instance: int | None) -> s
 
 
 async def interaction_owner(client: Client, graph_id: str, interaction_id: str, *, wait: timedelta) -> str:
-    """The workflow (the graph or one of its task runs) that asked `interaction_id`; `NotFound` if none."""
-    owner: str | None = await query(
-        client, graph_id, TaskGraphWorkflow.find_interaction, interaction_id, wait=wait
-    )
+    """The workflow (the graph or one of its task runs) that asked `interaction_id`; `NotFound` if
+    none; `Closed` when Temporal ended the graph's workflow (what it asked was withdrawn, even what
+    its task runs, which outlive it, still ask)."""
+    asked = TaskGraphWorkflow.find_interaction
+    owner: str | None
+    owner, ending = await read(client, graph_id, asked, interaction_id, wait=wait)
     if owner is None:
         raise NotFound(f"no interaction {interaction_id!r} in {name_of(graph_id)}")
+    if ending is not None:
+        again = "; roll a task back (ROLLBACK_AND_MODIFY) to reopen it: its gates ask again"
+        raise Closed(
+            f"{name_of(graph_id)} {ending.words()}: {interaction_id!r} was withdrawn with everything it "
+            f"asked{'' if ending.status == 'cancelled' else again}"
+        )
     return owner
 
 
@@ -170,7 +196,7 @@ async def run_update(
     return view_after
 
 
-REOPENABLE = ("completed", "failed")
+REOPENABLE = ("completed", "failed", *ENDED_OUTSIDE)
 REOPEN_WAIT = timedelta(seconds=10)
 """How long reading a closed graph's final state (or a reopened one's first) may take (a worker replays it)."""
 
@@ -185,16 +211,25 @@ async def reopen(
     change: BlueprintChange | None = None,
 ) -> None:
     """Take a closed graph up again: its next run (same workflow id) starts from its final state
-    with the change applied. The change is checked here against that state first (the same checks
-    as on a running graph: `NotFound`, `Refused`); a cancelled graph is not reopened (`Closed`)."""
+    with the change applied; one Temporal ended while it ran, from its last good state
+    (`rules.interrupted`: its runs then in flight are cancelled, their tasks run again). The change
+    is checked here against that state first (the same checks as on a running graph: `NotFound`,
+    `Refused`); a cancelled graph is not reopened (`Closed`)."""
     workflow_id = graph_workflow_id(graph_id)
-    description = await client.get_workflow_handle(workflow_id).describe()
-    last: GraphRunInput = await query(client, graph_id, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT)
+    description, (last, ending) = await asyncio.gather(
+        client.get_workflow_handle(workflow_id).describe(),
+        read(client, graph_id, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT),
+    )
     state = last.state
     assert state is not None
+    in_flight: list[str] = []
+    if ending is not None and state.status in ended.STILL_GOING:
+        at = ending.at or state.last_activity
+        in_flight = interrupted(state, ending.status, f"its workflow {ending.words()}", at)
     if state.status not in REOPENABLE:
         raise Closed(
-            f"{name_of(graph_id)} is {state.status}; only a completed or failed graph can be reopened"
+            f"{name_of(graph_id)} is {state.status}; only a completed, failed, terminated or timed-out "
+            "graph can be reopened"
         )
     if intervention is not None:
         if intervention.intervention_type != "ROLLBACK_AND_MODIFY":
@@ -223,6 +258,9 @@ async def reopen(
         except BlueprintRefused as err:
             raise Refused(plans.refused(err).type, str(err)) from err
         reason = "a blueprint sent to it"
+    if ending is not None:
+        reason += f"; its last run {ending.words()}"
+    await _cancel_runs(client, in_flight)
     run = GraphRunInput(
         config=last.config,
         state=state,
@@ -247,3 +285,16 @@ async def reopen(
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
         search_attributes=start_search_attributes(last.config),
     )
+
+
+async def _cancel_runs(client: Client, runs: list[str]) -> None:
+    """Ask the runs a graph had in flight when Temporal ended it to cancel (they outlive it); best
+    effort: one that has ended meanwhile is left alone, and what they report later is stale."""
+    results = await asyncio.gather(
+        *(client.get_workflow_handle(run).cancel() for run in runs), return_exceptions=True
+    )
+    for run, result in zip(runs, results, strict=True):
+        if isinstance(result, Exception) and not (
+            isinstance(result, RPCError) and workflow.is_not_found(result)
+        ):
+            log.info("run %s of an ended graph not cancelled: %s", run, result)

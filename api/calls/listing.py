@@ -1,7 +1,10 @@
-"""Lists of sessions from Temporal's visibility: what `GET /sessions` and a REPL's `/sessions` show.
+"""Lists of sessions and graphs from Temporal's visibility: what `GET /sessions`, `GET /graphs` and
+a REPL's `/sessions` show.
 
-Read from the search attributes every session keeps up to date (`SynapseStatus`, `SynapsePending`,
-`SynapseChannel`, `SynapseAssignee`), so listing costs the sessions nothing.
+Read from the search attributes every session and graph keeps up to date (`SynapseStatus`,
+`SynapsePending`, `SynapseChannel`, `SynapseAssignee`), so listing costs them nothing. One that
+Temporal ended while it ran (its search attributes still say it runs) reads as it ended, from the
+execution's status, with how from its close event (read only for those, together).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from workflows.identity import search_attributes
 from workflows.identity.ids import graph_id_of, session_key_of
 from workflows.session import SessionWorkflow
 
-from . import sessions
+from . import ended, sessions
+from .endings import ENDED_AS, Ending, ending_of
 
 SEARCHED_AS = {str(SessionStatus.ACTIVE): "running"}
 """A session status as `SynapseStatus` holds it, where they differ (`session.view.SEARCH_STATUS`)."""
@@ -32,22 +36,25 @@ async def list_sessions(
     (`scope.visible_to`)."""
     query = f"WorkflowType = '{SessionWorkflow.__name__}'{within}"
     if status is not None:
-        query += f" AND {search_attributes.STATUS.name} = '{SEARCHED_AS.get(status, status)}'"
+        query += _in_status(SEARCHED_AS.get(status, status))
     if waiting:
-        query += f" AND {search_attributes.PENDING.name} > 0"
+        query += f" AND {search_attributes.PENDING.name} > 0 AND ExecutionStatus = 'Running'"
     found: list[SessionSummary] = []
-    async for execution in latest_runs(client.list_workflows(query, limit=limit)):
+    executions = [e async for e in latest_runs(client.list_workflows(query, limit=limit))]
+    for execution, ending in zip(executions, await _endings(client, executions), strict=True):
         attributes = execution.typed_search_attributes
+        pending = attributes.get(search_attributes.PENDING) or 0
         found.append(
             SessionSummary(
                 session_key=session_key_of(execution.id),
                 workflow_id=execution.id,
-                status=_status(attributes.get(search_attributes.STATUS)),
-                pending=attributes.get(search_attributes.PENDING) or 0,
+                status=ending.status if ending else _status(attributes.get(search_attributes.STATUS)),
+                pending=0 if ending else pending,
                 channel=attributes.get(search_attributes.CHANNEL),
                 agent_id=attributes.get(search_attributes.ASSIGNEE),
                 started_at=execution.start_time,
                 closed=execution.status not in (None, WorkflowExecutionStatus.RUNNING),
+                reason=ended.session_reason(ending) if ending else None,
             )
         )
     return found
@@ -61,22 +68,62 @@ async def list_graphs(
     session, never in this list)."""
     query = f"WorkflowType = '{TaskGraphWorkflow.__name__}' AND ExecutionStatus != 'ContinuedAsNew'{within}"
     if status is not None:
-        query += f" AND {search_attributes.STATUS.name} = '{status}'"
+        query += _in_status(status)
     found: list[GraphSummary] = []
-    async for execution in latest_runs(client.list_workflows(query, limit=limit)):
+    executions = [e async for e in latest_runs(client.list_workflows(query, limit=limit))]
+    for execution, ending in zip(executions, await _endings(client, executions), strict=True):
         attributes = execution.typed_search_attributes
         found.append(
             GraphSummary(
                 graph_id=graph_id_of(execution.id),
                 workflow_id=execution.id,
-                status=attributes.get(search_attributes.STATUS) or "running",
-                pending=attributes.get(search_attributes.PENDING) or 0,
+                status=ending.status if ending else attributes.get(search_attributes.STATUS) or "running",
+                pending=0 if ending else attributes.get(search_attributes.PENDING) or 0,
                 channel=attributes.get(search_attributes.CHANNEL),
                 started_at=execution.start_time,
                 closed=execution.status not in (None, WorkflowExecutionStatus.RUNNING),
+                reason=ended.graph_reason(ending) if ending else None,
             )
         )
     return found
+
+
+GOING = ("running", "paused", *SEARCHED_AS.values(), *ended.SESSION_GOING)
+"""`SynapseStatus` values of a graph or session still going: one Temporal ended keeps them."""
+ENDED_IN_VISIBILITY = {
+    "terminated": "Terminated",
+    "timed_out": "TimedOut",
+    "failed": "Failed",
+    "cancelled": "Canceled",
+}
+"""The execution status (as visibility queries name it) of a workflow Temporal ended, by the status
+its graph or session reads as (`endings.ENDED_AS`)."""
+
+
+def _in_status(status: str) -> str:
+    """The visibility clause keeping graphs or sessions that read as `status`: one Temporal ended
+    while it ran by its execution status, or Synapse's own status (a graph failed by its tasks, a
+    session cancelled); one still going only while its workflow runs."""
+    searched = f"{search_attributes.STATUS.name} = '{status}'"
+    if status in ENDED_IN_VISIBILITY:
+        return f" AND (ExecutionStatus = '{ENDED_IN_VISIBILITY[status]}' OR {searched})"
+    return f" AND {searched}" + (" AND ExecutionStatus = 'Running'" if status in GOING else "")
+
+
+async def _endings(client: Client, executions: list[WorkflowExecution]) -> list[Ending | None]:
+    """How Temporal ended each execution that it ended while it still ran (None for the others),
+    read together; only those cost a call."""
+
+    async def ending(execution: WorkflowExecution) -> Ending | None:
+        if execution.status not in ENDED_AS:
+            return None
+        if execution.typed_search_attributes.get(search_attributes.STATUS) not in GOING:
+            return None  # it had finished by itself (a session cancelled, a graph completed)
+        status = ENDED_AS[execution.status]
+        unknown = Ending(status, "how is not known: its close event could not be read", execution.close_time)
+        return await ending_of(client, execution.id, execution.run_id) or unknown
+
+    return list(await asyncio.gather(*(ending(execution) for execution in executions)))
 
 
 def _status(searched: str | None) -> str:

@@ -41,7 +41,7 @@ from workflows.session.state import SessionRunInput
 from workflows.session.view import start_search_attributes
 from workflows.versioning import GENERATION
 
-from . import workflow
+from . import ended, endings, workflow
 from .busy import retry_while_busy
 from .errors import AlreadyExists, CallError, Cancelled, NotFound
 from .workflow import BUSY_RETRY_SECONDS, CLOSED_STATUS, QUERY_WAIT
@@ -210,6 +210,8 @@ class EndedRun:
     closed_at: datetime | None
     """None: cancelled, and still closing (a message signalled to it now would be dropped, and one
     sent once it has closed would start it again)."""
+    reason: str | None = None
+    """How Temporal ended it, when it did (terminated, timed out, failed: `endings`)."""
 
     @property
     def cancelled(self) -> bool:
@@ -245,9 +247,10 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
         status = description.typed_search_attributes.get(search_attributes.STATUS) or SessionStatus.COMPLETED
-    else:
-        status = CLOSED_STATUS.get(description.status, "closed")
-    return EndedRun(status, description.close_time)
+        return EndedRun(status, description.close_time)
+    status = CLOSED_STATUS.get(description.status, "closed")
+    ending = await endings.ending_of(client, description.id, description.run_id)
+    return EndedRun(status, description.close_time, ending.reason if ending else None)
 
 
 async def cancellation(
@@ -299,8 +302,9 @@ async def closed(client: Client, key: str, *, within: float) -> None:
 def restart_note(key: str, ended: EndedRun) -> str:
     """What a message that started the session again is told about the run before."""
     had = _HAD.get(ended.status, ended.status)
+    how = f" ({ended.reason})" if ended.reason else ""
     return (
-        f"{name_of(key)} had {had} {when(ended.closed_at)}; this message started it again as a new "
+        f"{name_of(key)} had {had} {when(ended.closed_at)}{how}; this message started it again as a new "
         "conversation (the agent does not see the earlier messages)"
     )
 
@@ -334,14 +338,17 @@ async def audit_entry(
 
 
 async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> LiveSession:
-    """The session's LiveSession (also for closed sessions).
+    """The session's LiveSession (also for closed sessions; as it ended when Temporal ended it:
+    `ended.session`).
 
     Raises:
         NotFound: No session has this key.
         NotAnswered: No worker answered within `wait`.
     """
-    status: LiveSession = await query(client, key, SessionWorkflow.get_status, wait=wait)
-    return status
+    found, ending = await workflow.read(
+        client, session_workflow_id(key), name_of(key), SessionWorkflow.get_status, wait=wait
+    )
+    return ended.session(found, ending)
 
 
 async def run_update(

@@ -6,6 +6,7 @@ reads; each call names its workflow for those words (`"session 'abc'"`, `"graph 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -15,12 +16,15 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
+from temporalio.common import QueryRejectCondition
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from . import endings
 from .busy import retry_while_busy
 from .errors import CallError, Closed, NotAnswered, NotFound, Refused
 
@@ -72,22 +76,37 @@ async def why_unavailable(client: Client, workflow_id: str, name: str) -> CallEr
         if is_not_found(err):
             return NotFound(f"no {name}")
         raise
+    if description.status in endings.ENDED_AS:
+        ending = await endings.ending_of(client, workflow_id, description.run_id)
+        if ending is not None:
+            return Closed(
+                f"{name} {ending.words()}; it takes no more commands, and what it asked is withdrawn"
+            )
     status = CLOSED_STATUS.get(description.status) if description.status else None
     return Closed(f"{name} is {status or 'closed'}; it takes no more commands")
 
 
 async def query(
-    client: Client, workflow_id: str, name: str, query: Any, *args: Any, wait: timedelta = QUERY_WAIT
+    client: Client,
+    workflow_id: str,
+    name: str,
+    query: Any,
+    *args: Any,
+    wait: timedelta = QUERY_WAIT,
+    reject_condition: QueryRejectCondition | None = None,
 ) -> Any:
     """Run one of the workflow's queries (also on closed workflows), waiting at most `wait`.
 
     Raises:
+        WorkflowQueryRejectedError: The workflow's state met `reject_condition` (`endings.read`).
         NotFound: No such workflow.
         NotAnswered: It did not answer within `wait`, or Temporal says no worker serves it, or its worker
             interrupted it for holding the thread too long (`TMPRL1101`).
     """
     try:
-        return await client.get_workflow_handle(workflow_id).query(query, *args, rpc_timeout=wait)
+        return await client.get_workflow_handle(workflow_id).query(
+            query, *args, rpc_timeout=wait, reject_condition=reject_condition
+        )
     except WorkflowQueryFailedError as err:
         if "TMPRL1101" in err.message:
             raise NotAnswered(
@@ -105,6 +124,36 @@ async def query(
         if is_no_worker(err):
             raise NotAnswered(f"{name} could not answer: {NO_WORKER}") from err
         raise
+
+
+async def read(
+    client: Client, workflow_id: str, name: str, asked: Any, *args: Any, wait: timedelta
+) -> tuple[Any, endings.Ending | None]:
+    """The query's answer (see `query`), and how the workflow ended when Temporal ended it while it
+    ran (None: it runs, or it completed by itself).
+
+    At no cost on the usual read: the query asks Temporal to reject it unless the workflow is open
+    or completed cleanly (`QueryRejectCondition.NOT_COMPLETED_CLEANLY`, checked by the server,
+    which answers with the status); only a rejected one is queried again, together with its close
+    event (`endings.ending_of`)."""
+    try:
+        found = await query(
+            client,
+            workflow_id,
+            name,
+            asked,
+            *args,
+            wait=wait,
+            reject_condition=QueryRejectCondition.NOT_COMPLETED_CLEANLY,
+        )
+        return found, None
+    except WorkflowQueryRejectedError as rejected:
+        closed_as = rejected.status
+    if closed_as not in endings.ENDED_AS:
+        return await query(client, workflow_id, name, asked, *args, wait=wait), None
+    return await asyncio.gather(
+        query(client, workflow_id, name, asked, *args, wait=wait), endings.ending_of(client, workflow_id)
+    )
 
 
 async def run_update(

@@ -65,7 +65,13 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 OptionalControl = Annotated[SessionControl | None, Body()]
 
-CLOSED = (SessionStatus.CANCELLED, SessionStatus.COMPLETED, SessionStatus.FAILED)
+CLOSED = (
+    SessionStatus.CANCELLED,
+    SessionStatus.COMPLETED,
+    SessionStatus.FAILED,
+    SessionStatus.TERMINATED,
+    SessionStatus.TIMED_OUT,
+)
 """A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
 WHO_WAIT = timedelta(seconds=2)
 """How long `waiting_for` asks each waiting session who may answer (one that does not say is listed)."""

@@ -13,14 +13,14 @@ import httpx
 from rich.table import Table
 from rich.text import Text
 
-from contracts import GraphStatus, GraphView
+from contracts import ENDED_OUTSIDE, GraphStatus, GraphView
 from core.http_client import SynapseError
 
 from .chat import Chat, CommandError
 from .state import Request
 
 WATCH_SECONDS = 1.0
-ENDED = (GraphStatus.COMPLETED, GraphStatus.FAILED, GraphStatus.CANCELLED)
+ENDED = (GraphStatus.COMPLETED, GraphStatus.FAILED, GraphStatus.CANCELLED, *ENDED_OUTSIDE)
 
 
 async def run(chat: Chat, args: list[str]) -> None:

@@ -38,6 +38,7 @@ async def test_sessions_are_listed_with_what_waits_and_filtered(http: httpx.Asyn
         "agent_id": "Agent:demo-adk",
         "started_at": None,
         "closed": False,
+        "reason": None,
     }
     assert everything[asking]["status"] == "waiting_approval"
     waiting = await listed(http, waiting=True)

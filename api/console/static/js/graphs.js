@@ -16,7 +16,7 @@ export async function graphsPage(main) {
     for (const g of graphs) {
       body.append(el("tr", {},
         el("td", {}, el("a", { href: `#/graphs/${g.graph_id}` }, g.graph_id)),
-        el("td", {}, g.closed ? `${g.status} (closed)` : g.status),
+        el("td", {}, g.closed ? `${g.status} (closed)` : g.status, g.reason ? el("div", { class: "muted" }, g.reason) : ""),
         el("td", {}, String(g.pending)),
         el("td", {}, g.channel ?? ""),
         el("td", {}, g.started_at ? new Date(g.started_at).toLocaleString() : "")));

@@ -41,7 +41,7 @@ export function sessionPage(main, key, params, setConnection) {
   async function refresh() {
     try {
       const live = await get(path);
-      status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "");
+      status.textContent = `${live.status} · ${live.agent_id} · from ${live.channel}` + (live.pending_interactions.length ? ` · ${live.pending_interactions.length} waiting` : "") + (live.reason ? ` · ${live.reason}` : "");
       const canApprove = who.may("approver");
       showCards(cards, path, live.pending_interactions, { canApprove, onDecided: refreshSoon, rules: ruleScope(live) });
       for (const request of live.pending_interactions) announce(request);

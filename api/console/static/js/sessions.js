@@ -45,7 +45,7 @@ export async function sessionsPage(main, params) {
     for (const s of sessions) {
       body.append(el("tr", {},
         el("td", {}, el("a", { href: `#/sessions/${encodeURIComponent(s.session_key)}` }, s.session_key)),
-        el("td", {}, s.closed ? `${s.status} (closed)` : s.status),
+        el("td", {}, s.closed ? `${s.status} (closed)` : s.status, s.reason ? el("div", { class: "muted" }, s.reason) : ""),
         el("td", {}, String(s.pending)),
         el("td", {}, s.agent_id ?? ""),
         el("td", {}, s.channel ?? ""),
