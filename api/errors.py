@@ -23,6 +23,7 @@ from contracts import ErrorBody, ErrorType
 from .calls.busy import RETRY_AFTER_SECONDS, busy_detail, is_busy
 from .calls.errors import AlreadyExists, CallError, Closed, Invalid, NotAnswered, NotFound, Refused
 from .calls.sizes import TooLarge
+from .nesting import too_deep_errors, too_deep_in
 
 STATUS_BY_ERROR_TYPE: dict[str, int] = {
     ErrorType.INTERACTION_NOT_FOUND: 404,
@@ -200,8 +201,13 @@ def invalid_response(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
 
 
 async def method_not_allowed_handler(request: Request, exc: Exception) -> Response:
-    """405 whose `Allow` lists every method the path takes (Starlette lists only one route's)."""
+    """405 whose `Allow` lists every method the path takes (Starlette lists only one route's); 422
+    for a body too deep to parse (`nesting.py`)."""
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError):
+        found = await too_deep_in(request)  # a body too deep for Python's JSON parser
+        if found is not None:
+            return invalid_response(too_deep_errors(*found))
     if exc.status_code != 405:
         return await http_exception_handler(request, exc)
     methods: set[str] = set()

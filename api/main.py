@@ -40,6 +40,7 @@ from .errors import (
 )
 from .limits import ARTIFACT_UPLOAD_PATH, MESSAGE_HINT, BodyLimit
 from .metrics import ApiMetrics, RequestMetrics
+from .nesting import nesting_checked
 from .rate_limits import RateLimits, TokenBuckets
 from .routes import (
     access,
@@ -110,6 +111,7 @@ def create_app(
         version="0.1.0",
         description=DESCRIPTION,
         lifespan=lifespan,
+        dependencies=[Depends(nesting_checked)],  # every route: no JSON body past SYNAPSE_MAX_JSON_DEPTH
         docs_url=None,  # `docs.install` serves both pages with local assets
         redoc_url=None,
     )

@@ -392,6 +392,11 @@ KIB = 1024
 MIB = 1024 * KIB
 
 
+MAX_JSON_DEPTH_CEILING = 128
+"""Highest `SYNAPSE_MAX_JSON_DEPTH`: far below the 200 levels pydantic's JSON parser reads (the
+worker's payloads), leaving room for the models a value is carried in (`core/nesting.py`)."""
+
+
 class LimitSettings(_Group):
     """How big things may be: at the door (413 above), inline in history, and out of it."""
 
@@ -419,6 +424,15 @@ class LimitSettings(_Group):
         gt=0,
         validation_alias=env("max_blueprint_bytes", "SYNAPSE_MAX_BLUEPRINT_BYTES"),
         description="Largest task graph (PlanBlueprint as JSON) an agent may propose.",
+    )
+    max_json_depth: int = Field(
+        default=64,
+        ge=8,
+        le=MAX_JSON_DEPTH_CEILING,
+        validation_alias=env("max_json_depth", "SYNAPSE_MAX_JSON_DEPTH"),
+        description="How deeply a request body's JSON may nest (the body itself is level 1); 422 "
+        "naming the path above it. Agents' answers and tools' results nested deeper are cut there. "
+        f"At most {MAX_JSON_DEPTH_CEILING}: Temporal payloads are read back only to 200 levels.",
     )
     max_artifact_bytes: int = Field(
         default=50 * MIB,

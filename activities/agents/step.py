@@ -30,6 +30,7 @@ from contracts import (
     FinalAnswer,
     PlanBlueprint,
     ToolAssessment,
+    ToolCallBatch,
     ToolCallRequest,
     ToolDescriptor,
 )
@@ -38,6 +39,7 @@ from contracts.names import AGENT_STEP
 from core.agent_registry import BUILTIN_AGENTS
 from core.artifacts import ArtifactStore, preview_text
 from core.experience import index_for
+from core.nesting import cut_nesting, too_deep
 from core.settings import Settings
 
 from ..artifacts.offload import Offloader
@@ -119,6 +121,31 @@ async def _sleep_heartbeating(seconds: float) -> None:
         activity.heartbeat(time.monotonic() - started)
 
 
+def _refused(thought: str, message: str) -> AgentResult:
+    """A step whose answer is refused by a limit: a failure saying which."""
+    return AgentResult(
+        status="FAILURE",
+        output=AgentIntent(thought=thought, intent=FinalAnswer(content=message)),
+        failure_details=FailureDetails(type="VALIDATION_ERROR", message=message),
+    )
+
+
+def _nested_too_deep(intent: ToolCallRequest | ToolCallBatch | PlanBlueprint, limit: int) -> str | None:
+    """Why a proposed call or plan cannot be carried (nested deeper than `limit`), or None."""
+    if isinstance(intent, PlanBlueprint):
+        what = "task graph"
+    else:
+        what = f"call of {intent.tool_id}" if isinstance(intent, ToolCallRequest) else "tool calls"
+    try:
+        path = too_deep(intent.model_dump(mode="json"), limit)
+    except ValueError:  # deeper than pydantic writes at all
+        path = ()
+    if path is None:
+        return None
+    where = f" at {'.'.join(map(str, path))}" if path else ""
+    return f"the proposed {what} nests deeper than {limit} levels{where} (SYNAPSE_MAX_JSON_DEPTH)"
+
+
 class AgentActivities:
     """The agent activities and the registry of agents they can run."""
 
@@ -169,11 +196,18 @@ class AgentActivities:
         return [self.agent_step]
 
     async def _bounded(self, result: AgentResult, step: AgentStepInput) -> AgentResult:
-        """The result within the limits: a long answer offloaded, an oversized plan refused."""
+        """The result within the limits: a long answer offloaded, one nested too deep cut
+        (`SYNAPSE_MAX_JSON_DEPTH`), a call or plan nested too deep or an oversized plan refused."""
         output = result.output
         if len(output.thought) > THOUGHT_CHARS:
             output = output.model_copy(update={"thought": preview_text(output.thought, THOUGHT_CHARS)})
         intent = output.intent
+        limit = self._settings.limits.max_json_depth
+        if isinstance(intent, FinalAnswer) and too_deep(intent.content, limit) is not None:
+            intent = FinalAnswer(content=cut_nesting(intent.content, limit), artifact=intent.artifact)
+            output = output.model_copy(update={"intent": intent})
+        elif not isinstance(intent, FinalAnswer) and (deep := _nested_too_deep(intent, limit)):
+            return _refused(output.thought, deep)
         if isinstance(intent, FinalAnswer) and not self.offloader.fits(intent.content):
             preview, ref = await self.offloader.offload(
                 intent.content, name=f"{step.agent_id} answer", owner_id=step.owner_id
@@ -181,16 +215,11 @@ class AgentActivities:
             output = output.model_copy(update={"intent": FinalAnswer(content=preview, artifact=ref)})
         elif isinstance(intent, PlanBlueprint):
             size = len(intent.model_dump_json().encode())
-            limit = self._settings.limits.max_blueprint_bytes
-            if size > limit:
-                message = (
-                    f"the proposed task graph is {size:,} bytes; the limit is {limit:,} bytes "
-                    "(SYNAPSE_MAX_BLUEPRINT_BYTES)"
-                )
-                return AgentResult(
-                    status="FAILURE",
-                    output=AgentIntent(thought=output.thought, intent=FinalAnswer(content=message)),
-                    failure_details=FailureDetails(type="VALIDATION_ERROR", message=message),
+            if size > self._settings.limits.max_blueprint_bytes:
+                return _refused(
+                    output.thought,
+                    f"the proposed task graph is {size:,} bytes; the limit is "
+                    f"{self._settings.limits.max_blueprint_bytes:,} bytes (SYNAPSE_MAX_BLUEPRINT_BYTES)",
                 )
         return result if output is result.output else result.model_copy(update={"output": output})
 

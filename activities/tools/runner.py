@@ -27,6 +27,7 @@ from contracts import (
 )
 from contracts.names import ASSESS_TOOL_CALL, RUN_TOOL
 from core.artifacts import ArtifactStore, preview_text
+from core.nesting import cut_nesting, too_deep
 from core.rules.store import RuleStore
 from core.settings import Settings
 
@@ -58,13 +59,16 @@ class ToolActivities:
         """Configure every registered tool; nothing is opened until a tool first runs.
 
         Args:
-            settings: Read by each tool's `from_settings`; `limits.inline_bytes` bounds results.
+            settings: Read by each tool's `from_settings`; `limits.inline_bytes` bounds results,
+                `limits.max_json_depth` their nesting.
             tools: The tools to dispatch to instead of the registry's (tests).
         """
         self.tools: dict[str, Tool] = tools if tools is not None else build_tools(settings)
         self.worker_queue: str | None = None
         """This worker's own task queue (`worker.py` sets it): where a worker-bound tool's state is."""
         self.offloader = Offloader(ArtifactStore.from_settings(settings), settings.limits.inline_bytes)
+        self.max_json_depth = settings.limits.max_json_depth
+        """A result nested deeper is cut there (`core.nesting`): the workflow could not read it."""
         self.rules = RuleBook(RuleStore.from_settings(settings))
 
     def prepare(self) -> None:
@@ -198,6 +202,8 @@ class ToolActivities:
             result = result.model_copy(
                 update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}
             )
+        if too_deep(result.content, self.max_json_depth) is not None:
+            result = result.model_copy(update={"content": cut_nesting(result.content, self.max_json_depth)})
         if result.error and len(result.error) > ERROR_CHARS:
             result = result.model_copy(update={"error": preview_text(result.error, ERROR_CHARS)})
         if result.content is None or self.offloader.fits(result.content):

@@ -70,4 +70,6 @@ class Invalid(CallError):
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = tuple(problems)
-        super().__init__("; ".join(f"{'.'.join(map(str, p.loc))}: {p.msg}" for p in self.problems))
+        super().__init__(
+            "; ".join(f"{'.'.join(map(str, p.loc))}: {p.msg}" if p.loc else p.msg for p in self.problems)
+        )

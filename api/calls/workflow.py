@@ -7,6 +7,7 @@ reads; each call names its workflow for those words (`"session 'abc'"`, `"graph 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -26,7 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from . import endings
 from .busy import retry_while_busy
-from .errors import CallError, Closed, NotAnswered, NotFound, Refused
+from .errors import CallError, Closed, Invalid, NotAnswered, NotFound, Problem, Refused
 
 T = TypeVar("T")
 
@@ -187,6 +188,27 @@ async def run_update(
     return result
 
 
+UNDECODABLE = "Failed decoding arguments"
+"""How the SDK fails an update whose argument its worker cannot decode (a `RuntimeError`)."""
+
+
+def undecodable(cause: BaseException | None) -> bool:
+    """Whether an update failed because the worker could not decode its argument (nested past what
+    its JSON parser reads, or a model the worker's code does not take): the input's fault."""
+    return (
+        isinstance(cause, ApplicationError) and cause.type == "RuntimeError" and cause.message == UNDECODABLE
+    )
+
+
+def decoding_reason(cause: BaseException) -> str:
+    """The decoder's own words, from the innermost cause of an `undecodable` failure."""
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    words = cause.message if isinstance(cause, ApplicationError) else str(cause)
+    lines = [re.sub(r"\s*\[type=.*", "", line.strip()) for line in words.splitlines()[:2] if line.strip()]
+    return "; ".join(lines) or UNDECODABLE
+
+
 @asynccontextmanager
 async def update_errors(
     client: Client, workflow_id: str, name: str, *, check_with: str | None = None
@@ -195,6 +217,7 @@ async def update_errors(
 
     Raises:
         Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
+        Invalid: The workflow's worker could not decode it (`undecodable`): bad input, a 422.
         NotFound, Closed: There is no running workflow to take it.
         NotAnswered: It was not answered in time (`check_with`, when given, is the read to check);
             a worker may still apply it (Temporal keeps it for the next worker a while).
@@ -208,6 +231,10 @@ async def update_errors(
         ) from err
     except WorkflowUpdateFailedError as err:
         cause = err.cause
+        if undecodable(cause):
+            raise Invalid(
+                [Problem((), f"{name} could not read it: {decoding_reason(cause)}", "undecodable")]
+            ) from err
         if isinstance(cause, ApplicationError):
             raise Refused(cause.type, cause.message, tuple(cause.details)) from err
         raise Refused(None, f"the workflow failed the request: {cause}") from err
