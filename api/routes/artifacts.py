@@ -12,8 +12,10 @@ from fastapi.exceptions import RequestValidationError
 from contracts import ArtifactInfo
 from core.artifacts import ArtifactNotFound
 
+from ..calls import scope
 from ..deps import ArtifactId, ArtifactsDep, Operator, Viewer
 from ..errors import ERROR_RESPONSES
+from ..scope import artifact_owners
 
 router = APIRouter(prefix="/artifacts", tags=["artifacts"])
 
@@ -22,7 +24,7 @@ router = APIRouter(prefix="/artifacts", tags=["artifacts"])
     "",
     status_code=201,
     response_model=ArtifactInfo,
-    responses=ERROR_RESPONSES(401, 403, 413),
+    responses=ERROR_RESPONSES(401, 403, 413, 422),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -38,9 +40,25 @@ async def upload_artifact(
     store: ArtifactsDep,
     caller: Operator,
     name: Annotated[str | None, Query(max_length=200, description="A file name or label.")] = None,
+    project: Annotated[
+        str | None,
+        Query(
+            max_length=1000,
+            description="The project it is for: that project's keys may read it. A key scoped to "
+            "projects uploads for one of them (none named: its only one).",
+        ),
+    ] = None,
 ) -> ArtifactInfo:
     """Store the request body (up to SYNAPSE_MAX_ARTIFACT_BYTES) and answer its id; the same content
-    always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`."""
+    always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`.
+    A key scoped to projects names one of them as `project` (422 when it has several and names none,
+    403 for another), and reads the artifact back only while one of its projects owns it."""
+    try:
+        project = scope.project_to_start(caller, project)
+    except ValueError as err:
+        raise HTTPException(422, str(err)) from None
+    if not caller.may_act_in(project):
+        raise HTTPException(403, scope.not_its_project(caller, project))
     content = await request.body()
     if not content:
         raise RequestValidationError(
@@ -50,6 +68,8 @@ async def upload_artifact(
     ref = await asyncio.to_thread(
         store.put, content, media_type=media_type or "application/octet-stream", name=name
     )
+    if project is not None:
+        await asyncio.to_thread(artifact_owners(request).add_project, ref.artifact_id, project)
     return await asyncio.to_thread(store.info, ref.artifact_id)
 
 

@@ -45,7 +45,7 @@ from ..calls.sizes import check_size
 from ..deps import ArtifactsDep, ClientDep, HubDep, Operator, RegistryDep, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
-from ..scope import owners
+from ..scope import artifact_in_reach, owners
 from ..sse.response import sse_response
 from ..sse.turns import turn_events, wait_for_turn
 
@@ -214,7 +214,7 @@ async def post_message(
     """
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
-    await _check_attached(store, body.artifacts)
+    await _check_attached(request, store, caller, body.artifacts)
     stream = accept is not None and "text/event-stream" in accept
     message = InboundMessage(
         channel="http",
@@ -296,11 +296,16 @@ async def get_session(
     return await sessions.get_status(client, key, wait=settings.api.query_wait)
 
 
-async def _check_attached(store: ArtifactStore, artifact_ids: list[str]) -> None:
-    """422 naming an attached artifact that does not exist."""
+async def _check_attached(
+    request: Request, store: ArtifactStore, caller: Caller, artifact_ids: list[str]
+) -> None:
+    """422 naming an attached artifact that does not exist, or (the same words) that `caller`'s
+    key may not read: a session of its project would read it for the key."""
     for index, artifact_id in enumerate(artifact_ids):
         try:
             await asyncio.to_thread(store.info, artifact_id)
+            if not await artifact_in_reach(request, caller, artifact_id):
+                raise ArtifactNotFound(artifact_id)
         except ArtifactNotFound as err:
             raise RequestValidationError(
                 [

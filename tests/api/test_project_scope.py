@@ -1,5 +1,6 @@
-"""Keys scoped to projects: a key of `shop` sees and acts on `shop`'s sessions, graphs and rules,
-and `billing`'s are 404 to it (listings leave them out), on every route that names one."""
+"""Keys scoped to projects: a key of `shop` sees and acts on `shop`'s sessions, graphs (a session's
+too) and rules, and `billing`'s are 404 to it (listings leave them out), on every route that names
+one."""
 
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
+from contracts import TaskChunkType
 from core.settings import ApiSettings, Settings
+from workflows.identity.search_attributes import PROJECT
 
 from ..conftest import assert_eventually
-from ..support import serve
+from ..support import collect_events, fields, serve
 from ..workflows.graph.flows import gated
 from .test_auth import bearer
+from .test_session_graphs import BLUEPRINT, plan_message
 
 KEYS = "k-shop:sam:approver:projects=shop,k-bill:bea:approver:projects=billing,k-both:bo:operator:projects=shop+billing,k-root:ada:admin"
 SAM, BEA, BOTH, ROOT = bearer("k-shop"), bearer("k-bill"), bearer("k-both"), bearer("k-root")
@@ -204,3 +208,55 @@ async def test_a_scoped_key_sees_its_projects_rules_its_own_and_global_ones_read
     assert global_again.status_code == 403 and "scoped to projects (shop)" in global_again.json()["detail"]
     assert (await http.delete(f"/rules/{shop}", headers=SAM)).status_code == 200
     assert (await http.get(f"/rules/{billing}", headers=ROOT)).status_code == 200, "an unscoped key sees all"
+
+
+async def test_a_sessions_graph_and_its_task_runs_belong_to_the_sessions_project(
+    world: World, client: Client
+) -> None:
+    http, key = world.http, f"plan-{uuid.uuid4().hex[:8]}"
+    sent = await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT)}, headers=SAM
+    )
+    assert sent.status_code == 202, sent.text
+    chunks = await collect_events(
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, headers=SAM, within=30
+    )
+    started = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and "graph_id" in fields(c))
+    graph_id = fields(started)["graph_id"]
+    view = await http.get(f"/graphs/{graph_id}", headers=SAM)
+    assert view.status_code == 200, "reached through its session, a graph of no project of its own"
+    collect = next(t for t in view.json()["tasks"] if t["task_id"] == "collect")
+    assert collect["workflow_id"], "the task ran as a child of the graph"
+    for path in (f"/graphs/{graph_id}", f"/graphs/{graph_id}/tasks/{collect['task_uuid']}"):
+        assert (await http.get(path, headers=SAM)).status_code == 200, path
+        assert (await http.get(path, headers=BEA)).status_code == 404, path
+    gate = chunks[-1]
+    refused = await http.post(
+        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True},
+        headers=BEA,
+    )
+    assert refused.status_code == 404, "billing's key cannot even say it exists"
+    decided = await http.post(
+        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True},
+        headers=SAM,
+    )
+    assert decided.status_code == 200, decided.text
+
+    async def status() -> str:
+        answer = await http.get(f"/graphs/{graph_id}", headers=SAM)
+        assert answer.status_code == 200, answer.text
+        found: str = answer.json()["status"]
+        return found
+
+    await assert_eventually(status, lambda s: s == "completed", what="the session's graph completed")
+    reopened = await http.post(
+        f"/graphs/{graph_id}/blueprint", json={"new_tasks": [gated("again")]}, headers=SAM
+    )
+    assert reopened.status_code == 200, reopened.text
+    described = await client.get_workflow_handle(f"graph:{graph_id}").describe()
+    assert (described.parent_id, described.typed_search_attributes.get(PROJECT)) == (None, "shop"), (
+        "reopened by the API, it has no parent any more: it keeps the session's project"
+    )
+    assert (await http.get(f"/graphs/{graph_id}", headers=BEA)).status_code == 404
