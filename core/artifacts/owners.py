@@ -98,7 +98,7 @@ class S3Owners:
         """The owners' objects listed (every page)."""
         folder, found, token = self._folder(artifact_id), [], None
         while True:
-            more = {"ContinuationToken": token} if token else {}
+            more: dict[str, str] = {"ContinuationToken": token} if token else {}
             listed = self._blobs._call("list_objects_v2", Bucket=self._blobs.bucket, Prefix=folder, **more)
             for item in (listed or {}).get("Contents", []):
                 kind, _, name = item["Key"].removeprefix(folder).partition("/")

@@ -12,20 +12,17 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from api.main import create_app
-from core.settings import ApiSettings, Settings
+from core.settings import Settings
 
 from ..conftest import assert_eventually
-from ..support import serve
 from ..workflows.graph.flows import gated, task
-from .test_project_scope import BEA, BOTH, KEYS, ROOT, SAM
+from .test_project_scope import BEA, BOTH, ROOT, SAM, scoped_api
 
 
 @pytest.fixture
 async def http(client: Client, settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
     """The API with the keys of `test_project_scope` (sam: shop, bea: billing, bo: both, ada: all)."""
-    keyed = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
-    async with serve(create_app(keyed, client=client)) as served:
+    async with scoped_api(client, settings) as served:
         yield served
 
 

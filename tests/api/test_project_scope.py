@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,17 @@ class World:
     graph: dict[str, str]
 
 
-@pytest.fixture
-async def world(client: Client, settings: Settings, worker: None) -> AsyncIterator[World]:
+@asynccontextmanager
+async def scoped_api(client: Client, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The API served with `KEYS` (sam: shop, bea: billing, bo: both, ada: every project)."""
     keyed = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
     async with serve(create_app(keyed, client=client)) as http:
+        yield http
+
+
+@pytest.fixture
+async def world(client: Client, settings: Settings, worker: None) -> AsyncIterator[World]:
+    async with scoped_api(client, settings) as http:
         session, graph = {}, {}
         for project, headers in (("shop", SAM), ("billing", BEA)):
             key = f"{project}-{uuid.uuid4().hex[:8]}"
@@ -260,3 +268,14 @@ async def test_a_sessions_graph_and_its_task_runs_belong_to_the_sessions_project
         "reopened by the API, it has no parent any more: it keeps the session's project"
     )
     assert (await http.get(f"/graphs/{graph_id}", headers=BEA)).status_code == 404
+
+
+async def test_a_session_started_again_stays_in_its_project(world: World, client: Client) -> None:
+    key = world.session["shop"]
+    handle = client.get_workflow_handle(f"session:{key}")
+    await handle.terminate("the test ends its run")
+    again = await world.http.post(f"/sessions/{key}/messages", json={"content": "hi again"}, headers=ROOT)
+    assert again.status_code == 202 and again.json()["restarted"], again.text
+    described = await handle.describe()
+    assert described.typed_search_attributes.get(PROJECT) == "shop", "an unscoped key's message restarted it"
+    assert (await world.http.get(f"/sessions/{key}", headers=SAM)).json()["project"] == "shop"

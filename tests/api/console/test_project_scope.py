@@ -4,6 +4,7 @@ their sessions and graphs, and a link to another project's session or graph says
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import AsyncIterator
 
@@ -12,21 +13,23 @@ import pytest
 from playwright.async_api import Browser, expect
 from temporalio.client import Client
 
-from api.main import create_app
-from core.settings import ApiSettings, Settings
+from core.settings import Settings
 
 from ...conftest import assert_eventually
-from ...support import serve
 from ...workflows.graph.flows import gated
-from ..test_project_scope import BEA, KEYS, SAM
+from ..test_project_scope import BEA, SAM, scoped_api
 from .conftest import shot
+
+
+def listed(field: str, wanted: str, answer: httpx.Response) -> bool:
+    """Whether a listing's answer holds the item whose `field` is `wanted`."""
+    return wanted in {item[field] for item in answer.json()}
 
 
 @pytest.fixture
 async def keyed(client: Client, settings: Settings, worker: None) -> AsyncIterator[httpx.AsyncClient]:
     """The API with the keys of `test_project_scope` (sam: shop, bea: billing)."""
-    keyed_settings = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
-    async with serve(create_app(keyed_settings, client=client)) as http:
+    async with scoped_api(client, settings) as http:
         yield http
 
 
@@ -45,8 +48,8 @@ async def test_a_shop_key_sees_shop_and_is_told_billings_work_is_not_found(
     (shop, shop_graph), (billing, billing_graph) = made["shop"], made["billing"]
     for path, field, wanted in (("/sessions", "session_key", shop), ("/graphs", "graph_id", shop_graph)):
         await assert_eventually(  # visibility lists what started a moment later
-            lambda path=path: keyed.get(path, params={"limit": 500}, headers=SAM),
-            lambda got, field=field, wanted=wanted: wanted in {s[field] for s in got.json()},
+            functools.partial(keyed.get, path, params={"limit": 500}, headers=SAM),
+            functools.partial(listed, field, wanted),
             what=f"{wanted} listed",
         )
 

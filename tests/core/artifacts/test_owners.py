@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from activities.artifacts.archive import ArchiveActivities
 from activities.artifacts.offload import Offloader
 from contracts import ArchivePage
@@ -15,17 +13,6 @@ from core.artifacts.owners import ArtifactOwners, Ownership
 from core.settings import Settings
 
 from ...fakes.s3 import FakeBucket
-
-
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ArtifactStore:
-    """The store of each backend, chosen by settings as the worker and the API choose it."""
-    if request.param == "local":
-        return ArtifactStore.from_settings(Settings(data_dir=tmp_path, _env_file=None))
-    bucket: FakeBucket = request.getfixturevalue("s3")
-    return ArtifactStore.from_settings(
-        Settings(data_dir=tmp_path, artifacts=bucket.settings("team-a/"), _env_file=None)
-    )
 
 
 def test_owners_accumulate_once_each_and_stay_with_their_artifact(store: ArtifactStore) -> None:
