@@ -43,6 +43,7 @@ async def upload_artifact(
     project: Annotated[
         str | None,
         Query(
+            min_length=1,
             max_length=1000,
             description="The project it is for: that project's keys may read it. A key scoped to "
             "projects uploads for one of them (none named: its only one).",
