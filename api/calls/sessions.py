@@ -161,7 +161,8 @@ async def deliver(
     cancelled and is still closing drops what it is sent: the caller is told so. A cancel that
     lands while the message is on its way is seen or not, as with any check before sending; a
     read that fails after the message went out leaves it delivered (None), never a refusal that
-    would make the caller send it again.
+    would make the caller send it again. A run started again works in the project of the run
+    before, unless `config` names one.
 
     Raises:
         Cancelled: The session was cancelled (closed, or still closing); it will not answer.
@@ -175,6 +176,8 @@ async def deliver(
         )
     except WorkflowAlreadyStartedError:  # its last run has closed
         previous = await accepting(client, key, wait=wait)
+        if previous is not None and config.project is None:  # the new conversation stays in its project
+            config = config.model_copy(update={"project": previous.project})
         handle = await send_message(client, task_queue, config, message, within=within)
     if not started_by(handle):
         await _refuse_if_cancelled(client, key, wait=wait)
@@ -210,6 +213,8 @@ class EndedRun:
     closed_at: datetime | None
     """None: cancelled, and still closing (a message signalled to it now would be dropped, and one
     sent once it has closed would start it again)."""
+    project: str | None = None
+    """The project it worked in (its `SynapseProject`): a new conversation goes on in it."""
 
     @property
     def cancelled(self) -> bool:
@@ -239,15 +244,16 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
         if workflow.is_not_found(err):
             return None
         raise
+    shown = description.typed_search_attributes
     if description.status in (None, WorkflowExecutionStatus.RUNNING):
-        if description.typed_search_attributes.get(search_attributes.STATUS) == SessionStatus.CANCELLED:
+        if shown.get(search_attributes.STATUS) == SessionStatus.CANCELLED:
             return EndedRun(SessionStatus.CANCELLED, None)  # cancelled, still closing (deliveries drain)
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
-        status = description.typed_search_attributes.get(search_attributes.STATUS) or SessionStatus.COMPLETED
+        status = shown.get(search_attributes.STATUS) or SessionStatus.COMPLETED
     else:
         status = CLOSED_STATUS.get(description.status, "closed")
-    return EndedRun(status, description.close_time)
+    return EndedRun(status, description.close_time, shown.get(search_attributes.PROJECT))
 
 
 async def cancellation(
