@@ -14,7 +14,6 @@ from contracts import ARTIFACT_ID_PATTERN
 from contracts.session import SESSION_KEY_PATTERN
 from core.agent_registry import AgentRegistry
 from core.artifacts import ArtifactStore
-from core.artifacts.projects import ArtifactProjects
 from core.experience import ExperienceIndex
 from core.rules.store import RuleStore
 from core.security import OPEN_ACCESS, ApiKeys, Caller, Role
@@ -59,8 +58,6 @@ get_registry = _kept("registry")
 """Declared agents and groups, loaded once when the app was built."""
 get_artifacts = _kept("artifacts")
 """The artifact store (the workers write to the same one)."""
-get_artifact_projects = _kept("artifact_projects")
-"""Which projects uploads were given to (`core.artifacts.projects`)."""
 get_experience = _kept("experience")
 """The experience index (the workers write to the same one)."""
 get_rules = _kept("rules")
@@ -71,7 +68,6 @@ ClientDep = Annotated[Client, Depends(get_client)]
 HubDep = Annotated[StreamHub, Depends(get_hub)]
 RegistryDep = Annotated[AgentRegistry, Depends(get_registry)]
 ArtifactsDep = Annotated[ArtifactStore, Depends(get_artifacts)]
-ArtifactProjectsDep = Annotated[ArtifactProjects, Depends(get_artifact_projects)]
 ExperienceDep = Annotated[ExperienceIndex, Depends(get_experience)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RulesDep = Annotated[RuleStore, Depends(get_rules)]

@@ -18,7 +18,7 @@ from temporalio.service import RPCError
 
 from core.agent_registry import UnknownAssignee, load_registry
 from core.artifacts import ArtifactStorageUnavailable, ArtifactStore
-from core.artifacts.projects import ArtifactProjects
+from core.artifacts.owners import ArtifactOwners
 from core.experience import index_for
 from core.logs import redact_uvicorn_logs
 from core.rules.store import RuleStore
@@ -120,7 +120,7 @@ def create_app(
     app.state.api_keys = api_keys
     app.state.registry = load_registry(settings)
     app.state.artifacts = ArtifactStore.from_settings(settings)
-    app.state.artifact_projects = ArtifactProjects(settings.data_dir)
+    app.state.artifact_owners = ArtifactOwners.beside(app.state.artifacts)
     app.state.experience = index_for(settings)
     app.state.rules = RuleStore.from_settings(settings)
     app.add_exception_handler(RequestValidationError, validation_error_handler)

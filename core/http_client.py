@@ -29,6 +29,7 @@ from contracts import (
     ApprovalRule,
     ArtifactInfo,
     AuditTrail,
+    CallerView,
     Grant,
     GrantList,
     GraphCreated,
@@ -341,13 +342,20 @@ class SynapseClient:
         return SessionMessageAccepted.model_validate_json(response.content)
 
     async def upload_artifact(
-        self, content: bytes, *, name: str | None = None, media_type: str = "application/octet-stream"
+        self,
+        content: bytes,
+        *,
+        name: str | None = None,
+        media_type: str = "application/octet-stream",
+        project: str | None = None,
     ) -> ArtifactInfo:
-        """`POST /artifacts`: store large content; its `artifact_id` goes in a message's `artifacts`."""
+        """`POST /artifacts`: store large content (for `project`, if given); its `artifact_id` goes in
+        a message's `artifacts`."""
+        given = {"name": name, "project": project}
         response = await self.http.post(
             "/artifacts",
             content=content,
-            params={"name": name} if name else {},
+            params={key: value for key, value in given.items() if value},
             headers={"Content-Type": media_type},
         )
         if response.is_error:
@@ -393,6 +401,10 @@ class SynapseClient:
         """`DELETE /rules/{rule_id}` (as `principal` when the API is open)."""
         path = f"/rules/{rule_id}" + (f"?principal={quote(principal)}" if principal else "")
         return ApprovalRule.model_validate_json((await self._call("DELETE", path)).content)
+
+    async def me(self) -> CallerView:
+        """`GET /me`: the key's principal, role and projects."""
+        return CallerView.model_validate_json((await self._get("/me")).content)
 
     async def tools(self) -> list[ToolDescriptor]:
         """`GET /tools`: the tools agents may use, with their approval policies."""

@@ -2,7 +2,9 @@
 
 Tool results (`run_tool`) and agent answers (`agent_step`) larger than `inline_bytes` (as JSON)
 are stored whole as artifacts; what the workflow records, streams and shows the agent is a
-preview of about `inline_bytes` plus the artifact's reference.
+preview of about `inline_bytes` plus the artifact's reference. The workflow it was stored for
+(`owner_id`) is recorded among the artifact's owners (`core.artifacts.owners`): keys scoped to that
+workflow's project may read it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from contracts import ArtifactRef
 from core.artifacts import ArtifactStore, preview_text
+from core.artifacts.owners import ArtifactOwners
 
 Preview = Callable[[Any, int, ArtifactRef], Any]
 """Makes a preview of content within a byte budget, naming the artifact that holds it whole."""
@@ -37,6 +40,7 @@ class Offloader:
     def __init__(self, store: ArtifactStore, inline_bytes: int) -> None:
         self.store = store
         self.inline_bytes = inline_bytes
+        self.owners = ArtifactOwners.beside(store)
 
     def fits(self, content: Any) -> bool:
         """Whether `content` may be carried as it is."""
@@ -54,4 +58,6 @@ class Offloader:
         ref = await asyncio.to_thread(
             self.store.put, data, media_type=media_type, name=name, owner_id=owner_id
         )
+        if owner_id is not None:
+            await asyncio.to_thread(self.owners.add_workflow, ref.artifact_id, owner_id)
         return preview(content, self.inline_bytes, ref), ref

@@ -39,7 +39,7 @@ from workflows.graph.view import start_search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 from workflows.versioning import GENERATION
 
-from . import ended, workflow
+from . import ended, scope, workflow
 from .endings import Ending
 from .errors import Closed, NotFound, Refused
 
@@ -275,6 +275,8 @@ async def reopen(
         ),
         generation=GENERATION,
     )
+    # a session's graph, reopened here, has no parent any more: it keeps its session's project
+    project = last.config.project or (await scope.described(client, workflow_id)).project
     await client.start_workflow(
         TaskGraphWorkflow.run,
         run,
@@ -283,7 +285,7 @@ async def reopen(
         task_timeout=GRAPH_TASK_TIMEOUT,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
-        search_attributes=start_search_attributes(last.config),
+        search_attributes=start_search_attributes(last.config.model_copy(update={"project": project})),
     )
 
 

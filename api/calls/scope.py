@@ -8,18 +8,22 @@ task runs carry none: they belong to their parent's, found through the parent Te
 key learns nothing of other projects. Listings ask visibility for `SynapseProject IN (...)`.
 
 A run's project does not change, so answers are kept for a short while (`Owners`).
+
+An artifact belongs to the projects it was uploaded for and to the projects of the workflows that
+stored it (`core.artifacts.owners`; and the workflow that stored it first, recorded with it, for
+artifacts older than those records): a scoped key reads it when one of those is one of its own.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from core.artifacts.owners import Ownership
 from core.security import Caller
 from workflows.identity.search_attributes import PROJECT
 
@@ -52,7 +56,7 @@ class Owners:
         kept = self._kept.get(workflow_id)
         if kept is not None and now - kept[0] < self._ttl:
             return kept[1]
-        found = await _described(client, workflow_id)
+        found = await described(client, workflow_id)
         if found.exists:  # a missing one is asked again: it may be started any moment
             self._kept[workflow_id] = (now, found)
             self._kept.move_to_end(workflow_id)
@@ -61,8 +65,8 @@ class Owners:
         return found
 
 
-async def _described(client: Client, workflow_id: str) -> Owner:
-    """The owner Temporal records: the run's `SynapseProject`, else its parent's."""
+async def described(client: Client, workflow_id: str) -> Owner:
+    """The owner Temporal records: the latest run's `SynapseProject`, else its parent's."""
     for _ in range(MAX_PARENTS):
         try:
             description = await client.get_workflow_handle(workflow_id).describe()
@@ -90,24 +94,19 @@ async def check(
     return owner
 
 
-async def check_artifact(
-    client: Client,
-    owners: Owners,
-    caller: Caller,
-    artifact_id: str,
-    owner_id: str | None,
-    given: Callable[[str, Collection[str]], Awaitable[bool]],
-) -> None:
-    """Nothing when `caller` may read the artifact: an unscoped key, an upload given to one of its
-    projects (`given`), or an artifact a workflow of its projects stored first (`owner_id`); else
-    `NotFound` in the words of one that does not exist."""
-    if caller.projects is None or await given(artifact_id, caller.projects):
-        return
-    if owner_id is not None:
-        owner = await owners.of(client, owner_id)
+async def reaches_artifact(
+    client: Client, owners: Owners, caller: Caller, owned: Ownership, first_owner: str | None
+) -> bool:
+    """Whether `caller` may read an artifact owned as `owned` (`first_owner`: the workflow id kept
+    with its content, if any): an unscoped caller always; a scoped one when the artifact was
+    uploaded for one of its projects or stored by a workflow of one."""
+    if caller.projects is None or owned.projects & caller.projects:
+        return True
+    for workflow_id in sorted({*owned.workflows, *([first_owner] if first_owner else [])}):
+        owner = await owners.of(client, workflow_id)
         if owner.exists and caller.may_act_in(owner.project):
-            return
-    raise NotFound(f"no artifact {artifact_id!r}")
+            return True
+    return False
 
 
 def project_to_start(caller: Caller, project: str | None) -> str | None:
@@ -126,6 +125,11 @@ def project_to_start(caller: Caller, project: str | None) -> str | None:
         f"project: the key of {caller.principal or 'the caller'} acts in several projects "
         f"({', '.join(sorted(caller.projects))}); name the one this works in"
     )
+
+
+def not_its_project(caller: Caller, project: str | None) -> str:
+    """Why `caller` may not start or upload in `project` (a 403's words)."""
+    return f"project {project!r} is not one the key acts in ({', '.join(sorted(caller.projects or ()))})"
 
 
 def visible_to(caller: Caller) -> str:

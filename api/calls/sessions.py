@@ -161,7 +161,8 @@ async def deliver(
     cancelled and is still closing drops what it is sent: the caller is told so. A cancel that
     lands while the message is on its way is seen or not, as with any check before sending; a
     read that fails after the message went out leaves it delivered (None), never a refusal that
-    would make the caller send it again.
+    would make the caller send it again. A run started again works in the project of the run
+    before, unless `config` names one.
 
     Raises:
         Cancelled: The session was cancelled (closed, or still closing); it will not answer.
@@ -175,6 +176,8 @@ async def deliver(
         )
     except WorkflowAlreadyStartedError:  # its last run has closed
         previous = await accepting(client, key, wait=wait)
+        if previous is not None and config.project is None:  # the new conversation stays in its project
+            config = config.model_copy(update={"project": previous.project})
         handle = await send_message(client, task_queue, config, message, within=within)
     if not started_by(handle):
         await _refuse_if_cancelled(client, key, wait=wait)
@@ -212,6 +215,8 @@ class EndedRun:
     sent once it has closed would start it again)."""
     reason: str | None = None
     """How Temporal ended it, when it did (terminated, timed out, failed: `endings`)."""
+    project: str | None = None
+    """The project it worked in (its `SynapseProject`): a new conversation goes on in it."""
 
     @property
     def cancelled(self) -> bool:
@@ -241,16 +246,22 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
         if workflow.is_not_found(err):
             return None
         raise
+    shown = description.typed_search_attributes
     if description.status in (None, WorkflowExecutionStatus.RUNNING):
-        if description.typed_search_attributes.get(search_attributes.STATUS) == SessionStatus.CANCELLED:
+        if shown.get(search_attributes.STATUS) == SessionStatus.CANCELLED:
             return EndedRun(SessionStatus.CANCELLED, None)  # cancelled, still closing (deliveries drain)
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
-        status = description.typed_search_attributes.get(search_attributes.STATUS) or SessionStatus.COMPLETED
-        return EndedRun(status, description.close_time)
+        status = shown.get(search_attributes.STATUS) or SessionStatus.COMPLETED
+        return EndedRun(status, description.close_time, project=shown.get(search_attributes.PROJECT))
     status = CLOSED_STATUS.get(description.status, "closed")
     ending = await endings.ending_of(client, description.id, description.run_id)
-    return EndedRun(status, description.close_time, ending.reason if ending else None)
+    return EndedRun(
+        status,
+        description.close_time,
+        ending.reason if ending else None,
+        project=shown.get(search_attributes.PROJECT),
+    )
 
 
 async def cancellation(

@@ -13,9 +13,9 @@ from contracts import ArtifactInfo
 from core.artifacts import ArtifactNotFound
 
 from ..calls import scope
-from ..deps import ArtifactId, ArtifactProjectsDep, ArtifactsDep, ClientDep, Operator, Viewer
+from ..deps import ArtifactId, ArtifactsDep, Operator, Viewer
 from ..errors import ERROR_RESPONSES
-from ..scope import owners
+from ..scope import artifact_owners
 
 router = APIRouter(prefix="/artifacts", tags=["artifacts"])
 
@@ -43,7 +43,7 @@ own origin, running no script and loading nothing."""
     "",
     status_code=201,
     response_model=ArtifactInfo,
-    responses=ERROR_RESPONSES(401, 403, 413),
+    responses=ERROR_RESPONSES(401, 403, 413, 422),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -57,13 +57,28 @@ own origin, running no script and loading nothing."""
 async def upload_artifact(
     request: Request,
     store: ArtifactsDep,
-    given: ArtifactProjectsDep,
     caller: Operator,
     name: Annotated[str | None, Query(max_length=200, description="A file name or label.")] = None,
+    project: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=1000,
+            description="The project it is for: that project's keys may read it. A key scoped to "
+            "projects uploads for one of them (none named: its only one).",
+        ),
+    ] = None,
 ) -> ArtifactInfo:
     """Store the request body (up to SYNAPSE_MAX_ARTIFACT_BYTES) and answer its id; the same content
     always gets the same id. Attach it to a message (`artifacts`) or an agent's `artifact_config`.
-    A key scoped to projects gives the upload to them: keys of other projects do not find it."""
+    A key scoped to projects names one of them as `project` (422 when it has several and names none,
+    403 for another), and reads the artifact back only while one of its projects owns it."""
+    try:
+        project = scope.project_to_start(caller, project)
+    except ValueError as err:
+        raise HTTPException(422, str(err)) from None
+    if not caller.may_act_in(project):
+        raise HTTPException(403, scope.not_its_project(caller, project))
     content = await request.body()
     if not content:
         raise RequestValidationError(
@@ -73,8 +88,8 @@ async def upload_artifact(
     ref = await asyncio.to_thread(
         store.put, content, media_type=media_type or "application/octet-stream", name=name
     )
-    if caller.projects is not None:
-        await given.give(ref.artifact_id, caller.projects)
+    if project is not None:
+        await asyncio.to_thread(artifact_owners(request).add_project, ref.artifact_id, project)
     return await asyncio.to_thread(store.info, ref.artifact_id)
 
 
@@ -89,24 +104,17 @@ async def upload_artifact(
         **ERROR_RESPONSES(401, 403, 404, 422),
     },
 )
-async def get_artifact(
-    artifact_id: ArtifactId,
-    store: ArtifactsDep,
-    given: ArtifactProjectsDep,
-    client: ClientDep,
-    request: Request,
-    caller: Viewer,
-) -> Response:
+async def get_artifact(artifact_id: ArtifactId, store: ArtifactsDep, caller: Viewer) -> Response:
     """The whole content of an artifact (a tool result, an agent answer, an upload, an archived page).
 
     HTML, SVG, scripts and any type not known to be passive download as an attachment; every
     artifact is in a `sandbox` Content-Security-Policy, so none runs a script in the API's origin.
-    A key scoped to projects reads only its projects' artifacts (`core.artifacts.projects`)."""
+    A key scoped to projects reads only its projects' artifacts: another's is 404 before its content
+    is read (`api.scope.in_scope`, `core.artifacts.owners`)."""
     try:
         info, content = await asyncio.to_thread(store.get, artifact_id)
     except ArtifactNotFound as err:
         raise HTTPException(404, f"no artifact {artifact_id!r}") from err
-    await scope.check_artifact(client, owners(request), caller, artifact_id, info.owner_id, given.given)
     passive = info.media_type.split(";")[0].strip().lower() in PASSIVE_TYPES
     headers = {"X-Artifact-Size": str(info.size_bytes), "Content-Security-Policy": POLICY}
     if info.name or not passive:

@@ -49,6 +49,7 @@ from ..deps import (
     decider,
 )
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
+from ..scope import check_named_artifacts
 from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
 from .interactions import DECISION_RESPONSES, answer, check_matches
 
@@ -75,7 +76,12 @@ async def list_graphs(
 
 @router.post("", status_code=201, response_model=GraphCreated, responses=BUSY_RESPONSE)
 async def create_graph(
-    body: GraphSubmission, client: ClientDep, settings: SettingsDep, registry: RegistryDep, caller: Operator
+    body: GraphSubmission,
+    client: ClientDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    caller: Operator,
+    request: Request,
 ) -> GraphCreated:
     """Run a blueprint as a new graph; answers with the engine UUID of each blueprint task.
 
@@ -84,17 +90,16 @@ async def create_graph(
     condition that does not compile, a malformed data-flow path, directive or context override, a
     field the engine would ignore (`workflow_id`: the server chooses the graph's id), each named.
     A key scoped to projects starts it in one of them: `project` one it may act in (else 403), or
-    none for its only project (422 when it has several).
+    none for its only project (422 when it has several); an artifact the blueprint names must be
+    one the key may read (422 `no artifact` otherwise).
     """
     try:
         project = scope.project_to_start(caller, body.project)
     except ValueError as err:
         raise HTTPException(422, str(err)) from None
     if not caller.may_act_in(project):
-        raise HTTPException(
-            403,
-            f"project {project!r} is not one the key acts in ({', '.join(sorted(caller.projects or ()))})",
-        )
+        raise HTTPException(403, scope.not_its_project(caller, project))
+    await check_named_artifacts(request, caller, "blueprint", body.blueprint)
     blueprint = body.blueprint
     graph_id = str(uuid.uuid4())
     agents = blueprints.check_new(blueprint, registry, settings, graph_id)
@@ -205,6 +210,7 @@ async def extend_graph(
     settings: SettingsDep,
     registry: RegistryDep,
     caller: Operator,
+    request: Request,
     principal: Annotated[
         str | None,
         Query(max_length=200, description="Who changes it (API keys off; with keys, the key's principal)."),
@@ -214,6 +220,7 @@ async def extend_graph(
     every reason when the graph refuses it; nothing changes then). A `workflow_id` must name this
     graph, or be left out."""
     blueprints.check_size(blueprint, settings)
+    await check_named_artifacts(request, caller, "blueprint", blueprint)
     blueprint = blueprints.for_graph(blueprint, graph_id)
     agents = blueprints.resolve_assignees(
         registry, blueprints.blueprint_assignees(blueprint, ()), graph_id_of(graph_id)

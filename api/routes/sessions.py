@@ -32,7 +32,6 @@ from contracts import (
 from contracts.session import TurnStatus
 from core.agent_registry import DEFAULT_AGENT
 from core.artifacts import ArtifactNotFound, ArtifactStore
-from core.artifacts.projects import ArtifactProjects
 from core.outbound import OutboundRefused
 from core.rules.profiles import profile_named
 from core.security import Caller
@@ -45,7 +44,6 @@ from ..calls.archive import archived_items
 from ..calls.errors import NotFound
 from ..calls.sizes import check_size
 from ..deps import (
-    ArtifactProjectsDep,
     ArtifactsDep,
     ClientDep,
     HubDep,
@@ -57,7 +55,7 @@ from ..deps import (
 )
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
-from ..scope import owners
+from ..scope import artifact_in_reach, owners
 from ..sse.response import sse_response
 from ..sse.turns import turn_events, wait_for_turn
 
@@ -230,7 +228,6 @@ async def post_message(
     settings: SettingsDep,
     registry: RegistryDep,
     store: ArtifactsDep,
-    given: ArtifactProjectsDep,
     hub: HubDep,
     caller: Operator,
     request: Request,
@@ -246,7 +243,7 @@ async def post_message(
     """
     limits = settings.limits
     check_size("content", body.content, limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
-    await _check_attached(store, body.artifacts, caller, request, client, given)
+    await _check_attached(request, store, caller, body.artifacts)
     stream = accept is not None and "text/event-stream" in accept
     message = InboundMessage(
         channel="http",
@@ -329,22 +326,16 @@ async def get_session(
 
 
 async def _check_attached(
-    store: ArtifactStore,
-    artifact_ids: list[str],
-    caller: Caller,
-    request: Request,
-    client: Client,
-    given: ArtifactProjects,
+    request: Request, store: ArtifactStore, caller: Caller, artifact_ids: list[str]
 ) -> None:
-    """422 naming an attached artifact that does not exist, or that the caller may not read (a
-    scoped key: of another project), in the same words."""
+    """422 naming an attached artifact that does not exist, or (the same words) that `caller`'s
+    key may not read: a session of its project would read it for the key."""
     for index, artifact_id in enumerate(artifact_ids):
         try:
-            info = await asyncio.to_thread(store.info, artifact_id)
-            await scope.check_artifact(
-                client, owners(request), caller, artifact_id, info.owner_id, given.given
-            )
-        except (ArtifactNotFound, NotFound) as err:
+            await asyncio.to_thread(store.info, artifact_id)
+            if not await artifact_in_reach(request, caller, artifact_id):
+                raise ArtifactNotFound(artifact_id)
+        except ArtifactNotFound as err:
             raise RequestValidationError(
                 [
                     {

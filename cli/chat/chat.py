@@ -53,13 +53,17 @@ class Chat:
     ) -> None:
         settings = effective.settings
         self.client, self.effective, self.cwd, self.console = client, effective, cwd, console
+        self.folder = project
+        """The project folder the REPL runs in (its `.synapse/settings.toml`)."""
         self.state = ChatState(
             key=new_key(),
             agent=settings.agent,
             profile=settings.profile,
-            project=str(project),
+            project=settings.project or str(project),
             principal=principal,
         )
+        self.key_projects: list[str] | None = None
+        """The projects the API key is scoped to (`GET /me`, asked by `open`); None: every one."""
         self.renderer = Renderer(console, self.state)
         self.prompts = Prompts()
         self.approvals = Approvals(client, self.state, self.renderer, self.prompts)
@@ -75,6 +79,7 @@ class Chat:
 
     async def open(self, key: str | None) -> None:
         """Begin: attach to `key` when it names a session, else a new one (started by its first message)."""
+        await self._fit_project()
         if key is None:
             return
         try:
@@ -84,6 +89,31 @@ class Chat:
                 raise
             self.state.key = key
             self.renderer.note(f"session {key} does not exist yet: your first message starts it")
+
+    async def _fit_project(self) -> None:
+        """A key scoped to projects starts sessions only in them: its only project takes the place
+        of this folder's; with several, the person is told to choose one (`project`)."""
+        try:
+            self.key_projects = (await self.client.me()).projects
+        except SynapseError:
+            return  # the first call that needs the key says what is wrong with it
+        projects = self.key_projects
+        if projects is None or self.state.project in projects:
+            return
+        if len(projects) == 1:
+            self.state.project = projects[0]
+            self.renderer.note(f"your key acts in project {projects[0]}: new sessions start there", "yellow")
+            return
+        self.renderer.note(
+            f"your key acts in projects {', '.join(projects)}, not in {self.state.project}: set `project` "
+            'to one of them (`project = "NAME"` in .synapse/settings.toml, or SYNAPSE_CHAT_PROJECT)',
+            "yellow",
+        )
+
+    @property
+    def upload_project(self) -> str | None:
+        """The project an upload is for: the session's, when the key is scoped (else none)."""
+        return self.state.project if self.key_projects is not None else None
 
     async def attach(self, key: str) -> None:
         """Follow session `key` from where its stream stands; what waits for a person is asked.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import TypeVar
 
 from rich.table import Table
@@ -97,7 +96,7 @@ async def settings_reset(chat: Chat, args: list[str]) -> None:
         if source in FLAGS.values()
     }
     try:
-        chat.effective = load(Path(chat.state.project), flags)
+        chat.effective = load(chat.folder, flags)
     except SettingsError as err:
         raise CommandError("; ".join(err.problems)) from None
     chat.renderer.note(f"{shown(chat.effective.user_file)} moved to {shown(backup)}; the defaults apply")

@@ -66,7 +66,9 @@ async def send_line(chat: Chat, line: str) -> None:
                 f"  {file.shown} ({len(file.data)} bytes, {file.why}): sent as an artifact", "yellow"
             )
             try:
-                info = await chat.client.upload_artifact(file.data, name=Path(file.shown).name)
+                info = await chat.client.upload_artifact(
+                    file.data, name=Path(file.shown).name, project=chat.upload_project
+                )
             except SynapseError as err:
                 raise CommandError(
                     f"{file.shown} could not be uploaded: {err.detail}; nothing was sent"

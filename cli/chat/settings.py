@@ -47,6 +47,12 @@ class ChatSettings(BaseModel):
         default="default", description="Profile of new sessions (default, restricted, enterprise)."
     )
     principal: str | None = Field(default=None, description="Who you are to the API (default: $USER).")
+    project: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The project new sessions work in (default: this folder's path; with a key "
+        "scoped to projects, its only one).",
+    )
     vi_mode: bool = Field(default=False, description="Edit the input line with vi keys.")
     bell: bool = Field(default=True, description="Ring the terminal bell when a request waits for you.")
     history_file: str = Field(default="~/.synapse/chat_history", description="Where typed lines are kept.")

@@ -1,11 +1,13 @@
-"""Keys scoped to projects: a key of `shop` sees and acts on `shop`'s sessions, graphs and rules,
-and `billing`'s are 404 to it (listings leave them out), on every route that names one."""
+"""Keys scoped to projects: a key of `shop` sees and acts on `shop`'s sessions, graphs (a session's
+too) and rules, and `billing`'s are 404 to it (listings leave them out), on every route that names
+one."""
 
 from __future__ import annotations
 
 import functools
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +18,13 @@ from temporalio.client import Client
 from api.main import create_app
 from contracts import TaskChunkType
 from core.settings import ApiSettings, Settings
+from workflows.identity.search_attributes import PROJECT
 
 from ..conftest import assert_eventually
 from ..support import collect_events, fields, serve
 from ..workflows.graph.flows import gated
 from .test_auth import bearer
+from .test_session_graphs import BLUEPRINT, plan_message
 
 KEYS = "k-shop:sam:approver:projects=shop,k-bill:bea:approver:projects=billing,k-both:bo:operator:projects=shop+billing,k-root:ada:admin"
 SAM, BEA, BOTH, ROOT = bearer("k-shop"), bearer("k-bill"), bearer("k-both"), bearer("k-root")
@@ -36,10 +40,17 @@ class World:
     graph: dict[str, str]
 
 
-@pytest.fixture
-async def world(client: Client, settings: Settings, worker: None) -> AsyncIterator[World]:
+@asynccontextmanager
+async def scoped_api(client: Client, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The API served with `KEYS` (sam: shop, bea: billing, bo: both, ada: every project)."""
     keyed = settings.model_copy(update={"api": ApiSettings(keys=KEYS)})
     async with serve(create_app(keyed, client=client)) as http:
+        yield http
+
+
+@pytest.fixture
+async def world(client: Client, settings: Settings, worker: None) -> AsyncIterator[World]:
+    async with scoped_api(client, settings) as http:
         session, graph = {}, {}
         for project, headers in (("shop", SAM), ("billing", BEA)):
             key = f"{project}-{uuid.uuid4().hex[:8]}"
@@ -207,46 +218,64 @@ async def test_a_scoped_key_sees_its_projects_rules_its_own_and_global_ones_read
     assert (await http.get(f"/rules/{billing}", headers=ROOT)).status_code == 200, "an unscoped key sees all"
 
 
-OFFLOADED = (
-    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) "
-    "SELECT i, printf('%.320c', 's') AS filler FROM n"
-)
-"""A result over the 16 KiB history keeps: the worker stores it as an artifact of the session."""
-
-
-async def test_a_scoped_key_reads_only_its_projects_artifacts(world: World) -> None:
-    http = world.http
-
-    async def uploaded(headers: dict[str, str], text: str) -> str:
-        answer = await http.post("/artifacts", content=text.encode(), headers=headers)
-        assert answer.status_code == 201, answer.text
-        artifact_id: str = answer.json()["artifact_id"]
-        return artifact_id
-
-    def status(artifact_id: str, headers: dict[str, str]) -> Any:
-        return http.get(f"/artifacts/{artifact_id}", headers=headers)
-
-    shops = await uploaded(SAM, f"shop's price list {uuid.uuid4()}")
-    roots = await uploaded(ROOT, f"an admin's note {uuid.uuid4()}")
-    assert [(await status(shops, who)).status_code for who in (SAM, BOTH, BEA, ROOT)] == [200, 200, 404, 200]
-    assert (await status(shops, BEA)).json()["detail"] == f"no artifact {shops!r}", "as one that never was"
-    assert [(await status(roots, who)).status_code for who in (SAM, BEA, ROOT)] == [404, 404, 200]
-    again = await uploaded(BEA, (await status(shops, SAM)).text)
-    assert again == shops and (await status(shops, BEA)).status_code == 200, "billing uploaded it too"
-
-    attached = await http.post(
-        f"/sessions/{world.session['billing']}/messages",
-        json={"content": "read this", "artifacts": [roots]},
-        headers=BEA,
+async def test_a_sessions_graph_and_its_task_runs_belong_to_the_sessions_project(
+    world: World, client: Client
+) -> None:
+    http, key = world.http, f"plan-{uuid.uuid4().hex[:8]}"
+    sent = await http.post(
+        f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT)}, headers=SAM
     )
-    assert attached.status_code == 422 and f"no artifact {roots!r}" in attached.text
-
-    key = world.session["shop"]
-    sent = await http.post(f"/sessions/{key}/messages", json={"content": OFFLOADED}, headers=SAM)
     assert sent.status_code == 202, sent.text
     chunks = await collect_events(
-        http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, headers=SAM, within=60
+        http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, headers=SAM, within=30
     )
-    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    offloaded = fields(used)["result"]["artifact"]["artifact_id"]
-    assert [(await status(offloaded, who)).status_code for who in (SAM, BEA, ROOT)] == [200, 404, 200]
+    started = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and "graph_id" in fields(c))
+    graph_id = fields(started)["graph_id"]
+    view = await http.get(f"/graphs/{graph_id}", headers=SAM)
+    assert view.status_code == 200, "reached through its session, a graph of no project of its own"
+    collect = next(t for t in view.json()["tasks"] if t["task_id"] == "collect")
+    assert collect["workflow_id"], "the task ran as a child of the graph"
+    for path in (f"/graphs/{graph_id}", f"/graphs/{graph_id}/tasks/{collect['task_uuid']}"):
+        assert (await http.get(path, headers=SAM)).status_code == 200, path
+        assert (await http.get(path, headers=BEA)).status_code == 404, path
+    gate = chunks[-1]
+    refused = await http.post(
+        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True},
+        headers=BEA,
+    )
+    assert refused.status_code == 404, "billing's key cannot even say it exists"
+    decided = await http.post(
+        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        json={"approved": True},
+        headers=SAM,
+    )
+    assert decided.status_code == 200, decided.text
+
+    async def status() -> str:
+        answer = await http.get(f"/graphs/{graph_id}", headers=SAM)
+        assert answer.status_code == 200, answer.text
+        found: str = answer.json()["status"]
+        return found
+
+    await assert_eventually(status, lambda s: s == "completed", what="the session's graph completed")
+    reopened = await http.post(
+        f"/graphs/{graph_id}/blueprint", json={"new_tasks": [gated("again")]}, headers=SAM
+    )
+    assert reopened.status_code == 200, reopened.text
+    described = await client.get_workflow_handle(f"graph:{graph_id}").describe()
+    assert (described.parent_id, described.typed_search_attributes.get(PROJECT)) == (None, "shop"), (
+        "reopened by the API, it has no parent any more: it keeps the session's project"
+    )
+    assert (await http.get(f"/graphs/{graph_id}", headers=BEA)).status_code == 404
+
+
+async def test_a_session_started_again_stays_in_its_project(world: World, client: Client) -> None:
+    key = world.session["shop"]
+    handle = client.get_workflow_handle(f"session:{key}")
+    await handle.terminate("the test ends its run")
+    again = await world.http.post(f"/sessions/{key}/messages", json={"content": "hi again"}, headers=ROOT)
+    assert again.status_code == 202 and again.json()["restarted"], again.text
+    described = await handle.describe()
+    assert described.typed_search_attributes.get(PROJECT) == "shop", "an unscoped key's message restarted it"
+    assert (await world.http.get(f"/sessions/{key}", headers=SAM)).json()["project"] == "shop"

@@ -9,7 +9,7 @@ import hashlib
 import json
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,26 +23,6 @@ from .tmux import TMUX, Tmux
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (Debian: apt-get install tmux)")
 KEYS_LINE = "[l] later ›"
 FOOTER = " · Agent:demo · "
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """The folder the REPL runs in: a project (it has `.synapse/`)."""
-    folder = tmp_path / "proj"
-    (folder / ".synapse").mkdir(parents=True)
-    return folder
-
-
-@pytest.fixture
-async def repl(http: httpx.AsyncClient, tmp_path: Path, project: Path) -> AsyncIterator[Tmux]:
-    """A tmux server of the test's own, its REPLs against the test's API (none started yet)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    tmux = Tmux(home, project, str(http.base_url).rstrip("/"))
-    try:
-        yield tmux
-    finally:
-        await tmux.kill()
 
 
 def user_settings(tmux: Tmux, text: str) -> Path:

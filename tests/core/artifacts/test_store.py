@@ -17,17 +17,6 @@ from ...fakes.s3 import CREDENTIALS, FakeBucket
 from ...support import free_port
 
 
-@pytest.fixture(params=["local", "s3"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ArtifactStore:
-    """The store of each backend, chosen by settings as the worker and the API choose it."""
-    if request.param == "local":
-        return ArtifactStore.from_settings(Settings(data_dir=tmp_path, _env_file=None))
-    bucket: FakeBucket = request.getfixturevalue("s3")
-    return ArtifactStore.from_settings(
-        Settings(data_dir=tmp_path, artifacts=bucket.settings("team-a/"), _env_file=None)
-    )
-
-
 def test_content_is_kept_once_and_read_back_whole(store: ArtifactStore) -> None:
     content = ("2026-11-22 ERROR disk full on /var\n" * 20_000).encode()
 

@@ -19,7 +19,8 @@ async function learnWho() {
     const me = await get("/me");
     who.role = me.role;
     who.keyPrincipal = me.principal;
-    whoami.textContent = me.keys_required ? `${me.principal} (${me.role})` : "";
+    const projects = me.projects ? ` · ${me.projects.join(", ")}` : ""; // a key scoped to projects
+    whoami.textContent = me.keys_required ? `${me.principal} (${me.role}${projects})` : "";
   } catch (err) {
     who.role = "viewer";
     who.keyPrincipal = null;
