@@ -15,6 +15,7 @@ a table of `<data_dir>/artifact_owners.db` beside the local store, or one empty 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -90,9 +91,14 @@ class S3Owners:
         return f"{self._blobs.prefix}owners/{artifact_id}/"
 
     def add(self, artifact_id: str, kind: str, name: str) -> None:
-        """Put the owner's object (putting it again changes nothing)."""
-        key = f"{self._folder(artifact_id)}{kind}/{quote(name, safe='')}"
-        self._blobs._call("put_object", Bucket=self._blobs.bucket, Key=key, Body=b"")
+        """Put the owner's object (putting it again changes nothing). A name too long for an object
+        key (S3 keys end at 1,024 bytes) is kept in the object, named by its hash."""
+        quoted = quote(name, safe="")
+        body = b""
+        if len(quoted) > LONGEST_NAME_IN_KEY:
+            quoted, body = HASHED + hashlib.sha256(name.encode()).hexdigest(), name.encode()
+        key = f"{self._folder(artifact_id)}{kind}/{quoted}"
+        self._blobs._call("put_object", Bucket=self._blobs.bucket, Key=key, Body=body)
 
     def of(self, artifact_id: str) -> list[tuple[str, str]]:
         """The owners' objects listed (every page)."""
@@ -102,10 +108,22 @@ class S3Owners:
             listed = self._blobs._call("list_objects_v2", Bucket=self._blobs.bucket, Prefix=folder, **more)
             for item in (listed or {}).get("Contents", []):
                 kind, _, name = item["Key"].removeprefix(folder).partition("/")
-                found.append((kind, unquote(name)))
+                found.append(
+                    (kind, self._long_name(item["Key"]) if name.startswith(HASHED) else unquote(name))
+                )
             token = (listed or {}).get("NextContinuationToken")
             if not token:
                 return found
+
+    def _long_name(self, key: str) -> str:
+        got = self._blobs._call("get_object", Bucket=self._blobs.bucket, Key=key)
+        return bytes(got["Body"].read()).decode() if got else ""
+
+
+LONGEST_NAME_IN_KEY = 512
+"""Longest quoted owner name kept in an object's key (the rest of the key stays far below 1,024 bytes)."""
+HASHED = "="
+"""How the key of an owner named by its hash begins (`=`, which a quoted name never holds)."""
 
 
 class ArtifactOwners:

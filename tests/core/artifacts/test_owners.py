@@ -61,3 +61,17 @@ async def test_offloading_and_archiving_record_the_workflow_they_store_for(store
     )
     assert owners.of(answer.artifact_id) == Ownership(workflows=frozenset({"graph:0b1/task:9f/v1/0"}))
     assert owners.of(page.artifact_id) == Ownership(workflows=frozenset({"session:shop-1"}))
+
+
+def test_a_name_too_long_for_an_object_key_is_kept_and_read_back(tmp_path: Path, s3: FakeBucket) -> None:
+    """A project may be 1,000 characters; quoted, that passes S3's 1,024-byte keys, so such a name
+    is kept inside its marker object, which is named by the name's hash."""
+    bucket = ArtifactStore.from_settings(
+        Settings(data_dir=tmp_path, artifacts=s3.settings("team-a/"), _env_file=None)
+    )
+    owners, artifact = ArtifactOwners.beside(bucket), bucket.put(b"y").artifact_id
+    long_names = ("营" * 1000, "#" + "a" * 999)
+    for name in (*long_names, "#short"):
+        owners.add_project(artifact, name)
+    assert owners.of(artifact) == Ownership(projects=frozenset({*long_names, "#short"}))
+    assert max(len(key.encode()) for key in s3.keys()) < 1024
