@@ -22,11 +22,14 @@ from ...conftest import assert_eventually
 WAIT = timedelta(seconds=2)
 RELEASED = asyncio.Event()
 """Lets the held step of this process's worker finish (set at each test's end)."""
+HELD = asyncio.Event()
+"""Set once the held step runs (its workflow task is then open on the worker)."""
 
 
 @activity.defn
 async def held_step() -> None:
     """A step that runs until the test releases it, holding its workflow task open."""
+    HELD.set()
     await RELEASED.wait()
 
 
@@ -66,6 +69,7 @@ def _worker(client: Client, queue: str) -> Worker:
 async def started(client: Client, task_queue: str) -> AsyncIterator[WorkflowHandle[Waiting, None]]:
     """A `Waiting` workflow on the test's queue (no worker yet); terminated at the end."""
     RELEASED.clear()
+    HELD.clear()
     handle = await client.start_workflow(
         Waiting.run, id=f"waiting-{uuid.uuid4().hex[:8]}", task_queue=task_queue
     )
@@ -107,12 +111,14 @@ async def test_a_busy_worker_is_named_as_busy_not_as_missing(
     client: Client, task_queue: str, started: WorkflowHandle[Waiting, None]
 ) -> None:
     async with _worker(client, task_queue):
-        await _first_task_done(started)
-        await started.signal(Waiting.go)  # its worker now runs a task that does not end soon
+        try:
+            await _first_task_done(started)
+            await started.signal(Waiting.go)  # its worker now runs a task that does not end soon
+            await asyncio.wait_for(HELD.wait(), 30)
 
-        said = await _unanswered(client, started)
-
-        RELEASED.set()  # the worker can stop
+            said = await _unanswered(client, started)
+        finally:
+            RELEASED.set()  # the worker can stop (it waits for the held step)
     assert said.startswith(
         "the workflow did not answer within 2 s: its worker has been running its workflow task"
     ), said
