@@ -221,6 +221,7 @@ def build_worker(
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         max_concurrent_activities=settings.temporal.activity_slots,
         max_concurrent_workflow_task_polls=settings.temporal.worker_workflow_pollers,
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=settings.temporal.sticky_seconds),
         max_concurrent_activity_task_polls=settings.temporal.worker_activity_pollers,
     )
     allow_slow_activations(shared)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import NoReturn
 
-from . import approval, graph, many, stream, terminal, turn
+from . import approval, graph, many, reads, stream, terminal, turn
 from .harness import Harness
 from .report import RunInfo, load_average, render
 from .stats import Result, Row, progress
@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, Callable[[Harness, argparse.Namespace], Awaitable[Result]]
     ),
     "graph": lambda h, a: graph.run(h, tasks=a.graph_tasks, samples=1 if a.quick else 3),
     "terminal": lambda h, a: terminal.run(h, samples=a.samples, warmup=a.warmup),
+    "reads": lambda h, a: reads.run(h, tasks=a.reads_tasks, samples=1 if a.quick else 2),
 }
 
 
@@ -57,6 +58,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
     )
     parser.add_argument(
+        "--reads-tasks",
+        type=int,
+        help="tasks of the fan-out whose status is read during it, 'reads' (default 500, quick 20)",
+    )
+    parser.add_argument(
         "--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {','.join(BENCHMARKS)}"
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the table as Markdown")
@@ -70,6 +76,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args.sessions = args.sessions or (50 if quick else 1000)
     args.rounds = args.rounds if args.rounds is not None else (2 if quick else 4)
     args.graph_tasks = args.graph_tasks or (50 if quick else 500)
+    args.reads_tasks = args.reads_tasks or (20 if quick else 500)
     args.timeout = args.timeout or (120.0 if quick else 1800.0)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in args.only if name not in BENCHMARKS]

@@ -187,6 +187,10 @@ class BareChild:
 class BareFanOut:
     """Starts `count` children in one workflow task and waits for all of them (a graph's shape)."""
 
+    def __init__(self) -> None:
+        self._started = 0
+        self._done = 0
+
     @workflow.run
     async def run(self, count: int) -> int:
         """Start every child, then wait for every result; how many there were."""
@@ -194,8 +198,19 @@ class BareFanOut:
         handles = await asyncio.gather(
             *(workflow.start_child_workflow(BareChild.run, i, id=f"{parent}-{i}") for i in range(count))
         )
-        results = await asyncio.gather(*handles)
+        self._started = len(handles)
+        results = await asyncio.gather(*(self._await(handle) for handle in handles))
         return len(results)
+
+    async def _await(self, handle: workflow.ChildWorkflowHandle[BareChild, str]) -> str:
+        result = await handle
+        self._done += 1
+        return result
+
+    @workflow.query
+    def progress(self) -> tuple[int, int]:
+        """Children started and children done (a status read, the bare twin of `GET /graphs/{id}`)."""
+        return self._started, self._done
 
 
 WORKFLOWS = (BareUpdates, BareTurn, BareStream, BareChild, BareFanOut)

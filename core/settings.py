@@ -94,6 +94,15 @@ class TemporalSettings(_Group):
         validation_alias=env("activity_pollers", "SYNAPSE_ACTIVITY_POLLERS"),
         description="Long polls a worker keeps open for activity tasks; the SDK's 5 when unset.",
     )
+    sticky_seconds: float = Field(
+        default=3.0,
+        gt=0,
+        validation_alias=env("sticky_seconds", "SYNAPSE_STICKY_SECONDS"),
+        description="Seconds a workflow's next task waits for the worker that holds it in memory "
+        "(its sticky queue) before any worker may take it (`sticky_queue_schedule_to_start_timeout`; "
+        "the SDK's 10 when unset would be the whole of a read's wait). A wide fan-out can hold a graph's "
+        "task on its sticky queue: this bounds how long its reads wait for it.",
+    )
     workflow_sandbox: bool = Field(
         default=True,
         validation_alias=env("workflow_sandbox", "SYNAPSE_WORKFLOW_SANDBOX"),

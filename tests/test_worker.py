@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from temporalio.client import Client
@@ -68,9 +69,33 @@ async def test_a_deployment_tunes_the_workers_slots_and_pollers_by_environment(
 
 
 @pytest.mark.parametrize(
+    ("value", "expected"), [(None, timedelta(seconds=3)), ("0.5", timedelta(seconds=0.5))]
+)
+async def test_a_workers_sticky_queue_holds_a_task_for_it_seconds_not_the_sdks_ten(
+    client: Client,
+    tmp_path: os.PathLike[str],
+    task_queue: str,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str | None,
+    expected: timedelta,
+) -> None:
+    """Past it any worker may take the task: a read waits for it (10 s, the whole of a read's wait,
+    was how long a wide fan-out's graph task could sit on its sticky queue, issue 48)."""
+    monkeypatch.setenv("SYNAPSE_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("SYNAPSE_DATA_DIR", str(tmp_path))
+    if value is not None:
+        monkeypatch.setenv("SYNAPSE_STICKY_SECONDS", value)
+
+    worker = build_worker(client, Settings(_env_file=None))
+
+    assert worker.shared.config().get("sticky_queue_schedule_to_start_timeout") == expected
+
+
+@pytest.mark.parametrize(
     ("variable", "value", "expected"),
     [
         ("SYNAPSE_WORKFLOW_SLOTS", "0", "Input should be greater than 0"),
+        ("SYNAPSE_STICKY_SECONDS", "0", "Input should be greater than 0"),
         ("SYNAPSE_WORKFLOW_SANDBOX", "maybe", "Input should be a valid boolean"),
     ],
 )

@@ -28,6 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from . import endings
 from .busy import retry_while_busy
 from .errors import CallError, Closed, Invalid, NotAnswered, NotFound, Problem, Refused
+from .unanswered import NO_WORKER, why_unanswered
 
 T = TypeVar("T")
 
@@ -35,7 +36,6 @@ QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
 a workflow that says nothing for this long has no worker serving it (`NotAnswered`, never a hung
 request)."""
-NO_WORKER = "no worker is serving it right now (is `synapse worker` running on its task queue?)"
 UPDATE_WAIT = timedelta(seconds=20)
 """How long a control update (pause, rollback, a blueprint change...) may wait for its workflow's
 worker: past it the caller is told it was not confirmed (`NotAnswered`), instead of waiting for as
@@ -101,8 +101,9 @@ async def query(
     Raises:
         WorkflowQueryRejectedError: The workflow's state met `reject_condition` (`endings.read`).
         NotFound: No such workflow.
-        NotAnswered: It did not answer within `wait`, or Temporal says no worker serves it, or its worker
-            interrupted it for holding the thread too long (`TMPRL1101`).
+        NotAnswered: It did not answer within `wait` (saying what kept it: `unanswered`), or Temporal
+            says no worker serves it, or its worker interrupted it for holding the thread too long
+            (`TMPRL1101`).
     """
     try:
         return await client.get_workflow_handle(workflow_id).query(
@@ -119,9 +120,8 @@ async def query(
         if is_not_found(err):
             raise NotFound(f"no {name}") from err
         if is_timeout(err):
-            raise NotAnswered(
-                f"{name} did not answer within {wait.total_seconds():g} s: {NO_WORKER}"
-            ) from err
+            why = await why_unanswered(client, workflow_id)
+            raise NotAnswered(f"{name} did not answer within {wait.total_seconds():g} s: {why}") from err
         if is_no_worker(err):
             raise NotAnswered(f"{name} could not answer: {NO_WORKER}") from err
         raise
@@ -219,15 +219,17 @@ async def update_errors(
         Refused: The workflow's validator (or handler) rejected it (`ApplicationError.type` says why).
         Invalid: The workflow's worker could not decode it (`undecodable`): bad input, a 422.
         NotFound, Closed: There is no running workflow to take it.
-        NotAnswered: It was not answered in time (`check_with`, when given, is the read to check);
-            a worker may still apply it (Temporal keeps it for the next worker a while).
+        NotAnswered: It was not answered in time, saying what kept it (`unanswered`; `check_with`,
+            when given, is the read to check); a worker may still apply it (Temporal keeps it for
+            the next worker a while).
     """
     try:
         yield
     except WorkflowUpdateRPCTimeoutOrCancelledError as err:
         check = f": check {check_with} before repeating it" if check_with else ""
+        why = await why_unanswered(client, workflow_id)
         raise NotAnswered(
-            f"{name} did not answer in time (is a worker running?); the command was not confirmed{check}"
+            f"{name} did not answer in time: {why}; the command was not confirmed{check}"
         ) from err
     except WorkflowUpdateFailedError as err:
         cause = err.cause

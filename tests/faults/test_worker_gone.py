@@ -41,7 +41,7 @@ async def test_a_session_whose_worker_is_gone_answers_503_and_says_why(
     assert "no worker is serving it" in status.json()["detail"]
     paused = await api.post(f"/sessions/{key}/pause", json={"reason": "lunch"})
     assert paused.status_code == 503, paused.text  # it waited UPDATE_WAIT, no longer
-    assert "is a worker running?" in paused.json()["detail"]
+    assert "is `synapse worker` running on its task queue?" in paused.json()["detail"]
     assert "not confirmed" in paused.json()["detail"]
     assert paused.headers["retry-after"]
 
