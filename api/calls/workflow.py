@@ -28,7 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from . import endings
 from .busy import retry_while_busy
 from .errors import CallError, Closed, Invalid, NotAnswered, NotFound, Problem, Refused
-from .unanswered import NO_WORKER, why_unanswered
+from .unanswered import why_unanswered
 
 T = TypeVar("T")
 
@@ -123,7 +123,9 @@ async def query(
             why = await why_unanswered(client, workflow_id)
             raise NotAnswered(f"{name} did not answer within {wait.total_seconds():g} s: {why}") from err
         if is_no_worker(err):
-            raise NotAnswered(f"{name} could not answer: {NO_WORKER}") from err
+            raise NotAnswered(
+                f"{name} could not answer: {await why_unanswered(client, workflow_id)}"
+            ) from err
         raise
 
 
