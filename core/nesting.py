@@ -20,9 +20,11 @@ from typing import Any
 Path = tuple[str | int, ...]
 """Where a value stands: object keys and array indices from the top."""
 
-_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]')
+TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)|[\[\]{}:,]', re.DOTALL)
 """What the depth of JSON text turns on: strings (whose brackets count for nothing), brackets, and
-the colons and commas that say which key or index the next value has."""
+the colons and commas that say which key or index the next value has. A string left open runs to
+the end of the text: every string matches where it starts, so the scan never starts again inside
+one and stays linear (a body of escaped quotes no longer costs the square of its length)."""
 _OPEN = frozenset(b"{[")
 _QUOTE = ord('"')
 
@@ -38,7 +40,7 @@ def nested_too_deep(text: bytes, limit: int) -> Path | None:
         return None
     frames: list[list[Any]] = []  # per open container: [is an object, current key or index]
     last_string = b'""'
-    for match in _TOKENS.finditer(text):
+    for match in TOKENS.finditer(text):
         token = match.group()
         first = token[0]
         if first == _QUOTE:

@@ -95,13 +95,13 @@ class TemporalSettings(_Group):
         description="Long polls a worker keeps open for activity tasks; the SDK's 5 when unset.",
     )
     sticky_seconds: float = Field(
-        default=3.0,
+        default=10.0,
         gt=0,
         validation_alias=env("sticky_seconds", "SYNAPSE_STICKY_SECONDS"),
         description="Seconds a workflow's next task waits for the worker that holds it in memory "
-        "(its sticky queue) before any worker may take it (`sticky_queue_schedule_to_start_timeout`; "
-        "the SDK's 10 when unset would be the whole of a read's wait). A wide fan-out can hold a graph's "
-        "task on its sticky queue: this bounds how long its reads wait for it.",
+        "(its sticky queue) before any worker may take it (`sticky_queue_schedule_to_start_timeout`, "
+        "the SDK's 10 s). Shorter bounds a read's wait on a busy worker, but a task moved off its "
+        "sticky queue is replayed from its whole history: on a loaded machine 3 s made reads slower.",
     )
     workflow_sandbox: bool = Field(
         default=True,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.nesting import cut_nesting, cut_note, nested_too_deep, too_deep
+from core.nesting import TOKENS, cut_nesting, cut_note, nested_too_deep, too_deep
 
 
 def nested(levels: int, leaf: Any = "leaf") -> Any:
@@ -75,3 +75,13 @@ def test_bytes_and_values_agree_and_a_cut_value_fits(value: Any, limit: int) -> 
     assert too_deep(cut_nesting(value, limit), limit) is None
     if path is None:
         assert cut_nesting(value, limit) == value
+
+
+@given(st.binary(max_size=300))
+def test_a_string_matches_wherever_it_starts_so_the_scan_never_restarts_inside_one(tail: bytes) -> None:
+    """The scan is linear in the body: a quote always starts a match (closed, or open to the end),
+    so no body (escaped quotes, a backslash before a newline, a last lone backslash) makes the scanner
+    try again from every quote inside a string, as a body of 16,000 escaped quotes once made it
+    (seconds of the event loop, the worker's polls with it)."""
+    found = TOKENS.match(b'"' + tail)
+    assert found is not None and found.group()[:1] == b'"'
