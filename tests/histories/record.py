@@ -897,7 +897,7 @@ WIDE_BLUEPRINT = {
         for n in range(80)
     ],
 }
-"""80 starts of 14 KB each, carried whole: more than one workflow task may carry (25 in flight, 1 MiB);
+"""80 starts of 14 KB each, carried whole: more than one workflow task's payload budget (1 MiB);
 each answers its name, so the whole graph's result stays under a payload's 2 MiB (the recorder
 has no claim check)."""
 

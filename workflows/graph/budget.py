@@ -5,8 +5,7 @@ fails with `GrpcMessageTooLarge` and the server terminates the run. Each payload
 small (inputs over the inline size go by reference, `by_reference`; the claim check keeps any
 payload of `SYNAPSE_CLAIM_CHECK_BYTES` out of history), but a graph starts hundreds of runs and
 sends as many signals at once. A `PayloadBudget` admits such commands while the bytes in flight
-(issued, and not yet confirmed by the server) fit `TASK_PAYLOAD_BUDGET`, and at most
-`COMMANDS_IN_FLIGHT` of them; one that would pass it
+(issued, and not yet confirmed by the server) fit `TASK_PAYLOAD_BUDGET`; one that would pass it
 waits until earlier ones are confirmed. A confirmation only ever arrives in a later workflow task,
 so no task carries more than the budget (one command larger than the budget alone goes alone).
 
@@ -27,11 +26,6 @@ MIB = 1024 * KIB
 TASK_PAYLOAD_BUDGET = 1 * MIB
 """Payload bytes one workflow task may carry in commands admitted here: a quarter of gRPC's
 4 MiB, leaving room for everything else a task carries (markers, update answers, the stream)."""
-COMMANDS_IN_FLIGHT = 25
-"""Starts and signals in flight at once. Hundreds of child starts issued together queue on the
-server behind one another and behind the graph's own next task (measured, 300 wide: that task
-waited out its sticky queue's 10 s in half the runs, so reads of the graph timed out); in rounds
-of 25 its next task is handed out within about a second, and the fan-out as a whole goes faster."""
 PAYLOAD_OVERHEAD = 2 * KIB
 """Counted for each command besides its payloads: a codec's envelope (the encryption codec adds
 about 100 bytes) and the command's ids, names and summary."""
@@ -49,28 +43,24 @@ def encoded_size(*values: Any) -> int:
 
 
 class InFlight:
-    """The commands issued and not yet confirmed, and their bytes, against limits (no waiting:
-    pure). Every command counts at least `PAYLOAD_OVERHEAD`, so none is free."""
+    """The bytes of commands issued and not yet confirmed, against a limit (no waiting: pure).
+    Every command counts at least `PAYLOAD_OVERHEAD`, so none is free."""
 
-    def __init__(self, limit: int = TASK_PAYLOAD_BUDGET, commands: int = COMMANDS_IN_FLIGHT) -> None:
+    def __init__(self, limit: int = TASK_PAYLOAD_BUDGET) -> None:
         self.limit = limit
-        self.commands = commands
         self.carried = 0
-        self.issued = 0
 
     def fits(self, size: int) -> bool:
         """Whether a command of `size` bytes may be issued now (alone, it always may)."""
-        return self.issued == 0 or (self.carried + size <= self.limit and self.issued < self.commands)
+        return self.carried == 0 or self.carried + size <= self.limit
 
     def take(self, size: int) -> None:
         """A command of `size` bytes was issued."""
         self.carried += size
-        self.issued += 1
 
     def give_back(self, size: int) -> None:
         """A command of `size` bytes was confirmed (or failed)."""
         self.carried -= size
-        self.issued -= 1
 
 
 class PayloadBudget(InFlight):

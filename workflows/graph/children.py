@@ -90,14 +90,12 @@ class Children:
             version.instances[run.instance].workflow_id = child_id
             version.workflow_id = child_id.rsplit(":i", 1)[0]
         self._starting.add(child_id)
-        taken = 0  # bytes admitted into the budget (every command counts some)
+        size = 0
         try:
             child = run_input(self._owner_id, self._config, self._state, run, self._state.agents)
             child = await carried(child, self._config.inline_input_bytes)
             size = encoded_size(child)
-            waited = await self._budget.admit(size)
-            taken = size
-            if waited:  # the graph or task may have been paused since
+            if await self._budget.admit(size):  # it waited: the graph or task may have been paused since
                 child = child.model_copy(update={"paused": self._state.paused or task.paused})
             self._told_paused[child_id] = child.paused
             handle = await workflow.start_child_workflow(
@@ -116,8 +114,7 @@ class Children:
         except Exception as err:  # e.g. the id is taken: the run fails, the graph goes on
             self._record(_report(run, "failed", f"the task run could not start: {err}"))
         finally:
-            if taken:
-                self._budget.give_back(taken)
+            self._budget.give_back(size)
             self._starting.discard(child_id)
 
     async def _await(self, handle: ChildWorkflowHandle[Any, TaskReport], run: Run) -> None:
