@@ -192,6 +192,12 @@ class GraphConfig(Contract):
         description="The project it works in (its `SynapseProject`); a session's graph has none of "
         "its own: it belongs to its session's.",
     )
+    inline_input_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description="A task run's inputs and context over this many bytes (encoded) go to it by "
+        "reference, kept in the artifact store (SYNAPSE_INLINE_BYTES); None: carried whole.",
+    )
 
 
 class GraphSubmission(Contract):
@@ -274,6 +280,20 @@ class AgentTaskInput(Contract):
         default=None,
         description="The code generation the run takes (`workflows.versioning`; None: decided by patch markers).",
     )
+    inputs_ref: ArtifactRef | None = Field(
+        default=None,
+        description="Its `RunInputs`, kept whole in the artifact store when they were over the inline "
+        "size (`input_data` and `context` are then empty): the run reads them back first.",
+    )
+
+
+class RunInputs(Contract):
+    """What a task run works on, kept in the artifact store when too large to carry in its start."""
+
+    owner_id: str = Field(description="The graph whose task run it is.")
+    name: str = Field(description="Which run: `task <id> v<n>` (`#<k>` for a loop instance).")
+    input_data: dict[str, Any] = Field(description="The task's inputs.")
+    context: list[UniversalMessage] = Field(default_factory=list, description="Its context messages.")
 
 
 class TaskReport(Contract):

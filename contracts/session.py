@@ -81,6 +81,11 @@ class SessionConfig(Contract):
     idle_timeout_seconds: int = Field(
         default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
     )
+    inline_input_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description="Passed to the graphs its agent proposes (`GraphConfig.inline_input_bytes`).",
+    )
 
 
 class CreateSessionRequest(Contract):

@@ -3,6 +3,9 @@
 An agent answer larger than the inline limit is offloaded (`offload.py`): the graph's state keeps
 a preview. Edge conditions, data flow and loops must see the whole of it, so the graph reads it
 with this (local) activity when something downstream needs it; it is never replaced by a preview.
+A task run's inputs go the other way the same way: over the inline limit, the graph keeps them
+with `store_inputs` and the run reads them back whole with `read_output`
+(`workflows/graph/by_reference.py`).
 """
 
 from __future__ import annotations
@@ -15,21 +18,21 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import ArtifactRef
-from contracts.names import READ_OUTPUT
+from contracts import ArtifactRef, RunInputs
+from contracts.names import READ_OUTPUT, STORE_INPUTS
 from core.artifacts import ArtifactStore
 from core.artifacts.store import ArtifactNotFound
 
 
 class WholeOutputActivities:
-    """Reading whole outputs from one artifact store."""
+    """Whole outputs read back, and task runs' inputs kept, in one artifact store."""
 
     def __init__(self, store: ArtifactStore) -> None:
         self.store = store
 
     def activities(self) -> list[Callable[..., Any]]:
         """The bound activity methods, for `Worker(activities=...)`."""
-        return [self.read_output]
+        return [self.read_output, self.store_inputs]
 
     @activity.defn(name=READ_OUTPUT)
     async def read_output(self, ref: ArtifactRef) -> Any:
@@ -43,3 +46,10 @@ class WholeOutputActivities:
         if info.media_type.startswith("application/json"):
             return json.loads(data)
         return data.decode()
+
+    @activity.defn(name=STORE_INPUTS)
+    async def store_inputs(self, inputs: RunInputs) -> ArtifactRef:
+        """Keep a run's inputs (as JSON; content-addressed, so a retry stores nothing twice)."""
+        return await asyncio.to_thread(
+            self.store.put_json, inputs.model_dump(mode="json"), name=inputs.name, owner_id=inputs.owner_id
+        )

@@ -86,8 +86,10 @@ def name_of(key: str) -> str:
 
 def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
     """The config of a session the API starts: the deployment's approval timeout
-    (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own."""
+    (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own, and the inline
+    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`)."""
     fields.setdefault("approval_timeout_seconds", settings.api.approval_timeout_seconds)
+    fields.setdefault("inline_input_bytes", settings.limits.inline_bytes)
     return SessionConfig(session_key=key, agent=agent, **fields)
 
 

@@ -109,6 +109,7 @@ async def create_graph(
         approvers=body.approvers or [],
         approval_timeout_seconds=body.approval_timeout_seconds or 300,
         project=project,
+        inline_input_bytes=settings.limits.inline_bytes,
     )
     tasks = await graphs.start_graph(client, settings, config, blueprint, agents)
     return GraphCreated(

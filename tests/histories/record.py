@@ -50,7 +50,7 @@ from core.settings import DingTalkSettings, LarkSettings, Settings, TemporalSett
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInput
-from workflows.identity.ids import graph_workflow_id, session_workflow_id
+from workflows.identity.ids import graph_workflow_id, session_workflow_id, task_run_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
 from workflows.versioning import GENERATION
@@ -872,6 +872,42 @@ async def handed_over(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str
     return None
 
 
+BIG_INPUT = "y" * 20_000
+BY_REFERENCE_BLUEPRINT = {"new_tasks": [_graph_task("big", input_data={"echo": BIG_INPUT})], "new_edges": []}
+"""A task whose input is over the graph's inline size: kept in the artifact store, read back by its run."""
+
+
+async def by_reference(_client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
+    view = await _graph_view(handle, lambda v: v.status == "completed")
+    big = next(t for t in view.tasks if t.task_id == "big")
+    return task_run_workflow_id(handle.id, big.task_uuid, 1)
+
+
+WIDE_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("root", input_data={"echo": {"page": "z" * 14_000}}),
+        *(_graph_task(f"leaf{n}") for n in range(80)),
+    ],
+    "new_edges": [
+        {
+            "source_task_id": "root",
+            "target_task_id": f"leaf{n}",
+            "data_flow": {"mappings": {"page": "output.page"}},
+        }
+        for n in range(80)
+    ],
+}
+"""80 starts of 14 KB each, carried whole: more than one workflow task may carry (25 in flight, 1 MiB);
+each answers its name, so the whole graph's result stays under a payload's 2 MiB (the recorder
+has no claim check)."""
+
+
+async def wide(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str | None:
+    return None
+
+
+CONFIGS = {"graph_inputs_by_reference": {"inline_input_bytes": 16_384}}
+"""Graph settings a scenario starts with (beyond its id and requester)."""
 GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_rollback": (ROLLBACK_BLUEPRINT, rolled_back),
     "graph_gated": (GATED_BLUEPRINT, gated),
@@ -879,6 +915,8 @@ GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_cancelled": (CANCELLED_BLUEPRINT, cancelled),
     "graph_loop_pages": (PAGES_BLUEPRINT, paged),
     "graph_handed_over": (HANDED_OVER_BLUEPRINT, handed_over),
+    "graph_inputs_by_reference": (BY_REFERENCE_BLUEPRINT, by_reference),
+    "graph_wide_starts": (WIDE_BLUEPRINT, wide),
 }
 
 
@@ -902,7 +940,7 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
             handle = await env.client.start_workflow(
                 TaskGraphWorkflow.run,
                 GraphRunInput(
-                    config=GraphConfig(graph_id=graph_id, requested_by="alice"),
+                    config=GraphConfig(graph_id=graph_id, requested_by="alice", **CONFIGS.get(name, {})),
                     blueprint=PlanBlueprint.model_validate(blueprint),
                     continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
                     generation=GENERATION,  # as the API starts graphs

@@ -7,7 +7,8 @@
 - the workflow's parts: `children` (task runs started, awaited, cancelled), `gates` (people asked),
   `plans` (blueprints and agents' plans accepted), `interventions` and `rollbacks` (people's
   changes to tasks), `lifecycle` (a run's opening and end), `relay` (a parent session told),
-  `whole_outputs` (offloaded answers read back), `run_inputs` (what a task run is given);
+  `whole_outputs` (offloaded answers read back), `run_inputs` (what a task run is given),
+  `by_reference` (large inputs kept in the artifact store), `budget` (payload bytes per workflow task);
 - `task_run/`: `AgentTaskWorkflow`, one version (or loop instance) of one task, run by its assignee.
 """
 

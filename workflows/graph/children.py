@@ -4,6 +4,10 @@ Children are ABANDON children with ids derived from the graph's (`graph:<uuid>:t
 `:i<k>` for loop instances): a graph that continues-as-new leaves them running and asks them to
 signal their report instead (`report_to_graph`). Every waiter is tracked; a run that cannot
 start fails its task, never the graph.
+
+Ready runs start together, within the graph's payload budget (`budget`): the starts that fit go
+in one workflow task, the rest as earlier ones are confirmed; inputs over the inline size go by
+reference (`by_reference`). Signals to many runs wait their turn in the same budget.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ with workflow.unsafe.imports_passed_through():
 
 
 from ..identity.ids import task_run_workflow_id
+from .budget import encoded_size
+from .by_reference import carried
 from .rules.progress import Run, current, runs_of
 from .run import GraphRun
 from .run_inputs import agent_id_of, high_priority, run_input
@@ -36,6 +42,7 @@ class Children:
         self._owner_id = run.owner_id
         self._config = run.config
         self._state = run.state
+        self._budget = run.budget
         self._record = record
         self._starting: set[str] = set()
         """Runs whose start has been asked for but not confirmed (cancel them only once started)."""
@@ -67,7 +74,8 @@ class Children:
         self._told_paused.pop(run_id, None)
 
     async def start(self, runs: list[Run]) -> None:
-        """Start runs together (one workflow task issues every start)."""
+        """Start runs together: as many in one workflow task as the payload budget allows, the rest
+        as those are confirmed (in order); back once every start is confirmed or has failed."""
         if runs:
             await asyncio.gather(*(self._start(run) for run in runs))
 
@@ -81,10 +89,17 @@ class Children:
         else:
             version.instances[run.instance].workflow_id = child_id
             version.workflow_id = child_id.rsplit(":i", 1)[0]
-        child = run_input(self._owner_id, self._config, self._state, run, self._state.agents)
-        self._told_paused[child_id] = child.paused
         self._starting.add(child_id)
+        taken = 0  # bytes admitted into the budget (every command counts some)
         try:
+            child = run_input(self._owner_id, self._config, self._state, run, self._state.agents)
+            child = await carried(child, self._config.inline_input_bytes)
+            size = encoded_size(child)
+            waited = await self._budget.admit(size)
+            taken = size
+            if waited:  # the graph or task may have been paused since
+                child = child.model_copy(update={"paused": self._state.paused or task.paused})
+            self._told_paused[child_id] = child.paused
             handle = await workflow.start_child_workflow(
                 AgentTaskWorkflow.run,
                 child,
@@ -101,6 +116,8 @@ class Children:
         except Exception as err:  # e.g. the id is taken: the run fails, the graph goes on
             self._record(_report(run, "failed", f"the task run could not start: {err}"))
         finally:
+            if taken:
+                self._budget.give_back(taken)
             self._starting.discard(child_id)
 
     async def _await(self, handle: ChildWorkflowHandle[Any, TaskReport], run: Run) -> None:
@@ -124,11 +141,15 @@ class Children:
                 await self.signal(run_id, "pause" if want else "resume", SessionControl(reason="graph"))
 
     async def signal(self, run_id: str, signal: str, *arguments: Any) -> None:
-        """Signal a run (one that has ended meanwhile is let go)."""
+        """Signal a run, within the payload budget (one that has ended meanwhile is let go)."""
+        size = encoded_size(*arguments)
+        await self._budget.admit(size)
         try:
             await workflow.get_external_workflow_handle(run_id).signal(signal, args=arguments)
         except Exception as err:  # the run has ended meanwhile
             workflow.logger.info("task run %s did not take %s: %s", run_id, signal, err)
+        finally:
+            self._budget.give_back(size)
 
     async def cancel(self, run_ids: list[str]) -> None:
         """Ask runs to cancel (a run still starting is asked once it has started)."""

@@ -2,7 +2,9 @@
 
 A graph started by a session's agent (`parent_session`) sends it a `GraphProgress` signal
 (`graph_progress`) whenever tasks changed, decisions were taken, or the set of waiting requests
-differs from what it last sent. A session that has closed is let go.
+differs from what it last sent, within the graph's payload budget (`budget`: one message of
+many changes is one payload, which the claim check keeps out of history when large). A session
+that has closed is let go.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 from . import view
+from .budget import encoded_size
 from .run import GraphRun
 
 
@@ -27,6 +30,7 @@ class Relay:
         self._owner_id = run.owner_id
         self._session = run.config.parent_session
         self._state = run.state
+        self._budget = run.budget
         self._changes: list[dict[str, Any]] = []
         self._decided: list[InteractionOutcome] = []
         self._sent_ids: list[str] = []
@@ -53,7 +57,11 @@ class Relay:
             graph_workflow_id=self._owner_id, changes=self._changes, pending=pending, decided=self._decided
         )
         self._changes, self._decided, self._sent_ids = [], [], ids
+        size = encoded_size(message)
+        await self._budget.admit(size)
         try:
             await workflow.get_external_workflow_handle(self._session).signal(GRAPH_PROGRESS, message)
         except Exception as err:  # the session has closed
             workflow.logger.info("session %s did not take the graph's progress: %s", self._session, err)
+        finally:
+            self._budget.give_back(size)

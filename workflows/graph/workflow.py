@@ -2,7 +2,8 @@
 
 The graph accepts its blueprint (`plans`: assignees resolved, every check of
 `blueprint.expand`), then loops: the scheduler decides what runs, asks, skips or fails; ready runs
-start together, in one workflow task, as `AgentTaskWorkflow` children (`children`); gates ask a
+start together, as many per workflow task as its payload budget allows (`budget`), as
+`AgentTaskWorkflow` children (`children`); gates ask a
 person (`gates`); runs report back by signal. Agents' plans and `extend` grow the graph while it
 runs; `intervene` pauses, resumes or rolls back a task (`rollbacks`); `pause`/`resume`/`cancel`
 act on the whole graph; a parent session hears of it all (`relay`). It continues-as-new with its

@@ -96,6 +96,7 @@ class SessionGraphs:
             approval_timeout_seconds=self._config.approval_timeout_seconds,
             parent_session=self._owner_id,
             max_turns=self._config.max_turns,
+            inline_input_bytes=self._config.inline_input_bytes,
         )
         workflow_id = graph_workflow_id(graph_id)
         handle = await workflow.start_child_workflow(

@@ -13,7 +13,8 @@ continue-as-new does not end it.
 `timeout_seconds` is seconds of work (`WorkBudget`): time the run spends paused or waiting for a
 person (a tool approval or a question pending) does not count; the approval timeout bounds those
 waits. A completed run is remembered in the experience index (its inputs as the question, its
-output as the answer); a failed or cancelled one is not.
+output as the answer); a failed or cancelled one is not. Inputs too large to carry in its start
+come by reference and are read back first (`by_reference`).
 
 Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
 `versioning.patched()`; recorded graph histories replay them (`TASK_TIMEOUT_ACTIVE_PATCH`,
@@ -26,6 +27,7 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -50,6 +52,7 @@ from ...supervision.handlers import StreamHandlers, SupervisionHandlers
 from ...supervision.ports import Policy
 from ...supervision.supervisor import supervise
 from ...versioning import patched
+from ..by_reference import whole
 from ..view import asks
 from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
 from .report import experience_of, report_of
@@ -141,6 +144,16 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
         self._report_to_graph = True
 
     async def _work(self, input: AgentTaskInput) -> TaskReport:
+        try:
+            input = await whole(input)
+        except ActivityError as err:
+            return TaskReport(
+                task_uuid=input.task_uuid,
+                version=input.version,
+                instance=input.instance,
+                status="failed",
+                error=f"its inputs could not be read: {err.cause or err}",
+            )
         self._state.messages = list(input.context)
         loop = asyncio.create_task(
             run_agent_loop(
