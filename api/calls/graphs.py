@@ -37,6 +37,7 @@ from workflows.graph.rules.interrupted import interrupted
 from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
 from workflows.graph.view import start_search_attributes
 from workflows.identity.ids import graph_id_of, graph_workflow_id
+from workflows.identity.search_attributes import PROJECT
 from workflows.versioning import GENERATION
 
 from . import ended, scope, workflow
@@ -276,7 +277,9 @@ async def reopen(
         generation=GENERATION,
     )
     # a session's graph, reopened here, has no parent any more: it keeps its session's project
-    project = last.config.project or (await scope.described(client, workflow_id)).project
+    project = last.config.project or description.typed_search_attributes.get(PROJECT)
+    if project is None and description.parent_id is not None:
+        project = (await scope.described(client, description.parent_id)).project
     await client.start_workflow(
         TaskGraphWorkflow.run,
         run,

@@ -224,11 +224,13 @@ class Shell:
         while not stream.done:
             if time.monotonic() > deadline:
                 raise TerminalLost("the shell did not answer after Ctrl-C")
-            await asyncio.sleep(PROBE_PAUSE)
             if attempt:  # a loop of short commands can outlive one Ctrl-C (it came between two of them)
                 self.backend.restore_settings()
                 await self.backend.send(b"\x03")
                 self.backend.interrupt_shell()
+            # the pause comes after the Ctrl-C: a SIGINT that reaches bash once it reads the probe
+            # would discard what it read so far ("bash: rintf: command not found")
+            await asyncio.sleep(PROBE_PAUSE)
             resync = uuid.uuid4().hex[:12]
             stream.expect(f"\n{SENTINEL_MARK}{resync}:")
             self.backend.restore_settings()
