@@ -212,5 +212,11 @@ class BareFanOut:
         """Children started and children done (a status read, the bare twin of `GET /graphs/{id}`)."""
         return self._started, self._done
 
+    @workflow.update
+    def poke(self) -> int:
+        """Children done (an update taken while it starts and awaits them: the bare twin of an
+        intervention during a graph's fan-out)."""
+        return self._done
+
 
 WORKFLOWS = (BareUpdates, BareTurn, BareStream, BareChild, BareFanOut)

@@ -1,4 +1,5 @@
-"""Status reads during a wide fan-out vs the same reads on an idle graph, and the bare twin of each.
+"""Status reads during a wide fan-out vs the same reads on an idle graph, a rollback during one,
+and the bare twin of each.
 
 Synapse: `GET /graphs/{id}` (a query of the graph's workflow, through the API), one after the
 other, timed from the request, while a graph of N independent `Agent:demo` tasks starts and runs
@@ -7,6 +8,10 @@ Bare: the `progress` query of a `BareFanOut` parent while it starts and awaits N
 children, then the `ready` query of an idle `BareUpdates` workflow. A query waits for the
 workflow's pending workflow task, so a graph whose next task waits behind its own children's
 starts answers late (issue 48: 10 s, then 503).
+
+Rollback: `ROLLBACK_AND_MODIFY` of the root of a root → N fan-out once its tasks run (its answer
+waits until the graph took it: every run in flight is cancelled and the root runs again), timed
+from the request; bare: an update of a `BareFanOut` parent while it starts and awaits N children.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from .stats import Measure, Result, Row, progress
 
 FANOUT_WITHIN = 600.0
 """Seconds one fan-out may take before the benchmark gives up."""
+ROLLBACK_WIDTH = 100
+"""Tasks behind the root that a rollback takes back (issue 48: a 100-wide one answered after 20 s)."""
 IDLE_READS = (20, 300)
 """Reads of the idle graph: as many as during the fan-outs, within these bounds."""
 
@@ -73,6 +80,38 @@ async def _synapse_idle(stack: Stack, reads: int, idle: Measure) -> None:
     await stack.synapse_client.get_workflow_handle(graph_workflow_id(created.graph_id)).terminate()
 
 
+async def _synapse_rollback(stack: Stack, into: Measure) -> None:
+    root = {"task_id": "root", "assignee_id": "Agent:demo", "input_data": {"echo": 0}}
+    fan = [{"task_id": f"w{i}", "assignee_id": "Agent:demo", "input_data": {}} for i in range(ROLLBACK_WIDTH)]
+    edges = [{"source_task_id": "root", "target_task_id": f"w{i}"} for i in range(ROLLBACK_WIDTH)]
+    created = await stack.synapse.submit_graph({"new_tasks": [root, *fan], "new_edges": edges})
+    deadline = time.monotonic() + FANOUT_WITHIN
+    while not (await stack.synapse.graph(created.graph_id, limit=1)).counts.get("running"):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the {ROLLBACK_WIDTH}-wide fan-out never ran")
+        await asyncio.sleep(0.02)
+    rollback = {
+        "intervention_type": "ROLLBACK_AND_MODIFY",
+        "target_task_id": created.tasks["root"],
+        "new_input_data": {"echo": 1},
+        "comment": "benchmark",
+    }
+    into.values.append(await _timed(lambda: stack.synapse.intervene(created.graph_id, rollback)) * 1000)
+    handle = stack.synapse_client.get_workflow_handle(
+        graph_workflow_id(created.graph_id), result_type=GraphView
+    )
+    view = await asyncio.wait_for(handle.result(), FANOUT_WITHIN)
+    assert view.counts == {"completed": ROLLBACK_WIDTH + 1}, view.counts
+
+
+async def _bare_rollback(stack: Stack, into: Measure) -> None:
+    handle = await stack.client.start_workflow(
+        BareFanOut.run, ROLLBACK_WIDTH, id=stack.key("bare-poke"), task_queue=stack.bare_queue
+    )
+    into.values.append(await _timed(lambda: handle.execute_update(BareFanOut.poke)) * 1000)
+    assert await asyncio.wait_for(handle.result(), FANOUT_WITHIN) == ROLLBACK_WIDTH
+
+
 async def _bare_fan_out(stack: Stack, tasks: int, during: Measure) -> None:
     handle = await stack.client.start_workflow(
         BareFanOut.run, tasks, id=stack.key("bare-reads"), task_queue=stack.bare_queue
@@ -98,12 +137,15 @@ async def run(harness: Harness, *, tasks: int, samples: int) -> Result:
     many reads of an idle graph (and an idle bare workflow) as the fan-outs' reads."""
     during = {"synapse": Measure(), "bare": Measure()}
     idle = {"synapse": Measure(), "bare": Measure()}
+    rollback = {"synapse": Measure(), "bare": Measure()}
     refused: list[str] = []
     async with harness.stack("reads") as stack:
         for sample in range(samples):
             started = time.monotonic()
             await _synapse_fan_out(stack, tasks, during["synapse"], refused)
             await _bare_fan_out(stack, tasks, during["bare"])
+            await _synapse_rollback(stack, rollback["synapse"])
+            await _bare_rollback(stack, rollback["bare"])
             progress(f"reads: fan-outs {sample + 1}/{samples} in {time.monotonic() - started:.1f} s")
         reads = min(max(len(during["synapse"].values), IDLE_READS[0]), IDLE_READS[1])
         await _synapse_idle(stack, reads, idle["synapse"])
@@ -131,6 +173,14 @@ async def run(harness: Harness, *, tasks: int, samples: int) -> Result:
                 idle["synapse"],
                 idle["bare"],
                 "the same read of a graph waiting at a gate; bare: a query of an idle workflow",
+            ),
+            Row(
+                f"rollback of a running {ROLLBACK_WIDTH}-wide fan-out",
+                "ms",
+                rollback["synapse"],
+                rollback["bare"],
+                "POST ROLLBACK_AND_MODIFY of its root until answered (its runs cancelled, the root "
+                "asked to run again); bare: an update of a parent starting and awaiting N children",
             ),
         ],
         notes=notes,
