@@ -55,7 +55,7 @@ async def mcp(chat: Chat, args: list[str]) -> None:
         chat.renderer.note(NOT_LISTED.format(what="MCP servers", route="/mcp"), "yellow")
         return
     if not servers:
-        chat.renderer.note("no MCP servers are declared (see the README: MCP servers)")
+        chat.renderer.note("no MCP servers are declared (see docs/mcp.md)")
         return
     table = Table("server", "state", "transport", "tools", box=None, padding=(0, 2))
     for server in servers:
