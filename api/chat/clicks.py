@@ -41,9 +41,10 @@ from contracts import (
 from contracts.names import GRAPH_PREFIX
 from workflows.identity.ids import session_workflow_id
 
-from ..calls import decisions, sessions
+from ..calls import decisions
 from ..calls.busy import is_busy
 from ..calls.errors import Closed, NotFound, Refused
+from ..calls.ref import WorkflowRef
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,7 @@ async def decide(
     )
     # It may outlive the callback's answer (by up to `OUTCOME_WAIT_SECONDS`).
     submission = decisions.Submission(
-        client, click.workflow_id, sessions.name_of(action.session_key), decision
+        client, click.workflow_id, WorkflowRef.session(action.session_key).name, decision
     )
     # One deadline for both steps: each Temporal call may poll several times within its own timeout.
     task = asyncio.ensure_future(submission.run(within=OUTCOME_WAIT_SECONDS))
