@@ -11,7 +11,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -34,6 +34,7 @@ from contracts import (
 )
 from contracts.names import SUBMIT_MESSAGE
 from core.settings import Settings
+from core.times import utc_text
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -226,7 +227,7 @@ _HAD = {SessionStatus.COMPLETED: "completed after being idle", "terminated": "be
 
 def when(moment: datetime | None) -> str:
     """`at 2025-01-02 10:02:03 UTC`, as the refusals and notes here word a moment."""
-    return f"at {moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if moment else "at an unknown time"
+    return f"at {utc_text(moment)}" if moment else "at an unknown time"
 
 
 async def ended_run(client: Client, key: str) -> EndedRun | None:

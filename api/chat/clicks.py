@@ -39,6 +39,7 @@ from contracts import (
     Verdict,
 )
 from contracts.names import GRAPH_PREFIX
+from core.times import utc_text
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions
@@ -117,7 +118,7 @@ async def _already_decided(client: Client, click: Click, refusal: Refused) -> Cl
     decision = await decisions.recorded_decision(client, key, click.action.interaction_id, wait=QUERY_TIMEOUT)
     if decision is None:  # none recorded, or no worker to read it: the validator's own words will do
         return ClickAnswer("info", str(refusal))
-    when = decision.at.strftime("%Y-%m-%d %H:%M UTC")
+    when = utc_text(decision.at)
     if decision.principal == Principal.TIMEOUT:
         return ClickAnswer(
             "info", f"This request expired at {when}: nobody decided in time, so it was denied."
