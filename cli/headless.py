@@ -27,7 +27,7 @@ import httpx
 
 from contracts import Principal, TaskChunkType, TaskStreamChunk
 from contracts.names import SESSION_PREFIX
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

@@ -8,7 +8,6 @@ one message.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from contracts import InteractionRequest, InteractionType, ToolResult
@@ -22,12 +21,6 @@ LINE_LIMIT = 300
 def cut(text: str, limit: int) -> str:
     """`text`, shortened to `limit` characters with an ellipsis when longer."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def utc(moment: datetime) -> str:
-    """`2026-11-26 10:00:00 UTC`."""
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def content_of(request: InteractionRequest) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import httpx
 
 from contracts import TaskChunkType, TaskStreamChunk
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 
 from .render import Renderer
 from .state import ChatState, Request

@@ -9,7 +9,7 @@ from typing import TypeVar
 from rich.table import Table
 from rich.text import Text
 
-from core.http_client import SynapseError
+from core.client import SynapseError
 
 from .chat import Chat, CommandError
 from .commands import SPECS
