@@ -29,9 +29,11 @@ class ApiSettings(Group):
     host: str = Field(
         default="127.0.0.1",
         validation_alias=env("host", "SYNAPSE_API_HOST"),
-        description="Interface it binds to.",
+        description="Interface the API binds to (`synapse api`, `synapse up`); 0.0.0.0 for every one.",
     )
-    port: int = Field(default=8000, validation_alias=env("port", "SYNAPSE_API_PORT"), description="Its port.")
+    port: int = Field(
+        default=8000, validation_alias=env("port", "SYNAPSE_API_PORT"), description="Port the API listens on."
+    )
     public_url: str | None = Field(
         default=None,
         validation_alias=env("public_url", "SYNAPSE_PUBLIC_URL"),

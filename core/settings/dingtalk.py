@@ -44,8 +44,8 @@ class DingTalkSettings(Group):
         validation_alias=env(
             "card_template_id", "DINGTALK_CARD_TEMPLATE_ID", "SYNAPSE_DINGTALK_CARD_TEMPLATE_ID"
         ),
-        description="The approval card's template (built in DingTalk's card builder; README lists its "
-        "variables). Without it approval requests go as Markdown, answered with 确认/取消.",
+        description="The approval card's template (built in DingTalk's card builder; docs/dingtalk.md "
+        "lists its variables). Without it approval requests go as Markdown, answered with 确认/取消.",
     )
     mode: str = Field(
         default="stream",
