@@ -1,6 +1,6 @@
-"""Which code path a workflow run follows: every change to what workflows do after 1.0 goes
-through `patched()` here, decided when the run starts, never `workflow.patched()` at the call site
-(see `changes` for why)."""
+"""Which code path a workflow run follows: every change to what workflows do after 1.0 is asked
+through `patched` here, decided when the run starts, never through the SDK's `workflow.patched`
+at the call site (see `changes` for why)."""
 
 from .changes import AT_START, GENERATION, NewerGeneration, begin, changes_of, patched
 

@@ -1,19 +1,18 @@
 """Which code path a run follows: decided once, in `@workflow.init`, never where a change is used.
 
-Why: the SDK answers `workflow.patched()` on replay by looking for the change's marker in the
-workflow task being replayed. A first run whose workflow task timed out while a local activity
-ran resumes only in the next task, so a change first asked right after a local activity is
-answered differently on replay than the first time: the run takes the old path although it is
-new, or fails with "Non-deprecated patch marker encountered" and is stuck. `begin` (called by
-`supervise`, before the run can await anything) decides every change at once.
+Why: the SDK answers `workflow.patched` on replay by looking for the change's marker in the
+workflow task being replayed, and a first run whose workflow task timed out during a local
+activity resumes only in the next task: a change first asked after a local activity can be
+answered otherwise on replay (the old path taken, or "Non-deprecated patch marker encountered"
+and a stuck run). So `begin` (called by `supervise`, before the run can await anything) decides
+every change at once.
 
-1.0 is generation 1, with no change (`AT_START` empty). A change to what workflows do after 1.0
-appends an id to `AT_START` (that makes the next generation) and asks `patched(id)` where it is
-used. Synapse's starters (the API, continue-as-new, a session's graph, a graph's task runs) put
-`GENERATION` in the run's input: a run of generation G takes the first G - 1 changes and writes
-no marker. A run whose input says none (a client of its own) writes a marker per change when it
-starts. A worker refuses a generation newer than its code (`NewerGeneration`: the workflow task is
-retried until a newer worker takes it; the run is not failed). Never rename, reorder or drop an id.
+1.0 is generation 1 (`AT_START` empty). A change after it appends an id to `AT_START`, which makes
+the next generation, and asks `patched` with that id where it is used. Synapse's starters put
+`GENERATION` in a run's input: a run of generation G takes the first G - 1 changes and writes no
+marker; a run whose input says none writes a marker per change. A worker refuses a generation
+newer than its code (`NewerGeneration`: retried until a newer worker takes the run). Never rename,
+reorder or drop an id.
 """
 
 from __future__ import annotations
