@@ -16,7 +16,7 @@ ASK_USER = "ask_user"
 
 
 class GrantScope(StrEnum):
-    """What later calls a grant allows (`InteractionResponse.response_data.grant`)."""
+    """What later calls a grant allows (`InteractionDecision.response_data.grant`)."""
 
     SESSION = "session"
     """The same tool with the same arguments."""

@@ -278,7 +278,8 @@ class AgentTaskInput(Contract):
     paused: bool = Field(default=False, description="Start held (the task or graph is paused).")
     generation: int | None = Field(
         default=None,
-        description="The code generation the run takes (`workflows.versioning`; None: decided by patch markers).",
+        description="The code generation the run takes (`workflows.versioning`; 1 is 1.0). None: "
+        "decided by a marker per change when the run starts.",
     )
     inputs_ref: ArtifactRef | None = Field(
         default=None,

@@ -103,38 +103,12 @@ class InteractionRequest(Contract):
     )
 
 
-class InteractionResponse(Contract):
-    """A person's answer to an interaction."""
-
-    interaction_id: str | None = Field(
-        default=None,
-        description="The interaction answered; over HTTP it may be omitted (the path names it).",
-    )
-    approved: bool = Field(description="True to approve, false to deny.")
-    response_data: dict[str, Any] | None = Field(
-        default=None,
-        description="What the person supplied besides yes/no: `text` (the answer to a USER_INPUT "
-        "question), `arguments` (approve a tool call with these arguments instead), `grant` "
-        "(`session` | `session_prefix`: also allow later matching calls for the rest of the session), "
-        "`sandbox` (`workspace-write` | `read-only` | `full`: where an approved terminal command runs; "
-        "the request's `content.sandboxes` lists what it offers).",
-    )
-    user_message: str | None = Field(
-        default=None, description="Comment; on a denial it is passed to the agent."
-    )
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
-    principal: str | None = Field(
-        default=None, description="Who answers; set from the caller's credentials when auth is on."
-    )
-    channel: str = Field(default="http", description="Where the answer came from.")
-
-
 class InteractionDecision(Contract):
-    """Body of `POST /sessions/{key}/interactions/{id}` (and its graph twin): an
-    `InteractionResponse` whose `approved` may be left out when answering a question.
+    """Body of `POST /sessions/{key}/interactions/{id}` (and its graph twin): a person's answer to
+    an interaction, whose `approved` may be left out when answering a question.
 
-    The API turns it into the `InteractionResponse` the workflow takes: a question (USER_INPUT)
-    answered without `approved` is approved; every other kind needs `approved` (422 without it).
+    The API turns it into the `Decision` the workflow takes: a question (USER_INPUT) answered
+    without `approved` is approved; every other kind needs `approved` (422 without it).
     """
 
     interaction_id: str | None = Field(
@@ -147,8 +121,11 @@ class InteractionDecision(Contract):
     )
     response_data: dict[str, Any] | None = Field(
         default=None,
-        description="As in `InteractionResponse`: `text` (the answer to a question), `arguments`, "
-        "`grant`, `sandbox` (with approving a tool call).",
+        description="What the person supplied besides yes/no: `text` (the answer to a USER_INPUT "
+        "question), `arguments` (approve a tool call with these arguments instead), `grant` "
+        "(`session` | `session_prefix`: also allow later matching calls for the rest of the session), "
+        "`sandbox` (`workspace-write` | `read-only` | `full`: where an approved terminal command runs; "
+        "the request's `content.sandboxes` lists what it offers).",
     )
     user_message: str | None = Field(
         default=None, description="Comment; on a denial it is passed to the agent."

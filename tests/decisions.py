@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts import Decision, DecisionSource, InteractionResponse, Role
-from workflows.supervision.decisions import legacy
+from contracts import Answer, Decision, DecisionSource, Role, Said, Verdict
 
 
 def decided(
@@ -22,13 +21,25 @@ def decided(
 ) -> Decision:
     """A person's decision, said as an HTTP body says it (`response_data`: text, arguments, grant,
     sandbox), by `principal` with `role` through `channel`."""
-    response = InteractionResponse(
-        interaction_id=interaction_id,
-        approved=approved,
-        principal=principal,
-        channel=channel,
-        response_data=response_data,
-        user_message=user_message,
+    data = response_data or {}
+    unknown = set(data) - {"text", "arguments", "grant", "sandbox"}
+    assert not unknown, f"response_data takes text, arguments, grant and sandbox, not {sorted(unknown)}"
+    said: Said = (
+        Answer(text=data["text"])
+        if "text" in data and approved
+        else Verdict(
+            approved=approved,
+            edit=data.get("arguments"),
+            grant=data.get("grant"),
+            sandbox=data.get("sandbox"),
+        )
     )
-    made = legacy(response)
-    return made.model_copy(update={"role": role, "source": source or made.source})
+    return Decision(
+        interaction_id=interaction_id,
+        principal=principal,
+        role=role,
+        channel=channel,
+        source=source or (DecisionSource.HTTP if channel == "http" else DecisionSource.CLICK),
+        said=said,
+        comment=user_message,
+    )

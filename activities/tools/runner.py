@@ -89,7 +89,7 @@ class ToolActivities:
         return f"no tool named {tool_id!r}; known tools: {', '.join(sorted(self.tools)) or 'none'}"
 
     @activity.defn(name=ASSESS_TOOL_CALL)
-    async def assess_tool_call(self, request: AssessRequest | ToolCallRequest) -> ToolAssessment:
+    async def assess_tool_call(self, request: AssessRequest) -> ToolAssessment:
         """Decide whether a proposed tool call needs a person's approval, and summarise it.
 
         Policy `never` → no approval, `always` → approval, `destructive` → the tool decides
@@ -97,14 +97,12 @@ class ToolActivities:
         An unknown tool is `known=False` and needs no approval (the workflow refuses it).
 
         Args:
-            request: The agent's proposed call and what the workflow knows of its tool's state
-                (a bare `ToolCallRequest` from workflows older than the `terminal-sandbox` patch).
+            request: The agent's proposed call, what the workflow knows of its tool's state, and
+                the rule context.
 
         Returns:
             The assessment, with a one-line `summary` for approval cards and the Web UI.
         """
-        if isinstance(request, ToolCallRequest):
-            request = AssessRequest(call=request)
         call, state = request.call, request.state
         tool = self.tools.get(call.tool_id)
         summary = summarize_call(call, tool)

@@ -45,7 +45,7 @@ def test_schemas_are_strict_json(tmp_path: Path) -> None:
 def test_request_models_forbid_unknown_fields(tmp_path: Path) -> None:
     main(["schema", str(tmp_path)])
 
-    for name in ("InteractionResponse", "InboundMessage", "PlanBlueprint", "InterventionRequest"):
+    for name in ("InteractionDecision", "InboundMessage", "PlanBlueprint", "InterventionRequest"):
         schema = json.loads((tmp_path / f"{name}.json").read_text())
         assert schema["additionalProperties"] is False, name
 

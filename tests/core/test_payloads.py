@@ -9,14 +9,14 @@ from typing import Annotated, Any
 import pytest
 from temporalio.contrib.pydantic import PydanticPayloadConverter
 
-from contracts import InboundMessage, InteractionResponse, SessionConfig
+from contracts import InboundMessage, InteractionDecision, SessionConfig
 from core.payloads import SynapsePayloadConverter, adapter
 from workflows.session.state import SessionRunInput
 
 VALUES: list[tuple[Any, Any]] = [
     (InboundMessage(content="hello", sender_id="alice", chat_id="c"), InboundMessage),
-    (SessionRunInput(config=SessionConfig(session_key="k"), generation=4), SessionRunInput),
-    ([InteractionResponse(interaction_id="tool_1", approved=True)], list[InteractionResponse]),
+    (SessionRunInput(config=SessionConfig(session_key="k"), generation=1), SessionRunInput),
+    ([InteractionDecision(interaction_id="tool_1", approved=True)], list[InteractionDecision]),
     ({"a": [1, 2], "b": None}, dict[str, Any]),
     (datetime(2026, 11, 27, 6, 0, tzinfo=UTC), datetime),
     ("text", None),

@@ -1,9 +1,12 @@
 """Record the reference histories replayed by `tests/test_replay.py`.
 
-Run `.venv/bin/python -m tests.histories.record TAG [SCENARIO ...]` after a deliberate, patched change to
-workflow code to add histories of the new paths (keep the old files: they prove running
-workflows still replay). Against a running server, `synapse history export WORKFLOW_ID FILE`
-records any single workflow.
+1.0's baseline is one history per scenario, `<scenario>.v1.json` (a graph's task run beside its
+graph: `<scenario>_task_run.v1.json`), each workflow id in `workflow_ids.json`. After 1.0 every
+change to the commands workflows issue is gated (`workflows/versioning`, or Worker Versioning):
+run `.venv/bin/python -m tests.histories.record TAG [SCENARIO ...]` with a new tag (the change's
+id) to add histories of its new path, and keep the old files: they prove that runs still open on
+the old path replay. Files are never overwritten. Against a running server,
+`synapse history export WORKFLOW_ID FILE` records any single workflow.
 """
 
 from __future__ import annotations
@@ -101,7 +104,7 @@ async def approved(_client: Client, handle: WorkflowHandle[SessionWorkflow, Live
 
 
 async def planned(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
-    """Delete approved; then a plan, run as a child graph (since `graph-task-timeout`, with room to
+    """Delete approved; then a plan, run as a child graph (its workflow task timeout leaves room to
     replay), whose outputs answer the turn."""
     interaction = await _pending_id(handle)
     await handle.execute_update(
@@ -864,7 +867,7 @@ HANDED_OVER_BLUEPRINT = {
     "new_edges": [],
 }
 """Three runs in flight when the graph continues as new (`CAS_AFTER`): told to report to its next run."""
-CAS_AFTER = {"graph_handed_over": 20}
+CAS_AFTER = {"graph_handed_over": 10}
 """History events after which a scenario's graph continues as new (`GRAPH_EVENTS` otherwise)."""
 
 
@@ -1000,7 +1003,7 @@ async def main(tag: str, only: list[str]) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("tag", help="names the code version recorded, e.g. `local-tool-run`")
+    parser.add_argument("tag", help="names the code version recorded: `v1` for 1.0, else the change's id")
     parser.add_argument("only", nargs="*", help="scenarios to record (default: all), e.g. session_watched")
     arguments = parser.parse_args()
     asyncio.run(main(arguments.tag, arguments.only))

@@ -2,7 +2,9 @@
 
 The `index_experience` local activity writes it (the workflow does no I/O; a local activity's
 input stays out of history); later agents recall it through `experience_config`. Indexing
-issues a command: it runs only in histories that took `EXPERIENCE_PATCH`.
+issues a command (a local activity): changing when it runs is a gated change. A session's turn
+that ends in the agent's answer is recorded by the step that answers (`AgentStepInput.remember`),
+not by `remember` after it.
 """
 
 from __future__ import annotations
@@ -17,16 +19,9 @@ with workflow.unsafe.imports_passed_through():
     from contracts import ExperienceRecord
     from contracts.names import INDEX_EXPERIENCE
 
-EXPERIENCE_PATCH = "index-experience"
-"""Patch id: finished turns are indexed for recall."""
-TASK_EXPERIENCE_PATCH = "index-task-results"
-"""Patch id: completed graph task runs are indexed for recall too (`AgentTaskWorkflow`)."""
 INDEX_TIMEOUT = timedelta(seconds=30)
 INDEX_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 """Recall is a help, not a duty: after five tries the turn is simply not remembered."""
-EXPERIENCE_IN_LAST_STEP = "experience-in-last-step"
-"""Change id: a session's turn that ends in the agent's answer is recorded by the step that answers
-(`AgentStepInput.remember`), not by an `index_experience` local activity after it."""
 
 
 async def remember(record: ExperienceRecord, *, what: str | None = None) -> None:

@@ -30,28 +30,21 @@ with workflow.unsafe.imports_passed_through():
 
 from ..supervision import sandbox
 from ..supervision.decisions import said_of
-from ..versioning import patched
 from .host import LoopHost
-from .options import (
-    ASK_USER_PATCH,
-    ASSESS_RETRY,
-    ASSESS_TIMEOUT,
-    CANCELLED_RUN_ANSWERED_PATCH,
-    EDITED_CALLS_PATCH,
-)
+from .options import ASSESS_RETRY, ASSESS_TIMEOUT
 from .questions import ask_question
 from .replies import denial, tool_message
 from .routing import LOST, remember_worker, run_or_lost
 
 
 async def assess(
-    call: ToolCallRequest, state: dict[str, Any] | None, rules: RuleContext | None = None
+    call: ToolCallRequest, state: dict[str, Any], rules: RuleContext | None = None
 ) -> ToolAssessment:
-    """Assess the call; with `state` (the `terminal-sandbox` patch), knowing where its tool's state
-    is, and which approval rules apply (`rules`)."""
+    """Assess the call, knowing where its tool's state is (`state`) and which approval rules apply
+    (`rules`)."""
     assessment: ToolAssessment = await workflow.execute_local_activity(
         ASSESS_TOOL_CALL,
-        call if state is None else AssessRequest(call=call, state=state, rules=rules),
+        AssessRequest(call=call, state=state, rules=rules),
         result_type=ToolAssessment,
         start_to_close_timeout=ASSESS_TIMEOUT,
         retry_policy=ASSESS_RETRY,
@@ -68,49 +61,13 @@ def refuse_unknown(
     messages.append(tool_message(call, result.model_dump(mode="json"), None))
 
 
-def _tool_state(host: LoopHost, tool_id: str, messages: list[UniversalMessage]) -> dict[str, Any]:
+def _tool_state(host: LoopHost, tool_id: str) -> dict[str, Any]:
     """The metadata of the tool's last result (where it left its state), while the worker holding
-    that state still does; empty for every other tool. Kept in the state (older messages are let
-    go); a session from before that looks in its conversation."""
+    that state still does; empty for every other tool. Kept in the state, not read from the
+    conversation (older messages are let go)."""
     if not host.worker_queues.get(tool_id):
         return {}
-    if tool_id in host.tool_states:
-        return host.tool_states[tool_id]
-    for message in reversed(messages):
-        if message.role == "tool" and message.name == tool_id and isinstance(message.content, dict):
-            metadata = message.content.get("metadata")
-            if isinstance(metadata, dict):
-                return metadata
-    return {}
-
-
-def _with_context(
-    host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
-) -> ToolAssessment:
-    """The assessment with its `context` brought up to date: a worker-bound tool whose state is
-    still held (a terminal's shell) is where its last result left it (its `cwd`)."""
-    if not assessment.context or assessment.worker_bound is None or not host.worker_queues.get(call.tool_id):
-        return assessment
-    for message in reversed(messages):
-        if message.role == "tool" and message.name == call.tool_id and isinstance(message.content, dict):
-            metadata = message.content.get("metadata")
-            if isinstance(metadata, dict) and (
-                known := {k: metadata[k] for k in assessment.context if metadata.get(k)}
-            ):
-                return assessment.model_copy(update={"context": {**assessment.context, **known}})
-    return assessment
-
-
-def _contextual(
-    host: LoopHost,
-    call: ToolCallRequest,
-    assessment: ToolAssessment,
-    messages: list[UniversalMessage],
-    state: dict[str, Any] | None,
-) -> ToolAssessment:
-    """The assessment with its context as people should see it: a tool given its `state` (the
-    `terminal-sandbox` patch) said it itself; before, the last result's metadata filled it in."""
-    return assessment if state is not None else _with_context(host, call, assessment, messages)
+    return host.tool_states.get(tool_id, {})
 
 
 @dataclass(frozen=True)
@@ -125,21 +82,20 @@ class Assessed:
         """The step's assessment, when it was asked for one (`given`) and made it."""
         return Assessed(result.assessment, given) if result.assessment and given else None
 
-    def stands_for(self, call: ToolCallRequest, state: dict[str, Any] | None, host: LoopHost) -> bool:
+    def stands_for(self, call: ToolCallRequest, state: dict[str, Any], host: LoopHost) -> bool:
         """Whether it is the assessment the gate would make of `call` now: of its tool, from the
         state and the rule context the gate has."""
         return (
-            state is not None
-            and self.assessment.tool_id == call.tool_id
+            self.assessment.tool_id == call.tool_id
             and self.given.states.get(call.tool_id, {}) == state
             and self.given.rules == host.rules
         )
 
 
-def step_assessment(host: LoopHost, messages: list[UniversalMessage]) -> StepAssessment:
+def step_assessment(host: LoopHost) -> StepAssessment:
     """What a quick step needs to assess its call as `gate_and_run` would: every stateful tool's
     state (`_tool_state`) and the rule context."""
-    states = {tool_id: _tool_state(host, tool_id, messages) for tool_id in host.worker_queues}
+    states = {tool_id: _tool_state(host, tool_id) for tool_id in host.worker_queues}
     return StepAssessment(states={k: v for k, v in states.items() if v}, rules=host.rules)
 
 
@@ -161,36 +117,31 @@ async def gate_and_run(
     arguments: the edited call is assessed again and, when it is of another kind (another
     command head or reason), asked for again; the agent is told its call was edited.
     """
-    if call.tool_id == ASK_USER and patched(ASK_USER_PATCH):
+    if call.tool_id == ASK_USER:
         await ask_question(host, call, messages)
         return
-    sandboxed = patched(sandbox.SANDBOX_PATCH)
-    state = _tool_state(host, call.tool_id, messages) if sandboxed else None
+    state = _tool_state(host, call.tool_id)
     if assessed is not None and assessed.stands_for(call, state, host):
-        made = assessed.assessment
+        assessment = assessed.assessment
     else:
-        made = await assess(call, state, host.rules)
-    assessment = _contextual(host, call, made, messages, state)
+        assessment = await assess(call, state, host.rules)
     if not assessment.known:
         refuse_unknown(host, call, assessment, messages)
         return
     interaction_id: str | None = None
     edit: dict[str, Any] | None = None
     if assessment.needs_approval:
-        if sandboxed:
-            assessment = sandbox.proposed(assessment, host.sandbox)
+        assessment = sandbox.proposed(assessment, host.sandbox)
         outcome = await host.ask_approval(call, assessment)
         if not outcome.approved:
             messages.append(tool_message(call, denial(outcome).content(), outcome.interaction_id))
             return
         said = said_of(outcome)
         edited = said.edit if isinstance(said, Verdict) else None
-        if edited is not None and edited != call.arguments and patched(EDITED_CALLS_PATCH):
+        if edited is not None and edited != call.arguments:
             edit = {"edited_by": outcome.decided_by, "original_arguments": call.arguments}
             call = call.model_copy(update={"arguments": edited})
-            again = _contextual(host, call, await assess(call, state, host.rules), messages, state)
-            if sandboxed:
-                again = sandbox.proposed(again, host.sandbox)
+            again = sandbox.proposed(await assess(call, state, host.rules), host.sandbox)
             if not again.known:
                 refuse_unknown(host, call, again, messages)
                 return
@@ -217,8 +168,7 @@ async def gate_and_run(
                     )
                     return
             assessment = again
-        if sandboxed:
-            assessment = sandbox.decided(assessment, outcome)
+        assessment = sandbox.decided(assessment, outcome)
         interaction_id = outcome.interaction_id
         if not await host.checkpoint():
             host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
@@ -244,12 +194,12 @@ async def gate_and_run(
             },
             metadata={"interaction_id": interaction_id},
         )
-    chosen = assessment.sandbox if sandboxed and interaction_id is not None else None
+    chosen = assessment.sandbox if interaction_id is not None else None
     run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call, sandbox=chosen)
     try:
         result = await run_or_lost(run, assessment, queue)
     except asyncio.CancelledError:
-        if interaction_id is not None and patched(CANCELLED_RUN_ANSWERED_PATCH):
+        if interaction_id is not None:
             cancelled = ToolResult(tool_id=call.tool_id, ok=False, error="cancelled while it ran")
             host.tool_finished(interaction_id, cancelled)  # the approver is answered, not left waiting
         raise

@@ -7,7 +7,7 @@ or the denial, goes back to the agent. Repeats until an answer, bounded by `max_
 
 Determinism: every decision here comes from activity results, host state or
 `workflow.now()`. Changing the order or kind of commands issued here (activities, timers)
-breaks replay of running workflows: put such changes behind `versioning.patched()`.
+breaks replay of running workflows: gate such a change (`workflows/versioning`).
 """
 
 from __future__ import annotations
@@ -33,16 +33,12 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.names import AGENT_STEP
 
-from ..versioning import patched
 from .gate import Assessed, gate_and_run, step_assessment
 from .host import LoopHost, LoopOutcome
 from .options import (
     AGENT_STEP_HEARTBEAT,
-    AGENT_STEP_HEARTBEATS,
     AGENT_STEP_RETRY,
     AGENT_STEP_TIMEOUT,
-    ASSESSED_IN_QUICK_STEP,
-    QUICK_AGENT_STEPS,
     QUICK_BUILTIN,
     QUICK_FRAMEWORKS,
     QUICK_STEP_TIMEOUT,
@@ -98,15 +94,15 @@ def quick_step(step: AgentStepInput) -> bool:
 async def take_step(
     step: AgentStepInput, *, after_a_request: bool, assess: StepAssessment | None = None
 ) -> tuple[AgentResult, Assessed | None]:
-    """Run one agent step: a local activity when quick (`quick-agent-steps`), else an activity.
+    """Run one agent step: a local activity when quick, else an activity.
 
     A step right after a request to a person (`after_a_request`) is an activity even when quick:
     the answer to an approver's update leaves with the workflow task, which a local activity
     would hold open until the step is done (approve → applied would wait for the agent). A quick
-    step is given `assess` (`assessed-in-quick-step`): the call it proposes comes assessed, and
+    step is given `assess`: the call it proposes comes assessed, and
     only such a step's assessment is returned (the gate takes none it did not ask for)."""
     summary = f"agent {step.agent_id}"
-    if not after_a_request and quick_step(step) and patched(QUICK_AGENT_STEPS):
+    if not after_a_request and quick_step(step):
         if assess is not None:
             step = step.model_copy(update={"assess": assess})
         quick: AgentResult = await workflow.execute_local_activity(
@@ -123,7 +119,7 @@ async def take_step(
         step,
         result_type=AgentResult,
         start_to_close_timeout=AGENT_STEP_TIMEOUT,
-        heartbeat_timeout=AGENT_STEP_HEARTBEAT if patched(AGENT_STEP_HEARTBEATS) else None,
+        heartbeat_timeout=AGENT_STEP_HEARTBEAT,
         retry_policy=AGENT_STEP_RETRY,
         summary=summary,
     )
@@ -151,8 +147,9 @@ async def run_agent_loop(
         step = step_input(host, agent_id, agent, messages, input_data, remember)
         after_a_request, asked = host.asked != asked, host.asked
         try:
-            assess = step_assessment(host, messages) if patched(ASSESSED_IN_QUICK_STEP) else None
-            result, assessed = await take_step(step, after_a_request=after_a_request, assess=assess)
+            result, assessed = await take_step(
+                step, after_a_request=after_a_request, assess=step_assessment(host)
+            )
         except ActivityError as err:
             raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))

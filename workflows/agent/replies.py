@@ -19,13 +19,11 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from ..supervision.rules import RULE_CHANNEL
-from ..versioning import patched
-from .options import CANCELLATION_PROPAGATES_PATCH
 
 
 def raise_if_cancelled(err: ActivityError) -> None:
     """A workflow being cancelled cancels its activities: the loop ends cancelled, not failed."""
-    if isinstance(err.cause, CancelledError) and patched(CANCELLATION_PROPAGATES_PATCH):
+    if isinstance(err.cause, CancelledError):
         raise asyncio.CancelledError() from err
 
 

@@ -19,16 +19,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from contracts.names import RUN_TOOL
 
-from ..versioning import patched
 from .host import LoopHost
-from .options import (
-    LOCAL_TOOL_RUN_PATCH,
-    QUICK_TOOL_TIMEOUT,
-    RUN_TOOL_RETRY,
-    RUN_TOOL_TIMEOUT,
-    WORKER_BOUND_PATCH,
-    WORKER_BOUND_RETRY,
-)
+from .options import QUICK_TOOL_TIMEOUT, RUN_TOOL_RETRY, RUN_TOOL_TIMEOUT, WORKER_BOUND_RETRY
 from .replies import error_message, raise_if_cancelled
 
 LOST = ""
@@ -104,7 +96,7 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None)
     """
     summary = f"tool {assessment.summary}"
     result: ToolResult
-    if assessment.quick and patched(LOCAL_TOOL_RUN_PATCH):
+    if assessment.quick:
         result = await workflow.execute_local_activity(
             RUN_TOOL,
             run,
@@ -113,7 +105,7 @@ async def _run_tool(run: ToolRun, assessment: ToolAssessment, queue: str | None)
             retry_policy=RUN_TOOL_RETRY,
             summary=summary,
         )
-    elif assessment.worker_bound is not None and patched(WORKER_BOUND_PATCH):
+    elif assessment.worker_bound is not None:
         binding = assessment.worker_bound
         result = await workflow.execute_activity(
             RUN_TOOL,

@@ -38,9 +38,8 @@ with workflow.unsafe.imports_passed_through():
 
 from ..supervision import sandbox
 from ..supervision.decisions import said_of
-from ..supervision.rules import APPROVAL_RULES, not_here
+from ..supervision.rules import not_here
 from ..supervision.supervisor import Supervisor
-from ..versioning import patched
 
 ELICITATIONS_KEPT = 50
 """Answers to MCP elicitations kept for their tools to read (each is read within seconds)."""
@@ -97,7 +96,7 @@ class SupervisedHost:
         """
         supervisor = self._supervisor
         take = supervisor.decisions.take
-        rule = assessment.rule if assessment.rule is not None and patched(APPROVAL_RULES) else None
+        rule = assessment.rule
         if rule is not None and rule.decision == RuleDecision.DENY:
             return take(supervisor.rules.deciding(rule, assessment))
         grant = supervisor.grants.matching(call, assessment)
@@ -112,7 +111,7 @@ class SupervisedHost:
         )
         why_asked = (
             not_here(rule, approvers, required)
-            if rule is not None and rule.decision == RuleDecision.ALLOW and supervisor.decisions.strict
+            if rule is not None and rule.decision == RuleDecision.ALLOW
             else None
         )
         if rule is not None and rule.decision == RuleDecision.ALLOW and why_asked is None:

@@ -84,14 +84,12 @@ def expand(
     next_edge: int,
     principal: str,
     conditions: Conditions,
-    strict: bool = True,
     reach: bool = True,
 ) -> Expansion:
     """Check `blueprint` against the graph's `tasks` and `edges`; what it adds, or `BlueprintRefused`.
 
-    `strict` False leaves out the checks of what a task definition may say (`checks`) and of
-    `workflow_id`, `reach` False the check of GOTO targets that can never run: a graph started
-    before them replays the blueprint it accepted then."""
+    `reach` False leaves out the check of GOTO targets that can never run (the engine's property
+    tests drive such graphs, to check that none of those targets ever runs)."""
     problems: list[str] = []
     if not (blueprint.new_tasks or blueprint.new_edges or blueprint.update_tasks):
         raise BlueprintRefused(["the blueprint is empty: give new_tasks, new_edges or update_tasks"])
@@ -103,14 +101,14 @@ def expand(
             continue
         new_local[definition.task_id] = new_id(definition.task_id)
     known = {**by_local, **new_local}
-    if strict and blueprint.workflow_id is not None:
+    if blueprint.workflow_id is not None:
         problems.append(_workflow_id_problem(str(blueprint.workflow_id), extending=bool(tasks)))
     names = Names(
         tasks=known,
         templates=_templates(blueprint.new_tasks, tasks.values()),
         set_aside=_set_aside(blueprint.update_tasks, tasks),
     )
-    for definition in blueprint.new_tasks if strict else []:
+    for definition in blueprint.new_tasks:
         problems += task_problems(definition, names)
     new_edges: list[GraphEdge] = []
     for index, edge in enumerate(blueprint.new_edges):

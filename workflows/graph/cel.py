@@ -8,12 +8,11 @@ once its source completed, so there is no `source.status`, and a condition namin
 and must give a boolean; anything else, or an evaluation error (a missing field, `null > 1`,
 `"a" < 1`), is a `ConditionError` the engine shows on the edge, never a silent false.
 
-Numbers follow `cel_numbers` (`1 == 1.0`, `1 >= 0.5`, `2 * 0.5 == 1.0`) in graphs that took the
-`cel-numbers` patch; older graphs keep bare CEL's rules (`Conditions(numbers=False)`).
+Numbers follow `cel_numbers` (`1 == 1.0`, `1 >= 0.5`, `2 * 0.5 == 1.0`).
 
 Changing what a condition answers changes the branches a graph takes: a graph that evaluated an
-edge under other rules takes another path on replay, so such a change needs `workflow.patched`
-where the scheduler evaluates edges.
+edge under other rules takes another path on replay, so such a change is gated
+(`workflows/versioning`), decided when the graph starts.
 """
 
 from __future__ import annotations
@@ -86,11 +85,9 @@ def prepare_parser() -> None:
 class Conditions:
     """Compiled conditions of one graph (compiled once per expression, per workflow run)."""
 
-    def __init__(self, *, numbers: bool = True) -> None:
+    def __init__(self) -> None:
         self._env = celpy.Environment()
         self._programs: dict[str, Any] = {}
-        self.numbers = numbers
-        """`cel_numbers`' rules (and no `source.status`); False: bare CEL, for graphs started before."""
 
     def check(self, expression: str) -> None:
         """Raise `ConditionError` when `expression` does not compile or names `source.status`."""
@@ -125,11 +122,11 @@ class Conditions:
                 ast = self._env.compile(expression)
             except Exception as err:
                 raise ConditionError(f"condition {expression!r} does not compile: {_where(err)}") from err
-            if self.numbers and _names_source_status(ast):
+            if _names_source_status(ast):
                 raise ConditionError(
                     f"condition {expression!r} reads source.status: `source` has `task_id` and "
                     "`version` only (a condition is evaluated once its source task completed)"
                 )
-            program = self._env.program(ast, functions=OPERATORS if self.numbers else None)
+            program = self._env.program(ast, functions=OPERATORS)
             self._programs[expression] = program
         return program

@@ -168,9 +168,9 @@ class Children:
             except Exception as err:  # the run has ended meanwhile
                 workflow.logger.info("task run %s could not be cancelled: %s", run_id, err)
 
-    async def hand_over(self, *, together: bool) -> None:
-        """Before continue-as-new: the next run cannot await these runs, so they must signal
-        (`together`: every signal sent at once; else one after another, as graphs did before).
+    async def hand_over(self) -> None:
+        """Before continue-as-new: the next run cannot await these runs, so they must signal (every
+        signal sent at once, in one workflow task).
 
         A run that no longer takes the signal has ended without being told: its end reaches this
         graph run only as its child's completion, which Temporal records a little later (the
@@ -178,10 +178,7 @@ class Children:
         for those reports before it goes (a run started by an earlier graph run was told then, and
         its report signal is recorded before it ends)."""
         running = self.running_ids()
-        if together:
-            taken = await asyncio.gather(*(self.signal(run_id, REPORT_TO_GRAPH) for run_id in running))
-        else:
-            taken = [await self.signal(run_id, REPORT_TO_GRAPH) for run_id in running]
+        taken = await asyncio.gather(*(self.signal(run_id, REPORT_TO_GRAPH) for run_id in running))
         ended = {run_id for run_id, took in zip(running, taken, strict=True) if not took} & self._started
         if ended:
             await workflow.wait_condition(lambda: not ended.intersection(self.running_ids()))

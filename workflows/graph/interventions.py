@@ -34,14 +34,10 @@ with workflow.unsafe.imports_passed_through():
 from ..agent.replies import error_message
 from ..supervision.audit import audit
 from ..supervision.interventions import Interventions
-from ..versioning import patched
 from . import view
 from .failsafe import answered_as_failure
 from .rollbacks import Rollbacks
 from .run import GraphRun
-
-INTERVENTION_FIELDS = "intervention-fields"
-"""Patch: a signalled PAUSE or RESUME carrying a rollback's fields is refused (audited), not applied."""
 
 
 def _refused(message: str, error_type: ErrorType) -> ApplicationError:
@@ -166,7 +162,7 @@ class InterventionHandlers:
         """Signal twin of `intervene_checked`: a refused intervention is audited, not raised."""
         try:
             self._interventions.check_open()
-            if request.intervention_type != "ROLLBACK_AND_MODIFY" and patched(INTERVENTION_FIELDS):
+            if request.intervention_type != "ROLLBACK_AND_MODIFY":
                 check_fields(request)
             check(self._state, request)
             await self._intervene(request)

@@ -26,14 +26,13 @@ with workflow.unsafe.imports_passed_through():
         GraphIntervention,
         GraphStatus,
         TaskChunkType,
-        TaskStatus,
     )
 
     from .state import GraphRunInput, Reopening
 
 from ..stream.archive import archive_stream
 from ..supervision.audit import audit
-from ..versioning import GENERATION, patched
+from ..versioning import GENERATION
 from . import view
 from .children import Children
 from .interventions import check
@@ -46,12 +45,6 @@ from .run import GraphRun
 STREAM_KEPT = 1000
 """Chunks the stream carries into the next run; older ones are archived (SSE still reads them)."""
 STREAM_PAGE = 500
-HAND_OVER_TOGETHER = "hand-over-together"
-"""Patch: before continue-as-new the runs in flight are told to report in one workflow task (one
-by one before: a round trip each, hundreds of events for a wide loop)."""
-NOTED_CANCELS = "noted-cancels"
-"""Patch: what a cancelled graph's close ends is announced on the stream, task by task (and loop
-instances), like every other status change."""
 
 
 class Lifecycle:
@@ -164,7 +157,7 @@ class Lifecycle:
     async def continue_as_new(self) -> None:
         """Continue as new with the state and the recent stream (see the module docstring)."""
         await workflow.wait_condition(workflow.all_handlers_finished)
-        await self._children.hand_over(together=patched(HAND_OVER_TOGETHER))
+        await self._children.hand_over()
         snapshot = self._chunks.snapshot()
         up_to = await archive_stream(
             self._owner_id, self._state, snapshot, kept=STREAM_KEPT, page=STREAM_PAGE
@@ -184,7 +177,7 @@ class Lifecycle:
 
     async def _cancel_runs(self, progress: Progress) -> None:
         """Cancel every run in flight, wait for them (up to `CANCEL_WAIT`), mark what did not finish
-        (each an event on the stream, since the `noted-cancels` patch)."""
+        (each an event on the stream)."""
         state = self._state
         running = self._children.running_ids()
         state.cancelling = sorted({*state.cancelling, *running})
@@ -193,9 +186,4 @@ class Lifecycle:
             await workflow.wait_condition(lambda: not state.cancelling, timeout=CANCEL_WAIT)
         except TimeoutError:
             pass
-        if patched(NOTED_CANCELS):
-            self._scheduler.outcomes.cancel_open(state.cancel_reason or state.reason, progress)
-            return
-        for task in state.tasks.values():
-            if task.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED):
-                task.status, task.reason = TaskStatus.CANCELLED, state.cancel_reason or state.reason
+        self._scheduler.outcomes.cancel_open(state.cancel_reason or state.reason, progress)

@@ -66,24 +66,19 @@ def refused(err: BlueprintRefused) -> ApplicationError:
 class Plans:
     """Accept blueprints into one graph; queue and take its agents' plans."""
 
-    def __init__(self, run: GraphRun, changed: Changed, *, strict: bool, reach: bool) -> None:
+    def __init__(self, run: GraphRun, changed: Changed) -> None:
         self._config = run.config
         self._state = run.state
         self._scheduler = run.scheduler
         self._chunks = run.chunks
         self._changed = changed
         self._conditions: Conditions = run.scheduler.conditions
-        self._strict = strict
-        """Every check of `expand` on acceptance (False: a graph started before the `door-checks`
-        patch replays the blueprints it accepted; the validator still checks new ones in full)."""
-        self._reach = reach
-        """GOTO targets that can never run are refused (False: a graph started before `goto-reach`)."""
         self.queued: list[tuple[GraphTask, BlueprintChange]] = []
 
     def check(self, change: BlueprintChange) -> None:
         """The validator's part: every check of `expand` (assignees are resolved on acceptance)."""
         try:
-            self._expand(change, lambda local: f"check-{local}", strict=True, reach=True)
+            self._expand(change, lambda local: f"check-{local}")
         except BlueprintRefused as err:
             raise refused(err) from err
 
@@ -120,12 +115,7 @@ class Plans:
                 )
             agents.update(found.agents)
         try:
-            added = self._expand(
-                change,
-                lambda local: change.task_uuids.get(local) or str(workflow.uuid4()),
-                strict=self._strict,
-                reach=self._reach,
-            )
+            added = self._expand(change, lambda local: change.task_uuids.get(local) or str(workflow.uuid4()))
         except BlueprintRefused as err:
             raise refused(err) from err
         self._add(added, agents)
@@ -148,9 +138,7 @@ class Plans:
         self._changed(progress)
         return added.ids
 
-    def _expand(
-        self, change: BlueprintChange, new_id: Callable[[str], str], *, strict: bool, reach: bool
-    ) -> Expansion:
+    def _expand(self, change: BlueprintChange, new_id: Callable[[str], str]) -> Expansion:
         return expand(
             change.blueprint,
             tasks=self._state.tasks,
@@ -159,8 +147,6 @@ class Plans:
             next_edge=self._state.next_edge,
             principal=change.principal,
             conditions=self._conditions,
-            strict=strict,
-            reach=reach,
         )
 
     def _add(self, added: Expansion, agents: dict[str, AgentSpec]) -> None:

@@ -112,6 +112,6 @@ class GraphRunInput(BaseModel):
     )
     generation: int | None = Field(
         default=None,
-        description="The code generation the run takes (`workflows.versioning`); set by Synapse's "
-        "starters. None: decided by patch markers.",
+        description="The code generation the run takes (`workflows.versioning`; 1 is 1.0); set by "
+        "Synapse's starters. None: decided by a marker per change when the run starts.",
     )

@@ -2,7 +2,7 @@
 
 Pure functions of the graph state, called from queries and workflow code. Search attribute
 upserts are commands (`search_attributes`): changing when they are upserted needs
-`versioning.patched()`; current details are not in history and may change freely.
+`versioning.patched`; current details are not in history and may change freely.
 """
 
 from __future__ import annotations

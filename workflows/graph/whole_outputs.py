@@ -21,11 +21,6 @@ with workflow.unsafe.imports_passed_through():
 
 from .rules import Progress, Scheduler
 
-WHOLE_OUTPUTS = "whole-outputs"
-"""Patch: conditions, data flow and loops read an offloaded answer whole (`read_output`)."""
-WHOLE_INSTANCE_OUTPUTS = "whole-instance-outputs"
-"""Patch: a loop's output is read whole too, instance by instance (asked the first time one of its
-instances' answers was offloaded)."""
 READ_TIMEOUT = timedelta(seconds=30)
 READ_RETRY = RetryPolicy(maximum_attempts=5)
 

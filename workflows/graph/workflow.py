@@ -13,7 +13,7 @@ of reports and blueprints (interventions' are in `interventions`, continue-as-ne
 every status change is the scheduler's.
 
 Determinism: no I/O, ids from `workflow.uuid4()`, time from `workflow.now()`; a change to the
-commands issued here must go behind `versioning.patched()` (recorded graph histories replay).
+commands issued here is gated (`workflows/versioning`; recorded graph histories replay).
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from ..supervision.ports import Policy
 from ..supervision.relayed import DecisionRelay
 from ..supervision.requests import announced
 from ..supervision.supervisor import supervise
-from ..versioning import patched
 from . import view
 from .cel import Conditions
 from .children import Children
@@ -59,15 +58,7 @@ from .rollbacks import Rollbacks
 from .rules import Progress, Scheduler
 from .rules.progress import OPEN_TASK
 from .run import GraphRun
-from .whole_outputs import WHOLE_INSTANCE_OUTPUTS, WHOLE_OUTPUTS, read_whole
-
-CEL_NUMBERS = "cel-numbers"
-"""Patch: edge conditions compare and compute ints and doubles as JSON authors expect (`cel_numbers`)."""
-DOOR_CHECKS = "door-checks"
-"""Patch: a blueprint is accepted only if every check of `checks` passes (graphs started before
-replay what they accepted then)."""
-GOTO_REACH = "goto-reach"
-"""Patch: a blueprint with a GOTO whose target can never run is refused (`reach`)."""
+from .whole_outputs import read_whole
 
 
 @workflow.defn
@@ -108,20 +99,14 @@ class TaskGraphWorkflow(
         )
         self._supervisor.decisions.relay = DecisionRelay(self.owner_id)
         self._interventions = self._supervisor.interventions
-        conditions = Conditions(numbers=patched(CEL_NUMBERS))
         self._scheduler = Scheduler(
-            self._state,
-            conditions,
-            workflow.now,
-            max_running=self._config.max_running_tasks,
-            whole_instances=lambda: patched(WHOLE_INSTANCE_OUTPUTS),
+            self._state, Conditions(), workflow.now, max_running=self._config.max_running_tasks
         )
         run = GraphRun(self.owner_id, self._config, self._state, self._chunks, self._scheduler)
         self._relay = Relay(run)
         self._children = Children(run, self._record)
         self._gates = Gates(run, self._supervisor, self._gate_decided)
-        strict, reach = patched(DOOR_CHECKS), patched(GOTO_REACH)
-        self._plans = Plans(run, self._changed, strict=strict, reach=reach)
+        self._plans = Plans(run, self._changed)
         self._rollbacks = Rollbacks(run, self._children, self._gates, self._act, self._step)
         self._tasks = TaskInterventions(run, self._rollbacks)
         self._lifecycle = Lifecycle(
@@ -134,7 +119,6 @@ class TaskGraphWorkflow(
             show=self._show,
             intervene=self._intervene,
         )
-        self._whole_outputs = patched(WHOLE_OUTPUTS)
         self._cancel_later: list[str] = []
         """Runs to cancel that a signal or a gate's decision found (a GOTO reset them)."""
         self._dirty = True
@@ -191,10 +175,9 @@ class TaskGraphWorkflow(
         ended with offloaded instance outputs holds what follows until they are read, in a next round."""
         progress = Progress()
         while True:
-            if self._whole_outputs:
-                await read_whole(self._scheduler, self._state, progress)
+            await read_whole(self._scheduler, self._state, progress)
             self._scheduler.advance(progress)
-            if not (self._whole_outputs and self._scheduler.unread()):
+            if not self._scheduler.unread():
                 break
         await self._act(progress)
 

@@ -15,8 +15,6 @@ from temporalio.common import (
     TypedSearchAttributes,
 )
 
-from ..versioning import patched
-
 STATUS = SearchAttributeKey.for_keyword("SynapseStatus")
 """running, waiting_approval, waiting_input, paused, completed, cancelled or failed."""
 PENDING = SearchAttributeKey.for_int("SynapsePending")
@@ -55,28 +53,15 @@ def project_of(project: str | None) -> list[SearchAttributeUpdate[Any]]:
     return [PROJECT.value_set(project)] if project is not None else []
 
 
-WHEN_CHANGED_PATCH = "search-attributes-when-changed"
-"""Runs of this change upsert only the values that changed (older runs upserted every value at
-every status change, and their first status at start, which the start now sets)."""
-
-
-def upsert(updates: Sequence[SearchAttributeUpdate[Any]]) -> None:
-    """Show the run's state in its search attributes: only what changed, in the runs that take
-    `WHEN_CHANGED_PATCH`."""
-    if patched(WHEN_CHANGED_PATCH):
-        upsert_changed(updates)
-    else:
-        workflow.upsert_search_attributes(updates)
-
-
 def unchanged(update: SearchAttributeUpdate[Any]) -> bool:
     """Whether the run already has this value (set when it started, or by an earlier upsert)."""
     return workflow.info().typed_search_attributes.get(update.key) == update.value
 
 
-def upsert_changed(updates: Sequence[SearchAttributeUpdate[Any]]) -> None:
-    """Upsert the values that differ from the run's; none: no command (an upsert is a history
-    event and a visibility write on the server)."""
+def upsert(updates: Sequence[SearchAttributeUpdate[Any]]) -> None:
+    """Show the run's state in its search attributes: only the values that differ from the run's
+    (its first status is set when it starts); none: no command (an upsert is a history event and a
+    visibility write on the server)."""
     changed = [update for update in updates if not unchanged(update)]
     if changed:
         workflow.upsert_search_attributes(changed)

@@ -5,9 +5,7 @@ trail its newest entries, and the decided-interaction ledger its newest outcomes
 archived as artifact pages (`workflows/stream/archive.py`) that the API still serves. At
 continue-as-new the chunk stream keeps its newest `STREAM_KEPT` chunks and archives the rest.
 So state, query answers and continue-as-new inputs stay small however long a session runs.
-
-Archiving issues commands (local activities): it runs only in histories that took
-`BOUNDED_STATE_PATCH`.
+Archiving issues commands (local activities): changing when it runs is a gated change.
 """
 
 from __future__ import annotations
@@ -22,9 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from .state import SessionState
 
 from ..stream.archive import Budget, archive, archive_stream, overflow
-
-BOUNDED_STATE_PATCH = "bounded-session-state"
-"""Patch id: sessions archive old messages, audit entries and stream chunks."""
 
 MESSAGES_KEPT = Budget(max_items=100, max_bytes=256 * 1024)
 """The conversation the workflow keeps (and agents see at most)."""

@@ -13,8 +13,6 @@ an HTTP decision or a card click goes there directly. `waiting` and `answered` s
 request the next chat message answers. When the graph reports the decision, it is published here too (with the
 chat message that took it, so an HTTP sender waiting for its turn finds it). Cancelling the
 session cancels the graph.
-
-Starting graphs issues commands: sessions do it only in histories that took `SESSION_GRAPHS_PATCH`.
 """
 
 from __future__ import annotations
@@ -46,13 +44,8 @@ from ..stream.chunks import Publish
 from ..supervision.decisions import Decisions
 from ..supervision.relayed import DecisionRelay
 from ..supervision.requests import announced
-from ..versioning import GENERATION, patched
+from ..versioning import GENERATION
 from .outbox import ChannelOutbox
-
-SESSION_GRAPHS_PATCH = "sessions-run-graphs"
-"""Patch id: a plan from a session's agent runs as a child graph (it used to end the turn)."""
-GRAPH_TASK_TIMEOUT_PATCH = "graph-task-timeout"
-"""Patch id: a child graph starts with `GRAPH_TASK_TIMEOUT` (Temporal's 10 s before)."""
 
 
 class SessionGraphs:
@@ -104,7 +97,7 @@ class SessionGraphs:
             GraphRunInput(config=config, blueprint=plan, generation=GENERATION),
             id=workflow_id,
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-            task_timeout=GRAPH_TASK_TIMEOUT if patched(GRAPH_TASK_TIMEOUT_PATCH) else None,
+            task_timeout=GRAPH_TASK_TIMEOUT,
             static_summary=f"Graph of {len(plan.new_tasks)} tasks proposed in session {self._config.session_key}",
         )
         self._state.graph = workflow_id

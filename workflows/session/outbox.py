@@ -19,7 +19,6 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from ..stream.chunks import Publish
-from ..versioning import patched
 from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
@@ -52,9 +51,6 @@ DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling
     ],
 )
 CHAT_CHANNELS = frozenset({"lark", "dingtalk"})
-
-ESCALATION_CARD_PATCH = "escalation-card"
-"""Patch id: an escalated request's card is redrawn with who may decide now."""
 
 
 class ChannelOutbox:
@@ -117,7 +113,7 @@ class ChannelOutbox:
             text=f"⏫ `{request.interaction_id}` is still waiting for a decision; please decide:",
             mentions=list(request.escalate_to),
         )
-        if request.interaction_type != InteractionType.USER_INPUT and patched(ESCALATION_CARD_PATCH):
+        if request.interaction_type != InteractionType.USER_INPUT:
             self._queue("card_update", interaction=request.model_copy(deep=True))
 
     def pending(self) -> bool:

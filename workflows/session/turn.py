@@ -1,6 +1,6 @@
 """Cancelling a session's turn, not the session (seed 000's `send_cancellation`).
 
-The turn's agent loop runs as its own task (patched: `turns-can-be-cancelled`); cancelling it
+The turn's agent loop runs as its own task; cancelling it
 withdraws what waits for a person (denied by `system:cancel`), cancels a running agent step or
 tool run, gives every call the agent made without a result a "cancelled by the user" result and
 notes the cancellation in the conversation, so the agent sees it on the next turn. The session
@@ -36,10 +36,6 @@ from ..agent.host import LoopOutcome
 from ..supervision.audit import audit
 from ..supervision.ports import Surface
 from ..supervision.supervisor import Supervisor
-from ..versioning import patched
-
-TURN_CANCEL_PATCH = "turns-can-be-cancelled"
-"""Patch id: a turn's agent loop runs as a task that `cancel_turn` can cancel."""
 
 
 class Turn:
@@ -61,8 +57,6 @@ class Turn:
 
     async def run(self, loop: Coroutine[Any, Any, LoopOutcome]) -> LoopOutcome:
         """Run the turn's loop; `cancelled` when a person cancelled the turn."""
-        if not patched(TURN_CANCEL_PATCH):
-            return await loop
         self._task = asyncio.create_task(loop)
         try:
             return await self._task

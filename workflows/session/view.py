@@ -1,7 +1,7 @@
 """How a session looks from outside: LiveSession, Web UI details, search attributes.
 
 Pure functions of the session state, called from workflow code. Search attribute upserts
-are commands: changing when or what is upserted must be gated with `versioning.patched()`.
+are commands: changing when or what is upserted must be gated with `versioning.patched`.
 Current details are not recorded in history and may change freely.
 """
 

@@ -8,8 +8,8 @@ the audit trail. The session completes after `idle_timeout_seconds` without mess
 continues-as-new (carrying state and stream) when the server suggests it.
 
 Determinism: no I/O, time from `workflow.now()`. A change that alters the commands this
-workflow issues must be gated with `versioning.patched()`; `tests/histories/` replays
-recorded runs on every test run to prove old histories still replay.
+workflow issues must be gated (`workflows/versioning`); `tests/histories/` replays recorded
+runs on every test run to prove running workflows still replay.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SEEN_MESSAGE_IDS_KEPT, SessionRunInput, SessionState
 
-from ..agent.experience import EXPERIENCE_IN_LAST_STEP, EXPERIENCE_PATCH, remember
+from ..agent.experience import remember
 from ..agent.handlers import AgentRunHandlers
 from ..agent.loop import run_agent_loop
 from ..agent.supervised import SupervisedHost
@@ -50,19 +50,14 @@ from ..stream.chunks import Publish
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Channel, Channels, Policy
 from ..supervision.supervisor import supervise
-from ..versioning import GENERATION, patched
+from ..versioning import GENERATION
 from . import bounds
 from . import view as session_view
-from .bounds import BOUNDED_STATE_PATCH
-from .graphs import SESSION_GRAPHS_PATCH, SessionGraphs
+from .graphs import SessionGraphs
 from .notifier import WebhookNotifier
 from .outbox import ChannelOutbox
 from .turn import Turn
 from .turn_end import experience_of, to_remember, told
-
-CONTINUE_WITH_INBOX_PATCH = "continue-as-new-with-queued-messages"
-"""Patch id: a session continues-as-new when due even while messages are queued (they are carried)."""
-
 
 NOTICES_AT_CLOSE = timedelta(seconds=30)
 """How long a closing session lets queued webhook notifications go out (they retry for minutes)."""
@@ -193,12 +188,10 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 agent=self._config.agent,
                 messages=state.messages,
                 max_turns=self._config.max_turns,
-                remember=to_remember(state, self._config, message)
-                if patched(EXPERIENCE_IN_LAST_STEP)
-                else None,
+                remember=to_remember(state, self._config, message),
             )
         )
-        if outcome.kind == "plan" and outcome.plan is not None and patched(SESSION_GRAPHS_PATCH):
+        if outcome.kind == "plan" and outcome.plan is not None:
             outcome = await self._graphs.run(outcome.plan, message.sender_id)
             state.messages.append(
                 UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
@@ -207,25 +200,22 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             told(outcome, self._config.max_turns, self.publish, self._outbox, reply_to=self._reply_to)
         state.last_activity = workflow.now()
         state.turns_total += 1
-        if patched(EXPERIENCE_PATCH) and not outcome.remembered:
+        if not outcome.remembered:
             await remember(
                 experience_of(self.owner_id, self._state, self._config, message, outcome, workflow.now())
             )
-        if patched(BOUNDED_STATE_PATCH):
-            await bounds.let_go(self.owner_id, state)
+        await bounds.let_go(self.owner_id, state)
 
     def _should_continue_as_new(self) -> bool:
-        due = workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
-        # Queued messages travel in the state: waiting for an empty inbox let a busy session's
-        # history grow without bound (1,000 queued messages: one 28 MB run).
-        return due and (not self._state.inbox or patched(CONTINUE_WITH_INBOX_PATCH))
+        # Due even while messages are queued: they travel in the state (waiting for an empty inbox
+        # let a busy session's history grow without bound: 1,000 queued messages, one 28 MB run).
+        return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
         self._state.turns_this_run = 0
-        if patched(BOUNDED_STATE_PATCH):
-            up_to = await bounds.trim_stream(self.owner_id, self._state, self._chunks.snapshot())
-            self._chunks.truncate(up_to)
+        up_to = await bounds.trim_stream(self.owner_id, self._state, self._chunks.snapshot())
+        self._chunks.truncate(up_to)
         await self._chunks.continue_as_new(
             lambda stream: [
                 SessionRunInput(

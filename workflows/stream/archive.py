@@ -7,7 +7,7 @@ cursor. Pages name the page before them, so readers (`GET /sessions/{key}/messag
 SSE catch-up) walk back from the cursor's newest page.
 
 Determinism: sizes come from the items' own JSON, the write is an activity. Archiving issues
-commands (local activity markers): callers gate it with `versioning.patched()`.
+commands (local activity markers): callers gate it with `versioning.patched`.
 """
 
 from __future__ import annotations

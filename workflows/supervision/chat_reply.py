@@ -20,7 +20,7 @@ tildes (`好的~`) are read away. Look-alike letters of other scripts (Cyrillic 
 folded: such a reply is ambiguous.
 
 Pure and deterministic, so it runs inside workflow code. Changing the tables changes how replays
-read recorded messages: a change after 1.0 goes behind `versioning.patched()`.
+read recorded messages: a change after 1.0 goes behind `versioning.patched`.
 """
 
 from __future__ import annotations

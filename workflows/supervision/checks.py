@@ -13,9 +13,6 @@ this order, for every door alike:
    none under the two-person rule: `InvalidResponse`, 422), and a sandbox wider than the one the
    session runs calls in needs an admin (`RoleNotAllowed`, 403).
 Each refusal is a typed `ApplicationError`, raised before anything reaches history. Pure.
-
-`strict` is false only in runs from before decisions were typed (`decisions.ONE_DOOR`): their
-recorded decisions carry no role, and replay as they were taken.
 """
 
 from __future__ import annotations
@@ -102,7 +99,7 @@ def ask_of(request: InteractionRequest) -> Ask:
     )
 
 
-def check(ledger: SupervisedState, decision: Decision, *, strict: bool = True) -> InteractionRequest | None:
+def check(ledger: SupervisedState, decision: Decision) -> InteractionRequest | None:
     """The pending request `decision` decides (None: a rule's or a grant's own call), or the typed
     refusal: see the module docstring for the order and the error types."""
     interaction_id = decision.interaction_id
@@ -124,15 +121,15 @@ def check(ledger: SupervisedState, decision: Decision, *, strict: bool = True) -
             ErrorType.INTERACTION_NOT_FOUND,
         )
     if decision.source in PERSON_SOURCES:
-        check_person(request, decision, strict=strict)
+        check_person(request, decision)
     return request  # else a timeout, a cancel, a withdrawal: the run's own denial
 
 
-def check_person(request: InteractionRequest, decision: Decision, *, strict: bool = True) -> None:
+def check_person(request: InteractionRequest, decision: Decision) -> None:
     """A person's decision on a pending request: their role, the request's approvers, the two-person
     rule, the policy floor (a session checks a request its graph relays this way before passing the
     decision on; the graph checks it again)."""
-    check_role(decision, strict=strict)
+    check_role(decision)
     if not may_decide(request, decision.principal):
         raise _refused(
             f"{decision.principal!r} may not decide interaction {request.interaction_id!r}; "
@@ -141,14 +138,12 @@ def check_person(request: InteractionRequest, decision: Decision, *, strict: boo
         )
     if isinstance(decision.said, Verdict) and decision.said.approved:
         check_second_approver(request, decision.principal)
-    check_floor(request, decision, strict=strict)
+    check_floor(request, decision)
 
 
-def check_role(decision: Decision, *, strict: bool = True) -> None:
+def check_role(decision: Decision) -> None:
     """A person decides only as an approver or higher (`RoleNotAllowed`)."""
     role = decision.role
-    if role is None and not strict:
-        return  # recorded before roles travelled with decisions
     if role is None or role < Role.approver:
         has = f"has role {role}" if role is not None else "has no role (the door that sent it named none)"
         raise _refused(
@@ -162,7 +157,7 @@ def _invalid(message: str) -> ApplicationError:
     return _refused(message, ErrorType.INVALID_RESPONSE)
 
 
-def check_floor(request: InteractionRequest, decision: Decision, *, strict: bool = True) -> None:
+def check_floor(request: InteractionRequest, decision: Decision) -> None:
     """What was said must fit what was asked, within the policy's floor (see the module docstring)."""
     ask, said = ask_of(request), decision.said
     where = f"interaction {request.interaction_id!r}"
@@ -200,7 +195,7 @@ def check_floor(request: InteractionRequest, decision: Decision, *, strict: bool
         _offered(
             ask, "sandbox", said.sandbox, ask.sandboxes, "none (its tool does not run in a sandbox here)"
         )
-        check_sandbox(ask, decision, said.sandbox, strict=strict)
+        check_sandbox(ask, decision, said.sandbox)
 
 
 def _wire(name: str) -> str:
@@ -216,9 +211,7 @@ def _offered(ask: ToolApprovalAsk, name: str, value: str, possible: list[Any], n
         )
 
 
-def check_sandbox(
-    ask: ToolApprovalAsk, decision: Decision, chosen: SandboxProfile, *, strict: bool = True
-) -> None:
+def check_sandbox(ask: ToolApprovalAsk, decision: Decision, chosen: SandboxProfile) -> None:
     """A sandbox wider than the one the call would run in (the floor the deployment, the agent and
     the session set) needs an admin."""
     floor = ask.sandbox
@@ -228,8 +221,6 @@ def check_sandbox(
         or floor not in WIDTH
         or WIDTH.index(chosen) <= WIDTH.index(floor)
     ):
-        return
-    if decision.role is None and not strict:
         return
     if decision.role is not None and decision.role >= Role.admin:
         return

@@ -10,9 +10,7 @@ published and shown on the chat's card; an approval may edit the call or make a 
   the denial is recorded; its signal twin `decide` audits a refusal instead of raising it;
 - `reply`: a chat message while a request waits, read by `chat_reply.to_decision`;
 - `system`: the run's own denials (a timeout, a cancel, a withdrawn request); rules and grants
-  (`standing`) decide calls asked of nobody;
-- `respond_checked` / `respond` take the `InteractionResponse`s recorded before decisions were
-  typed (`legacy`): they carry no role, so only runs from before `ONE_DOOR` accept them.
+  (`standing`) decide calls asked of nobody.
 A refusal is audited the same way whatever the door (`refused`): the API sends a refused update's
 decision again by the signal twin, so that it is recorded too.
 
@@ -29,8 +27,6 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic import ValidationError
-
     from contracts import (
         PERSON_SOURCES,
         Answer,
@@ -42,7 +38,6 @@ with workflow.unsafe.imports_passed_through():
         InboundMessage,
         InteractionOutcome,
         InteractionRequest,
-        InteractionResponse,
         InteractionType,
         Principal,
         Said,
@@ -54,17 +49,12 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
-from ..versioning import patched
 from . import checks, metrics, two_people
 from .audit import audit
 from .chat_reply import to_decision
 from .grants import Grants
 from .ports import Surface
 from .relayed import DecisionRelay
-
-ONE_DOOR = "one-door"
-"""Change id: decisions are typed and carry the decider's role; a person's decision without one is
-refused. Runs from before take the role-less `InteractionResponse`s they recorded."""
 
 SYSTEM_CHANNEL = "system"
 
@@ -101,39 +91,6 @@ def said_of(outcome: InteractionOutcome) -> Said:
     )
 
 
-def legacy(response: InteractionResponse) -> Decision:
-    """The `Decision` an `InteractionResponse` recorded before decisions were typed says (no role).
-
-    Raises:
-        ApplicationError: `InvalidResponse` when its `response_data` says nothing a decision can.
-    """
-    data = response.response_data or {}
-    try:
-        said: Said
-        if set(data) - {"text", "arguments", "grant", "sandbox"}:
-            raise ValueError(f"response_data takes text, arguments, grant and sandbox, not {sorted(data)}")
-        if "text" in data and response.approved:
-            said = Answer(text=data["text"])
-        else:
-            said = Verdict(
-                approved=response.approved,
-                edit=data.get("arguments"),
-                grant=data.get("grant"),
-                sandbox=data.get("sandbox"),
-            )
-    except (ValueError, ValidationError) as err:
-        raise ApplicationError(str(err), type=ErrorType.INVALID_RESPONSE, non_retryable=True) from None
-    return Decision(
-        interaction_id=response.interaction_id or "?",
-        principal=response.principal or Principal.ANONYMOUS,
-        channel=response.channel,
-        source=DecisionSource.HTTP if response.channel == "http" else DecisionSource.CLICK,
-        said=said,
-        comment=response.user_message,
-        metadata=response.metadata,
-    )
-
-
 Elsewhere = Callable[[str], str | None]
 """The workflow that asked a request this run only shows (a session's graph), by interaction id."""
 
@@ -152,9 +109,6 @@ class Decisions:
         """Set by a session and a graph: which workflow asked a request they only show."""
         self.relay: DecisionRelay | None = None
         """Set with `elsewhere`: passes a signalled decision on to the workflow that asked."""
-        self.strict = patched(ONE_DOOR)
-        """Whether this run takes only typed decisions that name their role (decided in `@workflow.init`:
-        the validators that read it may not decide a patch)."""
 
     def shown(self, request: InteractionRequest) -> None:
         """A request was opened and shown: its decision is shown the same way."""
@@ -201,7 +155,7 @@ class Decisions:
         decision = to_decision(message, request)
         try:
             if self.relay is not None and self.elsewhere(request.interaction_id) == request.workflow_id:
-                checks.check_person(request, decision, strict=self.strict)
+                checks.check_person(request, decision)
                 self.relay.forward(request.workflow_id, decision)
             else:
                 self.take(decision)
@@ -226,23 +180,6 @@ class Decisions:
                 comment=comment,
             )
         )
-
-    def check_legacy(self, response: InteractionResponse) -> None:
-        """Validator of `respond_checked` (recorded before decisions were typed)."""
-        self._check(legacy(response))
-
-    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
-        """`decide_checked` of an `InteractionResponse` (runs from before `ONE_DOOR` only)."""
-        return await self.decide_checked(legacy(response))
-
-    def respond(self, response: InteractionResponse) -> None:
-        """`decide` of an `InteractionResponse`: refused and audited in runs since `ONE_DOOR`."""
-        try:
-            decision = legacy(response)
-        except ApplicationError as err:
-            self._audit_refusal(response.principal, response.channel, response.interaction_id, err.message)
-            return
-        self.decide(decision)
 
     # ------------------------------------------------------------------ the one function
 
@@ -273,7 +210,7 @@ class Decisions:
 
     def _check(self, decision: Decision) -> InteractionRequest | None:
         try:
-            return checks.check(self._state, decision, strict=self.strict)
+            return checks.check(self._state, decision)
         except ApplicationError as err:
             owner = self.elsewhere(decision.interaction_id)
             if err.type != ErrorType.INTERACTION_NOT_FOUND or owner is None:

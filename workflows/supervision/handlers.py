@@ -1,15 +1,13 @@
 """The handlers every supervised workflow exposes, inherited rather than written again.
 
 `SupervisionHandlers`: decisions (`decide_checked` and its signal twin `decide`, both taking a
-`Decision` to `Decisions.take`; `respond_checked` / `respond` only for runs from before decisions
-were typed) and the whole
-run's `pause` / `resume` / `cancel` signals (a run that hosts the agent loop adds grants and a
-running tool's output: `agent.handlers`). `ControlHandlers`: the update twins of
-`pause` / `resume` / `cancel`, answered with the workflow's own view. `StreamHandlers`: the chunk
-stream's `watch` long-poll. A workflow class inherits them and sets `_supervisor` (and `_chunks`) in
-its `@workflow.init`; the handlers only delegate, so a session, a graph and a graph task answer the
-same signals and updates in the same way. Their
-names are part of the workflows' public interface (clients, recorded histories): never rename one.
+`Decision` to `Decisions.take`) and the whole run's `pause` / `resume` / `cancel` signals (a run
+that hosts the agent loop adds grants and a running tool's output: `agent.handlers`).
+`ControlHandlers`: the update twins of `pause` / `resume` / `cancel`, answered with the workflow's
+own view. `StreamHandlers`: the chunk stream's `watch` long-poll. A workflow class inherits them
+and sets `_supervisor` (and `_chunks`) in its `@workflow.init`; the handlers only delegate, so a
+session, a graph and a graph task answer the same signals and updates in the same way. Their names
+are part of the workflows' public interface (clients, recorded histories): never rename one.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         Decision,
         InteractionOutcome,
-        InteractionResponse,
         SessionControl,
         WatchRequest,
         WatchResult,
@@ -33,7 +30,7 @@ from .supervisor import Supervisor
 
 
 class SupervisionHandlers:
-    """`decide_checked` / `decide`, `pause`, `resume`, `cancel` (and the legacy `respond_checked` / `respond`)."""
+    """`decide_checked` / `decide`, `pause`, `resume`, `cancel`."""
 
     _supervisor: Supervisor
 
@@ -58,21 +55,6 @@ class SupervisionHandlers:
         """Signal twin of `decide_checked`: a refused decision is audited (the API sends a refused
         update's decision here, so that every refusal is recorded whatever the door)."""
         self._supervisor.decisions.decide(decision)
-
-    @workflow.update
-    async def respond_checked(self, response: InteractionResponse) -> InteractionOutcome:
-        """A decision as recorded before decisions were typed: it names no role, so only runs from
-        before `decisions.ONE_DOOR` take it (their histories replay through it)."""
-        return await self._supervisor.decisions.respond_checked(response)
-
-    @respond_checked.validator
-    def _validate_respond(self, response: InteractionResponse) -> None:
-        self._supervisor.decisions.check_legacy(response)
-
-    @workflow.signal
-    def respond(self, response: InteractionResponse) -> None:
-        """Signal twin of `respond_checked`: in runs since `ONE_DOOR`, refused and audited."""
-        self._supervisor.decisions.respond(response)
 
     @workflow.signal
     def pause(self, control: SessionControl) -> None:

@@ -2,7 +2,7 @@
 
 Emitted through `workflow.metric_meter()`, so they reach the worker's Prometheus endpoint beside
 the SDK's own `temporal_*` metrics (SYNAPSE_WORKER_METRICS_ADDRESS), and are not emitted again
-while a history replays. They issue no commands: adding or changing one needs no patch.
+while a history replays. They issue no commands: adding or changing one needs no gate (`workflows/versioning`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A session shows the requests of the graph its agent proposed, and a graph those of its task runs;
 a decision that reaches the one that only shows a request (a chat reply, a refused HTTP decision
 sent to be recorded) is passed on by the asker's `decide` signal as a `relay` decision, whose own
-checks decide it and record a refusal. Sending is a command: only runs since `ONE_DOOR` do it.
+checks decide it and record a refusal. Sending is a command (a change to it is gated).
 """
 
 from __future__ import annotations

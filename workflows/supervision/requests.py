@@ -8,7 +8,7 @@ a person (its task was rolled back). Waiting also works after continue-as-new: t
 carries its own deadlines.
 
 Determinism: the order of what `open` and `wait_for` do (status upserts, timers) is part of
-recorded histories: gate a change behind `versioning.patched()`.
+recorded histories: a change to it is gated (`workflows/versioning`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
-from ..versioning import patched
 from . import metrics
 from .audit import audit
 from .checks import find_pending
@@ -83,14 +82,10 @@ def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
     }
 
 
-QUESTION_STATUS_PATCH = "question-status"
-"""Patch id: a run waiting for the answer to a question says `waiting_input` (before: `waiting_approval`)."""
-
-
 def waiting_status(pending: list[InteractionRequest]) -> SessionStatus:
     """What a run waiting for `pending` says: `waiting_input` when all it waits for are questions."""
     questions = all(request.interaction_type == InteractionType.USER_INPUT for request in pending)
-    if pending and questions and patched(QUESTION_STATUS_PATCH):
+    if pending and questions:
         return SessionStatus.WAITING_INPUT
     return SessionStatus.WAITING_APPROVAL
 

@@ -28,8 +28,6 @@ with workflow.unsafe.imports_passed_through():
 
 from .two_people import person
 
-APPROVAL_RULES = "approval-rules"
-"""Patch: a call an approval rule allows runs without asking, one it denies never runs."""
 RULE_CHANNEL = "rule"
 
 

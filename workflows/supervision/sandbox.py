@@ -15,9 +15,6 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import InteractionOutcome, SandboxProfile, ToolAssessment
 
-SANDBOX_PATCH = "terminal-sandbox"
-"""Patch id: tools are assessed with their state (the terminal's real folder), and approved calls
-run in the sandbox chosen by the session, its agent or the approver (`ToolRun.sandbox`)."""
 PROFILES = [str(profile) for profile in SandboxProfile]
 
 

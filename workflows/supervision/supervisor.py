@@ -74,7 +74,7 @@ def supervise(
 ) -> tuple[ChunkStream, Supervisor]:
     """The wiring every supervised run does in `@workflow.init`: its chunk stream (continued from
     `stream`), the surface supervision reaches people through (`channel` is made from the stream's
-    publish; none: `Silent`), and its `Supervisor`. It first decides the run's code versions
+    publish; none: `Silent`), and its `Supervisor`. It first decides the run's changes
     (`versioning.begin`: by the `generation` its input says, else by markers), before the run
     can await anything."""
     begin(generation)

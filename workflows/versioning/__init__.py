@@ -1,6 +1,7 @@
-"""Which code path a workflow run follows: every change to what workflows do goes through
-`patched()` here, never `workflow.patched()` at the call site (see `changes` for why)."""
+"""Which code path a workflow run follows: every change to what workflows do after 1.0 is asked
+through `patched` here, decided when the run starts, never through the SDK's `workflow.patched`
+at the call site (see `changes` for why)."""
 
-from .changes import AT_START, BASELINE, BEFORE_BASELINE, GENERATION, NewerGeneration, begin, patched
+from .changes import AT_START, GENERATION, NewerGeneration, begin, changes_of, patched
 
-__all__ = ["AT_START", "BASELINE", "BEFORE_BASELINE", "GENERATION", "NewerGeneration", "begin", "patched"]
+__all__ = ["AT_START", "GENERATION", "NewerGeneration", "begin", "changes_of", "patched"]

@@ -1,42 +1,18 @@
-"""Every run decides its code versions in `@workflow.init`, before anything can run.
+"""Which code path a run follows: decided once, in `@workflow.init`, never where a change is used.
 
-Why not `workflow.patched()` where the change is: the SDK answers it on replay by looking for the
-change's marker in the workflow task being replayed. A local activity's result is replayed at its
-marker, but a first run whose workflow task timed out while the local activity ran (a stalled
-worker) resumes the workflow only in the next task. A change first asked right after a local
-activity is then answered differently on replay than it was the first time: the run takes the old
-path although it is new, or its replay fails with "Non-deprecated patch marker encountered for
-change ..., but there is no corresponding change command" and the workflow is stuck.
+Why: the SDK answers `workflow.patched` on replay by looking for the change's marker in the
+workflow task being replayed, and a first run whose workflow task timed out during a local
+activity resumes only in the next task: a change first asked after a local activity can be
+answered otherwise on replay (the old path taken, or "Non-deprecated patch marker encountered"
+and a stuck run). So `begin` (called by `supervise`, before the run can await anything) decides
+every change at once.
 
-So runs come in generations, each deciding its versions when it starts (`begin`, called by
-`supervise`):
-- Runs that started before any baseline have no baseline marker and replay each change's own
-  marker where it was written (`BEFORE_BASELINE_1`).
-- Runs of `BASELINE_1` wrote its marker, meaning "every change in `BEFORE_BASELINE_1` is on", and
-  one marker for each change of `AT_START_1`, all in `@workflow.init`.
-- Runs of `BASELINE_2` wrote only its marker: every change in `BEFORE_BASELINE_2` is on.
-- Runs of `BASELINE_3` wrote only its marker: every change in `BEFORE_BASELINE_3` is on.
-- Runs of `BASELINE` (the current one) write only its marker: every change in `BEFORE_BASELINE`
-  is on. Each run start costs two history events per marker (the marker and the SDK's upsert of
-  `TemporalChangeVersion`), so a new baseline folds the changes made since the last one into one.
-- A change made after the baseline gets a new id in `AT_START`: it too is decided in
-  `@workflow.init`, so a run already going keeps its old behavior until its next continue-as-new.
-- Never rename or drop an id: recorded and running histories hold them.
-
-Runs whose starter says their generation write no marker at all. Synapse's starters (the API, a
-continue-as-new, a session starting a graph, a graph starting a task's run) put `GENERATION` in
-the run's input (`generation`); a run of generation G takes every change in `BEFORE_BASELINE` and
-the first `G - BASELINE_GENERATION` changes of `AT_START` (so appending a change to `AT_START`
-makes a new generation). That saves a new run the marker and the SDK's `TemporalChangeVersion`
-upsert: two history events and the server's work on them. A worker refuses a run of a generation
-newer than its own code (its workflow task fails and is retried until a newer worker takes it),
-and a worker older than the `generation` field refuses such an input altogether (inputs refuse
-unknown fields): in a rolling upgrade an old worker never runs a new run with old code. A run
-whose starter does not say (a client of its own) is decided by markers, as above.
-
-So there is no new baseline any more: a generation's meaning is fixed for as long as a run of it
-may be open (`BASELINE_GENERATION` and `BEFORE_BASELINE` stay as they are; later changes are only
-ever appended to `AT_START`).
+1.0 is generation 1 (`AT_START` empty). A change after it appends an id to `AT_START`, which makes
+the next generation, and asks `patched` with that id where it is used. Synapse's starters put
+`GENERATION` in a run's input: a run of generation G takes the first G - 1 changes and writes no
+marker; a run whose input says none writes a marker per change. A worker refuses a generation
+newer than its code (`NewerGeneration`: retried until a newer worker takes the run). Never rename,
+reorder or drop an id.
 """
 
 from __future__ import annotations
@@ -46,76 +22,14 @@ import weakref
 
 from temporalio import workflow
 
-BASELINE = "synapse-baseline-4"
-"""Patch id of the current baseline: the run takes every change in `BEFORE_BASELINE`."""
-BASELINE_3 = "synapse-baseline-3"
-"""Patch id of the third baseline: the run takes every change in `BEFORE_BASELINE_3`."""
-BASELINE_2 = "synapse-baseline-2"
-"""Patch id of the second baseline: the run takes every change in `BEFORE_BASELINE_2`."""
-BASELINE_1 = "synapse-baseline-1"
-"""Patch id of the first baseline: the run takes every change in `BEFORE_BASELINE_1`."""
-
-BEFORE_BASELINE_1 = frozenset(
-    {
-        "approval-rules",
-        "approve-with-edits",
-        "ask-user-questions",
-        "bounded-session-state",
-        "cancelled-run-answers-its-approver",
-        "cel-numbers",
-        "continue-as-new-with-queued-messages",
-        "door-checks",
-        "escalation-card",
-        "goto-reach",
-        "graph-task-timeout",
-        "hand-over-together",
-        "index-experience",
-        "index-task-results",
-        "intervention-fields",
-        "loop-cancellation-propagates",
-        "noted-cancels",
-        "question-status",
-        "quick-tools-run-as-local-activities",
-        "sessions-run-graphs",
-        "task-timeout-active",
-        "terminal-sandbox",
-        "turns-can-be-cancelled",
-        "whole-instance-outputs",
-        "whole-outputs",
-        "worker-bound-tools",
-    }
-)
-"""Changes made before the first baseline: in older runs, each was decided where it is used."""
-AT_START_1: tuple[str, ...] = ("agent-step-heartbeats",)
-"""Changes made after the first baseline, before the second: each decided at the start of runs of
-`BASELINE_1`."""
-NEW_IN_BASELINE_2 = frozenset({"search-attributes-when-changed"})
-"""Changes made with the second baseline: only its runs and later ones take them."""
-BEFORE_BASELINE_2 = BEFORE_BASELINE_1 | frozenset(AT_START_1) | NEW_IN_BASELINE_2
-"""Every change a run of the second baseline takes."""
-
-NEW_IN_BASELINE_3 = frozenset({"quick-agent-steps", "interactions-told-before-finishing"})
-"""Changes made with the third baseline: only its runs and later ones take them."""
-BEFORE_BASELINE_3 = BEFORE_BASELINE_2 | NEW_IN_BASELINE_3
-"""Every change a run of the third baseline takes."""
-
-NEW_IN_BASELINE = frozenset({"experience-in-last-step", "assessed-in-quick-step"})
-"""Changes made with the current baseline: only its runs take them (no older run has a marker)."""
-BEFORE_BASELINE = BEFORE_BASELINE_3 | NEW_IN_BASELINE
-"""Every change a run of the current baseline takes."""
-
-AT_START: tuple[str, ...] = ("one-door",)
-"""Changes made since the current baseline, in the order they were made; each decided at every
-run's start."""
-
-BASELINE_GENERATION = 4
-"""The generation whose runs take what a run of `BASELINE` takes: every change in `BEFORE_BASELINE`."""
-GENERATION = BASELINE_GENERATION + len(AT_START)
+AT_START: tuple[str, ...] = ()
+"""Changes made since 1.0, in the order they were made; each decided at every run's start."""
+GENERATION = 1 + len(AT_START)
 """The generation Synapse's starters put in a new run's input: every change made so far."""
 
 _TAKEN: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, frozenset[str]] = weakref.WeakKeyDictionary()
-"""The changes each run whose input said its generation takes, by the run's event loop (the SDK
-gives every run one, in the sandbox or not); forgotten with the run."""
+"""The changes each run takes, by the run's event loop (the SDK gives every run one, in the sandbox
+or not); forgotten with the run."""
 
 
 class NewerGeneration(RuntimeError):
@@ -125,60 +39,34 @@ class NewerGeneration(RuntimeError):
 
 def changes_of(generation: int) -> frozenset[str]:
     """Every change a run of `generation` takes."""
-    if generation < BASELINE_GENERATION:
-        raise ValueError(f"no run is of generation {generation}: the first is {BASELINE_GENERATION}")
+    if generation < 1:
+        raise ValueError(f"no run is of generation {generation}: the first (1.0) is 1")
     if generation > GENERATION:
         raise NewerGeneration(
-            f"this run is of generation {generation}; this worker's code runs generations "
-            f"{BASELINE_GENERATION} to {GENERATION}: a newer worker must take it"
+            f"this run is of generation {generation}; this worker's code runs generations 1 to "
+            f"{GENERATION}: a newer worker must take it"
         )
-    return BEFORE_BASELINE | frozenset(AT_START[: generation - BASELINE_GENERATION])
+    return frozenset(AT_START[: generation - 1])
 
 
 def begin(generation: int | None = None) -> None:
-    """Decide this run's versions; call in `@workflow.init`, before the run can await anything.
+    """Decide this run's changes; call in `@workflow.init`, before the run can await anything.
 
-    A run whose input says its `generation` writes nothing (a generation this code does not know
-    raises `NewerGeneration`). Otherwise a new run writes the current baseline's marker only; a
-    run replaying finds the newest marker it wrote (asking for a baseline it did not write
-    changes nothing on replay)."""
-    if generation is not None:
-        _TAKEN[asyncio.get_running_loop()] = changes_of(generation)
-        return
-    if workflow.patched(BASELINE):
-        for change in AT_START:
-            workflow.patched(change)
-        return
-    if workflow.patched(BASELINE_3):
-        return
-    if workflow.patched(BASELINE_2):
-        return
-    workflow.patched(BASELINE_1)  # a run from before the second baseline, replaying
-    for change in AT_START_1:
-        workflow.patched(change)
+    By the `generation` its input says (no marker), else by a marker per change (a new run writes
+    them all; a replaying run finds those it wrote)."""
+    taken = (
+        changes_of(generation)
+        if generation is not None
+        else frozenset(change for change in AT_START if workflow.patched(change))
+    )
+    _TAKEN[asyncio.get_running_loop()] = taken
 
 
 def patched(change: str) -> bool:
-    """Whether this run takes `change` (one of `BEFORE_BASELINE` or `AT_START`)."""
-    if change not in BEFORE_BASELINE and change not in AT_START:
+    """Whether this run takes `change` (one of `AT_START`), as `begin` decided it."""
+    if change not in AT_START:
         raise ValueError(f"unknown change {change!r}: add new changes to AT_START in {__name__}")
     taken = _TAKEN.get(asyncio.get_running_loop())
-    if taken is not None:
-        return change in taken
-    if change in AT_START:
-        return workflow.patched(change)
-    if workflow.patched(BASELINE):
-        return True
-    if change in NEW_IN_BASELINE:
-        return False
-    if workflow.patched(BASELINE_3):
-        return True
-    if change in NEW_IN_BASELINE_3:
-        return False
-    if workflow.patched(BASELINE_2):
-        return True
-    if change in NEW_IN_BASELINE_2:
-        return False
-    if change in AT_START_1:
-        return workflow.patched(change)
-    return workflow.patched(BASELINE_1) or workflow.patched(change)
+    if taken is None:
+        raise RuntimeError(f"change {change!r} asked before the run decided its changes (`begin`)")
+    return change in taken

@@ -13,7 +13,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.tools.plugin import Tool
 from activities.tools.registry import builtin_tools
 from activities.tools.runner import ToolActivities
-from contracts import ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from contracts import AssessRequest, ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
 from core.settings import Settings
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -33,7 +33,7 @@ def sql_call(sql: Any = None, **arguments: Any) -> ToolCallRequest:
 
 
 async def assess(acts: ToolActivities, call: ToolCallRequest) -> Any:
-    return await ActivityEnvironment().run(acts.assess_tool_call, call)
+    return await ActivityEnvironment().run(acts.assess_tool_call, AssessRequest(call=call))
 
 
 async def run(acts: ToolActivities, call: ToolCallRequest, interaction_id: str | None = None) -> Any:

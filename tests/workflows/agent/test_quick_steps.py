@@ -197,7 +197,6 @@ ALICE = RuleContext(user="alice")
     [
         (StepAssessment(rules=ALICE), SQL, {}, ALICE, True),
         (StepAssessment(rules=ALICE), TERMINAL, {}, ALICE, False),  # another call's tool
-        (StepAssessment(rules=ALICE), SQL, None, ALICE, False),  # a run from before tool state
         (StepAssessment(rules=ALICE), SQL, {}, RuleContext(user="bob"), False),  # other rules now
         (StepAssessment(rules=None), SQL, {}, ALICE, False),
         (StepAssessment(states={"sql": {"cwd": "/a"}}), SQL, {"cwd": "/a"}, None, True),
@@ -207,7 +206,6 @@ ALICE = RuleContext(user="alice")
     ids=[
         "same",
         "other-tool",
-        "no-state",
         "other-rules",
         "rules-since",
         "same-state",
@@ -218,7 +216,7 @@ ALICE = RuleContext(user="alice")
 def test_the_gate_takes_a_steps_assessment_only_when_it_would_make_the_same_one(
     given: StepAssessment,
     call: ToolCallRequest,
-    state: dict[str, Any] | None,
+    state: dict[str, Any],
     rules: RuleContext | None,
     stands: bool,
 ) -> None:

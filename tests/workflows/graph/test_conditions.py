@@ -282,12 +282,3 @@ def test_paths_pick_values_and_name_the_missing_step() -> None:
         value_at(output, "items[0]")
     with pytest.raises(PathError, match="cannot be read at"):
         value_at(output, "output..x")
-
-
-def test_graphs_started_before_the_number_rules_keep_bare_cel() -> None:
-    """A graph without the `cel-numbers` patch replays the branches it took (bare CEL's answers)."""
-    legacy = Conditions(numbers=False)
-    with pytest.raises(ConditionError):
-        legacy.holds("output.n >= 0.5", {"n": 1}, SOURCE)
-    assert legacy.holds('source.status == "COMPLETED"', None, {**SOURCE, "status": "COMPLETED"})
-    assert Conditions().holds("output.n >= 0.5", {"n": 1}, SOURCE)

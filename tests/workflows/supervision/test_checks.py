@@ -165,13 +165,6 @@ def test_the_order_is_role_then_approvers_then_two_people_then_the_floor() -> No
     ]
 
 
-def test_a_run_from_before_typed_decisions_takes_one_without_a_role() -> None:
-    """Histories recorded before roles travelled with decisions replay as they were taken."""
-    checks.check(ledger(), decision("tool_1", role=None), strict=False)
-    with pytest.raises(ApplicationError):
-        checks.check(ledger(), decision("tool_1", role=None))
-
-
 def test_a_request_opened_before_asks_were_typed_is_read_from_its_content() -> None:
     old = InteractionRequest(
         interaction_id="tool_1",

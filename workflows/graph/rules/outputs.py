@@ -9,7 +9,6 @@ to resolve, a loop about to start); the workflow reads them (the `read_output` l
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from temporalio import workflow
@@ -31,13 +30,10 @@ def output_key(task_uuid: str, version: int, instance: int | None = None) -> str
 class Outputs:
     """The whole outputs of one graph's tasks."""
 
-    def __init__(self, state: GraphState, whole_instances: Callable[[], bool] = lambda: True) -> None:
+    def __init__(self, state: GraphState) -> None:
         self.state = state
         self.whole: dict[str, Any] = {}
         """Whole outputs of offloaded answers (`output_key` → value), read by the workflow."""
-        self._whole_instances = whole_instances
-        """Whether a loop's offloaded instance outputs are read whole too (the workflow's patch;
-        asked only when there is one to read)."""
 
     def of(self, task: GraphTask) -> Any:
         """The task's current output, whole (an offloaded answer as the workflow read it back; a
@@ -59,7 +55,7 @@ class Outputs:
     def unread(self, task: GraphTask) -> bool:
         """Whether the task's output has offloaded parts still to be read whole (a loop's
         instances): what reads it waits for the workflow to read them."""
-        return bool(self._instance_parts(task)) and self._whole_instances()
+        return bool(self._instance_parts(task))
 
     def needed(self) -> list[tuple[str, ArtifactRef]]:
         """Offloaded outputs something still needs whole (an edge to resolve, a loop to start), not
@@ -75,9 +71,8 @@ class Outputs:
         return needed + self.needed_instances()
 
     def needed_instances(self) -> list[tuple[str, ArtifactRef]]:
-        """The part of `needed` that is loops' instance outputs (empty before the patch)."""
-        parts = [part for uuid in self._sources() for part in self._instance_parts(self.state.tasks[uuid])]
-        return parts if parts and self._whole_instances() else []
+        """The part of `needed` that is loops' instance outputs."""
+        return [part for uuid in self._sources() for part in self._instance_parts(self.state.tasks[uuid])]
 
     def _instance_parts(self, task: GraphTask) -> list[tuple[str, ArtifactRef]]:
         """A completed loop's offloaded instance outputs not read yet."""

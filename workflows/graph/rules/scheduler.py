@@ -46,13 +46,12 @@ class Scheduler:
         now: Callable[[], datetime],
         *,
         max_running: int,
-        whole_instances: Callable[[], bool] = lambda: True,
     ) -> None:
         self.state = state
         self.conditions = conditions
         self.now = now
         self.max_running = max_running
-        self.outputs = Outputs(state, whole_instances)
+        self.outputs = Outputs(state)
         self.gotos = Gotos(state, now)
         self.outcomes = Outcomes(state, now, self.gotos)
         self.decisions = Decisions(state, self.outcomes)

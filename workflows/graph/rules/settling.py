@@ -65,8 +65,6 @@ class Settling:
             return EdgeStatus.TAKEN, None
         version = current(source)
         facts: dict[str, Any] = {"task_id": source.task_id, "version": version.version if version else 0}
-        if not self.conditions.numbers:  # graphs started before `cel-numbers` still read it
-            facts["status"] = source.status.upper()
         try:
             held = self.conditions.holds(edge.condition.expression, self.outputs.of(source), facts)
         except ConditionError as err:

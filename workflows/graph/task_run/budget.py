@@ -7,12 +7,6 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-TASK_TIMEOUT_ACTIVE_PATCH = "task-timeout-active"
-"""Patch id: `timeout_seconds` counts only time the run works (not paused, nobody asked).
-
-Before it, one timer of `timeout_seconds` bounded the run from its start, waits included.
-"""
-
 
 class WorkBudget:
     """The seconds of work a task run may spend: its clock stops while the run is held.

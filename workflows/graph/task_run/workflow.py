@@ -1,7 +1,7 @@
 """AgentTaskWorkflow: one version (or loop instance) of one graph task, run by its assignee.
 
 It runs the shared agent loop with the shared supervision, so tool approvals inside a task work
-exactly as in sessions (`respond` / `respond_checked`, `pause` / `resume` / `cancel`, the
+exactly as in sessions (`decide` / `decide_checked`, `pause` / `resume` / `cancel`, the
 approval timeout). It ends with a `TaskReport`: completed with the agent's answer (or plan), failed (the agent
 failed, `max_turns`, or `timeout_seconds` ran out), or cancelled (a rollback or a cancel). The
 graph run that started it awaits that result; a graph that continues-as-new first tells its
@@ -16,15 +16,13 @@ waits. A completed run is remembered in the experience index (its inputs as the 
 output as the answer); a failed or cancelled one is not. Inputs too large to carry in its start
 come by reference and are read back first (`by_reference`).
 
-Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here go behind
-`versioning.patched()`; recorded graph histories replay them (`TASK_TIMEOUT_ACTIVE_PATCH`,
-`TASK_EXPERIENCE_PATCH`).
+Determinism: no I/O, time from `workflow.now()`. Changes to the commands issued here are gated
+(`workflows/versioning`); recorded graph histories (a gated graph's task run) replay them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -42,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import TaskRunState
 
-from ...agent.experience import TASK_EXPERIENCE_PATCH, remember
+from ...agent.experience import remember
 from ...agent.handlers import AgentRunHandlers
 from ...agent.host import LoopOutcome
 from ...agent.loop import run_agent_loop
@@ -51,17 +49,10 @@ from ...identity.ids import interaction_prefix
 from ...supervision.handlers import StreamHandlers, SupervisionHandlers
 from ...supervision.ports import Policy
 from ...supervision.supervisor import supervise
-from ...versioning import patched
 from ..by_reference import whole
 from ..view import asks
-from .budget import TASK_TIMEOUT_ACTIVE_PATCH, WorkBudget
+from .budget import WorkBudget
 from .report import experience_of, report_of
-
-TOLD_BEFORE_FINISHING = "interactions-told-before-finishing"
-"""Change id (`workflows/versioning`): a run ends only once its graph was told how its interactions
-stand. A decision followed by the answer in one workflow task (a quick tool, a quick agent) ended
-the run while the tell was still a command not sent, which ending cancelled: the graph never
-heard of the decision (its chat card stayed "pending")."""
 
 
 @workflow.defn
@@ -129,8 +120,10 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
                     ),
                 )
             raise
-        if patched(TOLD_BEFORE_FINISHING):
-            await workflow.wait_condition(lambda: not self._telling and self._pending_ids() == self._told)
+        # A run ends only once its graph was told how its interactions stand: a decision followed
+        # by the answer in one workflow task (a quick tool, a quick agent) ended the run while the
+        # tell was still a command not sent, which ending cancelled (the chat card stayed "pending").
+        await workflow.wait_condition(lambda: not self._telling and self._pending_ids() == self._told)
         teller.cancel()
         if self._report_to_graph:
             await self._tell(TASK_FINISHED, report)
@@ -177,21 +170,15 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
                 error=timed_out,
             )
         report = report_of(input, await loop, input.max_turns)
-        if report.status == "completed" and patched(TASK_EXPERIENCE_PATCH):
+        if report.status == "completed":
             record = experience_of(input, report, workflow.info().workflow_id, workflow.now())
             await remember(record, what=f"task {input.task_id!r} {self._run()}")
         return report
 
     async def _timed_out(self, loop: asyncio.Task[LoopOutcome], seconds: int) -> str | None:
         """Wait for the loop within `timeout_seconds`; why it failed when that ran out first."""
-        if patched(TASK_TIMEOUT_ACTIVE_PATCH):
-            if await WorkBudget(seconds, self._held).ran_out(loop.done):
-                return f"timed out after {seconds} s of work (timeout_seconds)"
-            return None
-        try:  # histories from before the patch: the run's whole time, waits included
-            await workflow.wait_condition(loop.done, timeout=timedelta(seconds=seconds))
-        except TimeoutError:
-            return f"timed out after {seconds} s (timeout_seconds)"
+        if await WorkBudget(seconds, self._held).ran_out(loop.done):
+            return f"timed out after {seconds} s of work (timeout_seconds)"
         return None
 
     def _held(self) -> bool:
