@@ -34,9 +34,11 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         PERSON_SOURCES,
         Answer,
+        ApprovalCounted,
         AuditKind,
         Decision,
         DecisionSource,
+        DecisionTaken,
         ErrorType,
         GrantScope,
         InboundMessage,
@@ -45,9 +47,9 @@ with workflow.unsafe.imports_passed_through():
         InteractionResponse,
         InteractionType,
         Principal,
+        ReplyRefused,
         Said,
         SandboxProfile,
-        TaskChunkType,
         ToolResult,
         Verdict,
     )
@@ -315,13 +317,12 @@ class Decisions:
         )
         metrics.decided(request, outcome)
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": request.interaction_id,
-                "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
-                "approved_by": list(request.approved_by),
-            },
-            metadata={"interaction_id": request.interaction_id, **_message(decision)},
+            ApprovalCounted(
+                interaction_id=request.interaction_id,
+                approved_by=list(request.approved_by),
+                approvals_required=request.approvals_required,
+                message_id=_message_id(decision),
+            )
         )
         self._surface.channel.decided(request.model_copy(deep=True), outcome)
         self._surface.refresh()
@@ -356,16 +357,15 @@ class Decisions:
             self._card_decided(interaction_id, outcome)
         state.last_activity = outcome.decided_at
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "approved": approved,
-                "decided_by": decision.principal,
-                "channel": decision.channel,
-                "comment": decision.comment,
-                **({"response_data": outcome.response_data} if outcome.response_data else {}),
-            },
-            metadata={"interaction_id": interaction_id, **_message(decision)},
+            DecisionTaken(
+                interaction_id=interaction_id,
+                approved=approved,
+                decided_by=decision.principal,
+                channel=decision.channel,
+                comment=decision.comment,
+                said=decision.said,
+                message_id=_message_id(decision),
+            )
         )
         self._surface.refresh()
         return outcome
@@ -394,16 +394,16 @@ class Decisions:
         kind = (AuditKind.RULE_ALLOWED if approved else AuditKind.RULE_DENIED) if rule else AuditKind.ALLOWED
         self._audit_outcome(kind, outcome, decision.comment)
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": decision.interaction_id,
-                "approved": approved,
-                "decided_by": decision.principal,
-                "channel": decision.channel,
-                **standing,
-                "comment": decision.comment,
-            },
-            metadata={"interaction_id": decision.interaction_id, **standing},
+            DecisionTaken(
+                interaction_id=decision.interaction_id,
+                approved=approved,
+                decided_by=decision.principal,
+                channel=decision.channel,
+                comment=decision.comment,
+                said=said,
+                grant_id=standing.get("grant_id"),
+                rule_id=standing.get("rule_id"),
+            )
         )
         return outcome
 
@@ -427,12 +427,9 @@ class Decisions:
 
     def refuse_reply(self, interaction_id: str, message: InboundMessage, reason: str) -> None:
         """Tell the chat and the stream why a reply did not decide `interaction_id`."""
-        self._surface.channel.text(reason)
-        self._surface.publish(
-            TaskChunkType.ERROR,
-            {"error": reason},
-            metadata={"interaction_id": interaction_id, **replied(message), "reply_refused": True},
-        )
+        refused = ReplyRefused(interaction_id=interaction_id, reason=reason, message_id=message.message_id)
+        self._surface.channel.tell(refused)
+        self._surface.publish(refused)
 
     # ------------------------------------------------------------------ consequences
 
@@ -467,11 +464,7 @@ class Decisions:
             self._surface.channel.decided(request, outcome)
 
 
-def _message(decision: Decision) -> dict[str, str]:
+def _message_id(decision: Decision) -> str | None:
+    """The chat message a decision came from (a reply), if any."""
     message_id = decision.metadata.get("message_id")
-    return {"message_id": message_id} if isinstance(message_id, str) and message_id else {}
-
-
-def replied(message: InboundMessage) -> dict[str, str]:
-    """The metadata tying a chunk to the chat message it answers."""
-    return {"message_id": message.message_id} if message.message_id else {}
+    return message_id if isinstance(message_id, str) and message_id else None

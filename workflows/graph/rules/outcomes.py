@@ -15,7 +15,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import ArtifactRef, GraphTask, TaskReport, TaskStatus
+    from contracts import ArtifactRef, GraphTask, TaskReason, TaskReport, TaskStatus
 
     from ..state import GraphState
 
@@ -69,12 +69,20 @@ class Outcomes:
         version.artifact = artifact
         note(task, TaskStatus.COMPLETED, None, progress)
 
-    def fail(self, task: GraphTask, error: str, progress: Progress) -> None:
+    def fail(
+        self,
+        task: GraphTask,
+        error: str,
+        progress: Progress,
+        *,
+        code: TaskReason | None = None,
+        by: str | None = None,
+    ) -> None:
         """Fail the task; follow its `on_failure` GOTO when it has one (within `max_attempts`)."""
         version = current(task)
         if version is not None and version.status in (TaskStatus.RUNNING, TaskStatus.PENDING):
             version.status, version.error, version.finished_at = TaskStatus.FAILED, error, self.now()
-        note(task, TaskStatus.FAILED, error, progress)
+        note(task, TaskStatus.FAILED, error, progress, code=code, by=by)
         self.gotos.follow(task, error, progress)
 
     def cancel_open(self, reason: str | None, progress: Progress) -> None:

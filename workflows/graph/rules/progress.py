@@ -13,7 +13,16 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphEdge, GraphTask, LoopInstance, TaskStatus, TaskVersion
+    from contracts import (
+        EdgeChanged,
+        GraphEdge,
+        GraphTask,
+        LoopInstance,
+        TaskChanged,
+        TaskReason,
+        TaskStatus,
+        TaskVersion,
+    )
 
     from ..state import GraphState
 
@@ -47,7 +56,7 @@ class Progress:
     """Interaction ids of gates that no longer stand (their task was reset, updated or ended)."""
     cancel: list[str] = field(default_factory=list)
     """Child workflow ids to cancel (a loop's instances after one failed, runs a GOTO reset)."""
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[TaskChanged | EdgeChanged] = field(default_factory=list)
 
 
 def current(task: GraphTask) -> TaskVersion | None:
@@ -85,32 +94,52 @@ def runs_of(task: GraphTask) -> list[str]:
     return [version.workflow_id] if version.workflow_id else []
 
 
-def note(task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress) -> None:
-    """Move a task to `status` (with why), noting the change for the stream."""
+def note(
+    task: GraphTask,
+    status: TaskStatus,
+    reason: str | None,
+    progress: Progress,
+    *,
+    code: TaskReason | None = None,
+    by: str | None = None,
+) -> None:
+    """Move a task to `status` (with why: in words, and as a `code` with who did it, where a client
+    acts on it), noting the change for the stream."""
     task.status, task.reason = status, reason
     version = current(task)
     progress.changes.append(
-        {
-            "task_id": task.task_id,
-            "task_uuid": task.task_uuid,
-            "status": status,
-            "version": version.version if version else 0,
-            "reason": reason,
-        }
+        TaskChanged(
+            task_id=task.task_id,
+            task_uuid=task.task_uuid,
+            status=status,
+            version=version.version if version else 0,
+            reason=reason,
+            reason_code=code,
+            by=by,
+        )
     )
 
 
 def note_instance(
-    task: GraphTask, instance: LoopInstance, status: TaskStatus, reason: str | None, progress: Progress
+    task: GraphTask,
+    instance: LoopInstance,
+    status: TaskStatus,
+    reason: str | None,
+    progress: Progress,
+    *,
+    code: TaskReason | None = None,
+    by: str | None = None,
 ) -> None:
-    """Move one loop instance to `status` (with why), noting the change for the stream."""
+    """Move one loop instance to `status` (with why, as for `note`), noting the change for the stream."""
     instance.status = status
     progress.changes.append(
-        {
-            "task_id": task.task_id,
-            "task_uuid": task.task_uuid,
-            "instance": instance.index,
-            "status": status,
-            "reason": reason,
-        }
+        TaskChanged(
+            task_id=task.task_id,
+            task_uuid=task.task_uuid,
+            instance=instance.index,
+            status=status,
+            reason=reason,
+            reason_code=code,
+            by=by,
+        )
     )
