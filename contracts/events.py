@@ -621,8 +621,10 @@ class SentChunk(TaskStreamChunk):
     text: str | None = Field(
         default=None, description="What the event says, in a sentence (`core.wording`); not stored."
     )
-    tone: Literal["ok", "bad", "note", "call", "plain"] | None = Field(
-        default=None, description="How the sentence reads: good news, bad news, a note, a call, plain."
+    tone: Literal["ok", "bad", "note", "call", "graph", "thinking", "plain"] | None = Field(
+        default=None,
+        description="How the sentence reads: good news, bad news, a note, a tool called, a graph's "
+        "progress, a thought, plain.",
     )
 
 
