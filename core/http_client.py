@@ -39,6 +39,7 @@ from contracts import (
     McpServerStatus,
     MessagePage,
     NewRule,
+    SentChunk,
     SessionMessageAccepted,
     SessionSummary,
     TaskChunkType,
@@ -73,8 +74,8 @@ class SseEvent:
 
     @property
     def chunk(self) -> TaskStreamChunk:
-        """The `TaskStreamChunk` of a chunk event."""
-        return TaskStreamChunk.model_validate_json(self.data)
+        """The chunk of a chunk event (a `SentChunk`: with its event's sentence)."""
+        return SentChunk.model_validate_json(self.data)
 
     @property
     def control(self) -> dict[str, Any]:
