@@ -34,16 +34,20 @@ class EventModel(Contract):
 
     chunk_type: ClassVar[TaskChunkType]
     final: ClassVar[bool] = False
+    family: ClassVar[Literal["request", "output"] | None] = None
+    """Events drawn alike: a request for a person (a card, a prompt), a running command's output."""
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        """The schema names the chunk type and finality too (`x-chunk-type`, `x-final`): the
-        console's `events.js` is generated from it."""
+        """The schema names the chunk type, finality and family too (`x-chunk-type`, `x-final`,
+        `x-family`): the console's `events.js` is generated from it."""
         schema = handler(core)
         if hasattr(cls, "chunk_type"):
             schema = handler.resolve_ref_schema(schema)
             schema["x-chunk-type"] = cls.chunk_type.value
             schema["x-final"] = cls.final
+            if cls.family is not None:
+                schema["x-family"] = cls.family
         return schema
 
 
@@ -52,6 +56,8 @@ class EventModel(Contract):
 
 class Asking(EventModel):
     """A request for a person, announced: the whole request (who may answer, until when, what)."""
+
+    family = "request"
 
     request: InteractionRequest = Field(description="The request, as `GET /sessions/{key}` lists it.")
     task_uuid: str | None = Field(
@@ -275,6 +281,8 @@ class TurnCancelled(EventModel):
 
 class Output(EventModel):
     """A piece of a running tool's output (a terminal command), as it comes (seed 004's chunks)."""
+
+    family = "output"
 
     text: str = Field(description="The text (escape sequences removed).")
     source_tool: str = Field(description="The tool running.")
