@@ -14,7 +14,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import DeliveryFailed, TaskStreamChunk
 from core.settings import Settings, TemporalSettings, WebhookSettings
 from tests.conftest import assert_eventually
 from worker import build_worker
@@ -215,7 +215,7 @@ async def test_a_failed_delivery_shows_its_status_never_the_receivers_answer(
 
 
 def _notify_error(chunk: TaskStreamChunk) -> bool:
-    return chunk.chunk_type == TaskChunkType.ERROR and "could not notify" in str(chunk.content)
+    return isinstance(chunk.content, DeliveryFailed) and chunk.content.via == "webhook"
 
 
 def _count(receiver: WebhookReceiver) -> Callable[[], Awaitable[int]]:

@@ -18,7 +18,7 @@ from core.http_client import SynapseClient, SynapseError
 from core.settings import Settings
 
 from ..conftest import assert_eventually
-from ..support import running
+from ..support import asked, running
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -46,8 +46,8 @@ async def test_a_supervised_turn_through_the_client(
     accepted = await synapse.send(key, DELETE_CANCELLED, principal="alice")
     assert accepted.workflow_id == f"session:{key}"
     events = synapse.events(key)
-    asked = (await until(events, TaskChunkType.TOOL_APPROVAL_REQUEST))[-1]
-    interaction_id = asked.metadata["interaction_id"]
+    request = (await until(events, TaskChunkType.TOOL_APPROVAL_REQUEST))[-1]
+    interaction_id = asked(request).interaction_id
 
     paused = await synapse.pause(key, reason="look first")
     resumed = await synapse.resume(key)
@@ -62,7 +62,7 @@ async def test_a_supervised_turn_through_the_client(
     assert count_orders("status = 'cancelled'") == 0
     answered = await until(events, TaskChunkType.COMPLETE)
     assert [c.sequence_id for c in answered] == list(
-        range(asked.sequence_id + 1, answered[-1].sequence_id + 1)
+        range(request.sequence_id + 1, answered[-1].sequence_id + 1)
     )
     kinds = [e.kind for e in (await synapse.audit(key)).entries]
     assert kinds == ["requested", "paused", "resumed", "approved"]
