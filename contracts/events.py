@@ -32,6 +32,7 @@ class EventModel(Contract):
     """What every event has: its name (`event`), and, as class facts, the chunk type it goes out
     as and whether it is a turn's (or a stream's) last."""
 
+    event: str = Field(description="Which event this is (each model's own name).")
     chunk_type: ClassVar[TaskChunkType]
     final: ClassVar[bool] = False
     family: ClassVar[Literal["request", "output"] | None] = None

@@ -32,7 +32,6 @@ from contracts import (
     Asking,
     EventModel,
     InteractionRequest,
-    StreamEvent,
     TaskStreamChunk,
 )
 from core.http_client import SseEvent, sse_events
@@ -298,7 +297,7 @@ def events(chunks: Sequence[TaskStreamChunk], kind: type[E]) -> list[E]:
 
 
 def published(
-    event: StreamEvent, *, workflow_id: str = "session:chat-1", sequence_id: int = 0
+    event: EventModel, *, workflow_id: str = "session:chat-1", sequence_id: int = 0
 ) -> TaskStreamChunk:
     """A chunk as a workflow publishes `event` (its chunk type and finality the event's)."""
     return TaskStreamChunk(
