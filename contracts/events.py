@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, GetJsonSchemaHandler, JsonValue
 from pydantic.json_schema import JsonSchemaValue
@@ -346,6 +346,10 @@ class CommandFailed(Output):
     error_type: str | None = Field(default=None, description="What kind of failure.")
 
 
+CommandEvent = CommandOutput | CommandThinking | CommandToolUse | CommandPrompt | CommandEnded | CommandFailed
+"""A running command's output, one of seed 004's kinds (`Output`)."""
+
+
 # ------------------------------------------------------------------ sessions
 
 
@@ -540,12 +544,7 @@ StreamEvent = Annotated[
     | TurnFailed
     | TurnCompleted
     | TurnCancelled
-    | CommandOutput
-    | CommandThinking
-    | CommandToolUse
-    | CommandPrompt
-    | CommandEnded
-    | CommandFailed
+    | CommandEvent
     | SessionStatusChanged
     | SessionEnded
     | SessionCancelled
@@ -564,47 +563,7 @@ StreamEvent = Annotated[
 ]
 """Every event a stream carries, told apart by `event`."""
 
-EVENT_MODELS: tuple[type[EventModel], ...] = (
-    RequestOpened,
-    QuestionAsked,
-    GateOpened,
-    DecisionTaken,
-    ApprovalCounted,
-    RequestEscalated,
-    ReplyRefused,
-    GrantMade,
-    GrantRevoked,
-    TurnStarted,
-    Thinking,
-    ToolCalled,
-    ToolRestarted,
-    ToolUsed,
-    ToolRefused,
-    TurnAnswered,
-    TurnFailed,
-    TurnCompleted,
-    TurnCancelled,
-    CommandOutput,
-    CommandThinking,
-    CommandToolUse,
-    CommandPrompt,
-    CommandEnded,
-    CommandFailed,
-    SessionStatusChanged,
-    SessionEnded,
-    SessionCancelled,
-    DeliveryFailed,
-    GraphStarted,
-    TaskChanged,
-    EdgeChanged,
-    TaskPaused,
-    TaskRolledBack,
-    GraphChanged,
-    PlanRefused,
-    GraphRefused,
-    GraphFinished,
-    GraphCancelled,
-)
+EVENT_MODELS: tuple[type[EventModel], ...] = get_args(get_args(StreamEvent)[0])
 """The models of `StreamEvent`, in its order."""
 
 

@@ -9,47 +9,10 @@ as Markdown where that is possible).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import singledispatch
 from typing import Literal
 
-from contracts import (
-    ApprovalCounted,
-    Asking,
-    CommandEnded,
-    CommandFailed,
-    DecisionTaken,
-    DeliveryFailed,
-    EdgeChanged,
-    Ended,
-    EventModel,
-    Finished,
-    GrantMade,
-    GrantRevoked,
-    GraphCancelled,
-    GraphChanged,
-    GraphRefused,
-    GraphStarted,
-    GraphStatus,
-    Output,
-    PlanRefused,
-    ReplyRefused,
-    RequestEscalated,
-    SessionCancelled,
-    SessionStatusChanged,
-    TaskChanged,
-    TaskPaused,
-    TaskRolledBack,
-    Thinking,
-    ToolCalled,
-    ToolRefused,
-    ToolRestarted,
-    ToolUsed,
-    TurnAnswered,
-    TurnCancelled,
-    TurnCompleted,
-    TurnFailed,
-    TurnStarted,
-)
+from contracts import GraphStatus
+from contracts import events as ev
 from contracts.experience import answer_text
 
 from .decisions import counted_text, decision_text, escalated_text
@@ -69,193 +32,109 @@ class Line:
     tone: Tone = "plain"
 
 
-@singledispatch
-def line_of(event: EventModel) -> Line:
+def line_of(event: ev.EventModel) -> Line:
     """The event as one line (every event has one)."""
-    return Line(type(event).__name__)
-
-
-@line_of.register
-def _(event: Asking) -> Line:
-    return Line(asking_text(event), "call")
-
-
-@line_of.register
-def _(event: DecisionTaken) -> Line:
-    return Line(decision_text(event), "ok" if event.approved else "bad")
-
-
-@line_of.register
-def _(event: ApprovalCounted) -> Line:
-    return Line(counted_text(event), "note")
-
-
-@line_of.register
-def _(event: RequestEscalated) -> Line:
-    return Line(escalated_text(event), "note")
-
-
-@line_of.register
-def _(event: ReplyRefused) -> Line:
-    return Line(f"✗ {event.reason}", "bad")
-
-
-@line_of.register
-def _(event: GrantMade) -> Line:
-    return Line(f"granted: {event.comment}", "ok")
-
-
-@line_of.register
-def _(event: GrantRevoked) -> Line:
-    return Line(f"{event.grant_id} revoked by {event.revoked_by}", "note")
-
-
-@line_of.register
-def _(event: TurnStarted) -> Line:
-    return Line(f"{event.sender}: {event.message}")
-
-
-@line_of.register
-def _(event: Thinking) -> Line:
-    return Line(event.text, "thinking")
-
-
-@line_of.register
-def _(event: ToolCalled) -> Line:
-    return Line(called_text(event), "call")
-
-
-@line_of.register
-def _(event: ToolRestarted) -> Line:
-    return Line(f"{event.tool_name}: starting afresh, the last one was lost with its worker", "note")
-
-
-@line_of.register
-def _(event: ToolUsed) -> Line:
-    return Line(used_text(event), "ok" if event.result.ok else "bad")
-
-
-@line_of.register
-def _(event: ToolRefused) -> Line:
-    return Line(f"✗ {event.tool_name}: {event.error}", "bad")
-
-
-@line_of.register
-def _(event: TurnAnswered) -> Line:
-    return Line(answer_text(event.answer))
-
-
-@line_of.register
-def _(event: TurnFailed) -> Line:
-    return Line(f"✗ {failed_text(event)}", "bad")
-
-
-@line_of.register
-def _(event: TurnCompleted) -> Line:
-    return Line("the turn is over")
-
-
-@line_of.register
-def _(event: TurnCancelled) -> Line:
-    why = f": {event.reason}" if event.reason else ""
-    return Line(f"✗ turn cancelled by {event.by}{why}", "note")
-
-
-@line_of.register
-def _(event: Output) -> Line:
-    return Line(event.text.removesuffix("\n"))
-
-
-@line_of.register
-def _(event: CommandEnded) -> Line:
-    return Line(event.text, "ok" if event.command_success is not False else "bad")
-
-
-@line_of.register
-def _(event: CommandFailed) -> Line:
-    return Line(f"✗ {event.text}", "bad")
-
-
-@line_of.register
-def _(event: SessionStatusChanged) -> Line:
-    why = f": {event.reason}" if event.reason else ""
-    return Line(f"session {event.status}{why}", "note")
-
-
-@line_of.register
-def _(event: Ended) -> Line:
-    if isinstance(event, SessionCancelled):
-        return Line(f"✗ session cancelled: {event.reason}", "note")
-    return Line(f"session {event.status}: {event.reason}", "note")
-
-
-@line_of.register
-def _(event: DeliveryFailed) -> Line:
-    if event.via == "webhook":
-        return Line(f"✗ could not notify {event.to} of {event.what}: {event.reason}", "bad")
-    what = "message" if event.what == "event" else event.what
-    return Line(f"✗ could not deliver a {what} to {event.to}: {event.reason}", "bad")
-
-
-@line_of.register
-def _(event: GraphStarted) -> Line:
-    return Line(f"◆ task graph {event.graph_id}: {', '.join(event.tasks)}", "graph")
-
-
-@line_of.register
-def _(event: TaskChanged) -> Line:
-    instance = f" #{event.instance}" if event.instance is not None else ""
-    version = f" v{event.version}" if (event.version or 1) > 1 else ""
-    why = f" ({event.reason})" if event.reason else ""
-    return Line(f"◆ graph task {event.task_id}{instance}{version}: {event.status}{why}", "graph")
-
-
-@line_of.register
-def _(event: EdgeChanged) -> Line:
-    error = f": {event.error}" if event.error else ""
-    return Line(f"◆ edge {event.edge}: {event.status}{error}", "graph")
-
-
-@line_of.register
-def _(event: TaskPaused) -> Line:
-    return Line(
-        f"◆ graph task {event.task_id}: {'paused' if event.paused else 'resumed'} by {event.by}", "graph"
-    )
-
-
-@line_of.register
-def _(event: TaskRolledBack) -> Line:
-    reset = f"; reset {', '.join(event.reset)}" if event.reset else ""
-    return Line(
-        f"◆ graph task {event.task_id} rolled back by {event.rolled_back_by}: runs as v{event.next_version}{reset}",
-        "graph",
-    )
-
-
-@line_of.register
-def _(event: GraphChanged) -> Line:
-    if event.change == "reopened":
-        why = f": {event.reason}" if event.reason else ""
-        return Line(f"◆ graph reopened by {event.by}{why}", "graph")
-    added = f"{len(event.tasks)} task{'' if len(event.tasks) == 1 else 's'}"
-    return Line(
-        f"◆ graph extended by {event.by}: {added} ({', '.join(event.tasks)}), {event.edges} edges", "graph"
-    )
-
-
-@line_of.register
-def _(event: PlanRefused) -> Line:
-    return Line(f"✗ {event.task_id}: its plan was refused: {event.reason}", "bad")
-
-
-@line_of.register
-def _(event: GraphRefused) -> Line:
-    return Line(f"✗ graph {event.status}: {event.reason}", "bad")
-
-
-@line_of.register
-def _(event: Finished) -> Line:
-    why = f": {event.reason}" if event.reason else ""
-    if isinstance(event, GraphCancelled):
-        return Line(f"✗ graph cancelled{why}", "note")
-    return Line(f"◆ graph {event.status}{why}", "graph" if event.status == GraphStatus.COMPLETED else "bad")
+    match event:
+        case ev.Asking():
+            return Line(asking_text(event), "call")
+        case ev.DecisionTaken():
+            return Line(decision_text(event), "ok" if event.approved else "bad")
+        case ev.ApprovalCounted() | ev.RequestEscalated():
+            said = counted_text(event) if isinstance(event, ev.ApprovalCounted) else escalated_text(event)
+            return Line(said, "note")
+        case ev.GrantMade():
+            return Line(f"granted: {event.comment}", "ok")
+        case ev.GrantRevoked():
+            return Line(f"{event.grant_id} revoked by {event.revoked_by}", "note")
+        case ev.TurnStarted():
+            return Line(f"{event.sender}: {event.message}")
+        case ev.Thinking():
+            return Line(event.text, "thinking")
+        case ev.ToolCalled():
+            return Line(called_text(event), "call")
+        case ev.ToolUsed():
+            return Line(used_text(event), "ok" if event.result.ok else "bad")
+        case ev.TurnAnswered():
+            return Line(answer_text(event.answer))
+        case ev.TurnCompleted():
+            return Line("the turn is over")
+    return _notice(event) or _progress(event)
+
+
+def _notice(event: ev.EventModel) -> Line | None:
+    """Something went wrong or stopped (a refusal, a failure, a cancellation); None: not that."""
+    match event:
+        case ev.ReplyRefused():
+            said = event.reason
+        case ev.ToolRefused():
+            said = f"{event.tool_name}: {event.error}"
+        case ev.TurnFailed():
+            said = failed_text(event)
+        case ev.CommandFailed():
+            said = event.text
+        case ev.PlanRefused():
+            said = f"{event.task_id}: its plan was refused: {event.reason}"
+        case ev.GraphRefused():
+            said = f"graph {event.status}: {event.reason}"
+        case ev.DeliveryFailed() if event.via == "webhook":
+            said = f"could not notify {event.to} of {event.what}: {event.reason}"
+        case ev.DeliveryFailed():
+            said = f"could not deliver a {'message' if event.what == 'event' else event.what} to {event.to}: {event.reason}"
+        case ev.TurnCancelled() | ev.SessionCancelled() | ev.GraphCancelled():
+            return Line(f"✗ {_cancelled(event)}", "note")
+        case _:
+            return None
+    return Line(f"✗ {said}", "bad")
+
+
+def _cancelled(event: ev.TurnCancelled | ev.SessionCancelled | ev.GraphCancelled) -> str:
+    if isinstance(event, ev.TurnCancelled):
+        return f"turn cancelled by {event.by}" + (f": {event.reason}" if event.reason else "")
+    what = "session" if isinstance(event, ev.SessionCancelled) else "graph"
+    return f"{what} cancelled" + (f": {event.reason}" if event.reason else "")
+
+
+def _progress(event: ev.EventModel) -> Line:
+    """How a session, a graph or a running command goes on."""
+    match event:
+        case ev.CommandEnded():
+            return Line(event.text, "ok" if event.command_success is not False else "bad")
+        case ev.Output():
+            return Line(event.text.removesuffix("\n"))
+        case ev.ToolRestarted():
+            return Line(f"{event.tool_name}: starting afresh, the last one was lost with its worker", "note")
+        case ev.SessionStatusChanged():
+            return Line(f"session {event.status}" + (f": {event.reason}" if event.reason else ""), "note")
+        case ev.SessionEnded():
+            return Line(f"session {event.status}: {event.reason}", "note")
+        case ev.GraphFinished():
+            why = f": {event.reason}" if event.reason else ""
+            return Line(
+                f"◆ graph {event.status}{why}", "graph" if event.status == GraphStatus.COMPLETED else "bad"
+            )
+    return Line(f"◆ {_graph_progress(event)}", "graph")
+
+
+def _graph_progress(event: ev.EventModel) -> str:
+    """A graph's (or its tasks') progress, after its `◆`."""
+    match event:
+        case ev.GraphStarted():
+            return f"task graph {event.graph_id}: {', '.join(event.tasks)}"
+        case ev.TaskChanged():
+            instance = f" #{event.instance}" if event.instance is not None else ""
+            version = f" v{event.version}" if (event.version or 1) > 1 else ""
+            why = f" ({event.reason})" if event.reason else ""
+            return f"graph task {event.task_id}{instance}{version}: {event.status}{why}"
+        case ev.EdgeChanged():
+            return f"edge {event.edge}: {event.status}" + (f": {event.error}" if event.error else "")
+        case ev.TaskPaused():
+            return f"graph task {event.task_id}: {'paused' if event.paused else 'resumed'} by {event.by}"
+        case ev.TaskRolledBack():
+            reset = f"; reset {', '.join(event.reset)}" if event.reset else ""
+            return f"graph task {event.task_id} rolled back by {event.rolled_back_by}: runs as v{event.next_version}{reset}"
+        case ev.GraphChanged() if event.change == "reopened":
+            return f"graph reopened by {event.by}" + (f": {event.reason}" if event.reason else "")
+        case ev.GraphChanged():
+            added = f"{len(event.tasks)} task{'' if len(event.tasks) == 1 else 's'}"
+            return f"graph extended by {event.by}: {added} ({', '.join(event.tasks)}), {event.edges} edges"
+    return type(event).__name__

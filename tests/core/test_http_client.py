@@ -13,7 +13,7 @@ from temporalio.client import Client
 
 from api.main import create_app
 from api.sse import StreamHub
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import TaskChunkType, TaskStreamChunk, TurnStarted
 from core.http_client import SynapseClient, SynapseError
 from core.settings import Settings
 
@@ -127,5 +127,5 @@ async def test_a_stream_the_server_cuts_short_is_resumed_without_loss(
     streams = [r for r in requests if r.url.path.endswith("/events")]
     assert len(streams) >= 2 and "last-event-id" in streams[-1].headers, "it resumed with Last-Event-ID"
     assert [c.sequence_id for c in chunks] == list(range(len(chunks))), "every chunk once, in order"
-    said = [c.content["message"][:2] for c in chunks if c.chunk_type == TaskChunkType.PROCESSING]  # type: ignore[index]
+    said = [c.content.message[:2] for c in chunks if isinstance(c.content, TurnStarted)]
     assert said == ["he", *(f"{n} "[:2] for n in range(sent))]

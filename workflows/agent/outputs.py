@@ -14,25 +14,17 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from pydantic import ValidationError
 
-    from contracts import (
+    from contracts import CommandEvent, ToolOutput
+    from contracts.events import (
         CommandEnded,
         CommandFailed,
         CommandOutput,
         CommandPrompt,
         CommandThinking,
         CommandToolUse,
-        ToolOutput,
     )
 
-OUTPUT_EVENTS: dict[
-    str,
-    type[CommandOutput]
-    | type[CommandThinking]
-    | type[CommandToolUse]
-    | type[CommandPrompt]
-    | type[CommandEnded]
-    | type[CommandFailed],
-] = {
+OUTPUT_EVENTS: dict[str, type[CommandEvent]] = {
     "content": CommandOutput,
     "thinking": CommandThinking,
     "tool_use": CommandToolUse,
@@ -43,9 +35,7 @@ OUTPUT_EVENTS: dict[
 """Seed 004's chunk type -> the event it is."""
 
 
-def output_event(
-    output: ToolOutput,
-) -> CommandOutput | CommandThinking | CommandToolUse | CommandPrompt | CommandEnded | CommandFailed:
+def output_event(output: ToolOutput) -> CommandEvent:
     """The event of one piece of a running tool's output."""
     model = OUTPUT_EVENTS[output.chunk_type]
     said = {"text": output.text, "source_tool": output.tool_id, "interaction_id": output.interaction_id}

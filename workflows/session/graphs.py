@@ -27,7 +27,6 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        DecisionTaken,
         GraphConfig,
         GraphProgress,
         GraphStarted,
@@ -45,7 +44,7 @@ from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
 from ..identity.ids import graph_workflow_id
 from ..stream.chunks import Publish
-from ..supervision.decisions import Decisions, said_of
+from ..supervision.decisions import Decisions, taken
 from ..supervision.relayed import DecisionRelay
 from ..versioning import GENERATION, patched
 from .outbox import ChannelOutbox
@@ -153,19 +152,7 @@ class SessionGraphs:
             if shown is None:
                 continue
             message_id, _who = self._answered.pop(outcome.interaction_id, (None, ""))
-            self._publish(
-                DecisionTaken(
-                    interaction_id=outcome.interaction_id,
-                    approved=outcome.approved,
-                    decided_by=outcome.decided_by,
-                    channel=outcome.channel,
-                    comment=outcome.comment,
-                    said=said_of(outcome),
-                    grant_id=outcome.grant_id,
-                    workflow_id=shown.workflow_id,
-                    message_id=message_id,
-                )
-            )
+            self._publish(taken(outcome, workflow_id=shown.workflow_id, message_id=message_id))
             self._outbox.decided(shown, outcome)
         self._state.relayed = list(message.pending)
         for request in message.pending:  # one approval of two counted: the next reply answers it again

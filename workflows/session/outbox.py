@@ -19,12 +19,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from ..stream.chunks import Publish
+from ..supervision.decisions import taken
 from ..versioning import patched
 from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
-        DecisionTaken,
         Delivery,
         DeliveryFailed,
         ErrorType,
@@ -107,14 +107,7 @@ class ChannelOutbox:
         if not question:
             self._queue("card_update", interaction=request, outcome=outcome)
         if outcome.decided_by == Principal.TIMEOUT:
-            timed_out = DecisionTaken(
-                interaction_id=request.interaction_id,
-                approved=False,
-                decided_by=outcome.decided_by,
-                channel=outcome.channel,
-                comment=outcome.comment,
-            )
-            self.tell(timed_out, request=request)
+            self.tell(taken(outcome), request=request)
 
     def escalated(self, request: InteractionRequest) -> None:
         """Remind the chat, mentioning `escalate_to` (they are notified), and show on the card who may

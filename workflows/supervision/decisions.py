@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -84,6 +84,27 @@ def data_of(said: Said) -> dict[str, Any] | None:
     return {
         key: str(value) if key != "arguments" else value for key, value in data.items() if value is not None
     } or None
+
+
+SHOWN_OF_AN_OUTCOME = {"interaction_id", "approved", "decided_by", "channel", "comment", "grant_id"}
+"""What the stream's `DecisionTaken` shows of a decision's outcome, as the outcome names it."""
+
+
+class Taken(TypedDict, total=False):
+    """Where a decision came from, as the stream's `DecisionTaken` says it besides its outcome."""
+
+    message_id: str | None
+    """The chat message that took it."""
+    workflow_id: str | None
+    """The workflow that asked, when it is not the one publishing (a session relays its graph's)."""
+    rule_id: str | None
+    """The rule that took it."""
+
+
+def taken(outcome: InteractionOutcome, **where: Unpack[Taken]) -> DecisionTaken:
+    """The stream's event of a decision."""
+    facts = outcome.model_dump(include=SHOWN_OF_AN_OUTCOME)
+    return DecisionTaken(**facts, said=said_of(outcome), **where)
 
 
 def said_of(outcome: InteractionOutcome) -> Said:
@@ -356,17 +377,7 @@ class Decisions:
             self._settled.add(interaction_id)
             self._card_decided(interaction_id, outcome)
         state.last_activity = outcome.decided_at
-        self._surface.publish(
-            DecisionTaken(
-                interaction_id=interaction_id,
-                approved=approved,
-                decided_by=decision.principal,
-                channel=decision.channel,
-                comment=decision.comment,
-                said=decision.said,
-                message_id=_message_id(decision),
-            )
-        )
+        self._surface.publish(taken(outcome, message_id=_message_id(decision)))
         self._surface.refresh()
         return outcome
 
@@ -393,18 +404,7 @@ class Decisions:
         state.decided[decision.interaction_id] = outcome
         kind = (AuditKind.RULE_ALLOWED if approved else AuditKind.RULE_DENIED) if rule else AuditKind.ALLOWED
         self._audit_outcome(kind, outcome, decision.comment)
-        self._surface.publish(
-            DecisionTaken(
-                interaction_id=decision.interaction_id,
-                approved=approved,
-                decided_by=decision.principal,
-                channel=decision.channel,
-                comment=decision.comment,
-                said=said,
-                grant_id=standing.get("grant_id"),
-                rule_id=standing.get("rule_id"),
-            )
-        )
+        self._surface.publish(taken(outcome, rule_id=standing.get("rule_id")))
         return outcome
 
     # ------------------------------------------------------------------ refusals

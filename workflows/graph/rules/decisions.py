@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from ..state import GraphState
 
 from .outcomes import Outcomes
-from .progress import Gate, Progress, current, has_goto, note, note_instance
+from .progress import Gate, Progress, Why, current, has_goto, note, note_instance
 
 
 class Decisions:
@@ -64,7 +64,7 @@ class Decisions:
         """Apply a gate's decision (`how`: who confirmed, denied or let it time out, in words; `by`:
         who, for the stream); False when the gate is no longer waiting for this interaction (rolled
         back, cancelled, decided)."""
-        code = gate_reason(approved, by)
+        why: Why = {"reason_code": gate_reason(approved, by), **({"by": by} if by else {})}
         task = self.state.tasks.get(gate.task_uuid)
         if task is None or not self.is_open(gate):
             return False
@@ -75,17 +75,17 @@ class Decisions:
             instance.gate_interaction = None
             instance.error = None if approved else f"its gate was {how}"
             status = TaskStatus.READY if approved else TaskStatus.SKIPPED
-            note_instance(task, instance, status, instance.error, progress, code=code, by=by)
+            note_instance(task, instance, status, instance.error, progress, **why)
             return True
         if task.gate_interaction != interaction_id:
             return False
         task.gate_interaction = None
         if approved:
-            note(task, TaskStatus.READY, f"confirmed by {how}", progress, code=code, by=by)
+            note(task, TaskStatus.READY, f"confirmed by {how}", progress, **why)
         elif has_goto(task):
-            self.outcomes.fail(task, f"its gate was {how}", progress, code=code, by=by)
+            self.outcomes.fail(task, f"its gate was {how}", progress, **why)
         else:
-            note(task, TaskStatus.SKIPPED, f"its gate was {how}", progress, code=code, by=by)
+            note(task, TaskStatus.SKIPPED, f"its gate was {how}", progress, **why)
         return True
 
 

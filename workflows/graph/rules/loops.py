@@ -73,7 +73,7 @@ def step_instances(task: GraphTask, version: TaskVersion, room: int, progress: P
                 TaskStatus.WAITING,
                 "waiting for a person's confirmation",
                 progress,
-                code=TaskReason.GATE_WAITING,
+                reason_code=TaskReason.GATE_WAITING,
             )
             progress.gates.append(Gate(task.task_uuid, instance.index))
             if serial:

@@ -8,7 +8,7 @@ the one way a task's status changes, so no change goes unannounced.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio import workflow
 
@@ -94,30 +94,22 @@ def runs_of(task: GraphTask) -> list[str]:
     return [version.workflow_id] if version.workflow_id else []
 
 
+class Why(TypedDict, total=False):
+    """Why a task changed, where a client acts on it (a gate's decision): the stream's
+    `TaskChanged.reason_code` and `by`."""
+
+    reason_code: TaskReason
+    by: str
+
+
 def note(
-    task: GraphTask,
-    status: TaskStatus,
-    reason: str | None,
-    progress: Progress,
-    *,
-    code: TaskReason | None = None,
-    by: str | None = None,
+    task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress, **why: Unpack[Why]
 ) -> None:
-    """Move a task to `status` (with why: in words, and as a `code` with who did it, where a client
-    acts on it), noting the change for the stream."""
+    """Move a task to `status` (with why: in words, and, where a client acts on it, as a code with
+    who did it), noting the change for the stream."""
     task.status, task.reason = status, reason
     version = current(task)
-    progress.changes.append(
-        TaskChanged(
-            task_id=task.task_id,
-            task_uuid=task.task_uuid,
-            status=status,
-            version=version.version if version else 0,
-            reason=reason,
-            reason_code=code,
-            by=by,
-        )
-    )
+    _announce(task, status, reason, progress, why, version=version.version if version else 0)
 
 
 def note_instance(
@@ -126,20 +118,18 @@ def note_instance(
     status: TaskStatus,
     reason: str | None,
     progress: Progress,
-    *,
-    code: TaskReason | None = None,
-    by: str | None = None,
+    **why: Unpack[Why],
 ) -> None:
     """Move one loop instance to `status` (with why, as for `note`), noting the change for the stream."""
     instance.status = status
+    _announce(task, status, reason, progress, why, instance=instance.index)
+
+
+def _announce(
+    task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress, why: Why, **where: int
+) -> None:
     progress.changes.append(
         TaskChanged(
-            task_id=task.task_id,
-            task_uuid=task.task_uuid,
-            instance=instance.index,
-            status=status,
-            reason=reason,
-            reason_code=code,
-            by=by,
+            task_id=task.task_id, task_uuid=task.task_uuid, status=status, reason=reason, **why, **where
         )
     )

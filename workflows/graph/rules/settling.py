@@ -121,7 +121,7 @@ class Settling:
                 TaskStatus.WAITING,
                 "waiting for a person's confirmation",
                 progress,
-                code=TaskReason.GATE_WAITING,
+                reason_code=TaskReason.GATE_WAITING,
             )
             progress.gates.append(Gate(task.task_uuid))
         else:
