@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 # mypy checks whichever of these exist (parts of the tree are added over time).
-TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench)
+TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench examples)
 SCHEMA_DIR := schemas
 # Tests run in parallel, one Temporal dev server per worker; most of their time is spent waiting,
 # so more workers than cores keep both cores busy (6 on the 2-core CI machine, where a fresh

@@ -199,7 +199,7 @@ def build_worker(
     shared_queue = task_queue or settings.temporal.task_queue
     tools.worker_queue = own_queue_name(shared_queue)
     agents = AgentActivities(settings, assess=tools.assess_tool_call)
-    mcp = McpServers(load_registry(settings).mcp_servers, settings.data_dir)
+    mcp = McpServers(load_registry(settings).mcp_servers, settings.data_dir, settings.limits.max_json_depth)
     activities: list[Callable[..., Any]] = [
         *agents.activities(),
         *(directory or AgentDirectory(settings)).activities(),

@@ -25,9 +25,8 @@ from contracts.session import SESSION_KEY_PATTERN
 from core.artifacts import ArtifactNotFound, ArtifactStore
 from core.artifacts.owners import ArtifactOwners
 from core.security import ApiKeys, Caller
-from workflows.identity.ids import graph_workflow_id, session_workflow_id
 
-from .calls import graphs, sessions
+from .calls.ref import WorkflowRef
 from .calls.scope import Owners, check, reaches_artifact
 
 _BEARER = HTTPBearer(auto_error=False)
@@ -89,15 +88,15 @@ async def scoped_caller(request: Request) -> Caller | None:
     return caller if caller is not None and caller.projects is not None else None
 
 
-def _target(request: Request) -> tuple[str, str] | None:
-    """The workflow id the path names and how messages name it (None: none, or a malformed one
-    the route's validation refuses with a 422)."""
+def _target(request: Request) -> WorkflowRef | None:
+    """The session or graph the path names (None: none, or a malformed one the route's validation
+    refuses with a 422)."""
     params = request.path_params
     key, graph_id = params.get("key"), params.get("graph_id")
     if isinstance(key, str) and _SESSION_KEY.match(key):
-        return session_workflow_id(key), sessions.name_of(key)
+        return WorkflowRef.session(key)
     if isinstance(graph_id, str) and _GRAPH_ID.match(graph_id):
-        return graph_workflow_id(graph_id), graphs.name_of(graph_id)
+        return WorkflowRef.graph(graph_id)
     return None
 
 
@@ -116,4 +115,4 @@ async def in_scope(request: Request) -> None:
     starts = (
         request.method == "POST" and request.url.path.endswith("/messages") and "key" in request.path_params
     )
-    await check(request.app.state.client, owners(request), caller, *target, may_start=starts)
+    await check(request.app.state.client, owners(request), caller, target, may_start=starts)

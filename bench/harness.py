@@ -30,8 +30,8 @@ from temporalio.worker import Worker
 
 from activities.tools.runner import ToolActivities
 from api.main import create_app
+from core.client import SynapseClient
 from core.connect import synapse_converter
-from core.http_client import SynapseClient
 from core.settings import Settings
 from worker import SynapseWorker, build_worker
 from workflows.identity.ids import session_workflow_id

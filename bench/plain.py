@@ -5,7 +5,7 @@ The benchmark runs in the API's process, so a heavy client would be counted agai
 would delay the API on the same event loop): httpx spent about 1.6 ms of CPU per request here,
 more than the API's own handling of a message. So the requests the benchmark times (a message, an
 approval) go out on kept-alive HTTP/1.1 connections written and read by hand, as `watchers.py`
-reads its streams; everything else still uses the real client (`core.http_client`).
+reads its streams; everything else still uses the real client (`core.client`).
 """
 
 from __future__ import annotations

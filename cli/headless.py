@@ -41,7 +41,7 @@ from contracts import (
     TurnFailed,
 )
 from contracts.names import SESSION_PREFIX
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 from core.wording import line_of
 from core.wording.turns import failed_text
 

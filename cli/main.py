@@ -76,6 +76,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the console's events.js (generated from DIR/events.json) to FILE",
     )
 
+    settings = commands.add_parser(
+        "settings",
+        help="every setting with the value it has here; --markdown: the reference of them all",
+        description="Print every setting (SYNAPSE_* and the channels' variables) with the value this "
+        "process reads from the environment and .env, secrets not shown; or, with --markdown, the "
+        "reference of every setting: its variables, type, default and meaning (docs/settings.md is "
+        "this output).",
+        epilog=ENV_HELP,
+    )
+    settings.add_argument(
+        "--markdown", action="store_true", help="print the reference as Markdown (docs/settings.md)"
+    )
+
     keys = commands.add_parser(
         "keys",
         help="API keys: make one (its digest goes into SYNAPSE_API_KEYS)",
@@ -254,6 +267,10 @@ def run(args: argparse.Namespace) -> int:
         from cli.schema import schema
 
         return schema(args.directory, args.events_js)
+    if args.command == "settings":
+        from cli.settings_doc import settings_command
+
+        return settings_command(args.markdown)
     if args.command == "history":
         from cli.history import export
 

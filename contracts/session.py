@@ -16,102 +16,18 @@ from .streaming import AuditEntry, InteractionRequest
 
 SESSION_KEY_PATTERN = r"^[A-Za-z0-9_.:@-]{1,200}$"
 NOTIFY_URL_PATTERN = r"^https?://[^\s]{1,2000}$"
+AGENT_ID_PATTERN = r"^(Agent|Group):.+$"
+MAX_WAIT_SECONDS = 30 * 24 * 3600
+"""Longest a session's approval or question may wait: 30 days."""
 
 
-class SessionConfig(Contract):
-    """How a session runs; fixed when it starts, carried across continue-as-new."""
+class SessionChoices(Contract):
+    """What a session is started with and keeps as given, defined once for `POST /sessions`
+    (`CreateSessionRequest`) and the session's fixed `SessionConfig` (None: not chosen).
 
-    session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")
-    agent_id: str = Field(
-        default="Agent:demo", pattern=r"^(Agent|Group):.+$", description="The agent to talk to."
-    )
-    agent: AgentSpec | None = Field(
-        default=None,
-        description="The agent declaration `agent_id` resolved to when the session started "
-        "(set by the API; None in histories from before declarations).",
-    )
-    approvers: list[str] = Field(
-        default_factory=list, description="Principals who may approve; empty means anyone."
-    )
-    approval_timeout_seconds: int = Field(
-        default=300, gt=0, le=30 * 24 * 3600, description="Approval wait before a denial."
-    )
-    question_timeout_seconds: int = Field(
-        default=3600,
-        gt=0,
-        le=30 * 24 * 3600,
-        description="How long an agent's question (`ask_user`) waits for an answer before the agent "
-        "is told nobody answered.",
-    )
-    channel: str = Field(default="http", description="Channel the session belongs to.")
-    chat_id: str | None = Field(
-        default=None, description="The channel's chat (Lark `chat_id`) answers and cards go to."
-    )
-    approve_by_requester: bool = Field(
-        default=False,
-        description="The person whose message led to a request may approve it, besides `approvers` "
-        "(Lark sessions: on).",
-    )
-    policies: dict[str, DecisionPolicy] = Field(
-        default_factory=dict,
-        description="Decision policies by tool name (or `*`), over the agent's: who decides, two-person "
-        "rule, escalation, grants.",
-    )
-    notify_url: str | None = Field(
-        default=None,
-        pattern=NOTIFY_URL_PATTERN,
-        description="Webhook told of every interaction opened, decided, escalated or timed out (signed).",
-    )
-    sandbox: SandboxProfile | None = Field(
-        default=None,
-        description="The sandbox approved terminal commands run in: `workspace-write`, `read-only` or "
-        "`full`; over the agent's choice and the worker's SYNAPSE_TERMINAL_SANDBOX. An approver may "
-        "still choose another for one call (`response_data.sandbox`).",
-    )
-    project: str | None = Field(
-        default=None, max_length=1000, description="The project the session works in (its rules apply)."
-    )
-    user: str | None = Field(
-        default=None, max_length=200, description="The person the session is for (their rules apply)."
-    )
-    profile: str | None = Field(
-        default=None, description="A named set of rules and settings: `default`, `restricted`, `enterprise`."
-    )
-    max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
-    idle_timeout_seconds: int = Field(
-        default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
-    )
-    inline_input_bytes: int | None = Field(
-        default=None,
-        gt=0,
-        description="Passed to the graphs its agent proposes (`GraphConfig.inline_input_bytes`).",
-    )
+    The fields the two share otherwise (key, agent, approvers, timeouts, policies) differ in their
+    defaults: the request's None is "the default", which the session's config then holds."""
 
-
-class CreateSessionRequest(Contract):
-    """Body of `POST /sessions`."""
-
-    session_key: str | None = Field(
-        default=None, pattern=SESSION_KEY_PATTERN, description="Key; generated when omitted."
-    )
-    agent_id: str | None = Field(
-        default=None, pattern=r"^(Agent|Group):.+$", description="Agent; `Agent:demo` by default."
-    )
-    approvers: list[str] | None = Field(
-        default=None, description="Principals who may approve; anyone when omitted."
-    )
-    approval_timeout_seconds: StrictInt | None = Field(
-        default=None,
-        gt=0,
-        le=30 * 24 * 3600,
-        description="Approval timeout; SYNAPSE_APPROVAL_TIMEOUT_SECONDS (300 s) by default.",
-    )
-    question_timeout_seconds: StrictInt | None = Field(
-        default=None, gt=0, le=30 * 24 * 3600, description="Question timeout; 3600 s by default."
-    )
-    policies: dict[str, DecisionPolicy] | None = Field(
-        default=None, description="Decision policies by tool name or `*` (see `DecisionPolicy`)."
-    )
     notify_url: str | None = Field(
         default=None,
         pattern=NOTIFY_URL_PATTERN,
@@ -138,6 +54,80 @@ class CreateSessionRequest(Contract):
         default=None,
         description="A named set of rules and settings: `default`, `restricted` (every write denied, "
         "commands read-only) or `enterprise` (every call asked for).",
+    )
+
+
+class SessionConfig(SessionChoices):
+    """How a session runs; fixed when it starts, carried across continue-as-new."""
+
+    session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")
+    agent_id: str = Field(default="Agent:demo", pattern=AGENT_ID_PATTERN, description="The agent to talk to.")
+    agent: AgentSpec | None = Field(
+        default=None,
+        description="The agent declaration `agent_id` resolved to when the session started "
+        "(set by the API; None in histories from before declarations).",
+    )
+    approvers: list[str] = Field(
+        default_factory=list, description="Principals who may approve; empty means anyone."
+    )
+    approval_timeout_seconds: int = Field(
+        default=300, gt=0, le=MAX_WAIT_SECONDS, description="Approval wait before a denial."
+    )
+    question_timeout_seconds: int = Field(
+        default=3600,
+        gt=0,
+        le=MAX_WAIT_SECONDS,
+        description="How long an agent's question (`ask_user`) waits for an answer before the agent "
+        "is told nobody answered.",
+    )
+    channel: str = Field(default="http", description="Channel the session belongs to.")
+    chat_id: str | None = Field(
+        default=None, description="The channel's chat (Lark `chat_id`) answers and cards go to."
+    )
+    approve_by_requester: bool = Field(
+        default=False,
+        description="The person whose message led to a request may approve it, besides `approvers` "
+        "(Lark sessions: on).",
+    )
+    policies: dict[str, DecisionPolicy] = Field(
+        default_factory=dict,
+        description="Decision policies by tool name (or `*`), over the agent's: who decides, two-person "
+        "rule, escalation, grants.",
+    )
+    max_turns: int = Field(default=10, gt=0, le=100, description="Agent steps allowed for one user message.")
+    idle_timeout_seconds: int = Field(
+        default=7 * 24 * 3600, gt=0, description="The session completes after this long idle."
+    )
+    inline_input_bytes: int | None = Field(
+        default=None,
+        gt=0,
+        description="Passed to the graphs its agent proposes (`GraphConfig.inline_input_bytes`).",
+    )
+
+
+class CreateSessionRequest(SessionChoices):
+    """Body of `POST /sessions`."""
+
+    session_key: str | None = Field(
+        default=None, pattern=SESSION_KEY_PATTERN, description="Key; generated when omitted."
+    )
+    agent_id: str | None = Field(
+        default=None, pattern=AGENT_ID_PATTERN, description="Agent; `Agent:demo` by default."
+    )
+    approvers: list[str] | None = Field(
+        default=None, description="Principals who may approve; anyone when omitted."
+    )
+    approval_timeout_seconds: StrictInt | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_WAIT_SECONDS,
+        description="Approval timeout; SYNAPSE_APPROVAL_TIMEOUT_SECONDS (300 s) by default.",
+    )
+    question_timeout_seconds: StrictInt | None = Field(
+        default=None, gt=0, le=MAX_WAIT_SECONDS, description="Question timeout; 3600 s by default."
+    )
+    policies: dict[str, DecisionPolicy] | None = Field(
+        default=None, description="Decision policies by tool name or `*` (see `DecisionPolicy`)."
     )
 
 

@@ -17,6 +17,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+DEFAULT_LIMIT = 64
+"""`SYNAPSE_MAX_JSON_DEPTH` when unset."""
+
 Path = tuple[str | int, ...]
 """Where a value stands: object keys and array indices from the top."""
 

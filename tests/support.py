@@ -28,13 +28,8 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from api.main import create_app
-from contracts import (
-    Asking,
-    EventModel,
-    InteractionRequest,
-    TaskStreamChunk,
-)
-from core.http_client import SseEvent, sse_events
+from contracts import Asking, EventModel, InteractionRequest, TaskStreamChunk
+from core.client.sse import SseEvent, sse_events
 from core.settings import Settings, TemporalSettings, ToolSettings
 from core.tls import tls_context
 from worker import WORKFLOWS, build_worker, workflow_runner

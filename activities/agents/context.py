@@ -22,6 +22,7 @@ from typing import Any
 from contracts import AgentStepInput, ExperienceMatch, UniversalMessage
 from core.artifacts import ArtifactNotFound, ArtifactStore, summarize
 from core.experience import ExperienceIndex
+from core.times import utc_text
 
 SUMMARY_CHARS = 4000
 """Characters of an artifact in SUMMARY mode (head and tail)."""
@@ -46,7 +47,7 @@ def describe_matches(matches: list[ExperienceMatch]) -> str:
     """Recalled turns as a numbered list the model reads."""
     lines = ["Relevant past experience (finished turns, best match first):"]
     for number, match in enumerate(matches, 1):
-        when = match.at.strftime("%Y-%m-%d %H:%M UTC")
+        when = utc_text(match.at, seconds=False)
         lines.append(
             f"{number}. {when}, {match.asked_by} asked {match.agent_id} ({match.outcome}):\n"
             f"   Q: {match.question}\n   A: {match.answer}"

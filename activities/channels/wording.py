@@ -7,7 +7,6 @@ tool's own plugin's sentence), and texts split to fit one message.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from contracts import InteractionRequest, InteractionType, ToolResult
@@ -16,13 +15,7 @@ from core.wording.tools import result_line as core_result_line
 
 from ..tools.sentences import describe_result
 
-__all__ = ["LINE_LIMIT", "content_of", "cut", "result_line", "subject", "text_chunks", "utc"]
-
-
-def utc(moment: datetime) -> str:
-    """`2026-11-26 10:00:00 UTC`."""
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+__all__ = ["LINE_LIMIT", "content_of", "cut", "result_line", "subject", "text_chunks"]
 
 
 def content_of(request: InteractionRequest) -> dict[str, Any]:

@@ -5,7 +5,10 @@ errors of `errors.py`, which `api/errors.py` maps to HTTP statuses in one place.
 
 - `errors.py`: `CallError` and its kinds (`NotFound`, `AlreadyExists`, `Closed`, `NotAnswered`,
   `Refused`, `Invalid` with its `Problem`s).
-- `workflow.py`: a query or an update on any workflow, Temporal's failures turned into those errors.
+- `workflow.py`: a query on any workflow, Temporal's failures (of queries and updates) turned into
+  those errors.
+- `ref.py`: `WorkflowRef`, a session or a graph as the calls address it (its id, its name, the read
+  that checks a command), and its queries and updates.
 - `busy.py`: retrying what Temporal refuses for lack of room.
 - `sessions.py`: start a session, deliver a message (signal-with-start), read it, update it.
 - `graphs.py`: start a graph, read it and its tasks, update it (reopening a closed one).

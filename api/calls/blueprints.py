@@ -18,7 +18,7 @@ from workflows.graph.cel import Conditions
 from workflows.identity.ids import graph_id_of
 
 from .errors import Invalid, Problem
-from .graphs import name_of
+from .ref import WorkflowRef
 from .sizes import TooLarge
 
 Location = tuple[str | int, ...]
@@ -81,8 +81,9 @@ def for_graph(blueprint: PlanBlueprint, graph_id: str) -> PlanBlueprint:
     if str(blueprint.workflow_id) != graph_id_of(graph_id):
         raise refused(
             [
-                f"workflow_id {blueprint.workflow_id} names another graph than {name_of(graph_id)}; "
-                f"send the blueprint to POST /graphs/{blueprint.workflow_id}/blueprint, or leave it unset"
+                f"workflow_id {blueprint.workflow_id} names another graph than "
+                f"{WorkflowRef.graph(graph_id).name}; send the blueprint to "
+                f"POST /graphs/{blueprint.workflow_id}/blueprint, or leave it unset"
             ],
             ("workflow_id",),
         )

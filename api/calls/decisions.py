@@ -57,6 +57,7 @@ from workflows.session import SessionWorkflow
 from . import sessions, workflow
 from .busy import retry_while_busy
 from .errors import CallError, Invalid, NotAnswered, Problem, Refused
+from .ref import WorkflowRef
 from .sizes import check_size
 
 log = logging.getLogger(__name__)
@@ -155,13 +156,12 @@ async def decide(
     settings: Settings,
     caller: Caller,
     *,
-    workflow_id: str,
-    name: str,
+    target: WorkflowRef,
     interaction_id: str,
     body: InteractionDecision,
-    check_with: str,
 ) -> InteractionOutcome | Unconfirmed:
-    """Run `decide_checked` on `workflow_id` as the caller: the outcome (`complete: false` while
+    """Run `decide_checked` on `target` (the workflow that asked, in the words of the session or
+    graph the caller named) as the caller: the outcome (`complete: false` while
     the two-person rule waits for a second approver), or `Unconfirmed`. A refusal is recorded in the
     workflow's audit trail before it is raised.
 
@@ -169,7 +169,7 @@ async def decide(
         TooLarge: The comment is over SYNAPSE_MAX_COMMENT_BYTES.
         Invalid: `approved` is missing and the interaction is not a question, or `response_data`
             says what no decision can.
-        Refused, NotFound, Closed: See `workflow.run_update`.
+        Refused, NotFound, Closed: See `WorkflowRef.run_update`.
     """
     check_size(
         "user_message", body.user_message, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES"
@@ -177,17 +177,17 @@ async def decide(
     approved = body.approved
     if approved is None:
         approved = await _approved_by_answering(
-            client, workflow_id, name, interaction_id, wait=settings.api.query_wait
+            client, target.workflow_id, target.name, interaction_id, wait=settings.api.query_wait
         )
     decision = decision_of(caller, body, interaction_id, approved)
     wait = settings.api.decision_wait_seconds
     try:
-        return await _taken(client, workflow_id, name, decision, wait=wait, check_with=check_with)
+        return await _taken(client, target, decision, wait=wait)
     except Refused as refusal:
         owner = relayed_to(refusal)
         if owner is None:
             raise
-        return await _taken(client, owner, name, decision, wait=wait, check_with=check_with)
+        return await _taken(client, target.on(owner), decision, wait=wait)
 
 
 def relayed_to(refusal: Refused) -> str | None:
@@ -198,31 +198,23 @@ def relayed_to(refusal: Refused) -> str | None:
 
 
 async def _taken(
-    client: Client, workflow_id: str, name: str, decision: Decision, *, wait: float, check_with: str
+    client: Client, target: WorkflowRef, decision: Decision, *, wait: float
 ) -> InteractionOutcome | Unconfirmed:
     try:
-        outcome: InteractionOutcome = await workflow.run_update(
-            client,
-            workflow_id,
-            name,
-            DECIDE_CHECKED,
-            decision,
-            InteractionOutcome,
-            wait=timedelta(seconds=wait),
-            within=wait,
-            check_with=check_with,
+        outcome = await target.run_update(
+            client, DECIDE_CHECKED, decision, InteractionOutcome, wait=timedelta(seconds=wait), within=wait
         )
     except Refused as refusal:
         if refusal.error_type in AUDITED:
-            await record_refusal(client, workflow_id, decision, str(refusal))
+            await record_refusal(client, target.workflow_id, decision, str(refusal))
         raise
     except NotAnswered:
         # A query would need a worker too; the search attributes come straight from the server.
-        description = await client.get_workflow_handle(workflow_id).describe()
+        description = await target.handle(client).describe()
         waiting = (description.typed_search_attributes.get(search_attributes.PENDING) or 0) > 0
         detail = (
             f"decision on {decision.interaction_id!r} submitted, but no worker has processed it yet; "
-            f"it is validated and applied when a worker runs (see {check_with})"
+            f"it is validated and applied when a worker runs (see {target.check_with})"
             if waiting
             else f"decision on {decision.interaction_id!r} recorded; the approved tool is still running"
         )

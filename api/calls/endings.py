@@ -16,6 +16,8 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHistoryEventFilterType
 from temporalio.service import RPCError
 
+from core.times import utc_text
+
 ENDED_AS = {
     WorkflowExecutionStatus.TERMINATED: "terminated",
     WorkflowExecutionStatus.TIMED_OUT: "timed_out",
@@ -39,7 +41,7 @@ class Ending:
 
     def words(self) -> str:
         """`was terminated at 2025-01-02 10:02:03 UTC (by alice: stuck)`, for refusals."""
-        when = f" at {self.at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if self.at else ""
+        when = f" at {utc_text(self.at)}" if self.at else ""
         return f"{VERBS.get(self.status, self.status)}{when} ({self.reason})"
 
 

@@ -1,6 +1,6 @@
 """Calls to graph workflows: start a graph, read it, command it, find what to follow or decide.
 
-Built on `workflow.py` (same errors); a blueprint is checked before any of this
+Built on `WorkflowRef.graph` (`ref.py`: same errors); a blueprint is checked before any of this
 (`blueprints.py`). A completed or failed graph takes a rollback or a blueprint by being reopened
 (`reopen`): its next run starts from its final state.
 """
@@ -36,25 +36,15 @@ from workflows.graph.cel import Conditions
 from workflows.graph.rules.interrupted import interrupted
 from workflows.graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput, Reopening
 from workflows.graph.view import start_search_attributes
-from workflows.identity.ids import graph_id_of, graph_workflow_id
+from workflows.identity.ids import graph_workflow_id
 from workflows.identity.search_attributes import PROJECT
 from workflows.versioning import GENERATION
 
 from . import ended, scope, workflow
-from .endings import Ending
 from .errors import Closed, NotFound, Refused
+from .ref import WorkflowRef
 
 log = logging.getLogger(__name__)
-
-
-def name_of(graph_id: str) -> str:
-    """How messages name the graph."""
-    return f"graph {graph_id_of(graph_id)!r}"
-
-
-def check_with(graph_id: str) -> str:
-    """The read that shows whether an unanswered command to the graph was applied."""
-    return f"GET /graphs/{graph_id_of(graph_id)}"
 
 
 async def start_graph(
@@ -85,34 +75,20 @@ async def start_graph(
     return run.task_uuids
 
 
-async def query(client: Client, graph_id: str, query: Any, *args: Any, wait: timedelta) -> Any:
-    """Run one of the graph's queries; see `workflow.query`."""
-    return await workflow.query(
-        client, graph_workflow_id(graph_id), name_of(graph_id), query, *args, wait=wait
-    )
-
-
-async def read(
-    client: Client, graph_id: str, query: Any, *args: Any, wait: timedelta
-) -> tuple[Any, Ending | None]:
-    """Run one of the graph's queries: its answer, and how its workflow ended when Temporal ended
-    it (`workflow.read`: no cost while it runs)."""
-    return await workflow.read(
-        client, graph_workflow_id(graph_id), name_of(graph_id), query, *args, wait=wait
-    )
-
-
 async def view(client: Client, graph_id: str, page: GraphQuery, *, wait: timedelta) -> GraphView:
     """The graph with one page of its tasks (as it ended, when Temporal ended it: `ended`)."""
-    found, ending = await read(client, graph_id, TaskGraphWorkflow.get_state, page, wait=wait)
+    found, ending = await WorkflowRef.graph(graph_id).read(
+        client, TaskGraphWorkflow.get_state, page, wait=wait
+    )
     return ended.graph_view(found, ending)
 
 
 async def get_task(client: Client, graph_id: str, task_uuid: str, *, wait: timedelta) -> GraphTask:
     """One task of the graph with every version it ran; `NotFound` for an unknown task."""
-    task, ending = await read(client, graph_id, TaskGraphWorkflow.get_task, task_uuid, wait=wait)
+    graph = WorkflowRef.graph(graph_id)
+    task, ending = await graph.read(client, TaskGraphWorkflow.get_task, task_uuid, wait=wait)
     if task is None:
-        raise NotFound(f"no task {task_uuid} in {name_of(graph_id)}")
+        raise NotFound(f"no task {task_uuid} in {graph.name}")
     return ended.graph_task(task, ending)
 
 
@@ -148,21 +124,21 @@ async def interaction_owner(client: Client, graph_id: str, interaction_id: str, 
     """The workflow (the graph or one of its task runs) that asked `interaction_id`; `NotFound` if
     none; `Closed` when Temporal ended the graph's workflow (what it asked was withdrawn, even what
     its task runs, which outlive it, still ask)."""
-    asked = TaskGraphWorkflow.find_interaction
+    graph = WorkflowRef.graph(graph_id)
     owner: str | None
-    owner, ending = await read(client, graph_id, asked, interaction_id, wait=wait)
+    owner, ending = await graph.read(client, TaskGraphWorkflow.find_interaction, interaction_id, wait=wait)
     if owner is None:
-        raise NotFound(f"no interaction {interaction_id!r} in {name_of(graph_id)}")
+        raise NotFound(f"no interaction {interaction_id!r} in {graph.name}")
     if ending is not None:
         again = "; roll a task back (ROLLBACK_AND_MODIFY) to reopen it: its gates ask again"
         raise Closed(
-            f"{name_of(graph_id)} {ending.words()}: {interaction_id!r} was withdrawn with everything it "
+            f"{graph.name} {ending.words()}: {interaction_id!r} was withdrawn with everything it "
             f"asked{'' if ending.status == 'cancelled' else again}"
         )
     return owner
 
 
-async def run_update(
+async def update_or_reopen(
     client: Client,
     settings: Settings,
     graph_id: str,
@@ -175,15 +151,8 @@ async def run_update(
     given a rollback or a blueprint (`reopen_with`) is reopened with it instead (its next run, from its
     final state)."""
     try:
-        view_after: GraphView = await workflow.run_update(
-            client,
-            graph_workflow_id(graph_id),
-            name_of(graph_id),
-            update,
-            argument,
-            GraphView,
-            within=settings.api.busy_retry_seconds,
-            check_with=check_with(graph_id),
+        view_after = await WorkflowRef.graph(graph_id).run_update(
+            client, update, argument, GraphView, within=settings.api.busy_retry_seconds
         )
     except Closed:
         if reopen_with is None:
@@ -216,10 +185,9 @@ async def reopen(
     (`rules.interrupted`: its runs then in flight are cancelled, their tasks run again). The change
     is checked here against that state first (the same checks as on a running graph: `NotFound`,
     `Refused`); a cancelled graph is not reopened (`Closed`)."""
-    workflow_id = graph_workflow_id(graph_id)
+    graph = WorkflowRef.graph(graph_id)
     description, (last, ending) = await asyncio.gather(
-        client.get_workflow_handle(workflow_id).describe(),
-        read(client, graph_id, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT),
+        graph.handle(client).describe(), graph.read(client, TaskGraphWorkflow.get_run_input, wait=REOPEN_WAIT)
     )
     state = last.state
     assert state is not None
@@ -229,13 +197,13 @@ async def reopen(
         in_flight = interrupted(state, ending.status, f"its workflow {ending.words()}", at)
     if state.status not in REOPENABLE:
         raise Closed(
-            f"{name_of(graph_id)} is {state.status}; only a completed, failed, terminated or timed-out "
+            f"{graph.name} is {state.status}; only a completed, failed, terminated or timed-out "
             "graph can be reopened"
         )
     if intervention is not None:
         if intervention.intervention_type != "ROLLBACK_AND_MODIFY":
             raise Closed(
-                f"{name_of(graph_id)} is {state.status}: nothing runs to pause or resume; "
+                f"{graph.name} is {state.status}: nothing runs to pause or resume; "
                 "ROLLBACK_AND_MODIFY a task to reopen it"
             )
         try:
@@ -283,7 +251,7 @@ async def reopen(
     await client.start_workflow(
         TaskGraphWorkflow.run,
         run,
-        id=workflow_id,
+        id=graph.workflow_id,
         task_queue=settings.temporal.task_queue,
         task_timeout=GRAPH_TASK_TIMEOUT,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,

@@ -28,6 +28,7 @@ from core.security import Caller
 from workflows.identity.search_attributes import PROJECT
 
 from .errors import NotFound
+from .ref import WorkflowRef
 from .workflow import is_not_found
 
 MAX_PARENTS = 4
@@ -82,15 +83,15 @@ async def described(client: Client, workflow_id: str) -> Owner:
 
 
 async def check(
-    client: Client, owners: Owners, caller: Caller, workflow_id: str, name: str, *, may_start: bool = False
+    client: Client, owners: Owners, caller: Caller, target: WorkflowRef, *, may_start: bool = False
 ) -> Owner:
-    """The workflow's owner, when `caller` may reach it; else `NotFound` (`no <name>`), as for a
-    workflow that never existed. `may_start`: a missing one is no error (the call starts it)."""
+    """The owner of the target's workflow, when `caller` may reach it; else `NotFound` (`no <name>`),
+    as for a workflow that never existed. `may_start`: a missing one is no error (the call starts it)."""
     if caller.projects is None:
         return Owner(exists=True)
-    owner = await owners.of(client, workflow_id)
+    owner = await owners.of(client, target.workflow_id)
     if (owner.exists and not caller.may_act_in(owner.project)) or (not owner.exists and not may_start):
-        raise NotFound(f"no {name}")
+        raise NotFound(f"no {target.name}")
     return owner
 
 

@@ -1,7 +1,7 @@
 """Calls to session workflows: start, message (signal-with-start), status, audit, updates.
 
-Used by the HTTP routes and the Lark channel alike; built on `workflow.py`, whose errors
-(`errors.py`) they raise.
+Used by the HTTP routes and the chat channels alike; built on `WorkflowRef.session` (`ref.py`),
+whose errors (`errors.py`) they raise.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
@@ -34,6 +34,7 @@ from contracts import (
 )
 from contracts.names import SUBMIT_MESSAGE
 from core.settings import Settings
+from core.times import utc_text
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
@@ -44,10 +45,8 @@ from workflows.versioning import GENERATION
 from . import ended, endings, workflow
 from .busy import retry_while_busy
 from .errors import AlreadyExists, CallError, Cancelled, NotFound
+from .ref import WorkflowRef
 from .workflow import BUSY_RETRY_SECONDS, CLOSED_STATUS, QUERY_WAIT
-
-T = TypeVar("T")
-
 
 CHAT_PREFIXES = {"lark:": "Lark", "dingtalk:": "DingTalk"}
 """Session keys that belong to a chat channel: its chats start those sessions (with the chat's
@@ -67,21 +66,17 @@ async def send_to_running(
     Raises:
         NotFound: No run of the session is going (its chat starts it).
     """
-    handle = handle_for(client, key)
+    session = WorkflowRef.session(key)
+    handle = session.handle(client)
     try:
         await retry_while_busy(lambda: handle.signal(SUBMIT_MESSAGE, message), within=within)
     except RPCError as err:
         if workflow.is_not_found(err):
             raise NotFound(
-                f"{name_of(key)} is not running; a {chat_of(key) or 'chat'} session is started by its chat "
+                f"{session.name} is not running; a {chat_of(key) or 'chat'} session is started by its chat "
                 "(a message over HTTP only joins one that runs)"
             ) from err
         raise
-
-
-def name_of(key: str) -> str:
-    """How messages name the session."""
-    return f"session {key!r}"
 
 
 def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
@@ -232,7 +227,7 @@ _HAD = {SessionStatus.COMPLETED: "completed after being idle", "terminated": "be
 
 def when(moment: datetime | None) -> str:
     """`at 2025-01-02 10:02:03 UTC`, as the refusals and notes here word a moment."""
-    return f"at {moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if moment else "at an unknown time"
+    return f"at {utc_text(moment)}" if moment else "at an unknown time"
 
 
 async def ended_run(client: Client, key: str) -> EndedRun | None:
@@ -243,7 +238,7 @@ async def ended_run(client: Client, key: str) -> EndedRun | None:
     and its `SynapseStatus` search attribute says which.
     """
     try:
-        description = await handle_for(client, key).describe()
+        description = await WorkflowRef.session(key).handle(client).describe()
     except RPCError as err:
         if workflow.is_not_found(err):
             return None
@@ -282,8 +277,8 @@ async def cancellation(
     why = f" ({reason})" if reason else ""
     start = json.dumps({"session_key": key})
     return Cancelled(
-        f"{name_of(key)} was cancelled{who} {when(at)}{why}; a cancelled session takes no more "
-        f"messages. Use another session key, or start this one again as a new conversation with "
+        f"{WorkflowRef.session(key).name} was cancelled{who} {when(at)}{why}; a cancelled session takes "
+        f"no more messages. Use another session key, or start this one again as a new conversation with "
         f"POST /sessions {start}",
         by=by,
         at=at,
@@ -309,7 +304,7 @@ async def accepting(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -
 async def closed(client: Client, key: str, *, within: float) -> None:
     """Wait (at most `within` seconds) for the session's latest run to close, however it ends."""
     with contextlib.suppress(Exception):  # its outcome does not matter here, only that it closed
-        await asyncio.wait_for(handle_for(client, key).result(follow_runs=False), within)
+        await asyncio.wait_for(WorkflowRef.session(key).handle(client).result(follow_runs=False), within)
 
 
 def restart_note(key: str, ended: EndedRun) -> str:
@@ -317,24 +312,9 @@ def restart_note(key: str, ended: EndedRun) -> str:
     had = _HAD.get(ended.status, ended.status)
     how = f" ({ended.reason})" if ended.reason else ""
     return (
-        f"{name_of(key)} had {had} {when(ended.closed_at)}{how}; this message started it again as a new "
-        "conversation (the agent does not see the earlier messages)"
+        f"{WorkflowRef.session(key).name} had {had} {when(ended.closed_at)}{how}; this message started it "
+        "again as a new conversation (the agent does not see the earlier messages)"
     )
-
-
-def check_with(key: str) -> str:
-    """The read that shows whether an unanswered command to the session was applied."""
-    return f"GET /sessions/{key}"
-
-
-def handle_for(client: Client, key: str) -> WorkflowHandle[Any, Any]:
-    """Handle of the session's latest run."""
-    return client.get_workflow_handle(session_workflow_id(key))
-
-
-async def query(client: Client, key: str, query: Any, *args: Any, wait: timedelta = QUERY_WAIT) -> Any:
-    """Run one of the session's queries (also on closed sessions); see `workflow.query`."""
-    return await workflow.query(client, session_workflow_id(key), name_of(key), query, *args, wait=wait)
 
 
 async def audit_entry(
@@ -346,7 +326,7 @@ async def audit_entry(
         NotFound: No session has this key.
         NotAnswered: No worker answered within `wait`.
     """
-    trail: AuditTrail = await query(client, key, SessionWorkflow.get_audit, wait=wait)
+    trail: AuditTrail = await WorkflowRef.session(key).query(client, SessionWorkflow.get_audit, wait=wait)
     return next((e for e in reversed(trail.entries) if matches(e)), None)
 
 
@@ -358,32 +338,8 @@ async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) 
         NotFound: No session has this key.
         NotAnswered: No worker answered within `wait`.
     """
-    found, ending = await workflow.read(
-        client, session_workflow_id(key), name_of(key), SessionWorkflow.get_status, wait=wait
-    )
+    found, ending = await WorkflowRef.session(key).read(client, SessionWorkflow.get_status, wait=wait)
     return ended.session(found, ending)
-
-
-async def run_update(
-    client: Client,
-    key: str,
-    update: Any,
-    argument: Any,
-    result_type: type[T],
-    *,
-    within: float = BUSY_RETRY_SECONDS,
-) -> T:
-    """Run an update on the session; see `workflow.run_update`."""
-    return await workflow.run_update(
-        client,
-        session_workflow_id(key),
-        name_of(key),
-        update,
-        argument,
-        result_type,
-        within=within,
-        check_with=check_with(key),
-    )
 
 
 async def intervene(
@@ -391,11 +347,13 @@ async def intervene(
 ) -> LiveSession:
     """Run one of the session's control updates (`SessionWorkflow.pause_checked`, `resume_checked`,
     `cancel_checked`, `cancel_turn_checked`) as `control.principal`: the session after it."""
-    return await run_update(client, key, update, control, LiveSession, within=within)
+    return await WorkflowRef.session(key).run_update(client, update, control, LiveSession, within=within)
 
 
 async def revoke_grant(
     client: Client, key: str, revocation: GrantRevocation, *, within: float = BUSY_RETRY_SECONDS
 ) -> Grant:
     """Revoke one of the session's grants (audited): the grant as it is now."""
-    return await run_update(client, key, SessionWorkflow.revoke_grant, revocation, Grant, within=within)
+    return await WorkflowRef.session(key).run_update(
+        client, SessionWorkflow.revoke_grant, revocation, Grant, within=within
+    )

@@ -1,4 +1,4 @@
-"""Calls to any Synapse workflow (a session, a graph, a task run): queries and updates.
+"""Calls to any Synapse workflow (a session, a graph, a task run): queries, and updates' failures.
 
 Problems are raised as `CallError`s (`errors.py`) that say what went wrong in words a person
 reads; each call names its workflow for those words (`"session 'abc'"`, `"graph '0b1…'"`).
@@ -11,7 +11,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from temporalio.client import (
     Client,
@@ -26,11 +26,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from . import endings
-from .busy import retry_while_busy
 from .errors import CallError, Closed, Invalid, NotAnswered, NotFound, Problem, Refused
 from .unanswered import why_unanswered
-
-T = TypeVar("T")
 
 QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
@@ -157,37 +154,6 @@ async def read(
     return await asyncio.gather(
         query(client, workflow_id, name, asked, *args, wait=wait), endings.ending_of(client, workflow_id)
     )
-
-
-async def run_update(
-    client: Client,
-    workflow_id: str,
-    name: str,
-    update: Any,
-    argument: Any,
-    result_type: type[T],
-    *,
-    wait: timedelta | None = None,
-    within: float = BUSY_RETRY_SECONDS,
-    check_with: str | None = None,
-) -> T:
-    """Run `update(argument)` on the workflow, retrying while Temporal is busy for `within` seconds.
-
-    Each attempt waits at most `wait` (default `UPDATE_WAIT`) for the workflow's worker to answer.
-    `check_with` is the read that shows whether an unanswered command was applied.
-
-    Raises:
-        Refused, NotFound, Closed, NotAnswered: See `update_errors`.
-        RPCError: Temporal stayed busy (`busy.is_busy`) or failed otherwise.
-    """
-    handle = client.get_workflow_handle(workflow_id)
-    timeout = UPDATE_WAIT if wait is None else wait  # read now: tests shorten UPDATE_WAIT
-    async with update_errors(client, workflow_id, name, check_with=check_with):
-        result: T = await retry_while_busy(
-            lambda: handle.execute_update(update, argument, result_type=result_type, rpc_timeout=timeout),
-            within=within,
-        )
-    return result
 
 
 UNDECODABLE = "Failed decoding arguments"

@@ -39,11 +39,13 @@ from contracts import (
     Verdict,
 )
 from contracts.names import GRAPH_PREFIX
+from core.times import utc_text
 from workflows.identity.ids import session_workflow_id
 
-from ..calls import decisions, sessions
+from ..calls import decisions
 from ..calls.busy import is_busy
 from ..calls.errors import Closed, NotFound, Refused
+from ..calls.ref import WorkflowRef
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +118,7 @@ async def _already_decided(client: Client, click: Click, refusal: Refused) -> Cl
     decision = await decisions.recorded_decision(client, key, click.action.interaction_id, wait=QUERY_TIMEOUT)
     if decision is None:  # none recorded, or no worker to read it: the validator's own words will do
         return ClickAnswer("info", str(refusal))
-    when = decision.at.strftime("%Y-%m-%d %H:%M UTC")
+    when = utc_text(decision.at)
     if decision.principal == Principal.TIMEOUT:
         return ClickAnswer(
             "info", f"This request expired at {when}: nobody decided in time, so it was denied."
@@ -202,7 +204,7 @@ async def decide(
     )
     # It may outlive the callback's answer (by up to `OUTCOME_WAIT_SECONDS`).
     submission = decisions.Submission(
-        client, click.workflow_id, sessions.name_of(action.session_key), decision
+        client, click.workflow_id, WorkflowRef.session(action.session_key).name, decision
     )
     # One deadline for both steps: each Temporal call may poll several times within its own timeout.
     task = asyncio.ensure_future(submission.run(within=OUTCOME_WAIT_SECONDS))

@@ -11,6 +11,7 @@ from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
 
 from ..calls import sessions
+from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
 from ..deps import Approver, ClientDep, GrantId, SessionKey, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
@@ -21,8 +22,8 @@ router = APIRouter(prefix="/sessions", tags=["grants"])
 @router.get("/{key}/grants", response_model=GrantList, responses=ERROR_RESPONSES(401, 403, 404, 422))
 async def list_grants(key: SessionKey, client: ClientDep, settings: SettingsDep, caller: Viewer) -> GrantList:
     """Every grant of the session (in force and revoked), with who granted it and how often it was used."""
-    grants: list[Grant] = await sessions.query(
-        client, key, SessionWorkflow.get_grants, wait=settings.api.query_wait
+    grants: list[Grant] = await WorkflowRef.session(key).query(
+        client, SessionWorkflow.get_grants, wait=settings.api.query_wait
     )
     return GrantList(workflow_id=session_workflow_id(key), grants=grants)
 

@@ -35,6 +35,7 @@ from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from ..calls import blueprints, decisions, graphs, listing, scope
+from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
 from ..deps import (
     ClientDep,
@@ -171,8 +172,8 @@ async def get_diagram(
     graph_id: GraphId, client: ClientDep, settings: SettingsDep, caller: Viewer
 ) -> PlainTextResponse:
     """The graph as a Mermaid flowchart (paste it into any Mermaid viewer): each task with its status."""
-    diagram: str = await graphs.query(
-        client, graph_id, TaskGraphWorkflow.get_diagram, wait=settings.api.query_wait
+    diagram: str = await WorkflowRef.graph(graph_id).query(
+        client, TaskGraphWorkflow.get_diagram, wait=settings.api.query_wait
     )
     return PlainTextResponse(diagram)
 
@@ -182,8 +183,8 @@ async def get_audit(
     graph_id: GraphId, client: ClientDep, settings: SettingsDep, caller: Viewer
 ) -> AuditTrail:
     """Extensions, interventions, gate decisions and reopenings, with who, where and when."""
-    entries: list[AuditEntry] = await graphs.query(
-        client, graph_id, TaskGraphWorkflow.get_audit, wait=settings.api.query_wait
+    entries: list[AuditEntry] = await WorkflowRef.graph(graph_id).query(
+        client, TaskGraphWorkflow.get_audit, wait=settings.api.query_wait
     )
     return AuditTrail(workflow_id=graph_workflow_id(graph_id_of(graph_id)), entries=entries)
 
@@ -228,7 +229,7 @@ async def extend_graph(
     )
     who = caller.principal or principal or Principal.ANONYMOUS
     change = BlueprintChange(blueprint=blueprint, principal=who, channel="http", agents=agents)
-    return await graphs.run_update(
+    return await graphs.update_or_reopen(
         client, settings, graph_id, TaskGraphWorkflow.extend, change, reopen_with=change
     )
 
@@ -256,7 +257,7 @@ async def intervene(
         principal=caller.principal or body.principal or Principal.ANONYMOUS,
         channel="http",
     )
-    return await graphs.run_update(
+    return await graphs.update_or_reopen(
         client, settings, graph_id, TaskGraphWorkflow.intervene_checked, request, reopen_with=request
     )
 
@@ -274,7 +275,7 @@ def _control(name: str, update: Any, summary: str) -> None:
         given = body or GraphControl()
         check_size("reason", given.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
         principal = caller.principal or given.principal
-        return await graphs.run_update(
+        return await graphs.update_or_reopen(
             client, settings, graph_id, update, SessionControl(reason=given.reason, principal=principal)
         )
 
@@ -315,11 +316,9 @@ async def decide(
         client,
         settings,
         caller,
-        workflow_id=owner,
-        name=graphs.name_of(graph_id),
+        target=WorkflowRef.graph(graph_id).on(owner),
         interaction_id=interaction_id,
         body=body,
-        check_with=graphs.check_with(graph_id),
     )
     if isinstance(result, InteractionOutcome):
         request.app.state.metrics.decided(result)

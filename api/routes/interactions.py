@@ -16,7 +16,8 @@ from contracts import InteractionDecision, InteractionOutcome
 from core.security import Caller
 from workflows.identity.ids import session_workflow_id
 
-from ..calls import decisions, sessions
+from ..calls import decisions
+from ..calls.ref import WorkflowRef
 from ..deps import ClientDep, InteractionId, SessionKey, SettingsDep, decider
 
 router = APIRouter(prefix="/sessions", tags=["interactions"])
@@ -88,11 +89,9 @@ async def decide(
         client,
         settings,
         caller,
-        workflow_id=session_workflow_id(key),
-        name=sessions.name_of(key),
+        target=WorkflowRef.session(key),
         interaction_id=interaction_id,
         body=body,
-        check_with=sessions.check_with(key),
     )
     if isinstance(result, InteractionOutcome):
         request.app.state.metrics.decided(result)

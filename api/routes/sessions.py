@@ -42,6 +42,7 @@ from workflows.session import SessionWorkflow
 from ..calls import floor, listing, scope, sessions
 from ..calls.archive import archived_items
 from ..calls.errors import NotFound
+from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
 from ..deps import (
     ArtifactsDep,
@@ -166,9 +167,7 @@ async def create_session(
         body = body.model_copy(update={"project": scope.project_to_start(caller, body.project)})
     except ValueError as err:
         raise HTTPException(422, str(err)) from None
-    await scope.check(
-        client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True
-    )
+    await scope.check(client, owners(request), caller, WorkflowRef.session(key), may_start=True)
     agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
     refused = floor.refusals(
         body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
@@ -303,9 +302,7 @@ async def _stream_head(client: Client, key: str, settings: Settings) -> int:
 async def _message_project(request: Request, client: Client, caller: Caller, key: str) -> str | None:
     """The project of the session a scoped key's message goes to: its own, or (a new one) the key's
     only project; 422 for a key of several projects, which a message cannot name."""
-    owner = await scope.check(
-        client, owners(request), caller, session_workflow_id(key), sessions.name_of(key), may_start=True
-    )
+    owner = await scope.check(client, owners(request), caller, WorkflowRef.session(key), may_start=True)
     if owner.exists:
         return owner.project
     try:
@@ -359,9 +356,8 @@ async def get_messages(
 ) -> MessagePage:
     """One page of the conversation, oldest first, however long ago it was said (older turns are
     archived as artifacts; `next_before` pages further back)."""
-    window: MessageWindow = await sessions.query(
+    window: MessageWindow = await WorkflowRef.session(key).query(
         client,
-        key,
         SessionWorkflow.get_messages,
         MessagesQuery(before=before, limit=limit),
         wait=settings.api.query_wait,
@@ -385,8 +381,9 @@ async def get_audit(
 ) -> AuditTrail:
     """Every decision and intervention, with who, where and when (archived entries included)."""
     wait = settings.api.query_wait
-    kept: AuditTrail = await sessions.query(client, key, SessionWorkflow.get_audit, wait=wait)
-    cursor: ArchiveCursor = await sessions.query(client, key, SessionWorkflow.get_archive, "audit", wait=wait)
+    session = WorkflowRef.session(key)
+    kept: AuditTrail = await session.query(client, SessionWorkflow.get_audit, wait=wait)
+    cursor: ArchiveCursor = await session.query(client, SessionWorkflow.get_archive, "audit", wait=wait)
     older = await archived_items(store, cursor, 0, cursor.archived)
     entries = [AuditEntry.model_validate(item) for item in older] + kept.entries
     return kept.model_copy(update={"entries": entries})

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from activities.rules import offers
 from contracts import NewRule
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 
 from .prompts import Closed, Prompts
 from .render import LEXERS, Renderer

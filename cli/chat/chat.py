@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 
 from .approvals import Approvals
 from .follower import Follower

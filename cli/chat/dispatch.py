@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from core.http_client import SynapseError
+from core.client import SynapseError
 
 from . import chat_commands, graphs, info_commands, session_commands
 from .chat import Chat, CommandError

@@ -21,7 +21,7 @@ from contracts import (
     TaskChanged,
     TaskStreamChunk,
 )
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 
 from .render import Renderer
 from .state import ChatState, Request

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contracts import ENDED_OUTSIDE, GraphStatus, GraphView
-from core.http_client import SynapseError
+from core.client import SynapseError
 
 from .chat import Chat, CommandError
 from .state import Request

@@ -9,7 +9,7 @@ from typing import TypeVar
 from rich.table import Table
 from rich.text import Text
 
-from core.http_client import SynapseError
+from core.client import SynapseError
 
 from .chat import Chat, CommandError
 from .commands import SPECS
@@ -55,7 +55,7 @@ async def mcp(chat: Chat, args: list[str]) -> None:
         chat.renderer.note(NOT_LISTED.format(what="MCP servers", route="/mcp"), "yellow")
         return
     if not servers:
-        chat.renderer.note("no MCP servers are declared (see the README: MCP servers)")
+        chat.renderer.note("no MCP servers are declared (see docs/mcp.md)")
         return
     table = Table("server", "state", "transport", "tools", box=None, padding=(0, 2))
     for server in servers:

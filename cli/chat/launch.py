@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.http_client import SynapseClient
+from core.client import SynapseClient
 
 from .chat import Chat
 from .places import project_root

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.http_client import SynapseError
+from core.client import SynapseError
 
 from . import attach
 from .chat import Chat, CommandError

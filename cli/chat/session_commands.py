@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from core.rules.match import describe
+from core.times import utc_text
 from core.visible import visible
 
 from .chat import SESSIONS_LISTED, Chat, CommandError
@@ -35,7 +36,7 @@ async def status(chat: Chat, args: list[str]) -> None:
         ("profile", live.profile or "default"),
         ("project", live.project or "-"),
         ("user", live.user or "-"),
-        ("started", live.created_at.isoformat(timespec="seconds")),
+        ("started", utc_text(live.created_at)),
         ("approval timeout", f"{live.approval_timeout_seconds} s"),
         ("waiting", ", ".join(r.interaction_id for r in live.pending_interactions) or "nothing"),
         ("stream", state.connection),
@@ -60,9 +61,7 @@ async def pending(chat: Chat, args: list[str]) -> None:
     for interaction in live.pending_interactions:
         request = Request.of_interaction(interaction)
         chat.state.pending.setdefault(request.interaction_id, request)
-        rows.append(
-            (request, interaction.expires_at.isoformat(timespec="seconds") if interaction.expires_at else "-")
-        )
+        rows.append((request, utc_text(interaction.expires_at) if interaction.expires_at else "-"))
     listed = {request.interaction_id for request, _ in rows}
     rows += [  # what the session's graph asks (the stream said so; the session's state does not list it)
         (request, "-")
@@ -173,7 +172,7 @@ async def sessions(chat: Chat, args: list[str]) -> None:
     table = Table("session", "status", "waiting", "agent", "started", box=None, padding=(0, 2))
     for summary in listed:
         mark = "* " if summary.session_key == chat.state.key else "  "
-        started = summary.started_at.isoformat(timespec="seconds") if summary.started_at else "-"
+        started = utc_text(summary.started_at) if summary.started_at else "-"
         status_ = summary.status + (" (closed)" if summary.closed else "")
         table.add_row(
             mark + summary.session_key, status_, str(summary.pending or ""), summary.agent_id or "-", started

@@ -51,6 +51,7 @@ from contracts import ANY_TOOL_RULE, ApprovalRule, NewRule, RuleContext, RuleSco
 from ..at_rest import Sealer
 from ..database import create_schema, engine_for
 from ..settings import Settings
+from ..times import utc_text
 
 METADATA = MetaData()
 RULES = Table(
@@ -82,7 +83,7 @@ class RuleDeleted(RuleNotFound):
     """The rule was deleted (by `rule.deleted_by`, at `rule.deleted_at`); its id is never reused."""
 
     def __init__(self, rule: ApprovalRule) -> None:
-        at = rule.deleted_at.strftime("%Y-%m-%d %H:%M:%S UTC") if rule.deleted_at else "an unknown time"
+        at = utc_text(rule.deleted_at) if rule.deleted_at else "an unknown time"
         super().__init__(
             f"rule {rule.rule_id!r} was deleted by {rule.deleted_by} at {at}; it decides nothing and "
             "its id is never reused (GET /rules lists the live ones)"

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from api.main import create_app
 from contracts import TaskChunkType, TurnAnswered
-from core.http_client import parse_sse
+from core.client.sse import parse_sse
 from core.settings import ApiSettings, Settings
 
 from ..support import chunk_of, collect_events, event_of, serve

@@ -19,7 +19,7 @@ from temporalio.client import Client
 from api.main import create_app
 from api.sse import StreamHub
 from contracts import DecisionTaken, TaskChunkType, TaskStreamChunk
-from core.http_client import SseEvent, parse_sse
+from core.client.sse import SseEvent, parse_sse
 from core.settings import Settings
 from core.tls import tls_context
 from workflows.identity.ids import session_workflow_id

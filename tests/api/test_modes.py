@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 
 from contracts import TaskChunkType, TurnStarted
-from core.http_client import sse_events
+from core.client.sse import sse_events
 
 from ..support import chunk_of, event_of, events
 from .test_sessions import DELETE_CANCELLED, decide, new_key

@@ -381,7 +381,9 @@ async def test_an_update_its_worker_cannot_decode_is_refused_as_invalid_not_fail
         principal="olga",
     )
     with pytest.raises(Invalid) as refused:
-        await graph_calls.run_update(client, settings, gid, TaskGraphWorkflow.intervene_checked, rollback)
+        await graph_calls.update_or_reopen(
+            client, settings, gid, TaskGraphWorkflow.intervene_checked, rollback
+        )
     words = str(refused.value)
     assert words.startswith(f"graph '{gid}' could not read it") and "recursion limit exceeded" in words, words
     first = (await tasks_once(http, gid, lambda ts: True, "the graph"))["first"]

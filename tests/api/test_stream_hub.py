@@ -16,7 +16,7 @@ from api.calls import sessions
 from api.sse import StreamHub
 from api.sse.events import RETRY
 from contracts import InboundMessage, SessionConfig, TaskChunkType, TaskStreamChunk
-from core.http_client import SseEvent, parse_sse
+from core.client.sse import SseEvent, parse_sse
 from core.settings import Settings
 from worker import build_worker
 from workflows.session import SessionWorkflow

@@ -9,7 +9,7 @@ import pytest
 
 from cli.main import main
 
-SUBCOMMANDS = [["up"], ["worker"], ["api"], ["schema"], ["history"], ["history", "export"]]
+SUBCOMMANDS = [["up"], ["worker"], ["api"], ["schema"], ["settings"], ["history"], ["history", "export"]]
 
 
 @pytest.mark.parametrize("argv", SUBCOMMANDS, ids=" ".join)

@@ -1,9 +1,9 @@
-"""Running the README's shell blocks the way a reader does: one terminal, blocks in order.
+"""Running the shell blocks of the README and docs/ the way a reader does: one terminal, blocks in order.
 
-Each section (the blocks under one `##`/`###` heading) runs as one bash script, so variables a
-block keeps (`G=$(curl ...)`) reach the next block, as in the reader's terminal, and each section
-shows that it sets up its own data. The script stops at the first failing command (`set -eu`).
-The README's addresses are pointed at the test's stack. A prelude wraps `curl` so the test sees
+Each section (the blocks under one `##`/`###` heading of a document) runs as one bash script, so
+variables a block keeps (`G=$(curl ...)`) reach the next block, as in the reader's terminal, and
+each section shows that it sets up its own data. The script stops at the first failing command
+(`set -eu`). The documents' addresses are pointed at the test's stack. A prelude wraps `curl` so the test sees
 what the reader sees on the screen:
 
 - every answer of 400 or more is a failure, unless the command prints its status itself
@@ -57,14 +57,14 @@ class Ports:
 
 
 def localize(code: str, ports: Ports) -> str:
-    """`code` with the README's addresses pointed at the test's stack; refuses any other spelling
+    """`code` with the documents' addresses pointed at the test's stack; refuses any other spelling
     of those ports, which would reach a stack running on this machine instead."""
     code = code.replace("127.0.0.1:8000", f"127.0.0.1:{ports.api}").replace(
         "127.0.0.1:8233", f"127.0.0.1:{ports.ui}"
     )
     for port in README_PORTS:
         if re.search(rf":{port}\b", code):
-            raise ValueError(f"a README block names port {port} other than as 127.0.0.1:{port}:\n{code}")
+            raise ValueError(f"a block names port {port} other than as 127.0.0.1:{port}:\n{code}")
     return code
 
 
@@ -94,7 +94,7 @@ async def run_section(
     blocks: Sequence[Block], ports: Ports, *, cwd: Path, log: Path, within: float
 ) -> list[str]:
     """Run one section's blocks in one bash; the problems found, each naming its block (none: all
-    ran, exit 0, and printed what the README says)."""
+    ran, exit 0, and printed what the document says)."""
     script = log.with_suffix(".sh")
     await asyncio.to_thread(script.write_text, section_script(blocks, ports))
     with log.open("wb") as out:

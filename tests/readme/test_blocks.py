@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .blocks import first_missing, pieces, shell_blocks
+from .blocks import fenced_blocks, first_missing, pieces, shell_blocks
 
 MARKDOWN = """# Title
 
@@ -65,3 +65,17 @@ def test_expectations_ignore_whitespace_and_are_found_in_order(output: str, miss
     expected = [pieces('"status": "waiting"'), pieces('"pending": … "interaction_id": "tool_1"')]
     found = first_missing(expected, output)
     assert (found is None) if missing is None else (found is not None and repr(missing) in found), found
+
+
+def test_a_block_ci_writes_names_its_file_and_its_document() -> None:
+    markdown = (
+        "## Declare\n\n<!-- CI writes this to synapse.toml: the stack declares it -->\n```toml\n[a]\n```\n"
+    )
+    [block] = fenced_blocks(markdown, "docs/x.md")
+    assert (block.language, block.writes, block.code) == ("toml", "synapse.toml", "[a]\n")
+    assert block.name == "docs/x.md:4 (Declare)"
+    assert shell_blocks(markdown, "docs/x.md") == [], "a toml block is not a shell block"
+    with pytest.raises(ValueError, match="inside the reader's folder"):
+        fenced_blocks("<!-- CI writes this to ../x.toml: no -->\n```toml\n```\n")
+    with pytest.raises(ValueError, match=r"docs/x\.md:1: a CI marker the docs test does not know"):
+        fenced_blocks("<!-- CI skips this -->\n```toml\n```\n", "docs/x.md")

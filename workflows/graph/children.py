@@ -46,6 +46,8 @@ class Children:
         self._record = record
         self._starting: set[str] = set()
         """Runs whose start has been asked for but not confirmed (cancel them only once started)."""
+        self._started: set[str] = set()
+        """Runs this graph run started (their ends reach it as their completions)."""
         self._awaiting: set[asyncio.Task[None]] = set()
         self._told_paused: dict[str, bool] = {}
         self._graph_paused = run.state.paused
@@ -110,6 +112,7 @@ class Children:
                 + (f" #{run.instance}" if run.instance is not None else "")
                 + f" of graph {self._config.graph_id} ({agent_id_of(child.agent_id, child.agent)})",
             )
+            self._started.add(child_id)
             waiter = asyncio.create_task(self._await(handle, run))
             self._awaiting.add(waiter)
             waiter.add_done_callback(self._awaiting.discard)
@@ -140,16 +143,19 @@ class Children:
                 self._told_paused[run_id] = want
                 await self.signal(run_id, "pause" if want else "resume", SessionControl(reason="graph"))
 
-    async def signal(self, run_id: str, signal: str, *arguments: Any) -> None:
-        """Signal a run, within the payload budget (one that has ended meanwhile is let go)."""
+    async def signal(self, run_id: str, signal: str, *arguments: Any) -> bool:
+        """Signal a run, within the payload budget; whether it took the signal (one that has ended
+        meanwhile is let go)."""
         size = encoded_size(*arguments)
         await self._budget.admit(size)
         try:
             await workflow.get_external_workflow_handle(run_id).signal(signal, args=arguments)
         except Exception as err:  # the run has ended meanwhile
             workflow.logger.info("task run %s did not take %s: %s", run_id, signal, err)
+            return False
         finally:
             self._budget.give_back(size)
+        return True
 
     async def cancel(self, run_ids: list[str]) -> None:
         """Ask runs to cancel (a run still starting is asked once it has started)."""
@@ -164,12 +170,21 @@ class Children:
 
     async def hand_over(self, *, together: bool) -> None:
         """Before continue-as-new: the next run cannot await these runs, so they must signal
-        (`together`: every signal sent at once; else one after another, as graphs did before)."""
+        (`together`: every signal sent at once; else one after another, as graphs did before).
+
+        A run that no longer takes the signal has ended without being told: its end reaches this
+        graph run only as its child's completion, which Temporal records a little later (the
+        signal's failure can come first). The next run would never hear of it, so this one waits
+        for those reports before it goes (a run started by an earlier graph run was told then, and
+        its report signal is recorded before it ends)."""
+        running = self.running_ids()
         if together:
-            await asyncio.gather(*(self.signal(run_id, REPORT_TO_GRAPH) for run_id in self.running_ids()))
-            return
-        for run_id in self.running_ids():
-            await self.signal(run_id, REPORT_TO_GRAPH)
+            taken = await asyncio.gather(*(self.signal(run_id, REPORT_TO_GRAPH) for run_id in running))
+        else:
+            taken = [await self.signal(run_id, REPORT_TO_GRAPH) for run_id in running]
+        ended = {run_id for run_id, took in zip(running, taken, strict=True) if not took} & self._started
+        if ended:
+            await workflow.wait_condition(lambda: not ended.intersection(self.running_ids()))
 
 
 def _report(run: Run, status: Literal["failed", "cancelled"], error: str) -> TaskReport:

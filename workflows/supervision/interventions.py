@@ -74,19 +74,19 @@ class Interventions:
         """Validator: refused when closed or already paused."""
         self.check_open()
         if self._state.paused:
-            raise _rejected(f"{self._name} is already paused", ErrorType.SESSION_ALREADY_PAUSED)
+            raise _rejected(f"{self._name} is already paused", ErrorType.ALREADY_PAUSED)
 
     def check_resume(self) -> None:
         """Validator: refused when closed or not paused."""
         self.check_open()
         if not self._state.paused:
-            raise _rejected(f"{self._name} is not paused", ErrorType.SESSION_NOT_PAUSED)
+            raise _rejected(f"{self._name} is not paused", ErrorType.NOT_PAUSED)
 
     def check_open(self) -> None:
         """Validator: refused when the run is closed or closing."""
         if self._state.cancelled or self._state.status in CLOSED:
             raise _rejected(
-                f"{self._name} is {self._state.status}; it takes no more commands", ErrorType.SESSION_CLOSED
+                f"{self._name} is {self._state.status}; it takes no more commands", ErrorType.CLOSED
             )
 
     def _record(self, kind: AuditKind, control: SessionControl) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 
 from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from core.times import utc_text
 from core.visible import visible
 
-from ..wording import LINE_LIMIT, content_of, cut, result_line, subject, utc
+from ..wording import LINE_LIMIT, content_of, cut, result_line, subject
 
 TEXT_LIMIT = 3000
 """Characters per text or Markdown message: DingTalk's robot messages hold ~5000; this reads as one screen."""
@@ -72,9 +73,9 @@ def _status(outcome: InteractionOutcome | None) -> str:
 def _status_text(request: InteractionRequest, outcome: InteractionOutcome | None) -> str:
     """The status in words, for templates that show one line."""
     if outcome is None:
-        deadline = utc(request.expires_at) if request.expires_at else "no deadline"
+        deadline = utc_text(request.expires_at) if request.expires_at else "no deadline"
         return f"Waiting for a decision (until {deadline}; unanswered requests are cancelled)"
-    when = utc(outcome.decided_at)
+    when = utc_text(outcome.decided_at)
     status = _status(outcome)
     if status == "timed_out":
         return f"操作已取消（超时）· Timed out — cancelled at {when}: nobody decided in time"
@@ -122,11 +123,11 @@ def card_params(
         "requested_by": request.requested_by or "",
         "approvers": ", ".join(request.approvers) if request.approvers else "anyone in this chat",
         "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
-        "expires_at": utc(request.expires_at) if request.expires_at else "none",
+        "expires_at": utc_text(request.expires_at) if request.expires_at else "none",
         "status": _status(outcome),
         "status_text": _status_text(request, outcome),
         "decided_by": outcome.decided_by if outcome is not None and decided else "",
-        "decided_at": utc(outcome.decided_at) if outcome is not None and decided else "",
+        "decided_at": utc_text(outcome.decided_at) if outcome is not None and decided else "",
         "comment": cut(outcome.comment or "", LINE_LIMIT) if outcome is not None else "",
         "result": result or "",
         "can_grant": "true" if "session" in content.get("grants", []) and not decided else "false",

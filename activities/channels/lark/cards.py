@@ -18,11 +18,12 @@ import re
 from typing import Any
 
 from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from core.times import utc_text
 from core.visible import visible
 
 from .. import wording
 from ..actions import APPROVE, APPROVE_FOR_SESSION, DENY, button_value
-from ..wording import LINE_LIMIT, content_of, cut, result_line, subject, utc
+from ..wording import LINE_LIMIT, content_of, cut, result_line, subject
 
 TEXT_LIMIT = 4000
 """Characters per text message. Lark caps a text message's body at 150 KB; ~4000 characters
@@ -178,7 +179,7 @@ def approval_card(request: InteractionRequest, session_key: str, link: str | Non
     """
     tool = subject(request)
     who = ", ".join(_principal(p) for p in request.approvers) if request.approvers else "anyone in this chat"
-    deadline = utc(request.expires_at) if request.expires_at else "none"
+    deadline = utc_text(request.expires_at) if request.expires_at else "none"
     buttons = [
         (
             "Approve",
@@ -235,7 +236,7 @@ def decided_card(request: InteractionRequest, outcome: InteractionOutcome) -> di
         Card JSON 2.0 replacing the approval card (same tool, arguments and reason).
     """
     tool = subject(request)
-    when = utc(outcome.decided_at)
+    when = utc_text(outcome.decided_at)
     if outcome.decided_by == Principal.TIMEOUT:
         title, template = f"Timed out — cancelled: {tool}", "grey"
         decision = f"**Timed out — cancelled** at {when}: nobody decided before the deadline."

@@ -20,6 +20,7 @@ from temporalio import activity
 
 from contracts import Elicitation, ElicitationAnswer, ToolRun
 from contracts.names import ELICIT, GET_ELICITATION
+from core.nesting import DEFAULT_LIMIT, cut_nesting
 
 POLL_SECONDS = 0.5
 MARGIN_SECONDS = 15.0
@@ -34,8 +35,11 @@ class ActivityAsker:
     so `ask` hands it to `serve`, which the activity runs beside the call (in its context: it may
     signal, query and heartbeat)."""
 
-    def __init__(self, run: ToolRun, started: float | None = None) -> None:
+    def __init__(
+        self, run: ToolRun, started: float | None = None, max_json_depth: int = DEFAULT_LIMIT
+    ) -> None:
         info = activity.info()
+        self._max_json_depth = max_json_depth
         self._owner = run.owner_id
         self._tool = run.call.tool_id
         self._prefix = f"{info.workflow_run_id}/{info.activity_id}/{info.attempt}"
@@ -70,7 +74,7 @@ class ActivityAsker:
             elicitation_id=f"{self._prefix}/{next(self._counter)}",
             tool_id=self._tool,
             message=message,
-            requested_schema=schema,
+            requested_schema=cut_nesting(schema, self._max_json_depth),  # the workflow reads it back
             timeout_seconds=int(left),
         )
         handle = activity.client().get_workflow_handle(self._owner)

@@ -15,6 +15,7 @@ from pathlib import Path
 import mcp_types as types
 
 from contracts import McpServerSpec, McpServerStatus, ToolDescriptor
+from core.nesting import DEFAULT_LIMIT
 
 from .connection import McpConnection
 from .status import read_statuses, write_statuses
@@ -26,8 +27,13 @@ logger = logging.getLogger(__name__)
 class McpServers:
     """The declared servers of one worker, and the tools they give."""
 
-    def __init__(self, specs: dict[str, McpServerSpec], data_dir: Path) -> None:
+    def __init__(
+        self, specs: dict[str, McpServerSpec], data_dir: Path, max_json_depth: int = DEFAULT_LIMIT
+    ) -> None:
+        """`max_json_depth`: the deployment's nesting limit, applied to what a server sends that enters
+        a workflow (its tools' schemas, its questions' schemas)."""
         self._data_dir = data_dir
+        self._max_json_depth = max_json_depth
         self.connections = {name: McpConnection(spec, self._changed) for name, spec in specs.items()}
         self._cached = {status.name: status for status in read_statuses(data_dir)}
 
@@ -51,7 +57,7 @@ class McpServers:
                 if (spec.include_tools is None or remote.name in spec.include_tools) and (
                     remote.name not in spec.exclude_tools
                 ):
-                    tool = McpTool(connection, remote)
+                    tool = McpTool(connection, remote, self._max_json_depth)
                     found[tool.descriptor.name] = tool
         return found
 

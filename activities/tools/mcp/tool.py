@@ -17,6 +17,7 @@ from typing import Any, Self
 import mcp_types as types
 
 from contracts import ToolCallRequest, ToolDescriptor, ToolResult, ToolRun
+from core.nesting import DEFAULT_LIMIT, cut_nesting
 from core.settings import Settings
 
 from ..plugin import Tool, one_line
@@ -31,14 +32,17 @@ def tool_id(server: str, name: str) -> str:
     return f"{PREFIX}{server}__{name}"
 
 
-def descriptor_of(server: McpConnection, remote: types.Tool) -> ToolDescriptor:
-    """How Synapse declares a server's tool to agents, and gates it."""
+def descriptor_of(
+    server: McpConnection, remote: types.Tool, max_json_depth: int = DEFAULT_LIMIT
+) -> ToolDescriptor:
+    """How Synapse declares a server's tool to agents, and gates it (its schema cut at the nesting
+    limit: it reaches workflows, whose payloads are read back only so deep)."""
     spec = server.spec
     read_only = bool(remote.annotations and remote.annotations.read_only_hint)
     return ToolDescriptor(
         name=tool_id(spec.name, remote.name),
         description=remote.description or remote.title or f"{remote.name} of MCP server {spec.name}",
-        arguments_schema=remote.input_schema or {"type": "object"},
+        arguments_schema=cut_nesting(remote.input_schema or {"type": "object"}, max_json_depth),
         permissions=["read"] if read_only else ["read", "write"],
         source="mcp",
         capabilities=[],
@@ -49,8 +53,11 @@ def descriptor_of(server: McpConnection, remote: types.Tool) -> ToolDescriptor:
 class McpTool(Tool):
     """A tool of a connected MCP server."""
 
-    def __init__(self, server: McpConnection, remote: types.Tool) -> None:
-        self.descriptor = descriptor_of(server, remote)  # its own, not a class's DESCRIPTOR
+    def __init__(
+        self, server: McpConnection, remote: types.Tool, max_json_depth: int = DEFAULT_LIMIT
+    ) -> None:
+        self.descriptor = descriptor_of(server, remote, max_json_depth)  # its own, not a class's DESCRIPTOR
+        self.max_json_depth = max_json_depth
         self.server = server
         self.remote_name = remote.name
 
@@ -66,7 +73,7 @@ class McpTool(Tool):
     async def run(self, run: ToolRun) -> ToolResult:
         """Call the server's tool; what it answers (its error too) as the result."""
         call = run.call
-        asker = ActivityAsker(run, time.monotonic())
+        asker = ActivityAsker(run, time.monotonic(), self.max_json_depth)
         serving = asyncio.create_task(asker.serve())  # in this activity's context (see `elicit`)
         try:
             answer = await self.server.call(self.remote_name, call.arguments, asker)

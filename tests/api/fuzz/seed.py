@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from contracts import LiveSession, NewRule, RuleDecision, RuleScope
-from core.http_client import SynapseClient
+from core.client import SynapseClient
 from tests.conftest import assert_eventually
 
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"

@@ -147,6 +147,11 @@ async def test_a_paused_task_and_a_paused_graph_start_nothing_until_resumed(
     await handle.execute_update(
         TaskGraphWorkflow.pause_checked, SessionControl(reason="freeze", principal="olga")
     )
+    with pytest.raises(WorkflowUpdateFailedError, match="update failed") as twice:
+        await handle.execute_update(TaskGraphWorkflow.pause_checked, SessionControl(principal="olga"))
+    assert isinstance(twice.value.cause, ApplicationError) and twice.value.cause.type == "AlreadyPaused", (
+        "a graph's refusal has the neutral type sessions and task runs share"
+    )
     await handle.execute_update(TaskGraphWorkflow.intervene_checked, intervention(view, "b", "RESUME"))
     await decide_gate(handle, view, "c")
     view = await wait_view(handle, lambda v: statuses(v)["c"] == "ready", what="c ready, graph paused")

@@ -2,23 +2,20 @@
 
 What tests, benchmarks and the interactive client build on. Bodies are the `contracts` models;
 an answer that is not a success raises `SynapseError` with the status and the API's `detail`.
-`events()` follows a session's server-sent events and, like a browser's `EventSource`, resumes
-after the last id it saw (`Last-Event-ID`) when the server asks it to reconnect or the
-connection drops, so a caller sees every chunk once, in order.
+`events()` and `turn()` follow a session's server-sent events, resumed without loss when the
+server asks to reconnect or the connection drops (`follow.py`).
 
     async with SynapseClient("http://127.0.0.1:8000") as synapse:
         await synapse.send("demo", "DELETE FROM orders WHERE status = 'cancelled'")
         async for chunk in synapse.events("demo"):
-            if chunk.chunk_type == "tool_approval_request":
-                await synapse.decide("demo", chunk.metadata["interaction_id"], approved=True)
+            if isinstance(chunk.content, RequestOpened):
+                await synapse.decide("demo", chunk.content.request.interaction_id, approved=True)
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator
 from typing import Any, Self
 from urllib.parse import quote
 
@@ -39,85 +36,15 @@ from contracts import (
     McpServerStatus,
     MessagePage,
     NewRule,
-    SentChunk,
     SessionMessageAccepted,
     SessionSummary,
-    TaskChunkType,
     TaskStreamChunk,
     ToolDescriptor,
 )
 
-from .tls import tls_context
-
-RECONNECT_DELAY = 1.0
-"""Seconds before resuming a stream the server ended early (what its `retry:` line asks)."""
-RECONNECTS = 20
-"""Resumptions in a row without a new chunk before `events()` gives up."""
-
-
-class SynapseError(Exception):
-    """The API answered with an error status; `detail` is its explanation."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(f"{status}: {detail}")
-        self.status = status
-        self.detail = detail
-
-
-@dataclass(frozen=True)
-class SseEvent:
-    """One server-sent event: `id` (chunks only), `event` (its type) and `data`."""
-
-    id: str | None
-    event: str
-    data: str
-
-    @property
-    def chunk(self) -> TaskStreamChunk:
-        """The chunk of a chunk event (a `SentChunk`: with its event's sentence)."""
-        return SentChunk.model_validate_json(self.data)
-
-    @property
-    def control(self) -> dict[str, Any]:
-        """The data of a `reconnect` or `error` event: `detail` and `last_event_id`."""
-        data: dict[str, Any] = json.loads(self.data)
-        return data
-
-
-def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
-    """The events of an SSE response (comments and `retry:` lines skipped)."""
-    return parse_sse(response.aiter_lines())
-
-
-async def parse_sse(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
-    """The events in the lines of an event stream (comments and `retry:` lines skipped)."""
-    event_id: str | None = None
-    kind = "message"
-    data: list[str] = []
-    async for line in lines:
-        if line == "":
-            if data:
-                yield SseEvent(event_id, kind, "\n".join(data))
-            event_id, kind, data = None, "message", []
-        elif line.startswith("id: "):
-            event_id = line[4:]
-        elif line.startswith("event: "):
-            kind = line[7:]
-        elif line.startswith("data: "):
-            data.append(line[6:])
-
-
-def ends_turn(chunk: TaskStreamChunk) -> bool:
-    """Whether the chunk is a turn's last: its final chunk, or `cancelled`."""
-    return chunk.is_final or chunk.chunk_type == TaskChunkType.CANCELLED
-
-
-def _detail(response: httpx.Response) -> str:
-    """The API's `detail` of an error answer (its text when it is not the JSON error body)."""
-    try:
-        return str(response.json().get("detail", response.text))
-    except ValueError:
-        return response.text
+from ..tls import tls_context
+from .errors import SynapseError
+from .follow import follow_events, follow_turn
 
 
 class SynapseClient:
@@ -151,7 +78,7 @@ class SynapseClient:
     async def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
         response = await self.http.request(method, path, json=body)
         if response.is_error:
-            raise SynapseError(response.status_code, _detail(response))
+            raise SynapseError.of(response)
         return response
 
     async def create_session(self, session_key: str | None = None, **fields: Any) -> LiveSession:
@@ -168,7 +95,7 @@ class SynapseClient:
         response = await self._call("POST", f"/sessions/{key}/messages", body)
         return SessionMessageAccepted.model_validate_json(response.content)
 
-    async def turn(
+    def turn(
         self, key: str, content: str, *, principal: str | None = None
     ) -> AsyncGenerator[TaskStreamChunk]:
         """Send a message and follow its turn (ASYNC_STREAM): every chunk from its start to its end
@@ -180,34 +107,7 @@ class SynapseClient:
                 the stream could not be resumed.
         """
         body: dict[str, Any] = {"content": content, **({"principal": principal} if principal else {})}
-        last: int | None = None
-        try:
-            async with self.http.stream(
-                "POST",
-                f"/sessions/{key}/messages",
-                json=body,
-                headers={"Accept": "text/event-stream"},
-                timeout=httpx.Timeout(self.http.timeout.connect, read=None),
-            ) as reply:
-                if reply.is_error:
-                    await reply.aread()
-                    raise SynapseError(reply.status_code, _detail(reply))
-                async for event in sse_events(reply):
-                    if event.id is not None:
-                        chunk = event.chunk
-                        last = chunk.sequence_id
-                        yield chunk
-                        if ends_turn(chunk):
-                            return
-        except httpx.TransportError:
-            if last is None:
-                raise
-        if last is None:
-            raise SynapseError(503, f"the event stream of {key!r} ended before its turn began")
-        async for chunk in self.events(key, after=last):  # the rest of the turn, resumed
-            yield chunk
-            if ends_turn(chunk):
-                return
+        return follow_turn(self.http, key, body)
 
     async def cancel_turn(self, key: str, reason: str, principal: str | None = None) -> LiveSession:
         """`POST /sessions/{key}/turn/cancel`: what waits for a person is denied, the agent is told."""
@@ -263,7 +163,7 @@ class SynapseClient:
         """`GET /graphs/{id}`: status, a page of tasks, edges, what waits for a person."""
         response = await self.http.get(f"/graphs/{graph_id}", params={"offset": offset, "limit": limit})
         if response.is_error:
-            raise SynapseError(response.status_code, _detail(response))
+            raise SynapseError.of(response)
         return GraphView.model_validate_json(response.content)
 
     async def intervene(self, graph_id: str, request: dict[str, Any]) -> GraphView:
@@ -277,50 +177,18 @@ class SynapseClient:
         """Approve or deny a gate of the graph or a tool call of one of its tasks (None: 202)."""
         return await self._decide(f"/graphs/{graph_id}/interactions/{interaction_id}", approved, fields)
 
-    async def events(
+    def events(
         self, key: str, *, after: int | None = None, opened: asyncio.Event | None = None
-    ) -> AsyncIterator[TaskStreamChunk]:
-        """Every chunk of the session after `after`, in order, until its stream ends.
-
-        Resumes with `Last-Event-ID` after a `reconnect` or `error` event or a dropped
-        connection (up to `RECONNECTS` times in a row without progress). `opened` is set once
-        the server answered the (first) request, i.e. the client is following.
+    ) -> AsyncGenerator[TaskStreamChunk]:
+        """Every chunk of the session after `after`, in order, until its stream ends (resumed after
+        a `reconnect` or `error` event or a dropped connection; see `follow_events`). `opened` is set
+        once the server answered the (first) request, i.e. the client is following.
 
         Raises:
             SynapseError: The API refused the stream (e.g. 404 for an unknown session), or it
                 could not be resumed.
         """
-        last = after
-        stalled = 0
-        while True:
-            headers = {"Last-Event-ID": str(last)} if last is not None else {}
-            ended_early: str | None = None
-            try:
-                async with self.http.stream(
-                    "GET", f"/sessions/{key}/events", headers=headers, timeout=None
-                ) as reply:
-                    if reply.is_error:
-                        await reply.aread()
-                        raise SynapseError(reply.status_code, _detail(reply))
-                    if opened is not None:
-                        opened.set()
-                    async for event in sse_events(reply):
-                        if event.id is not None:
-                            chunk = event.chunk
-                            if last is None or chunk.sequence_id > last:
-                                last = chunk.sequence_id
-                                stalled = 0
-                                yield chunk
-                        elif event.event in ("reconnect", "error"):
-                            ended_early = event.control.get("detail", event.event)
-            except httpx.TransportError as err:
-                ended_early = f"the connection dropped: {err}"
-            if ended_early is None:
-                return
-            stalled += 1
-            if stalled > RECONNECTS:
-                raise SynapseError(503, f"the event stream of {key!r} could not be resumed: {ended_early}")
-            await asyncio.sleep(RECONNECT_DELAY)
+        return follow_events(self.http, key, after=after, opened=opened)
 
     # ------------------------------------------------- what the interactive client reads and writes
 
@@ -329,7 +197,7 @@ class SynapseClient:
         given = {name: value for name, value in params.items() if value is not None}
         response = await self.http.get(path, params=given)
         if response.is_error:
-            raise SynapseError(response.status_code, _detail(response))
+            raise SynapseError.of(response)
         return response
 
     async def send_attached(
@@ -360,7 +228,7 @@ class SynapseClient:
             headers={"Content-Type": media_type},
         )
         if response.is_error:
-            raise SynapseError(response.status_code, _detail(response))
+            raise SynapseError.of(response)
         return ArtifactInfo.model_validate_json(response.content)
 
     async def sessions(
@@ -386,7 +254,7 @@ class SynapseClient:
         params = {name: value for name, value in (("principal", principal), ("reason", reason)) if value}
         response = await self.http.delete(f"/sessions/{key}/grants/{grant_id}", params=params)
         if response.is_error:
-            raise SynapseError(response.status_code, _detail(response))
+            raise SynapseError.of(response)
         return Grant.model_validate_json(response.content)
 
     async def rules(self, **filters: str | None) -> list[ApprovalRule]:

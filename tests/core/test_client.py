@@ -14,7 +14,7 @@ from temporalio.client import Client
 from api.main import create_app
 from api.sse import StreamHub
 from contracts import TaskChunkType, TaskStreamChunk, TurnStarted
-from core.http_client import SynapseClient, SynapseError
+from core.client import SynapseClient, SynapseError
 from core.settings import Settings
 
 from ..conftest import assert_eventually
