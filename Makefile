@@ -69,8 +69,8 @@ test: lint ## everything CI runs: lint, then types and tests side by side (each 
 fuzz: venv ## schemathesis at length against the live app: 10,000 cases with keys off, 10,000 on
 	$(BIN)/python -m tests.api.fuzz $(FUZZ_ARGS)
 
-schema: venv ## write the JSON Schemas of the contracts to schemas/
-	$(BIN)/synapse schema $(SCHEMA_DIR)
+schema: venv ## write the JSON Schemas of the contracts to schemas/ (and the console's events.js)
+	$(BIN)/synapse schema $(SCHEMA_DIR) --events-js api/console/static/js/events.js
 
 bench: venv ## benchmarks vs bare Temporal, one table (a few minutes; BENCH_ARGS="--markdown FILE" ...)
 	$(BIN)/python -m bench $(BENCH_ARGS)

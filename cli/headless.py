@@ -25,9 +25,25 @@ from typing import Any, Literal, TextIO
 
 import httpx
 
-from contracts import Principal, TaskChunkType, TaskStreamChunk
+from contracts import (
+    CommandOutput,
+    DecisionTaken,
+    Principal,
+    QuestionAsked,
+    RequestOpened,
+    SessionCancelled,
+    TaskStreamChunk,
+    ToolCalled,
+    ToolUsed,
+    TurnAnswered,
+    TurnCancelled,
+    TurnCompleted,
+    TurnFailed,
+)
 from contracts.names import SESSION_PREFIX
 from core.client import SynapseClient, SynapseError
+from core.wording import line_of
+from core.wording.turns import failed_text
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -41,9 +57,6 @@ class Exit(IntEnum):
     DENIED = 3
     TIMED_OUT = 4
     UNAVAILABLE = 5
-
-
-ASKS = (TaskChunkType.TOOL_APPROVAL_REQUEST, TaskChunkType.USER_INPUT_REQUEST)
 
 
 @dataclass
@@ -153,48 +166,39 @@ async def _follow(synapse: SynapseClient, job: Headless, turn: Turn, say: _Repor
             return
         say.chunk(chunk)
         _take(turn, chunk, job, loop.time())
-        if chunk.is_final or chunk.chunk_type == TaskChunkType.CANCELLED:
+        if chunk.is_final:
             return
 
 
 def _take(turn: Turn, chunk: TaskStreamChunk, job: Headless, now: float) -> None:
-    """Fold one chunk into what the turn did."""
-    content = chunk.content if isinstance(chunk.content, dict) else {}
-    interaction_id = chunk.metadata.get("interaction_id")
-    kind = chunk.chunk_type
-    if kind in ASKS and interaction_id and job.wait_approval is not None:
-        turn.waiting[str(interaction_id)] = now + job.wait_approval
-    elif kind == TaskChunkType.TOOL_CALL_REQUEST:
+    """Fold one chunk's event into what the turn did."""
+    event = chunk.content
+    if isinstance(event, RequestOpened | QuestionAsked) and job.wait_approval is not None:
+        turn.waiting[event.request.interaction_id] = now + job.wait_approval
+    elif isinstance(event, ToolCalled):
         turn.calls.append(
-            {
-                "tool": content.get("tool_name"),
-                "arguments": content.get("tool_params"),
-                "interaction_id": interaction_id,
-            }
+            {"tool": event.tool_name, "arguments": event.tool_params, "interaction_id": event.interaction_id}
         )
-    elif kind == TaskChunkType.TOOL_USE and "result" in content:
-        call = next((c for c in reversed(turn.calls) if c["interaction_id"] == interaction_id), None)
+    elif isinstance(event, ToolUsed):
+        call = next((c for c in reversed(turn.calls) if c["interaction_id"] == event.interaction_id), None)
         if call is not None:
-            call["result"] = content["result"]
-    elif kind == TaskChunkType.PROGRESS and "approved" in content and interaction_id:
-        turn.waiting.pop(str(interaction_id), None)
-        turn.decisions.append(content)
-        if not content["approved"] and turn.exit == Exit.OK:
-            timed_out = content.get("decided_by") == Principal.TIMEOUT
-            turn.exit = Exit.TIMED_OUT if timed_out else Exit.DENIED
-    elif kind == TaskChunkType.RESPONSE:
-        turn.answer, turn.status = chunk.content, "completed"
-    elif kind == TaskChunkType.ERROR and "tool_name" not in content and not interaction_id:
-        why = content.get("message") or content.get("error") or chunk.content  # the agent's failure
-        turn.status, turn.error, turn.exit = "failed", str(why), Exit.AGENT_ERROR
-    elif kind == TaskChunkType.CANCELLED:  # a person cancelled the turn (or the session)
+            call["result"] = event.result.model_dump(mode="json")
+    elif isinstance(event, DecisionTaken):
+        turn.waiting.pop(event.interaction_id, None)
+        turn.decisions.append(event.model_dump(mode="json", exclude_none=True))
+        if not event.approved and turn.exit == Exit.OK:
+            turn.exit = Exit.TIMED_OUT if event.decided_by == Principal.TIMEOUT else Exit.DENIED
+    elif isinstance(event, TurnAnswered):
+        turn.answer, turn.status = event.answer, "completed"
+    elif isinstance(event, TurnFailed):  # the agent's failure
+        turn.status, turn.error, turn.exit = "failed", failed_text(event), Exit.AGENT_ERROR
+    elif isinstance(event, TurnCancelled | SessionCancelled):  # a person cancelled the turn (or the session)
         turn.status = "cancelled"
-        turn.error = (
-            f"cancelled by {content.get('by', 'someone')}: {content.get('reason') or 'no reason given'}"
-        )
+        by = event.by if isinstance(event, TurnCancelled) else "someone"
+        turn.error = f"cancelled by {by}: {event.reason or 'no reason given'}"
         turn.exit = Exit.DENIED if turn.exit == Exit.OK else turn.exit
-    elif kind == TaskChunkType.COMPLETE and turn.status == "running":
-        turn.status = str(content.get("status") or "completed")
+    elif isinstance(event, TurnCompleted) and turn.status == "running":
+        turn.status = "completed"
 
 
 class _Reporter:
@@ -230,24 +234,14 @@ class _Reporter:
 
 def _progress(chunk: TaskStreamChunk) -> str | None:
     """A line for stderr about a chunk people want to know of while they wait (None: nothing)."""
-    content = chunk.content if isinstance(chunk.content, dict) else {}
-    meta = chunk.metadata
-    kind = chunk.chunk_type
-    if kind == TaskChunkType.TOOL_APPROVAL_REQUEST:
-        where = f"POST /sessions/{_key(chunk)}/interactions/{meta.get('interaction_id')}"
-        return (
-            f"? {meta.get('interaction_id')} waits for a person: {content.get('summary')} (decide: {where})"
-        )
-    if kind == TaskChunkType.USER_INPUT_REQUEST:
-        return f"? {meta.get('interaction_id')} asks: {content.get('question')}"
-    if kind == TaskChunkType.PROGRESS and "approved" in content:
-        verb = "approved" if content["approved"] else "denied"
-        why = f": {content['comment']}" if content.get("comment") else ""
-        return f"{'✓' if content['approved'] else '✗'} {meta.get('interaction_id')} {verb} by {content.get('decided_by')}{why}"
-    if kind == TaskChunkType.TOOL_CALL_REQUEST:
-        return f"→ {content.get('summary') or content.get('tool_name')}"
-    if kind == TaskChunkType.CONTENT and isinstance(chunk.content, str):
-        return chunk.content.rstrip("\n") or None
+    event = chunk.content
+    if isinstance(event, RequestOpened):
+        where = f"POST /sessions/{_key(chunk)}/interactions/{event.request.interaction_id}"
+        return f"{line_of(event).text} (decide: {where})"
+    if isinstance(event, QuestionAsked | DecisionTaken | ToolCalled):
+        return line_of(event).text
+    if isinstance(event, CommandOutput):
+        return event.text.rstrip("\n") or None
     return None
 
 

@@ -65,9 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser(
         "schema",
         help="write the JSON Schema of every contract model",
-        description="Write DIR/<Model>.json, the JSON Schema of every Pydantic model in `contracts`.",
+        description="Write DIR/<Model>.json, the JSON Schema of every Pydantic model in `contracts`, "
+        "DIR/events.json (the stream's events) and DIR/openapi.json.",
     )
     schema.add_argument("directory", type=Path, metavar="DIR", help="output directory (created if missing)")
+    schema.add_argument(
+        "--events-js",
+        type=Path,
+        metavar="FILE",
+        help="also write the console's events.js (generated from DIR/events.json) to FILE",
+    )
 
     settings = commands.add_parser(
         "settings",
@@ -259,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "schema":
         from cli.schema import schema
 
-        return schema(args.directory)
+        return schema(args.directory, args.events_js)
     if args.command == "settings":
         from cli.settings_doc import settings_command
 

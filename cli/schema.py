@@ -1,5 +1,7 @@
-"""`synapse schema DIR`: the JSON Schema of every contract model, one file per model, and the
-HTTP API's OpenAPI document (`openapi.json`, the same document the API serves)."""
+"""`synapse schema DIR`: the JSON Schema of every contract model, one file per model, the stream's
+events (`events.json`, the union `contracts.events.StreamEvent`), and the HTTP API's OpenAPI
+document (`openapi.json`, the same document the API serves). `--events-js FILE` writes the
+console's `events.js` from the events' schema (`cli.events_js`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from pydantic import BaseModel
 
 import contracts
 from core.settings import Settings
+
+from .events_js import events_module, events_schema
 
 
 def contract_models() -> list[type[BaseModel]]:
@@ -59,13 +63,19 @@ def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
     return document
 
 
-def schema(directory: Path) -> int:
-    """`synapse schema DIR`: write the schemas and the OpenAPI document, and say how many.
+def schema(directory: Path, events_js: Path | None = None) -> int:
+    """`synapse schema DIR`: write the schemas, the events' schema and the OpenAPI document, and say
+    how many; with `events_js`, the console's `events.js` too.
 
     Returns:
         The exit code.
     """
     written = write_schemas(directory)
+    events = events_schema()
+    (directory / "events.json").write_text(json.dumps(events, indent=2, sort_keys=True) + "\n")
     (directory / "openapi.json").write_text(json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n")
-    print(f"wrote {len(written)} JSON Schemas and openapi.json to {directory}")
+    print(f"wrote {len(written)} JSON Schemas, events.json and openapi.json to {directory}")
+    if events_js is not None:
+        events_js.write_text(events_module(events))
+        print(f"wrote {events_js}")
     return 0

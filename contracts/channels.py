@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import Contract
+from .events import StreamEvent
 from .streaming import InteractionOutcome, InteractionRequest
 
 
@@ -15,10 +16,16 @@ class OutboundMessage(Contract):
 
     channel: str = Field(description="Channel to deliver on: `lark`.")
     chat_id: str = Field(description="The chat (Lark `chat_id`) the session belongs to.")
-    kind: Literal["text", "approval_card", "card_update"] = Field(
-        description="A text message, an interactive approval card, or an update of a sent card."
+    kind: Literal["text", "approval_card", "card_update", "event"] = Field(
+        description="A text message, an interactive approval card, an update of a sent card, or an event "
+        "told in words (the `deliver_message` activity words it and sends it as a text)."
     )
     text: str | None = Field(default=None, description="The text (kind `text`); long texts are split.")
+    event: StreamEvent | None = Field(
+        default=None,
+        description="What happened (kind `event`): told in the words of `core.wording.chat_text`, about "
+        "`interaction` when it concerns one.",
+    )
     mentions: list[str] = Field(
         default_factory=list,
         description="People the text names (principals), shown after it as the channel mentions them "
@@ -26,7 +33,8 @@ class OutboundMessage(Contract):
     )
     interaction: InteractionRequest | None = Field(
         default=None,
-        description="The approval request the card shows (kinds `approval_card`, `card_update`).",
+        description="The approval request the card shows (kinds `approval_card`, `card_update`), or the "
+        "one an event concerns (kind `event`).",
     )
     outcome: InteractionOutcome | None = Field(
         default=None, description="The decision the updated card shows (kind `card_update`)."

@@ -9,7 +9,6 @@ child workflow that reports back with a `TaskReport`.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field, StrictInt
@@ -18,61 +17,13 @@ from .agents import AgentSpec
 from .artifacts import ArtifactRef
 from .base import Contract
 from .blueprint import Condition, DataFlow, PlanBlueprint, TaskDefinition
+from .events import TaskChanged
 from .intervention import InterventionRequest
 from .messages import UniversalMessage
+from .statuses import EdgeStatus, GraphStatus, TaskStatus
 from .streaming import InteractionOutcome, InteractionRequest
 
-
-class TaskStatus(StrEnum):
-    """Where a graph task is."""
-
-    PENDING = "pending"
-    """Waiting for its incoming edges."""
-    WAITING = "waiting"
-    """Gated: waiting for a person's confirmation."""
-    READY = "ready"
-    """May start; queued behind the running-task cap or a pause."""
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    """Not run: its edges were not taken, its gate was denied, or a plan said so."""
-    CANCELLED = "cancelled"
-
-
 FINISHED_TASK = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.SKIPPED, TaskStatus.CANCELLED)
-
-
-class EdgeStatus(StrEnum):
-    """Where an edge is."""
-
-    WAITING = "waiting"
-    """Its source has not finished."""
-    TAKEN = "taken"
-    """Its source completed and its condition held (or it has none)."""
-    NOT_TAKEN = "not_taken"
-    """Its condition was false, or its source did not complete."""
-    ERROR = "error"
-    """Its condition could not be evaluated (`error` says why); never read as false."""
-
-
-class GraphStatus(StrEnum):
-    """Where a whole graph is."""
-
-    RUNNING = "running"
-    PAUSED = "paused"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    """Finished, with at least one task failed and no `on_failure` to follow; or its workflow failed
-    outside Synapse's code while it ran (`reason` says how)."""
-    CANCELLED = "cancelled"
-    TERMINATED = "terminated"
-    """Its workflow was terminated in Temporal while it ran (`temporal workflow terminate`, or
-    Temporal itself, e.g. for a workflow task over its limits); `reason` gives the terminate reason.
-    Nothing of it runs or waits any more."""
-    TIMED_OUT = "timed_out"
-    """Its workflow ran past the execution timeout it was started with; nothing of it runs any more."""
-
 
 ENDED_OUTSIDE = (GraphStatus.TERMINATED, GraphStatus.TIMED_OUT)
 """How a graph reads whose workflow Temporal ended while it ran (besides `failed`): reopened,
@@ -329,7 +280,7 @@ class GraphProgress(Contract):
     """What a graph tells the session that started it (the session's `graph_progress` signal)."""
 
     graph_workflow_id: str = Field(description="The graph.")
-    changes: list[dict[str, Any]] = Field(default_factory=list, description="Task state changes, in order.")
+    changes: list[TaskChanged] = Field(default_factory=list, description="Task state changes, in order.")
     pending: list[InteractionRequest] = Field(
         default_factory=list, description="Every gate and tool approval of the graph waiting now."
     )

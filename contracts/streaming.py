@@ -1,4 +1,5 @@
-"""Interactive-session contracts: stream chunks and interactions."""
+"""Interactive-session contracts: interactions, their outcomes and the audit (the stream's chunks and
+events are in `events`)."""
 
 from __future__ import annotations
 
@@ -48,23 +49,6 @@ class ExecutionMode(StrEnum):
     SYNC = "sync"
     ASYNC_STREAM = "async_stream"
     INTERACTIVE = "interactive"
-
-
-class TaskStreamChunk(Contract):
-    """One event of a session's or task's stream; `sequence_id` is its stream offset."""
-
-    workflow_id: str = Field(
-        alias="task_id",
-        description="Workflow id of the session or task that published it (seed name `task_id`).",
-    )
-    chunk_type: TaskChunkType = Field(description="What kind of event this is.")
-    sequence_id: int = Field(ge=0, description="Position in the stream, from 0, without gaps.")
-    content: str | UniversalMessage | dict[str, Any] = Field(description="The payload.")
-    timestamp: datetime = Field(description="When it was published (workflow time, UTC).")
-    is_final: bool = Field(default=False, description="True on the last chunk of a turn.")
-    metadata: dict[str, Any] = Field(
-        default_factory=dict, description="Extras, e.g. `interaction_id` on approval requests."
-    )
 
 
 class InteractionRequest(Contract):
@@ -274,24 +258,4 @@ class LiveSession(Contract):
         default=None,
         description="How its workflow ended, when Temporal ended it while it ran (terminated, timed "
         "out, failed outside Synapse's code); what it asked then is withdrawn.",
-    )
-
-
-class WatchRequest(Contract):
-    """A watcher's long-poll on a workflow's chunk stream (the `watch` update)."""
-
-    next_offset: int = Field(ge=0, description="The first sequence id the watcher has not seen yet.")
-
-
-class WatchResult(Contract):
-    """What a `watch` long-poll returns: new chunks, or only where the stream stands now."""
-
-    next_offset: int = Field(ge=0, description="The stream's length: the sequence id of the next chunk.")
-    chunks: list[TaskStreamChunk] = Field(
-        default_factory=list,
-        description="Chunks from the requested offset on, when they fit one answer; empty when the "
-        "watcher must read them with the stream's poll query instead.",
-    )
-    closing: bool = Field(
-        default=False, description="The run is ending (completed, cancelled or continuing as new)."
     )

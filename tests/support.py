@@ -12,8 +12,9 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import uvicorn
@@ -27,13 +28,15 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from api.main import create_app
-from contracts import TaskStreamChunk
+from contracts import Asking, EventModel, InteractionRequest, TaskStreamChunk
 from core.client.sse import SseEvent, sse_events
 from core.settings import Settings, TemporalSettings, ToolSettings
 from core.tls import tls_context
 from worker import WORKFLOWS, build_worker, workflow_runner
 from workflows.graph.cel import prepare_parser
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
+
+E = TypeVar("E", bound=EventModel)
 
 
 def venv_binary(name: str) -> str:
@@ -263,12 +266,43 @@ class Watcher:
             await self._task
 
 
-def fields(chunk: TaskStreamChunk) -> dict[str, Any]:
-    """A chunk's content as a dict (fails the test when it is text)."""
-    assert isinstance(chunk.content, dict), (
-        f"expected a dict in {chunk.chunk_type} chunk, got {chunk.content!r}"
+def event_of(chunk: TaskStreamChunk, kind: type[E]) -> E:
+    """A chunk's event, checked to be a `kind` (fails the test otherwise)."""
+    assert isinstance(chunk.content, kind), (
+        f"expected {kind.__name__} in the {chunk.chunk_type} chunk, got {chunk.content!r}"
     )
     return chunk.content
+
+
+def asked(chunk: TaskStreamChunk) -> InteractionRequest:
+    """The request a chunk announces (`RequestOpened`, `QuestionAsked`, `GateOpened`)."""
+    return event_of(chunk, Asking).request
+
+
+def asked_content(chunk: TaskStreamChunk) -> dict[str, Any]:
+    """What the request a chunk announces shows people (its content, the seeds' shape)."""
+    content = asked(chunk).content
+    assert isinstance(content, dict), f"expected a request's content as a dict, got {content!r}"
+    return content
+
+
+def events(chunks: Sequence[TaskStreamChunk], kind: type[E]) -> list[E]:
+    """The events of `chunks` that are `kind`s, in order."""
+    return [chunk.content for chunk in chunks if isinstance(chunk.content, kind)]
+
+
+def published(
+    event: EventModel, *, workflow_id: str = "session:chat-1", sequence_id: int = 0
+) -> TaskStreamChunk:
+    """A chunk as a workflow publishes `event` (its chunk type and finality the event's)."""
+    return TaskStreamChunk(
+        workflow_id=workflow_id,
+        chunk_type=event.chunk_type,
+        sequence_id=sequence_id,
+        content=event,
+        timestamp=datetime.now(UTC),
+        is_final=event.final,
+    )
 
 
 async def updates_in_flight(handle: WorkflowHandle[Any, Any], name: str | None = None) -> int:

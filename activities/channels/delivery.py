@@ -1,7 +1,8 @@
 """The `deliver_message` activity: one session delivery to its chat, by the channel it names.
 
 Each chat channel (`lark/`, `dingtalk/`) is a `ChatChannel`: a blocking `deliver(message, key)`
-that sends texts, approval cards and card updates, raising `ApplicationError`s whose type says
+that sends texts, approval cards and card updates (an event a session tells its chat is put in
+words here first, `core.wording.chat_text`, and sent as a text), raising `ApplicationError`s whose type says
 whether a retry can help. The activity runs it in a thread with a key equal across retries of
 this activity and unique otherwise, so a retried delivery is not posted twice. The activity name
 is part of recorded histories (do not rename it); its logic may change freely.
@@ -19,6 +20,7 @@ from temporalio.exceptions import ApplicationError
 from contracts import Delivery, ErrorType, OutboundMessage
 from contracts.names import DELIVER_MESSAGE
 from core.settings import Settings
+from core.wording import chat_text
 
 
 class ChatChannel(Protocol):
@@ -34,6 +36,16 @@ def invalid_outbound(message: str) -> ApplicationError:
     return ApplicationError(
         f"invalid outbound message: {message}", type=ErrorType.INVALID_OUTBOUND_MESSAGE, non_retryable=True
     )
+
+
+def worded(message: OutboundMessage) -> OutboundMessage:
+    """An `event` message as the text the chat gets (other kinds as they are)."""
+    if message.kind != "event":
+        return message
+    if message.event is None:
+        raise invalid_outbound("a message of kind `event` needs its `event`")
+    text = chat_text(message.event, message.interaction)
+    return message.model_copy(update={"kind": "text", "text": text, "event": None})
 
 
 def chat_channels(settings: Settings) -> dict[str, ChatChannel]:
@@ -73,6 +85,7 @@ class ChatDelivery:
             raise invalid_outbound(
                 f"channel {message.channel!r} is not a chat channel; expected one of {', '.join(sorted(self._channels))}"
             )
+        message = worded(message)
         info = activity.info()
         key = f"{info.workflow_id}/{info.workflow_run_id}/{info.activity_id}"
         delivery = await asyncio.to_thread(channel.deliver, message, key)

@@ -1,26 +1,21 @@
 """What every chat channel says about an approval request, in plain text. Pure, no I/O.
 
 The channels draw it differently (a Lark card, a DingTalk card template's variables), from the
-same words: what the request is about, when, what the approved tool did, and texts split to fit
-one message.
+same words: what the request is about, when, what the approved tool did (`core.wording`, with the
+tool's own plugin's sentence), and texts split to fit one message.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from contracts import InteractionRequest, InteractionType, ToolResult
+from core.wording.tools import LINE_LIMIT, cut
+from core.wording.tools import result_line as core_result_line
 
 from ..tools.sentences import describe_result
 
-LINE_LIMIT = 300
-"""Characters of one line of a card (a reason, a comment, a result)."""
-
-
-def cut(text: str, limit: int) -> str:
-    """`text`, shortened to `limit` characters with an ellipsis when longer."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+__all__ = ["LINE_LIMIT", "content_of", "cut", "result_line", "subject", "text_chunks"]
 
 
 def content_of(request: InteractionRequest) -> dict[str, Any]:
@@ -36,22 +31,11 @@ def subject(request: InteractionRequest) -> str:
     return str(content.get("tool_name") or "tool")
 
 
-def result_line(result: Any) -> str | None:
-    """One line about what the approved tool did, from a `ToolResult` (or its dump)."""
-    if isinstance(result, ToolResult):
-        result = result.model_dump(mode="json")
-    if not isinstance(result, dict):
-        return None if result is None else cut(str(result), LINE_LIMIT)
-    if result.get("ok") is False:
-        return f"failed: {cut(str(result.get('error') or 'no error message'), LINE_LIMIT)}"
-    content = result.get("content")
-    described = describe_result(result.get("tool_id"), content)
-    if described is not None:
-        return described.splitlines()[0].rstrip(":")
-    if content is None:
-        return "done"
-    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
-    return cut(" ".join(text.split()), LINE_LIMIT)
+def result_line(result: ToolResult | None) -> str | None:
+    """One line about what the approved tool did (`core.wording.result_line`, in its plugin's words)."""
+    if result is None:
+        return None
+    return core_result_line(result, describe_result(result.tool_id, result.content) if result.ok else None)
 
 
 def text_chunks(text: str, limit: int) -> list[str]:

@@ -1,6 +1,8 @@
 """The text of server-sent events: chunks, and the control events that end a stream.
 
-A chunk is `id: <sequence_id>`, `event: <chunk_type>`, `data: <TaskStreamChunk JSON>`. A stream
+A chunk is `id: <sequence_id>`, `event: <chunk_type>`, `data: <SentChunk JSON>`: the chunk, its
+event in words beside it (`text` and `tone`, from `core.wording`: the console shows them as they
+are, so every client says the same). A stream
 the server ends early says why in a last event, whose data carries `last_event_id`: the id to
 resume after (`Last-Event-ID` header or `?after=`), so a reconnecting client misses nothing:
 - `reconnect`: the client fell too far behind (or the API is stopping); reconnect now;
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import json
 
-from contracts import TaskStreamChunk
+from contracts import SentChunk, TaskStreamChunk
+from core.wording import line_of
 
 RETRY = "retry: 1000\n\n"
 """First line of every stream: browsers reconnect one second after a stream ends."""
@@ -21,9 +24,18 @@ RECONNECT = "reconnect"
 ERROR = "error"
 
 
+def sent(chunk: TaskStreamChunk) -> SentChunk:
+    """The chunk as it is sent: with its event's sentence and tone."""
+    line = line_of(chunk.content)
+    return SentChunk.model_construct(**dict(chunk), text=line.text, tone=line.tone)
+
+
 def chunk_event(chunk: TaskStreamChunk) -> str:
-    """One SSE event: `id:` is the chunk's sequence id, `event:` its type, `data:` its JSON."""
-    return f"id: {chunk.sequence_id}\nevent: {chunk.chunk_type.value}\ndata: {chunk.model_dump_json()}\n\n"
+    """One SSE event: `id:` is the chunk's sequence id, `event:` its type, `data:` its JSON with its
+    event's sentence (`SentChunk`)."""
+    return (
+        f"id: {chunk.sequence_id}\nevent: {chunk.chunk_type.value}\ndata: {sent(chunk).model_dump_json()}\n\n"
+    )
 
 
 def control_event(kind: str, detail: str, last_event_id: int) -> str:

@@ -23,7 +23,9 @@ LastEventId = Annotated[
 EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "content": {"text/event-stream": {}},
-        "description": "TaskStreamChunk events (`id:` = sequence_id, `event:` = chunk_type). A stream "
+        "description": "SentChunk events (`id:` = sequence_id, `event:` = chunk_type; `data:` the chunk, "
+        "its `content` one event of `contracts.events` told apart by `event`, with the event's "
+        "sentence in `text` and `tone`). A stream "
         "the server ends early says why in a last `reconnect` event (this client fell too far "
         "behind) or `error` event (Temporal could not be read); its data is "
         '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',

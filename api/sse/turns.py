@@ -1,10 +1,11 @@
 """Following one message's turn on the session's stream: the SYNC and ASYNC_STREAM modes of
 `POST /sessions/{key}/messages`.
 
-The API gives each HTTP message an id; the session's `processing` chunk for it carries that id in
-its metadata, so the turn is found on the shared stream (`StreamHub.follow`) even when other turns
-ran before it. A turn ends with a final chunk (`complete`) or `cancelled`; it waits for a person
-when it publishes a `tool_approval_request` or `user_input_request`.
+The API gives each HTTP message an id; the session's `TurnStarted` event for it carries that id,
+so the turn is found on the shared stream (`StreamHub.follow`) even when other turns ran before
+it (a reply that decided a request: its `DecisionTaken`, `ApprovalCounted` or `ReplyRefused`). A
+turn ends with a final event (`TurnCompleted`) or a cancellation; it waits for a person when it
+announces a request (`RequestOpened`, `QuestionAsked`).
 """
 
 from __future__ import annotations
@@ -12,15 +13,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from datetime import datetime
 from typing import Any
 
-from contracts import InteractionRequest, InteractionType, MessageAccepted, TaskChunkType, TaskStreamChunk
+from contracts import (
+    ApprovalCounted,
+    Asking,
+    DecisionTaken,
+    MessageAccepted,
+    ReplyRefused,
+    StreamEvent,
+    TaskChunkType,
+    TaskStreamChunk,
+    TurnAnswered,
+    TurnStarted,
+)
 
 from .hub import StreamHub, sse_text
 from .subscriber import Event, Final
 
-ASKS = (TaskChunkType.TOOL_APPROVAL_REQUEST, TaskChunkType.USER_INPUT_REQUEST)
+
+def message_of(chunk: TaskStreamChunk) -> str | None:
+    """The message whose turn (or reply) the chunk's event belongs to, if it names one."""
+    event = chunk.content
+    if isinstance(event, TurnStarted | DecisionTaken | ApprovalCounted | ReplyRefused):
+        return event.message_id
+    return None
 
 
 def _ends(chunk: TaskStreamChunk) -> bool:
@@ -42,32 +59,12 @@ async def turn_chunks(
                 continue
             chunk = item.chunk
             if not started:  # its own turn's start, or (a reply to a request) its decision
-                started = chunk.metadata.get("message_id") == message_id
+                started = message_of(chunk) == message_id
                 if not started:
                     continue
             yield item
             if _ends(chunk):
                 return
-
-
-def pending_of(chunk: TaskStreamChunk) -> InteractionRequest:
-    """The request a `tool_approval_request` / `user_input_request` chunk announces."""
-    meta = chunk.metadata
-    expires, escalates = meta.get("expires_at"), meta.get("escalate_at")
-    return InteractionRequest(
-        interaction_id=str(meta.get("interaction_id")),
-        interaction_type=InteractionType(meta.get("interaction_type", InteractionType.TOOL_APPROVAL)),
-        workflow_id=str(meta.get("workflow_id") or chunk.workflow_id),
-        content=chunk.content if isinstance(chunk.content, str | dict) else str(chunk.content),
-        timestamp=chunk.timestamp,
-        approvers=list(meta.get("approvers") or []),
-        requested_by=meta.get("requested_by"),
-        expires_at=datetime.fromisoformat(expires) if isinstance(expires, str) else None,
-        approvals_required=int(meta.get("approvals_required") or 1),
-        escalate_to=list(meta.get("escalate_to") or []),
-        escalate_at=datetime.fromisoformat(escalates) if isinstance(escalates, str) else None,
-        ask=meta.get("ask"),
-    )
 
 
 async def wait_for_turn(
@@ -91,31 +88,29 @@ async def wait_for_turn(
                         )
                     chunk = item.chunk
                     next_offset = chunk.sequence_id + 1
-                    reply = chunk.metadata.get("message_id") == accepted.message_id  # a chat reply's own
-                    if reply and chunk.metadata.get("reply_refused"):  # it could not decide
+                    event = chunk.content
+                    reply = message_of(chunk) == accepted.message_id  # a chat reply's own
+                    if reply and isinstance(event, ReplyRefused):  # it could not decide
                         return accepted.model_copy(
-                            update={"status": "failed", "answer": chunk.content, "next_offset": next_offset}
+                            update={"status": "failed", "answer": _dumped(event), "next_offset": next_offset}
                         )
-                    if reply and "approvals" in (chunk.content if isinstance(chunk.content, dict) else {}):
-                        return accepted.model_copy(  # one approval of two counted: it still waits
-                            update={"status": "waiting", "answer": chunk.content, "next_offset": next_offset}
-                        )
-                    if chunk.chunk_type in ASKS:
+                    if reply and isinstance(event, ApprovalCounted):  # one approval of two: it still waits
                         return accepted.model_copy(
-                            update={
-                                "status": "waiting",
-                                "pending": pending_of(chunk),
-                                "next_offset": next_offset,
-                            }
+                            update={"status": "waiting", "answer": _dumped(event), "next_offset": next_offset}
                         )
-                    if chunk.chunk_type in (TaskChunkType.RESPONSE, TaskChunkType.ERROR):
-                        answer = chunk.content
-                        status = "completed" if chunk.chunk_type == TaskChunkType.RESPONSE else "failed"
+                    if isinstance(event, Asking):
+                        return accepted.model_copy(
+                            update={"status": "waiting", "pending": event.request, "next_offset": next_offset}
+                        )
+                    if isinstance(event, TurnAnswered):
+                        answer, status = event.answer, "completed"
+                    elif chunk.chunk_type == TaskChunkType.ERROR:
+                        answer, status = _dumped(event), "failed"
                     if chunk.chunk_type == TaskChunkType.CANCELLED:
                         return accepted.model_copy(
                             update={
                                 "status": "cancelled",
-                                "answer": chunk.content,
+                                "answer": _dumped(event),
                                 "next_offset": next_offset,
                             }
                         )
@@ -126,6 +121,11 @@ async def wait_for_turn(
     except TimeoutError:
         pass
     return accepted.model_copy(update={"status": "running", "next_offset": next_offset})
+
+
+def _dumped(event: StreamEvent) -> Any:
+    """An event as a turn's answer (what it says, typed: the event's JSON)."""
+    return event.model_dump(mode="json")
 
 
 def turn_events(hub: StreamHub, workflow_id: str, after: int, message_id: str) -> AsyncIterator[str]:

@@ -125,7 +125,7 @@ class Approvals:
         if key == "y":
             self.decide(request, True)
         elif key == "s":
-            offered = request.content.get("grants") or []
+            offered = request.grants
             if not offered:
                 self.renderer.note(
                     "  this tool allows no grants: approve once (y) or allow always (a)", "yellow"
@@ -167,7 +167,7 @@ class Approvals:
         where = offers.narrowest(self.state.project or None, self.state.principal or None)
         self.renderer.note(Text(f"  {offers.wording(offer, where)}", "yellow"))
         if where.scope is None:  # no project, no person: this session only is a grant, not a rule
-            grant = offers.session_grant(request.content.get("grants") or [])
+            grant = offers.session_grant(request.grants)
             return self.decide(request, True, response_data={"grant": grant})
         line = await self.prompts.line(f"{offer.label} (edit, then Enter) › ", default=offer.line)
         try:

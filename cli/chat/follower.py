@@ -13,7 +13,14 @@ from collections.abc import Callable
 
 import httpx
 
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import (
+    DecisionTaken,
+    QuestionAsked,
+    RequestOpened,
+    SessionCancelled,
+    TaskChanged,
+    TaskStreamChunk,
+)
 from core.client import SynapseClient, SynapseError
 
 from .render import Renderer
@@ -21,7 +28,6 @@ from .state import ChatState, Request
 
 HEARTBEAT_SECONDS = 3.0
 RETRY_SECONDS = (0.5, 1, 2, 5)
-ASKS = (TaskChunkType.TOOL_APPROVAL_REQUEST, TaskChunkType.USER_INPUT_REQUEST)
 
 
 class Follower:
@@ -67,23 +73,22 @@ class Follower:
     def take(self, chunk: TaskStreamChunk) -> None:
         """One chunk of the stream: note what it changes, show it."""
         self.last = chunk.sequence_id
-        content = chunk.content if isinstance(chunk.content, dict) else {}
-        interaction_id = chunk.metadata.get("interaction_id")
-        if chunk.chunk_type in ASKS and interaction_id and not chunk.metadata.get("streaming"):
-            request = Request.of_chunk(chunk)
+        event = chunk.content
+        if isinstance(event, RequestOpened | QuestionAsked):
+            request = Request.of_interaction(event.request)
             self.state.pending[request.interaction_id] = request
             self.state.activity = "waiting for you"
             self._arrived(request)
-        elif chunk.chunk_type == TaskChunkType.PROGRESS and "approved" in content and interaction_id:
-            self.state.pending.pop(str(interaction_id), None)
-            self._decided(str(interaction_id), f"{content.get('decided_by')} ({content.get('channel')})")
-        elif chunk.chunk_type == TaskChunkType.PROGRESS:
-            settled = self.state.gate_settled(content)
+        elif isinstance(event, DecisionTaken):
+            self.state.pending.pop(event.interaction_id, None)
+            self._decided(event.interaction_id, f"{event.decided_by} ({event.channel})")
+        elif isinstance(event, TaskChanged):
+            settled = self.state.gate_settled(event)
             if settled is not None:
                 self.state.pending.pop(settled.request.interaction_id, None)
                 self._decided(settled.request.interaction_id, settled.by)
         self.renderer.chunk(chunk)
-        if chunk.chunk_type == TaskChunkType.CANCELLED and not content.get("turn_cancelled"):
+        if isinstance(event, SessionCancelled):
             self.state.pending.clear()
 
     async def _stream(self, key: str) -> None:

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from contracts import InteractionRequest, TaskStreamChunk
+from contracts import (
+    Ask,
+    GateAsk,
+    InteractionRequest,
+    Principal,
+    QuestionAsk,
+    TaskChanged,
+    TaskReason,
+    ToolApprovalAsk,
+)
 from contracts.names import GRAPH_PREFIX
 from core.visible import visible
 
-GATE_REASON = re.compile(
-    r"^(?:confirmed by (?P<approver>.+)|its gate was (?:denied by (?P<denier>.+)|(?P<timeout>timed out)))$"
-)
-"""How a graph says a task left its gate (`workflows/graph/gates.py`): the reason of the change."""
+DECIDED_GATE = {
+    TaskReason.GATE_CONFIRMED: True,
+    TaskReason.GATE_DENIED: False,
+    TaskReason.GATE_TIMED_OUT: False,
+}
+"""How a graph task's change says its gate was decided: approved or not."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,8 @@ class Settled:
 
 @dataclass
 class Request:
-    """A request for a person, as a chunk or the session's state announces it."""
+    """A request for a person, as the stream (`RequestOpened`, `QuestionAsked`) or the session's state
+    announces it."""
 
     interaction_id: str
     kind: str
@@ -36,31 +47,67 @@ class Request:
     workflow_id: str
     """Who asks: `session:<key>`, or a graph (`graph:<uuid>...`) the session runs."""
     content: dict[str, Any]
-
-    @classmethod
-    def of_chunk(cls, chunk: TaskStreamChunk) -> Request:
-        meta = chunk.metadata
-        kind = meta.get("interaction_type") or (
-            "user_input" if chunk.chunk_type == "user_input_request" else "tool_approval"
-        )
-        content = chunk.content if isinstance(chunk.content, dict) else {"question": str(chunk.content)}
-        return cls(
-            str(meta["interaction_id"]), str(kind), str(meta.get("workflow_id") or chunk.workflow_id), content
-        )
+    """What it shows people (the seeds' shape: a tool's `context`, a rule's `reason`, a gate's input)."""
+    ask: Ask | None = None
+    """What it asks, typed (None only in requests opened before asks were typed)."""
 
     @classmethod
     def of_interaction(cls, request: InteractionRequest) -> Request:
         content = request.content if isinstance(request.content, dict) else {"question": request.content}
-        return cls(request.interaction_id, str(request.interaction_type), request.workflow_id, content)
+        return cls(
+            request.interaction_id, str(request.interaction_type), request.workflow_id, content, request.ask
+        )
 
     @property
     def tool(self) -> str:
+        if isinstance(self.ask, ToolApprovalAsk):
+            return self.ask.tool
         return str(self.content.get("tool_name") or "")
 
     @property
     def params(self) -> dict[str, Any]:
+        if isinstance(self.ask, ToolApprovalAsk):
+            return self.ask.arguments
         params = self.content.get("tool_params")
         return params if isinstance(params, dict) else {}
+
+    @property
+    def question(self) -> str:
+        """What a question asks."""
+        if isinstance(self.ask, QuestionAsk):
+            return self.ask.question
+        return str(self.content.get("question"))
+
+    @property
+    def gate(self) -> tuple[str, int | None, str]:
+        """A gate's task (blueprint id), loop instance and prompt."""
+        if isinstance(self.ask, GateAsk):
+            return self.ask.task_id, self.ask.instance, self.ask.prompt
+        instance = self.content.get("instance")
+        return (
+            str(self.content.get("task_id")),
+            instance if isinstance(instance, int) else None,
+            str(self.content.get("prompt") or ""),
+        )
+
+    @property
+    def grants(self) -> list[str]:
+        """The grant scopes an approval may make (`session`, `session_prefix`)."""
+        if isinstance(self.ask, ToolApprovalAsk):
+            return [str(scope) for scope in self.ask.grants]
+        offered = self.content.get("grants")
+        return [str(scope) for scope in offered] if isinstance(offered, list) else []
+
+    def holds(self, change: TaskChanged) -> bool:
+        """Whether this is the gate of the task (or loop instance) a graph's change is about."""
+        if self.kind != "confirmation" or (change.graph or self.workflow_id) != self.workflow_id:
+            return False
+        if isinstance(self.ask, GateAsk):
+            return (self.ask.task_uuid, self.ask.instance) == (change.task_uuid, change.instance)
+        return (self.content.get("task_uuid"), self.content.get("instance")) == (
+            change.task_uuid,
+            change.instance,
+        )
 
     @property
     def graph_id(self) -> str | None:
@@ -111,26 +158,19 @@ class ChatState:
         self.profile = profile or self.profile
         self.pending.clear()
 
-    def gate_settled(self, change: dict[str, Any]) -> Settled | None:
-        """The waiting gate that a graph task's change (a progress chunk) moved past, if any.
+    def gate_settled(self, change: TaskChanged) -> Settled | None:
+        """The waiting gate that a graph task's change moved past, if any.
 
-        A session relays its graph's task changes but not the gates' decisions: a gated task that
-        leaves `waiting` was decided (`confirmed by bob`, `its gate was denied by bob`), timed
-        out, or was moved on otherwise (a rollback, a cancellation)."""
-        if "task_uuid" not in change or change.get("status") in (None, "waiting"):
+        A gated task that leaves `waiting` was decided (the change's `reason_code` and `by` say how
+        and by whom), timed out, or was moved on otherwise (a rollback, a cancellation)."""
+        if change.status == "waiting":
             return None
-        for request in self.pending.values():
-            asked = request.content
-            if (
-                request.kind == "confirmation"
-                and asked.get("task_uuid") == change["task_uuid"]
-                and asked.get("instance") == change.get("instance")
-                and change.get("graph", request.workflow_id) == request.workflow_id
-            ):
-                said = GATE_REASON.match(str(change.get("reason") or ""))
-                if said is None:
-                    return Settled(request, False, f"the graph ({change['status']})")
-                if said["timeout"]:
-                    return Settled(request, False, "system:timeout")
-                return Settled(request, said["approver"] is not None, said["approver"] or said["denier"])
-        return None
+        request = next((r for r in self.pending.values() if r.holds(change)), None)
+        if request is None:
+            return None
+        approved = DECIDED_GATE.get(change.reason_code) if change.reason_code else None
+        if approved is None:
+            return Settled(request, False, f"the graph ({change.status})")
+        if change.reason_code == TaskReason.GATE_TIMED_OUT:
+            return Settled(request, False, change.by or Principal.TIMEOUT)
+        return Settled(request, approved, change.by or "someone")

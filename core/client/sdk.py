@@ -8,8 +8,8 @@ server asks to reconnect or the connection drops (`follow.py`).
     async with SynapseClient("http://127.0.0.1:8000") as synapse:
         await synapse.send("demo", "DELETE FROM orders WHERE status = 'cancelled'")
         async for chunk in synapse.events("demo"):
-            if chunk.chunk_type == "tool_approval_request":
-                await synapse.decide("demo", chunk.metadata["interaction_id"], approved=True)
+            if isinstance(chunk.content, RequestOpened):
+                await synapse.decide("demo", chunk.content.request.interaction_id, approved=True)
 """
 
 from __future__ import annotations

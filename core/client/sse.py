@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from contracts import TaskStreamChunk
+from contracts import SentChunk, TaskStreamChunk
 
 
 @dataclass(frozen=True)
@@ -22,8 +22,8 @@ class SseEvent:
 
     @property
     def chunk(self) -> TaskStreamChunk:
-        """The `TaskStreamChunk` of a chunk event."""
-        return TaskStreamChunk.model_validate_json(self.data)
+        """The chunk of a chunk event (a `SentChunk`: with its event's sentence)."""
+        return SentChunk.model_validate_json(self.data)
 
     @property
     def control(self) -> dict[str, Any]:

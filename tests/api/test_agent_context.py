@@ -15,12 +15,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import GraphStatus, TaskChunkType, TaskStreamChunk
+from contracts import GraphStatus, TaskChunkType, TaskStreamChunk, TurnAnswered
 from core.settings import Settings
 
 from ..conftest import assert_eventually
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
-from ..support import collect_events, serve_agents
+from ..support import collect_events, event_of, serve_agents
 from .test_sessions import new_key
 
 KEY = "sk-test-not-a-real-key"
@@ -96,7 +96,7 @@ async def converse(
     )
     assert sent.status_code == 202, sent.text
     chunks = await collect_events(http, key, answered, within=60)
-    return str(chunks[-1].content)
+    return str(event_of(chunks[-1], TurnAnswered).answer)
 
 
 def sent_to_model(fake: FakeChatCompletions) -> list[tuple[str, str]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from tests.support import asked
+
 from ..conftest import assert_eventually
 from ..workflows.graph.flows import gated, task
 from .test_graphs import status_of, submit, wait_graph
@@ -44,7 +46,7 @@ async def test_a_question_answered_without_text_says_what_is_missing(http: httpx
 async def test_a_tool_approval_without_approved_is_refused_naming_the_field(http: httpx.AsyncClient) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
 
     for body in ({"principal": "bob"}, {"principal": "bob", "response_data": {"grant": "session"}}):
         refused = await decide(http, key, interaction_id, **body)

@@ -14,13 +14,13 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
-from contracts import TaskChunkType
+from contracts import TaskChunkType, ToolUsed, TurnAnswered
 from core.connect import synapse_converter
 from core.settings import Settings
 from worker import build_worker
 
 from ..fakes.s3 import FakeBucket
-from ..support import collect_events, fields, serve
+from ..support import collect_events, events, serve
 
 MB = 1024 * 1024
 BIG_SELECT = (
@@ -38,13 +38,13 @@ async def big_select_answers_with_a_preview_and_a_complete_artifact(http: httpx.
     key = new_key()
     assert (await http.post(f"/sessions/{key}/messages", json={"content": BIG_SELECT})).status_code == 202
     chunks = await collect_events(http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, within=60)
-    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    result = fields(used)["result"]
+    [used] = events(chunks, ToolUsed)
+    result = used.result.model_dump(mode="json")
     assert result["artifact"] is not None and result["artifact"]["size_bytes"] > 3 * MB
     assert len(json.dumps(result["content"])) < 20 * 1024, "history and the stream carry a preview"
     assert 0 < len(result["content"]["rows"]) < 10000
     assert result["artifact"]["artifact_id"] in result["content"]["note"]
-    answer = str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content).splitlines()
+    answer = str(events(chunks, TurnAnswered)[0].answer).splitlines()
     assert answer[0] == "SELECT returned 10000 rows:"
     assert answer[-1] == f"({result['content']['note']})"
     assert result["content"]["note"] == (

@@ -11,7 +11,7 @@ from contracts import TaskChunkType
 from core.security import Caller, Role, digest_of, keys_in_clear, parse_api_keys
 from core.settings import ApiSettings, Settings
 
-from ..support import collect_events, serve
+from ..support import asked, collect_events, serve
 from .test_sessions import DELETE_CANCELLED, is_type, new_key
 
 KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver"
@@ -47,7 +47,7 @@ async def test_roles_gate_routes_and_keys_name_the_principal(
         chunks = await collect_events(
             http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), headers=bearer("k-view")
         )
-        interaction_id = chunks[-1].metadata["interaction_id"]
+        interaction_id = asked(chunks[-1]).interaction_id
         status = (await http.get(f"/sessions/{key}", headers=bearer("k-view"))).json()
         assert status["messages"][0]["name"] == "otto"
         assert status["pending_interactions"][0]["requested_by"] == "otto"

@@ -9,6 +9,8 @@ import asyncio
 import httpx
 from anyio.to_thread import current_default_thread_limiter
 
+from tests.support import asked
+
 from .test_sessions import ask_for_delete, decide, new_key
 
 
@@ -24,9 +26,7 @@ async def test_a_message_and_its_approval_go_through_while_every_api_thread_is_b
         async with asyncio.timeout(30):
             key = new_key()
             request = await ask_for_delete(http, key)
-            response = await decide(
-                http, key, request.metadata["interaction_id"], approved=True, principal="bob"
-            )
+            response = await decide(http, key, asked(request).interaction_id, approved=True, principal="bob")
     finally:
         for holder in holders:
             limiter.release_on_behalf_of(holder)

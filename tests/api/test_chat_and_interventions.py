@@ -9,12 +9,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType
+from contracts import DecisionTaken, ReplyRefused, TaskChunkType, TurnAnswered
 from workflows.session import SessionWorkflow
 
 from ..conftest import assert_eventually
 from ..decisions import decided
-from ..support import collect_events, fields
+from ..support import asked, asked_content, collect_events, event_of, events
 from .test_sessions import DEMO_AGENTS, ask_for_delete, is_type, new_key
 
 
@@ -38,13 +38,13 @@ async def test_a_chat_reply_decides_the_pending_approval(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
-    decision = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS)
-    assert fields(decision)["approved"] is approved
-    assert fields(decision)["decided_by"] == "alice"
+    decision = events(chunks, DecisionTaken)[0]
+    assert decision.approved is approved
+    assert decision.decided_by == "alice"
     assert count_orders("status = 'cancelled'") == cancelled_left
     session = (await http.get(f"/sessions/{key}")).json()
     user_texts = [m["content"] for m in session["messages"] if m["role"] == "user"]
-    assert user_texts == [fields(request)["tool_params"]["sql"]], "the reply must not reach the agent"
+    assert user_texts == [asked_content(request)["tool_params"]["sql"]], "the reply must not reach the agent"
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert audit[-1]["kind"] == ("approved" if approved else "denied")
     if reply == "let me think":
@@ -65,7 +65,7 @@ async def test_a_reply_from_someone_not_allowed_decides_nothing(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.ERROR), params={"after": request.sequence_id}
     )
-    assert "'mallory' may not decide interaction" in fields(chunks[-1])["error"]
+    assert "'mallory' may not decide interaction" in event_of(chunks[-1], ReplyRefused).reason
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["status"] == "waiting_approval"
     assert count_orders("status = 'cancelled'") == 3
@@ -94,7 +94,7 @@ async def test_cancel_while_waiting_denies_and_closes(
         late = await http.post(f"/sessions/{key}/{action}")
         assert late.status_code == 409, (action, late.text)
     decided = await http.post(
-        f"/sessions/{key}/interactions/{request.metadata['interaction_id']}", json={"approved": True}
+        f"/sessions/{key}/interactions/{asked(request).interaction_id}", json={"approved": True}
     )
     assert decided.status_code == 409
 
@@ -117,7 +117,9 @@ async def test_pause_holds_new_work_until_resume(http: httpx.AsyncClient) -> Non
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": chunks[-1].sequence_id}
     )
     [answer] = [c for c in after if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == "SELECT returned 1 row:\nn\n8", "the turn held by the pause ran once, after it"
+    assert event_of(answer, TurnAnswered).answer == "SELECT returned 1 row:\nn\n8", (
+        "the turn held by the pause ran once, after it"
+    )
 
 
 async def test_events_resume_after_the_last_event_id(http: httpx.AsyncClient) -> None:
@@ -145,7 +147,7 @@ async def test_a_chat_reply_sent_with_wait_answers_when_its_decision_ends_the_tu
         f"/sessions/{key}/messages", params={"wait": "true"}, json={"content": "确认", "principal": "mallory"}
     )
     assert refused.json()["status"] == "failed", refused.text
-    assert refused.json()["answer"]["error"].startswith("'mallory' may not decide interaction"), (
+    assert refused.json()["answer"]["reason"].startswith("'mallory' may not decide interaction"), (
         "at once, not after a minute"
     )
     answered = await http.post(
@@ -188,7 +190,7 @@ async def test_a_decision_a_door_was_refused_is_only_recorded_never_taken(
     it pass the check by then (the request escalated to its sender), it is still not taken."""
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
     refused = decided(interaction_id=interaction_id, principal="bob").model_copy(
         update={"refused": "bob was not among the approvers when he decided"}
     )

@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from activities.tools.runner import ToolActivities
 from core.settings import Settings
+from tests.support import asked
 from worker import build_worker
 
 from .test_sessions import ask_for_delete, decide, new_key
@@ -38,7 +39,7 @@ async def test_a_critical_tool_needs_two_approvers(
 ) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
     first = await decide(http, key, interaction_id, approved=True, principal="bob")
     assert first.status_code == 202 and first.json()["complete"] is False
     assert count_orders("status = 'cancelled'") == 3
@@ -53,7 +54,7 @@ async def test_one_person_under_two_spellings_counts_once(
     """A Lark open_id with or without its `lark:` prefix is one person: not two approvers."""
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
     assert (await decide(http, key, interaction_id, approved=True, principal="ou_alice")).status_code == 202
     again = await decide(http, key, interaction_id, approved=True, principal="lark:ou_alice")
     assert again.status_code == 409 and "already approved" in again.json()["detail"]

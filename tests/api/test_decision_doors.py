@@ -25,7 +25,7 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from contracts import Role, TaskChunkType
+from contracts import ReplyRefused, Role
 from core.settings import ApiSettings, Settings, TemporalSettings
 from tests.fakes.dingtalk_open_api import dingtalk_open_api
 from tests.fakes.lark_events import LarkEvents
@@ -33,7 +33,7 @@ from tests.fakes.lark_open_api import FakeLarkOpenApi, lark_open_api
 from worker import build_worker
 
 from ..conftest import assert_eventually
-from ..support import collect_events, serve
+from ..support import collect_events, event_of, serve
 from ..workflows.graph.flows import gated
 from .dingtalk import chat as dingtalk
 from .dingtalk.conftest import dingtalk_settings
@@ -274,11 +274,10 @@ async def reply_over_http(http: httpx.AsyncClient, key: str, role: Role) -> http
 
 async def told_on_the_stream(http: httpx.AsyncClient, key: str, asked: Asked) -> None:
     """The session's stream says why the reply did not decide."""
-    chunks = await collect_events(
-        http, key, lambda c: c.chunk_type == TaskChunkType.ERROR and bool(c.metadata.get("reply_refused"))
-    )
-    assert chunks[-1].metadata["interaction_id"] == asked.interaction_id
-    assert "needs approver" in str(chunks[-1].content)
+    chunks = await collect_events(http, key, lambda c: isinstance(c.content, ReplyRefused))
+    refused = event_of(chunks[-1], ReplyRefused)
+    assert refused.interaction_id == asked.interaction_id
+    assert "needs approver" in refused.reason
 
 
 async def accepted(role: Role, asked: Asked, answer: httpx.Response) -> None:

@@ -15,11 +15,11 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import TaskChunkType, TaskStreamChunk, TurnAnswered, TurnFailed
 from core.settings import Settings
 
 from ..fakes.chat_completions import FakeChatCompletions, fake_chat_completions
-from ..support import collect_events, fields, serve_agents
+from ..support import asked, asked_content, collect_events, event_of, events, serve_agents
 from .test_sessions import DELETE_CANCELLED, is_type, new_key
 
 KEY = "sk-test-not-a-real-key"
@@ -63,7 +63,7 @@ async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_c
     assert created.status_code == 201, created.text
     await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": "alice"})
     request = (await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST)))[-1]
-    assert fields(request)["tool_params"] == {"sql": DELETE_CANCELLED}
+    assert asked_content(request)["tool_params"] == {"sql": DELETE_CANCELLED}
     assert count_orders("status = 'cancelled'") == 3
 
     first = fake.requests[0]
@@ -75,7 +75,7 @@ async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_c
     call_id = "call_1"
 
     decided = await http.post(
-        f"/sessions/{key}/interactions/{request.metadata['interaction_id']}", json={"approved": True}
+        f"/sessions/{key}/interactions/{asked(request).interaction_id}", json={"approved": True}
     )
     assert decided.status_code == 200, decided.text
     assert decided.json()["tool_result"]["content"]["rowcount"] == 3
@@ -91,7 +91,9 @@ async def test_a_declared_agent_completes_a_conversation_with_an_approved_tool_c
         "the result goes back under the model's call id"
     )
     assert json.loads(tool_messages[0]["content"])["content"]["rowcount"] == 3
-    assert answer.content == f"Done: {tool_messages[0]['content']}", "the model's answer, as it gave it"
+    assert event_of(answer, TurnAnswered).answer == f"Done: {tool_messages[0]['content']}", (
+        "the model's answer, as it gave it"
+    )
     assert len(fake.requests) == 2, "the adapter never runs the tool itself: one model call per step"
 
 
@@ -104,9 +106,9 @@ async def test_a_rejected_key_surfaces_as_authentication_failed_without_the_key(
     await http.post("/sessions", json={"session_key": key, "agent_id": f"Agent:remote-{framework}"})
     await http.post(f"/sessions/{key}/messages", json={"content": "How many orders are there?"})
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
-    error = next(c for c in chunks if c.chunk_type == TaskChunkType.ERROR)
-    assert fields(error)["type"] == "AUTHENTICATION_FAILED"
-    assert KEY not in json.dumps(fields(error))
+    [error] = events(chunks, TurnFailed)
+    assert error.failure is not None and error.failure.type == "AUTHENTICATION_FAILED"
+    assert KEY not in error.model_dump_json()
     assert len(fake.requests) == 1, "an authentication error is not retried"
 
 
@@ -133,9 +135,9 @@ async def test_several_calls_in_one_turn_are_each_gated_and_answered_together(
     )
 
     first = (await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST)))[-1]
-    assert fields(first)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 2"}
+    assert asked_content(first)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 2"}
     denied = await http.post(
-        f"/sessions/{key}/interactions/{first.metadata['interaction_id']}",
+        f"/sessions/{key}/interactions/{asked(first).interaction_id}",
         json={"approved": False, "user_message": "keep order 2"},
     )
     assert denied.status_code == 200
@@ -144,9 +146,9 @@ async def test_several_calls_in_one_turn_are_each_gated_and_answered_together(
             http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": first.sequence_id}
         )
     )[-1]
-    assert fields(second)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 4"}
+    assert asked_content(second)["tool_params"] == {"sql": "DELETE FROM orders WHERE id = 4"}
     approved = await http.post(
-        f"/sessions/{key}/interactions/{second.metadata['interaction_id']}", json={"approved": True}
+        f"/sessions/{key}/interactions/{asked(second).interaction_id}", json={"approved": True}
     )
     assert approved.status_code == 200
     await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": second.sequence_id})
@@ -161,7 +163,7 @@ async def test_several_calls_in_one_turn_are_each_gated_and_answered_together(
 
 
 def answered(text: str) -> Callable[[TaskStreamChunk], bool]:
-    return lambda chunk: chunk.chunk_type == TaskChunkType.RESPONSE and text in str(chunk.content)
+    return lambda chunk: isinstance(chunk.content, TurnAnswered) and text in str(chunk.content.answer)
 
 
 async def test_the_model_sees_only_the_configured_context(
@@ -197,5 +199,5 @@ async def test_a_rate_limited_model_is_retried_by_temporal(
     await http.post(f"/sessions/{key}/messages", json={"content": "hello there"})
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
     answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
-    assert answer.content == "You said: hello there"
+    assert event_of(answer, TurnAnswered).answer == "You said: hello there"
     assert len(fake.requests) == 2, "the 429 was retried once, then answered"

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import httpx
 
-from contracts import TaskChunkType
+from contracts import TaskChunkType, ToolCalled, TurnAnswered
 
-from ..support import collect_events, fields
+from ..support import asked, asked_content, collect_events, events
 from .test_sessions import DELETE_CANCELLED, ask_for_delete, decide, is_type, new_key
 
 ONLY_ID_1 = "DELETE FROM orders WHERE id = 1"
@@ -23,7 +23,7 @@ async def test_an_edited_delete_runs_as_edited_and_the_agent_is_told(
     response = await decide(
         http,
         key,
-        request.metadata["interaction_id"],
+        asked(request).interaction_id,
         approved=True,
         principal="bob",
         response_data={"arguments": {"sql": ONLY_ID_1}},
@@ -38,10 +38,10 @@ async def test_an_edited_delete_runs_as_edited_and_the_agent_is_told(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
-    ran = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST)
-    assert fields(ran)["tool_params"] == {"sql": ONLY_ID_1}
-    [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == (
+    ran = events(chunks, ToolCalled)[0]
+    assert ran.tool_params == {"sql": ONLY_ID_1}
+    [answer] = events(chunks, TurnAnswered)
+    assert answer.answer == (
         "bob edited my sql call before it ran "
         '(I proposed {"sql": "DELETE FROM orders WHERE status = \'cancelled\'"}). DELETE done: 1 row affected.'
     ), "the agent hears what it proposed and what ran"
@@ -55,7 +55,7 @@ async def test_an_edit_into_a_stronger_statement_is_asked_for_again(
 ) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    first = request.metadata["interaction_id"]
+    first = asked(request).interaction_id
     edit = {"arguments": {"sql": "DROP TABLE orders"}}
     response = await decide(http, key, first, approved=True, principal="bob", response_data=edit)
     assert response.status_code == 200, response.text
@@ -64,11 +64,13 @@ async def test_an_edit_into_a_stronger_statement_is_asked_for_again(
         http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": request.sequence_id}
     )
     again = chunks[-1]
-    assert again.metadata["interaction_id"] != first
-    assert fields(again)["tool_params"] == {"sql": "DROP TABLE orders"}
-    assert fields(again)["edit_of"] == first and "bob edited the call" in fields(again)["reason"]
+    assert asked(again).interaction_id != first
+    assert asked_content(again)["tool_params"] == {"sql": "DROP TABLE orders"}
+    assert (
+        asked_content(again)["edit_of"] == first and "bob edited the call" in asked_content(again)["reason"]
+    )
     assert count_orders("1=1") > 0, "nothing ran yet"
-    denied = await decide(http, key, again.metadata["interaction_id"], approved=False, principal="carol")
+    denied = await decide(http, key, asked(again).interaction_id, approved=False, principal="carol")
     assert denied.status_code == 200, denied.text
     await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": again.sequence_id})
     assert count_orders("1=1") > 0, "the table is still there"
@@ -77,7 +79,7 @@ async def test_an_edit_into_a_stronger_statement_is_asked_for_again(
 async def test_bad_edits_are_422_and_lose_nothing(http: httpx.AsyncClient) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
     for body, expected in (
         ({"approved": True, "response_data": {"arguments": "DROP TABLE orders"}}, "must be an object"),
         (

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import httpx
 
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import DecisionTaken, TaskChunkType, TaskStreamChunk
 
-from ..support import collect_events, fields
+from ..support import asked, asked_content, collect_events, events
 from .test_sessions import decide, new_key
 
 
@@ -49,15 +49,16 @@ async def test_a_prefix_grant_allows_the_same_kind_on_the_same_table_until_revok
 ) -> None:
     key = new_key()
     turns = Turns(http, key)
-    asked = (await turns.send("DELETE FROM orders WHERE id = 1"))[-1]
-    assert asked.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST
+    request = (await turns.send("DELETE FROM orders WHERE id = 1"))[-1]
+    assert request.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST
     assert (
-        fields(asked)["grants"] == ["session", "session_prefix"] and fields(asked)["head"] == "DELETE orders"
+        asked_content(request)["grants"] == ["session", "session_prefix"]
+        and asked_content(request)["head"] == "DELETE orders"
     )
     approved = await decide(
         http,
         key,
-        asked.metadata["interaction_id"],
+        asked(request).interaction_id,
         approved=True,
         principal="bob",
         response_data={"grant": "session_prefix"},
@@ -76,10 +77,8 @@ async def test_a_prefix_grant_allows_the_same_kind_on_the_same_table_until_revok
 
     chunks = await turns.send("DELETE FROM orders WHERE id = 2")
     assert chunks[-1].chunk_type == TaskChunkType.COMPLETE, "no approval asked"
-    allowed = next(
-        c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and fields(c).get("channel") == "grant"
-    )
-    assert fields(allowed)["grant_id"] == "grant_1" and fields(allowed)["decided_by"] == "bob"
+    [allowed] = [d for d in events(chunks, DecisionTaken) if d.channel == "grant"]
+    assert allowed.grant_id == "grant_1" and allowed.decided_by == "bob"
     assert count_orders("id IN (1, 2)") == 0
     assert (await grants(http, key))[0]["uses"] == 1
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
@@ -91,7 +90,7 @@ async def test_a_prefix_grant_allows_the_same_kind_on_the_same_table_until_revok
     other_kind = (await turns.send("UPDATE orders SET status = 'x' WHERE id = 3"))[-1]
     assert other_kind.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, "an UPDATE is not a DELETE"
     assert (
-        await decide(http, key, other_kind.metadata["interaction_id"], approved=False, principal="bob")
+        await decide(http, key, asked(other_kind).interaction_id, approved=False, principal="bob")
     ).status_code == 200
     await turns.follow()
 
@@ -123,11 +122,11 @@ async def test_a_session_grant_allows_only_the_exact_call(
     key = new_key()
     turns = Turns(http, key)
     insert = "INSERT INTO orders (customer, amount, status) VALUES ('zed', 1, 'new')"
-    asked = (await turns.send(insert))[-1]
+    request = (await turns.send(insert))[-1]
     approved = await decide(
         http,
         key,
-        asked.metadata["interaction_id"],
+        asked(request).interaction_id,
         approved=True,
         principal="bob",
         response_data={"grant": "session"},
@@ -145,15 +144,15 @@ async def test_a_session_grant_allows_only_the_exact_call(
 async def test_a_grant_the_call_cannot_have_is_422(http: httpx.AsyncClient) -> None:
     key = new_key()
     turns = Turns(http, key)
-    asked = (await turns.send("DELETE FROM orders WHERE id = 1; DELETE FROM orders WHERE id = 2"))[-1]
-    assert fields(asked)["grants"] == ["session"], "several statements have no command head"
+    request = (await turns.send("DELETE FROM orders WHERE id = 1; DELETE FROM orders WHERE id = 2"))[-1]
+    assert asked_content(request)["grants"] == ["session"], "several statements have no command head"
     for body, expected in (
         ({"grant": "session_prefix"}, "possible: session"),
         ({"grant": "forever"}, "'forever' is not a grant; expected one of session, session_prefix"),
         ({"grant": "session", "arguments": {"sql": "SELECT 1"}}, "not both"),
     ):
         refused = await decide(
-            http, key, asked.metadata["interaction_id"], approved=True, principal="bob", response_data=body
+            http, key, asked(request).interaction_id, approved=True, principal="bob", response_data=body
         )
         assert refused.status_code == 422, refused.text
         assert expected in refused.json()["detail"]

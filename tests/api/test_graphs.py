@@ -8,12 +8,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import GraphView, TaskChunkType
+from contracts import GraphFinished, GraphView, TaskChanged, TaskChunkType
 from workflows.graph import TaskGraphWorkflow
 from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
 from ..conftest import assert_eventually
-from ..support import collect_events
+from ..support import collect_events, event_of, events
 from ..workflows.graph.flows import edge, gated, task, task_timeout
 
 
@@ -58,13 +58,10 @@ async def test_a_blueprint_runs_and_can_be_watched_three_ways(http: httpx.AsyncC
         path=f"/graphs/{created['graph_id']}/events",
         within=60,
     )
-    changes = [
-        c.content for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and isinstance(c.content, dict)
-    ]
-    started = [c["task_id"] for c in changes if c.get("status") == "running"]
+    started = [c.task_id for c in events(chunks, TaskChanged) if c.status == "running"]
     assert started == ["a", "b", "c"], "each task's start is on the stream, in order"
-    final = chunks[-1].content
-    assert isinstance(final, dict) and final["status"] == "completed" and final["outputs"] == {"c": "c"}
+    final = event_of(chunks[-1], GraphFinished)
+    assert final.status == "completed" and final.outputs == {"c": "c"}
     view = await graph(http, created["graph_id"])
     assert view.status == "completed" and status_of(view) == {
         "a": "completed",
@@ -426,12 +423,15 @@ async def test_a_failed_graph_is_fixed_and_goes_on_in_its_next_run(
     )
     assert fixed.status_code == 200, fixed.text
     done = await wait_graph(http, gid, lambda v: v.status == "completed", "the reopened graph completed")
-    events = await collect_events(
-        http, gid, lambda c: c.is_final and "completed" in str(c.content), path=f"/graphs/{gid}/events"
+    streamed = await collect_events(
+        http,
+        gid,
+        lambda c: isinstance(c.content, GraphFinished) and c.content.status == "completed",
+        path=f"/graphs/{gid}/events",
     )
-    assert [c.sequence_id for c in events] == list(range(len(events))), "one stream, both runs, no gap"
-    finals = [c.content for c in events if c.is_final]
-    assert [f.get("status") for f in finals if isinstance(f, dict)] == ["failed", "completed"]
+    assert [c.sequence_id for c in streamed] == list(range(len(streamed))), "one stream, both runs, no gap"
+    finals = events(streamed, GraphFinished)
+    assert [f.status for f in finals] == ["failed", "completed"]
     tasks = {t.task_id: t for t in done.tasks}
     assert (tasks["charge"].version, tasks["charge"].output) == (2, "paid by card 2")
     assert tasks["ship"].output == {"paid": "paid by card 2"}

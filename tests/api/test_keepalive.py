@@ -11,11 +11,11 @@ import httpx
 from temporalio.client import Client
 
 from api.main import create_app
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TurnAnswered
 from core.client.sse import parse_sse
 from core.settings import ApiSettings, Settings
 
-from ..support import chunk_of, collect_events, serve
+from ..support import chunk_of, collect_events, event_of, serve
 from .test_sessions import new_key
 
 KEEPALIVE_SECONDS = 2.0
@@ -68,4 +68,4 @@ async def _idle_then_a_turn(http: httpx.AsyncClient) -> None:
         "the stream resumes where it was, nothing lost"
     )
     answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
-    assert answer.content == "SELECT returned 1 row:\ncustomer\nAlice"
+    assert event_of(answer, TurnAnswered).answer == "SELECT returned 1 row:\ncustomer\nAlice"

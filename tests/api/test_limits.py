@@ -10,10 +10,10 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TurnAnswered
 from core.settings import LimitSettings, Settings
 
-from ..support import collect_events, serve
+from ..support import collect_events, events, serve
 
 MB = 1024 * 1024
 
@@ -30,7 +30,7 @@ async def answered(http: httpx.AsyncClient, key: str, content: str, after: int |
     chunks = await collect_events(
         http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, params=params, within=30
     )
-    return str(next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE).content)
+    return str(events(chunks, TurnAnswered)[0].answer)
 
 
 async def last_sequence(http: httpx.AsyncClient, key: str) -> int:

@@ -18,14 +18,14 @@ from temporalio.client import Client
 
 from api.main import create_app
 from api.sse import StreamHub
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import DecisionTaken, TaskChunkType, TaskStreamChunk
 from core.client.sse import SseEvent, parse_sse
 from core.settings import Settings
 from core.tls import tls_context
 from workflows.identity.ids import session_workflow_id
 
 from ..conftest import assert_eventually
-from ..support import Watcher, chunk_of, running
+from ..support import Watcher, chunk_of, event_of, running
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 AFTER_APPROVAL = [
@@ -142,7 +142,7 @@ async def test_a_hundred_watchers_do_not_block_the_decision_and_all_see_it(
     )
     after = [c.chunk_type for c in reference[approval_at + 1 :] if c.chunk_type != TaskChunkType.THINKING]
     assert after == AFTER_APPROVAL
-    assert reference[approval_at + 1].content["approved"] is True  # type: ignore[index]
+    assert event_of(reference[approval_at + 1], DecisionTaken).approved is True
     for watcher in crowd:
         assert watcher.chunks == reference, "every client sees the same chunks"
         assert watcher.status == 200 and not watcher.ended, "no client is cut off"

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import httpx
 
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TurnStarted
 from core.client.sse import sse_events
 
-from ..support import chunk_of
+from ..support import chunk_of, event_of, events
 from .test_sessions import DELETE_CANCELLED, decide, new_key
 
 
@@ -67,10 +67,10 @@ async def test_async_stream_answers_with_the_turns_events_and_ends_with_it(http:
         assert response.headers["content-type"].startswith("text/event-stream")
         chunks = [chunk_of(event) async for event in sse_events(response)]
     kinds = [c.chunk_type for c in chunks]
-    assert kinds[0] == TaskChunkType.PROCESSING and chunks[0].content["message"].startswith("SELECT")  # type: ignore[index]
+    assert kinds[0] == TaskChunkType.PROCESSING and event_of(chunks[0], TurnStarted).message.startswith(
+        "SELECT"
+    )
     assert TaskChunkType.RESPONSE in kinds and kinds[-1] == TaskChunkType.COMPLETE, (
         "the stream ends with the turn"
     )
-    assert all(c.chunk_type != TaskChunkType.PROCESSING or c.content["message"] != "hello" for c in chunks), (  # type: ignore[index]
-        "only this message's turn"
-    )
+    assert all(e.message != "hello" for e in events(chunks, TurnStarted)), "only this message's turn"

@@ -8,7 +8,7 @@ import httpx
 
 from contracts import TaskChunkType
 
-from ..support import collect_events
+from ..support import asked, collect_events
 from .test_sessions import DELETE_CANCELLED, decide, is_type, new_key
 
 
@@ -23,7 +23,7 @@ async def start(http: httpx.AsyncClient, key: str, policies: dict[str, object]) 
     )
     assert sent.status_code == 202, sent.text
     chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST))
-    return str(chunks[-1].metadata["interaction_id"])
+    return asked(chunks[-1]).interaction_id
 
 
 async def test_a_tool_policy_names_who_decides_its_calls(

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType
+from contracts import TaskChunkType, ToolUsed
 from core.settings import Settings
 
 from ..conftest import assert_eventually
-from ..support import collect_events, fields
+from ..support import collect_events, events
 from ..workflows.graph.flows import gated, task
 from .test_project_scope import BEA, BOTH, ROOT, SAM, scoped_api
 
@@ -169,6 +169,7 @@ async def test_a_sessions_large_result_belongs_to_the_sessions_project(http: htt
     chunks = await collect_events(
         http, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE, headers=SAM, within=60
     )
-    used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    offloaded = fields(used)["result"]["artifact"]["artifact_id"]
+    [used] = events(chunks, ToolUsed)
+    assert used.result.artifact is not None
+    offloaded = used.result.artifact.artifact_id
     assert await readers(http, offloaded) == {"sam": 200, "bea": 404, "bo": 200, "ada": 200}

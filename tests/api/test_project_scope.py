@@ -16,12 +16,12 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from contracts import TaskChunkType
+from contracts import GraphStarted, TaskChunkType
 from core.settings import ApiSettings, Settings
 from workflows.identity.search_attributes import PROJECT
 
 from ..conftest import assert_eventually
-from ..support import collect_events, fields, serve
+from ..support import asked, collect_events, events, serve
 from ..workflows.graph.flows import gated
 from .test_auth import bearer
 from .test_session_graphs import BLUEPRINT, plan_message
@@ -229,8 +229,7 @@ async def test_a_sessions_graph_and_its_task_runs_belong_to_the_sessions_project
     chunks = await collect_events(
         http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, headers=SAM, within=30
     )
-    started = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and "graph_id" in fields(c))
-    graph_id = fields(started)["graph_id"]
+    graph_id = events(chunks, GraphStarted)[0].graph_id
     view = await http.get(f"/graphs/{graph_id}", headers=SAM)
     assert view.status_code == 200, "reached through its session, a graph of no project of its own"
     collect = next(t for t in view.json()["tasks"] if t["task_id"] == "collect")
@@ -240,13 +239,13 @@ async def test_a_sessions_graph_and_its_task_runs_belong_to_the_sessions_project
         assert (await http.get(path, headers=BEA)).status_code == 404, path
     gate = chunks[-1]
     refused = await http.post(
-        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        f"/graphs/{graph_id}/interactions/{asked(gate).interaction_id}",
         json={"approved": True},
         headers=BEA,
     )
     assert refused.status_code == 404, "billing's key cannot even say it exists"
     decided = await http.post(
-        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        f"/graphs/{graph_id}/interactions/{asked(gate).interaction_id}",
         json={"approved": True},
         headers=SAM,
     )

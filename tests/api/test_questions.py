@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from contracts import TaskChunkType
+from contracts import QuestionAsked, TaskChunkType, TurnAnswered
 
-from ..support import collect_events, fields
+from ..support import asked, asked_content, collect_events, event_of, events
 from .test_sessions import DEMO_AGENTS, decide, is_type, new_key
 
 
@@ -19,9 +19,9 @@ async def ask(http: httpx.AsyncClient, key: str, question: str, principal: str =
     assert sent.status_code == 202, sent.text
     chunks = await collect_events(http, key, is_type(TaskChunkType.USER_INPUT_REQUEST))
     request = chunks[-1]
-    assert fields(request)["question"] == question
-    assert request.metadata["interaction_type"] == "user_input"
-    return request.metadata["interaction_id"], request.sequence_id
+    assert asked_content(request)["question"] == question
+    assert asked(request).interaction_type == "user_input" and isinstance(request.content, QuestionAsked)
+    return asked(request).interaction_id, request.sequence_id
 
 
 @pytest.mark.parametrize("agent_id", DEMO_AGENTS)
@@ -41,7 +41,7 @@ async def test_the_answer_goes_back_to_the_agent(http: httpx.AsyncClient, agent_
     assert answered.json()["response_data"] == {"text": "orders"}
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == 'alice answered "Which table should I clean?": orders'
+    assert event_of(answer, TurnAnswered).answer == 'alice answered "Which table should I clean?": orders'
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [(e["kind"], e["principal"]) for e in audit] == [("requested", "alice"), ("answered", "alice")]
     assert (await http.get(f"/sessions/{key}")).json()["status"] == "active"
@@ -82,7 +82,7 @@ async def test_a_declined_question_is_told_to_the_agent(http: httpx.AsyncClient)
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
     assert (
-        answer.content
+        event_of(answer, TurnAnswered).answer
         == 'I did not run ask_user: denied by alice (the person declined to answer) — "no idea".'
     )
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
@@ -98,8 +98,8 @@ async def test_an_unanswered_question_times_out(http: httpx.AsyncClient) -> None
     assert created.status_code == 201, created.text
     _, offset = await ask(http, key, "Anyone there?")
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
-    [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == (
+    [answer] = events(chunks, TurnAnswered)
+    assert answer.answer == (
         "I did not run ask_user: denied by system:timeout (nobody answered the question in time) — "
         '"no decision within 0:00:01".'
     )
@@ -117,7 +117,7 @@ async def test_the_next_message_answers_a_question(http: httpx.AsyncClient) -> N
     assert sent.status_code == 202
     chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE), params={"after": offset})
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == 'alice answered "Which region?": eu-west'
+    assert event_of(answer, TurnAnswered).answer == 'alice answered "Which region?": eu-west'
     users = [
         m for m in (await http.get(f"/sessions/{key}/messages")).json()["messages"] if m["role"] == "user"
     ]

@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 from temporalio.client import Client
 
-from contracts import TaskChunkType
+from contracts import DecisionTaken, GraphStarted, TaskChanged, TaskChunkType, TurnAnswered
 from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
-from ..support import collect_events, fields
+from ..support import asked, asked_content, collect_events, events
 from ..workflows.graph.flows import edge, task, task_timeout
 
 
@@ -40,20 +40,21 @@ async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(
     chunks = await collect_events(
         http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
     )
-    started = next(c for c in chunks if c.chunk_type == TaskChunkType.PROGRESS and "graph_id" in fields(c))
-    graph_id = fields(started)["graph_id"]
-    assert fields(started)["tasks"] == ["collect", "publish"]
-    progress = [fields(c) for c in chunks if c.chunk_type == TaskChunkType.PROGRESS]
-    assert [p["status"] for p in progress if p.get("task_id") == "collect"][-1:] == ["completed"]
-    assert [p for p in progress if p.get("task_id") == "publish" and p.get("status") == "completed"] == [], (
+    [started] = events(chunks, GraphStarted)
+    graph_id = started.graph_id
+    assert started.tasks == ["collect", "publish"]
+    progress = events(chunks, TaskChanged)
+    assert [p.status for p in progress if p.task_id == "collect"][-1:] == ["completed"]
+    assert [p for p in progress if p.task_id == "publish" and p.status == "completed"] == [], (
         "the gated task has not run"
     )
+    assert {p.graph for p in progress} == {f"graph:{graph_id}"}, "each change names the graph it is of"
     gate = chunks[-1]
-    assert gate.content["prompt"] == "Publish the total?"  # type: ignore[index]
-    assert gate.metadata["workflow_id"] == f"graph:{graph_id}"
+    assert asked_content(gate)["prompt"] == "Publish the total?"
+    assert asked(gate).workflow_id == f"graph:{graph_id}"
     assert await task_timeout(client, f"graph:{graph_id}") == GRAPH_TASK_TIMEOUT, "room to replay"
     decided = await http.post(
-        f"/graphs/{graph_id}/interactions/{gate.metadata['interaction_id']}",
+        f"/graphs/{graph_id}/interactions/{asked(gate).interaction_id}",
         json={"approved": True, "principal": "bob"},
     )
     assert decided.status_code == 200, decided.text
@@ -64,7 +65,7 @@ async def test_a_plan_runs_as_a_child_graph_whose_gate_is_decided_over_http(
         params={"after": str(gate.sequence_id)},
         within=30,
     )
-    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    answer = events(after, TurnAnswered)[0].answer
     assert answer == {"graph_id": graph_id, "status": "completed", "outputs": {"publish": {"total": 42}}}
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["status"] == "active" and session["messages"][-1]["content"]["outputs"] == {
@@ -89,7 +90,7 @@ async def test_a_chat_reply_decides_the_graph_gate_and_a_denial_skips_it(http: h
         params={"after": str(chunks[-1].sequence_id)},
         within=30,
     )
-    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    answer = events(after, TurnAnswered)[0].answer
     assert isinstance(answer, dict) and answer["status"] == "completed" and answer["outputs"] == {}
     graph = (await http.get(f"/graphs/{answer['graph_id']}")).json()
     publish = next(t for t in graph["tasks"] if t["task_id"] == "publish")
@@ -117,12 +118,12 @@ async def test_a_relayed_gate_is_listed_and_decided_at_the_session_like_its_own(
     session = (await http.get(f"/sessions/{key}")).json()
     [listed] = session["pending_interactions"]
     assert (listed["interaction_id"], listed["task_id"]) == (
-        gate.metadata["interaction_id"],
-        gate.metadata["workflow_id"],
+        asked(gate).interaction_id,
+        asked(gate).workflow_id,
     )
     assert listed["ask"]["kind"] == "gate" and listed["requested_by"] == "alice", "the gate names who asked"
     decided = await http.post(
-        f"/sessions/{key}/interactions/{gate.metadata['interaction_id']}",
+        f"/sessions/{key}/interactions/{asked(gate).interaction_id}",
         json={"approved": True, "principal": "bob"},
     )
     assert decided.status_code == 200, decided.text
@@ -134,10 +135,11 @@ async def test_a_relayed_gate_is_listed_and_decided_at_the_session_like_its_own(
         params={"after": str(gate.sequence_id)},
         within=30,
     )
-    answer = next(c for c in after if c.chunk_type == TaskChunkType.RESPONSE).content
+    answer = events(after, TurnAnswered)[0].answer
     assert isinstance(answer, dict) and answer["outputs"] == {"publish": {"total": 42}}
-    shown = [fields(c) for c in after if c.chunk_type == TaskChunkType.PROGRESS and "decided_by" in fields(c)]
-    assert shown and shown[0]["decided_by"] == "bob", "the session's stream shows the relayed decision"
+    shown = events(after, DecisionTaken)
+    assert shown and shown[0].decided_by == "bob", "the session's stream shows the relayed decision"
+    assert shown[0].workflow_id == asked(gate).workflow_id, "it names the graph that asked"
     graph_audit = (await http.get(f"/graphs/{answer['graph_id']}/audit")).json()["entries"]
     assert [
         (e["kind"], e["principal"], e["channel"])
@@ -177,7 +179,7 @@ async def test_a_chat_answer_to_a_relayed_question_is_the_answer_not_a_verdict(
     chunks = await collect_events(
         http, key, lambda c: c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST, within=30
     )
-    assert chunks[-1].metadata["interaction_type"] == "user_input", chunks[-1]
+    assert asked(chunks[-1]).interaction_type == "user_input", chunks[-1]
     answered = await http.post(
         f"/sessions/{key}/messages",
         params={"wait": "true"},

@@ -11,13 +11,13 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from contracts import InteractionRequest, TaskChunkType, TaskStreamChunk
+from contracts import InteractionRequest, TaskChunkType, TaskStreamChunk, ToolUsed, TurnAnswered
 from core.settings import Settings
 from tests.conftest import assert_eventually
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
-from ..support import collect_events, fields, serve
+from ..support import asked, asked_content, collect_events, event_of, events, serve
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -67,9 +67,9 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
 ) -> None:
     key = new_key()
     request = await ask_for_delete(http, key, agent_id=agent_id)
-    interaction_id = request.metadata["interaction_id"]
-    assert fields(request)["tool_name"] == "sql"
-    assert fields(request)["tool_params"] == {"sql": DELETE_CANCELLED}
+    interaction_id = asked(request).interaction_id
+    assert asked_content(request)["tool_name"] == "sql"
+    assert asked_content(request)["tool_params"] == {"sql": DELETE_CANCELLED}
     assert count_orders("status = 'cancelled'") == 3, "nothing may change before approval"
 
     status = (await http.get(f"/sessions/{key}")).json()
@@ -93,10 +93,10 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
     assert chunks[0].sequence_id == request.sequence_id + 1
-    tool_use = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    assert fields(tool_use)["result"]["content"]["rowcount"] == 3
+    [tool_use] = events(chunks, ToolUsed)
+    assert tool_use.result.content["rowcount"] == 3
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == "DELETE done: 3 rows affected."
+    assert event_of(answer, TurnAnswered).answer == "DELETE done: 3 rows affected."
     final = await http.get(f"/sessions/{key}")
     assert final.json()["status"] == "active"
     assert final.json()["pending_interactions"] == []
@@ -108,7 +108,7 @@ async def test_denial_changes_nothing_and_the_agent_reports_the_denial(
 ) -> None:
     key = new_key()
     request = await ask_for_delete(http, key, agent_id=agent_id)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
     response = await decide(
         http, key, interaction_id, approved=False, principal="bob", user_message="not today"
     )
@@ -119,7 +119,10 @@ async def test_denial_changes_nothing_and_the_agent_reports_the_denial(
         http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
     )
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == 'I did not run sql: denied by bob (a person denied it) — "not today".'
+    assert (
+        event_of(answer, TurnAnswered).answer
+        == 'I did not run sql: denied by bob (a person denied it) — "not today".'
+    )
     assert [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE] == []
     assert count_orders("status = 'cancelled'") == 3
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
@@ -139,13 +142,13 @@ async def test_a_select_runs_without_approval(http: httpx.AsyncClient) -> None:
     kinds = [c.chunk_type for c in chunks]
     assert TaskChunkType.TOOL_APPROVAL_REQUEST not in kinds
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
-    assert answer.content == "SELECT returned 1 row:\ncustomer\nAlice"
+    assert event_of(answer, TurnAnswered).answer == "SELECT returned 1 row:\ncustomer\nAlice"
 
 
 async def test_decision_errors_have_the_documented_statuses(http: httpx.AsyncClient) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
+    interaction_id = asked(request).interaction_id
 
     unknown = await decide(http, key, "tool_99", approved=True)
     assert unknown.status_code == 404
@@ -182,8 +185,8 @@ async def test_only_allowed_approvers_decide(http: httpx.AsyncClient) -> None:
     again = await http.post("/sessions", json={"session_key": key})
     assert again.status_code == 409
     request = await ask_for_delete(http, key)
-    interaction_id = request.metadata["interaction_id"]
-    assert request.metadata["approvers"] == ["carol"]
+    interaction_id = asked(request).interaction_id
+    assert asked(request).approvers == ["carol"]
 
     refused = await decide(http, key, interaction_id, approved=True, principal="mallory")
     assert refused.status_code == 403
@@ -238,7 +241,7 @@ async def test_numbers_and_switches_must_be_json_numbers_and_booleans(
 
 async def test_a_decision_of_1_is_refused_and_the_request_still_waits(http: httpx.AsyncClient) -> None:
     key = new_key()
-    interaction_id = (await ask_for_delete(http, key)).metadata["interaction_id"]
+    interaction_id = asked(await ask_for_delete(http, key)).interaction_id
     for approved in (1, "true", "yes"):
         refused = await decide(http, key, interaction_id, approved=approved)
         assert refused.status_code == 422 and "approved" in refused.json()["detail"], refused.text

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from api.sse.subscriber import Event, Final, Subscriber
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import TaskChunkType, TaskStreamChunk, Thinking
 
 from ..conftest import assert_eventually
 
@@ -21,8 +21,8 @@ def event(offset: int) -> Event:
     chunk = TaskStreamChunk(
         workflow_id="session-t",
         sequence_id=offset,
-        chunk_type=TaskChunkType.PROCESSING,
-        content={"n": offset},
+        chunk_type=TaskChunkType.THINKING,
+        content=Thinking(text=f"thought {offset}"),
         timestamp=datetime(2026, 11, 27, tzinfo=UTC),
     )
     return Event(offset, f"id: {offset}\n\n", chunk)

@@ -10,12 +10,24 @@ from pathlib import Path
 import httpx
 import pytest
 
-from contracts import GraphView, SandboxProfile, TaskChunkType, TaskStreamChunk
+from contracts import (
+    CommandEnded,
+    CommandFailed,
+    CommandOutput,
+    CommandPrompt,
+    CommandToolUse,
+    GraphView,
+    Output,
+    SandboxProfile,
+    TaskChunkType,
+    TaskStreamChunk,
+    ToolUsed,
+)
 from core.settings import Settings
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
 from ..conftest import assert_eventually
-from ..support import collect_events, fields, terminal_settings
+from ..support import asked, asked_content, collect_events, event_of, events, terminal_settings
 from ..workflows.graph.flows import task
 from .test_sessions import decide, is_type, new_key
 
@@ -38,10 +50,10 @@ async def ask(http: httpx.AsyncClient, key: str, command: str) -> tuple[str, int
         http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": after}
     )
     request = chunks[-1]
-    assert fields(request)["tool_name"] == "terminal" and fields(request)["tool_params"] == {
+    assert asked_content(request)["tool_name"] == "terminal" and asked_content(request)["tool_params"] == {
         "command": command
     }
-    return str(request.metadata["interaction_id"]), request.sequence_id
+    return str(asked(request).interaction_id), request.sequence_id
 
 
 async def test_an_approved_command_streams_its_output_and_reports_its_status(http: httpx.AsyncClient) -> None:
@@ -54,26 +66,26 @@ async def test_an_approved_command_streams_its_output_and_reports_its_status(htt
     assert result["metadata"]["exit_status"] == 0 and result["metadata"]["command_success"] is True
     assert result["metadata"]["execution_time"] >= 1.0
     chunks = await collect_events(http, key, turn_over, params={"after": offset})
-    streamed = [c for c in chunks if c.chunk_type == TaskChunkType.CONTENT]
-    assert "".join(str(c.content) for c in streamed) == "hello\ndone\n"
-    assert all(
-        c.metadata["terminal_type"] == "generic" and c.metadata["source_tool"] == "terminal" for c in streamed
-    )
-    assert sum(c.metadata["content_length"] for c in streamed) == len("hello\ndone\n")
-    hello = next(c for c in streamed if "hello" in str(c.content))
-    done = next(c for c in streamed if "done" in str(c.content))
+    streamed = [c for c in chunks if isinstance(c.content, CommandOutput)]
+    said = [event_of(c, CommandOutput) for c in streamed]
+    assert "".join(e.text for e in said) == "hello\ndone\n"
+    assert all(e.terminal_type == "generic" and e.source_tool == "terminal" for e in said)
+    assert sum(e.content_length or 0 for e in said) == len("hello\ndone\n")
+    hello = next(c for c in streamed if "hello" in event_of(c, CommandOutput).text)
+    done = next(c for c in streamed if "done" in event_of(c, CommandOutput).text)
     # Streamed while the command ran (a second apart), not handed over in one piece at its end; the
     # chunks' times are not compared: on a starved machine the first is published late.
-    assert hello.sequence_id < done.sequence_id and "done" not in str(hello.content), (
+    assert hello.sequence_id < done.sequence_id and "done" not in event_of(hello, CommandOutput).text, (
         "hello came on its own, first"
     )
     complete = next(c for c in chunks if c.chunk_type == TaskChunkType.COMPLETE)
+    ended = event_of(complete, CommandEnded)
     assert complete.sequence_id > done.sequence_id and not complete.is_final
-    assert complete.metadata["exit_status"] == 0 and complete.metadata["command_success"] is True
-    assert complete.metadata["execution_time"] >= 1.0 and complete.metadata["terminal_type"] == "generic"
+    assert ended.exit_status == 0 and ended.command_success is True
+    assert (ended.execution_time or 0) >= 1.0 and ended.terminal_type == "generic"
     used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
     assert used.sequence_id > complete.sequence_id
-    assert fields(used)["result"]["metadata"]["exit_status"] == 0
+    assert event_of(used, ToolUsed).result.metadata["exit_status"] == 0
 
 
 def turn_over(chunk: TaskStreamChunk) -> bool:
@@ -146,11 +158,12 @@ async def test_an_agent_cli_streams_typed_chunks_and_takes_the_next_command_as_i
     result = (await decide(http, key, question, approved=True, principal="bob")).json()["tool_result"]
     assert result["content"]["output"].endswith("You asked: what is here?\nThat is all I know.\n")
     chunks = await collect_events(http, key, turn_over, params={"after": offset})
-    typed = [c for c in chunks if c.metadata.get("source_tool") == "terminal"]
+    typed = [c for c in chunks if isinstance(c.content, Output) and c.content.source_tool == "terminal"]
     kinds = [c.chunk_type for c in typed]
     assert kinds == ["thinking", "tool_use", "content", "pending", "complete"], kinds
-    assert typed[1].metadata["tool_name"] == "fs_read" and typed[3].metadata["prompt_text"] == ">"
-    assert all(c.metadata["terminal_type"] == "qcli" for c in typed)
+    assert event_of(typed[1], CommandToolUse).tool_name == "fs_read"
+    assert event_of(typed[3], CommandPrompt).prompt_text == ">"
+    assert all(event_of(c, Output).terminal_type == "qcli" for c in typed)
     quit_, _ = await ask(http, key, "/quit")
     result = (await decide(http, key, quit_, approved=True, principal="bob")).json()["tool_result"]
     assert result["content"]["output"] == "bye\n" and result["metadata"]["exit_status"] == 0
@@ -177,22 +190,17 @@ async def test_a_graph_task_streams_its_command_output_on_the_task_run_events(
         decided.status_code == 200 and decided.json()["tool_result"]["content"]["output"] == "hello\ndone\n"
     )
     chunks = await collect_events(http, "", is_tool_result, path=run_events, within=30)
-    streamed = [c for c in chunks if c.metadata.get("source_tool") == "terminal"]
+    streamed = [c for c in chunks if isinstance(c.content, Output) and c.content.source_tool == "terminal"]
     assert [c.chunk_type for c in streamed][-1] == TaskChunkType.COMPLETE
-    assert (
-        "".join(str(c.content) for c in streamed if c.chunk_type == TaskChunkType.CONTENT) == "hello\ndone\n"
-    )
-    assert streamed[-1].metadata["exit_status"] == 0 and streamed[-1].metadata["execution_time"] >= 1.0
+    assert "".join(e.text for e in events(streamed, CommandOutput)) == "hello\ndone\n"
+    ended = event_of(streamed[-1], CommandEnded)
+    assert ended.exit_status == 0 and (ended.execution_time or 0) >= 1.0
     no_version = await http.get(run_events, params={"version": 2})
     assert no_version.status_code == 404 and "has no version 2; it has: 1" in no_version.json()["detail"]
 
 
 def is_tool_result(chunk: TaskStreamChunk) -> bool:
-    return (
-        chunk.chunk_type == TaskChunkType.TOOL_USE
-        and isinstance(chunk.content, dict)
-        and "result" in chunk.content
-    )
+    return isinstance(chunk.content, ToolUsed)
 
 
 async def graph_view(http: httpx.AsyncClient, graph_id: str) -> GraphView:
@@ -206,14 +214,19 @@ async def test_a_cancelled_turn_interrupts_its_command_with_ctrl_c(http: httpx.A
     interaction_id, offset = await ask(http, key, "echo started && sleep 60")
     decision = asyncio.create_task(decide(http, key, interaction_id, approved=True, principal="bob"))
     try:
-        await collect_events(http, key, lambda c: c.content == "started\n", params={"after": offset})
+        await collect_events(
+            http,
+            key,
+            lambda c: isinstance(c.content, CommandOutput) and c.content.text == "started\n",
+            params={"after": offset},
+        )
         cancelled = await http.post(f"/sessions/{key}/turn/cancel", json={"reason": "too slow"})
         assert cancelled.status_code == 200, cancelled.text
         chunks = await collect_events(
             http, key, lambda c: c.chunk_type == TaskChunkType.ERROR, params={"after": offset}
         )
-        assert chunks[-1].metadata["error_type"] == "cancelled"
-        assert chunks[-1].metadata["source_tool"] == "terminal"
+        failed = event_of(chunks[-1], CommandFailed)
+        assert failed.error_type == "cancelled" and failed.source_tool == "terminal"
     finally:
         answered = await decision
     assert answered.status_code == 200, answered.text

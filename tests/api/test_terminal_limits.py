@@ -9,11 +9,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from contracts import SandboxProfile, TaskChunkType
+from contracts import (
+    CommandEnded,
+    CommandFailed,
+    CommandOutput,
+    SandboxProfile,
+    TaskChunkType,
+    ToolUsed,
+    TurnAnswered,
+)
 from core.settings import Settings
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
-from ..support import collect_events, fields, terminal_settings
+from ..support import collect_events, event_of, events, terminal_settings
 from .test_sessions import decide, new_key
 from .test_terminal import ask, turn_over
 
@@ -50,17 +58,17 @@ async def interrupted(
     assert result["metadata"]["command_success"] is False and result["metadata"]["sandbox"] == sandbox.value
 
     chunks = await collect_events(http, key, turn_over, params={"after": offset}, within=60)
-    ends = [
-        c
-        for c in chunks
-        if c.chunk_type in (TaskChunkType.ERROR, TaskChunkType.COMPLETE) and c.metadata.get("source_tool")
-    ]
-    assert [(c.chunk_type, c.metadata["error_type"], c.metadata["source_tool"]) for c in ends] == [
-        (TaskChunkType.ERROR, error_type, "terminal")
-    ], "the command's end is one error chunk, no `complete`"
-    assert ends[0].metadata["error_message"] == error
-    answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
-    assert answer.content == f"terminal failed: {error}", "the agent is told, and tells the user"
+    ends = [c.content for c in chunks if isinstance(c.content, CommandEnded | CommandFailed)]
+    assert [(type(e), e.source_tool) for e in ends] == [(CommandFailed, "terminal")], (
+        "the command's end is one error chunk, no `complete`"
+    )
+    failed = ends[0]
+    assert isinstance(failed, CommandFailed) and (failed.error_type, failed.error_message) == (
+        error_type,
+        error,
+    )
+    [answer] = events(chunks, TurnAnswered)
+    assert answer.answer == f"terminal failed: {error}", "the agent is told, and tells the user"
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["status"] == "active" and session["messages"][-1]["content"] == f"terminal failed: {error}"
 
@@ -93,13 +101,13 @@ async def test_a_command_running_past_the_timeout_is_interrupted_and_the_session
     chunks = await collect_events(http, key, turn_over, within=60)  # its first turn, from the start
     stopped = next(c for c in chunks if c.chunk_type == TaskChunkType.ERROR)
     streamed = "".join(
-        str(c.content)
+        c.content.text
         for c in chunks
-        if c.chunk_type == TaskChunkType.CONTENT and c.sequence_id < stopped.sequence_id
+        if isinstance(c.content, CommandOutput) and c.sequence_id < stopped.sequence_id
     )
     assert streamed.startswith("started\ntick 1\ntick 2\n"), "its output streamed until it was stopped"
     used = next(c for c in chunks if c.chunk_type == TaskChunkType.TOOL_USE)
-    assert used.sequence_id > stopped.sequence_id and fields(used)["result"]["error"] == error
+    assert used.sequence_id > stopped.sequence_id and event_of(used, ToolUsed).result.error == error
 
 
 SHELL_LOOP = "while true; do /bin/true; done"

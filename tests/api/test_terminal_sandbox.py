@@ -15,12 +15,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType
+from contracts import CommandEnded, ToolCalled, ToolUsed
 from core.settings import Settings, TemporalSettings, ToolSettings
 
 from ..activities.tools.terminal.sandboxing import needs_bwrap
-from ..support import collect_events, fields, serve_agents
-from .test_sessions import decide, is_type, new_key
+from ..support import collect_events, event_of, events, serve_agents
+from .test_sessions import decide, new_key
 from .test_terminal import ask, turn_over
 
 pytestmark = needs_bwrap
@@ -70,14 +70,10 @@ async def test_the_request_shows_the_sandbox_and_the_approver_may_choose_another
     assert result["ok"] and (outside / "escaped.txt").exists(), "the approver chose no sandbox"
     assert result["metadata"]["sandbox"] == "full"
     chunks = await collect_events(http, key, turn_over, params={"after": offset})
-    [started] = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST]
-    assert fields(started)["context"]["sandbox"] == "full", "the stream says where it ran"
-    [complete] = [
-        c
-        for c in chunks
-        if c.chunk_type == TaskChunkType.COMPLETE and c.metadata.get("source_tool") == "terminal"
-    ]
-    assert complete.metadata["sandbox"] == "full"
+    [started] = events(chunks, ToolCalled)
+    assert started.context["sandbox"] == "full", "the stream says where it ran"
+    [complete] = [e for e in events(chunks, CommandEnded) if e.source_tool == "terminal"]
+    assert complete.sandbox == "full"
     audit = (await http.get(f"/sessions/{key}/audit")).json()
     assert [(e["kind"], e["interaction_id"]) for e in audit["entries"] if e["kind"] == "approved"] == [
         ("approved", first),
@@ -200,13 +196,13 @@ async def test_a_free_command_says_it_ran_in_the_read_only_sandbox(http: httpx.A
     sent = await http.post(f"/sessions/{key}/messages?wait=true", json={"content": "!ls -a"})
     assert sent.status_code == 200 and sent.json()["status"] == "completed", sent.text
     chunks = await collect_events(
-        http, key, lambda c: is_type(TaskChunkType.TOOL_USE)(c) and "ls -a" in str(c.content)
+        http, key, lambda c: isinstance(c.content, ToolUsed) and "ls -a" in c.content.result.model_dump_json()
     )
-    request = [c for c in chunks if c.chunk_type == TaskChunkType.TOOL_CALL_REQUEST][-1]
-    assert fields(request)["tool_params"] == {"command": "ls -a"}
-    assert request.metadata["requires_approval"] is False
-    assert fields(request)["context"]["sandbox"] == "trusted-read-only"
-    assert fields(chunks[-1])["result"]["metadata"]["sandbox"] == "trusted-read-only"
+    request = events(chunks, ToolCalled)[-1]
+    assert request.tool_params == {"command": "ls -a"}
+    assert request.requires_approval is False
+    assert request.context["sandbox"] == "trusted-read-only"
+    assert event_of(chunks[-1], ToolUsed).result.metadata["sandbox"] == "trusted-read-only"
 
 
 @pytest.fixture

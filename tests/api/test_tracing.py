@@ -12,7 +12,7 @@ from api.main import create_app
 from core.settings import Settings
 from core.tracing import Tracing
 from tests.fakes.otlp import Collector, ReceivedSpan
-from tests.support import running, serve
+from tests.support import asked, running, serve
 from worker import build_worker
 
 from .test_sessions import ask_for_delete, decide, new_key
@@ -42,7 +42,7 @@ async def test_a_request_is_traced_through_its_workflow_to_its_activities(
         ):
             key = new_key()
             request = await ask_for_delete(http, key)
-            decided = await decide(http, key, request.metadata["interaction_id"], approved=True)
+            decided = await decide(http, key, asked(request).interaction_id, approved=True)
             assert decided.status_code == 200, decided.text
         await asyncio.to_thread(tracing.provider.force_flush)  # the collector answers on this loop
         tracing.shutdown()

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import httpx
 
-from contracts import TaskChunkType
+from contracts import TaskChunkType, TurnCancelled
 
-from ..support import collect_events, fields
+from ..support import collect_events, event_of
 from .test_sessions import DELETE_CANCELLED, ask_for_delete, is_type, new_key
 
 
@@ -25,7 +25,7 @@ async def test_cancelling_a_turn_withdraws_its_approval_and_the_session_goes_on(
     chunks = await collect_events(
         http, key, is_type(TaskChunkType.CANCELLED), params={"after": request.sequence_id}
     )
-    assert chunks[-1].is_final and fields(chunks[-1])["by"] == "alice"
+    assert chunks[-1].is_final and event_of(chunks[-1], TurnCancelled).by == "alice"
     assert count_orders("status = 'cancelled'") == 3, "nothing ran"
     audit = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
     assert [(e["kind"], e["principal"]) for e in audit] == [

@@ -9,6 +9,7 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 from temporalio.converter import decode_typed_search_attributes
 
+from tests.support import asked
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 
@@ -28,7 +29,7 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
 
     metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
     details = metadata.current_details
-    assert f"Waiting for approval** `{request.metadata['interaction_id']}`" in details
+    assert f"Waiting for approval** `{asked(request).interaction_id}`" in details
     assert "tool: `sql`" in details and DELETE_CANCELLED in details
     assert "may approve: carol, dan" in details
     assert "times out:" in details and "system:timeout" in details
@@ -45,7 +46,7 @@ async def test_the_web_ui_shows_the_pending_approval_and_filters_by_status(
     summary = await description.static_summary()
     assert summary == f"Session {key} with Agent:demo (http)"
 
-    await decide(http, key, request.metadata["interaction_id"], approved=True, principal="carol")
+    await decide(http, key, asked(request).interaction_id, approved=True, principal="carol")
     await assert_eventually(
         handle.describe,
         lambda d: (
@@ -78,7 +79,7 @@ async def test_a_new_session_is_searchable_from_its_start_and_upserts_only_what_
 ) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
-    await decide(http, key, request.metadata["interaction_id"], approved=True, principal="carol")
+    await decide(http, key, asked(request).interaction_id, approved=True, principal="carol")
     handle = client.get_workflow_handle(session_workflow_id(key))
 
     history = await handle.fetch_history()

@@ -14,13 +14,13 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import DeliveryFailed, TaskStreamChunk
 from core.settings import Settings, TemporalSettings, WebhookSettings
 from tests.conftest import assert_eventually
 from worker import build_worker
 
 from ..fakes.webhook import WebhookReceiver, webhook_receiver
-from ..support import collect_events, serve
+from ..support import collect_events, event_of, serve
 from .test_sessions import DELETE_CANCELLED, decide, new_key
 
 SECRET = "hook-secret"
@@ -182,7 +182,7 @@ async def test_a_name_is_accepted_and_judged_when_sent(
         await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED, "principal": "alice"})
         chunks = await collect_events(http, key, _notify_error, within=30)
         assert (await http.get(f"/sessions/{key}")).json()["pending_interactions"], "the session goes on"
-    error = str(chunks[-1].content)
+    error = event_of(chunks[-1], DeliveryFailed).reason
     assert (
         "localhost resolves to" in error
         and "a loopback address" in error
@@ -208,14 +208,14 @@ async def test_a_failed_delivery_shows_its_status_never_the_receivers_answer(
         await assert_eventually(_count(receiver), bool, what="a first attempt")
         await time_env.sleep(15 * 60)
         chunks = await collect_events(http, key, _notify_error, within=60)
-    error = str(chunks[-1].content)
+    error = event_of(chunks[-1], DeliveryFailed).reason
     assert "answered 500 Internal Server Error" in error, error
     assert "tok_INTERNAL" not in error and "/srv/internal" not in error and "admin token" not in error
     assert len(receiver.received) == 10, "every attempt of the retry policy was made, of one notification"
 
 
 def _notify_error(chunk: TaskStreamChunk) -> bool:
-    return chunk.chunk_type == TaskChunkType.ERROR and "could not notify" in str(chunk.content)
+    return isinstance(chunk.content, DeliveryFailed) and chunk.content.via == "webhook"
 
 
 def _count(receiver: WebhookReceiver) -> Callable[[], Awaitable[int]]:

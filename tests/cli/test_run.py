@@ -15,7 +15,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskStreamChunk
+from contracts import SentChunk
 from core.settings import Settings
 
 from ..api.test_sessions import new_key
@@ -161,7 +161,7 @@ async def test_stream_json_is_one_event_per_line_then_the_result(http: httpx.Asy
     assert ran.code == 0, ran
     lines = [json.loads(line) for line in ran.out.splitlines()]
     *events, result = lines
-    chunks = [TaskStreamChunk.model_validate(line) for line in events]
+    chunks = [SentChunk.model_validate(line) for line in events]
     assert [c.chunk_type for c in chunks][:1] == ["processing"] and chunks[-1].is_final
     assert [c.sequence_id for c in chunks] == sorted(c.sequence_id for c in chunks)
     assert result["type"] == "result" and result["exit_code"] == 0

@@ -9,8 +9,11 @@ import pytest
 from pydantic import BaseModel
 
 import contracts
+from api.console import STATIC_DIR
+from cli.events_js import events_module
 from cli.main import main
 from cli.schema import contract_models
+from contracts import EVENT_MODELS
 
 
 def test_writes_one_schema_per_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,9 +28,12 @@ def test_writes_one_schema_per_model(tmp_path: Path, capsys: pytest.CaptureFixtu
     ]
     assert models, "contracts exports no models"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [*(f"{m.__name__}.json" for m in models), "openapi.json"]
+        [*(f"{m.__name__}.json" for m in models), "events.json", "openapi.json"]
     )
-    assert capsys.readouterr().out.strip() == f"wrote {len(models)} JSON Schemas and openapi.json to {out}"
+    assert (
+        capsys.readouterr().out.strip()
+        == f"wrote {len(models)} JSON Schemas, events.json and openapi.json to {out}"
+    )
 
 
 def test_schemas_are_strict_json(tmp_path: Path) -> None:
@@ -59,3 +65,23 @@ def test_only_models_are_written(tmp_path: Path) -> None:
         assert not (
             isinstance(getattr(contracts, name), type) and issubclass(getattr(contracts, name), BaseModel)
         )
+
+
+def test_the_events_schema_names_each_events_chunk_type(tmp_path: Path) -> None:
+    assert main(["schema", str(tmp_path)]) == 0
+    schema = json.loads((tmp_path / "events.json").read_text())
+    named = {
+        d["properties"]["event"]["const"]: d["x-chunk-type"]
+        for d in schema["$defs"].values()
+        if "x-chunk-type" in d
+    }
+    assert named == {model.model_fields["event"].default: model.chunk_type.value for model in EVENT_MODELS}
+
+
+def test_the_consoles_events_module_is_generated_from_the_events_schema(tmp_path: Path) -> None:
+    """`api/console/static/js/events.js` is what `make schema` writes: run it after changing an event."""
+    written = tmp_path / "events.js"
+    assert main(["schema", str(tmp_path), "--events-js", str(written)]) == 0
+    checked_in = (STATIC_DIR / "js" / "events.js").read_text()
+    assert checked_in == written.read_text(), "api/console/static/js/events.js is stale: run `make schema`"
+    assert checked_in == events_module(json.loads((tmp_path / "events.json").read_text()))

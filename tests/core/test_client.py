@@ -13,12 +13,12 @@ from temporalio.client import Client
 
 from api.main import create_app
 from api.sse import StreamHub
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import TaskChunkType, TaskStreamChunk, TurnStarted
 from core.client import SynapseClient, SynapseError
 from core.settings import Settings
 
 from ..conftest import assert_eventually
-from ..support import running
+from ..support import asked, running
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
 
@@ -46,8 +46,8 @@ async def test_a_supervised_turn_through_the_client(
     accepted = await synapse.send(key, DELETE_CANCELLED, principal="alice")
     assert accepted.workflow_id == f"session:{key}"
     events = synapse.events(key)
-    asked = (await until(events, TaskChunkType.TOOL_APPROVAL_REQUEST))[-1]
-    interaction_id = asked.metadata["interaction_id"]
+    request = (await until(events, TaskChunkType.TOOL_APPROVAL_REQUEST))[-1]
+    interaction_id = asked(request).interaction_id
 
     paused = await synapse.pause(key, reason="look first")
     resumed = await synapse.resume(key)
@@ -62,7 +62,7 @@ async def test_a_supervised_turn_through_the_client(
     assert count_orders("status = 'cancelled'") == 0
     answered = await until(events, TaskChunkType.COMPLETE)
     assert [c.sequence_id for c in answered] == list(
-        range(asked.sequence_id + 1, answered[-1].sequence_id + 1)
+        range(request.sequence_id + 1, answered[-1].sequence_id + 1)
     )
     kinds = [e.kind for e in (await synapse.audit(key)).entries]
     assert kinds == ["requested", "paused", "resumed", "approved"]
@@ -127,5 +127,5 @@ async def test_a_stream_the_server_cuts_short_is_resumed_without_loss(
     streams = [r for r in requests if r.url.path.endswith("/events")]
     assert len(streams) >= 2 and "last-event-id" in streams[-1].headers, "it resumed with Last-Event-ID"
     assert [c.sequence_id for c in chunks] == list(range(len(chunks))), "every chunk once, in order"
-    said = [c.content["message"][:2] for c in chunks if c.chunk_type == TaskChunkType.PROCESSING]  # type: ignore[index]
+    said = [c.content.message[:2] for c in chunks if isinstance(c.content, TurnStarted)]
     assert said == ["he", *(f"{n} "[:2] for n in range(sent))]

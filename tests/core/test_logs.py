@@ -15,7 +15,7 @@ from temporalio.client import Client
 from api.main import create_app
 from core.logs import REDACTED, JsonLines, Redacting, configure_logging, formatter, secrets_of
 from core.settings import ApiSettings, LarkSettings, Settings, TemporalSettings
-from tests.support import serve
+from tests.support import asked, serve
 from worker import build_worker
 
 from ..api.test_sessions import ask_for_delete, decide, new_key
@@ -121,7 +121,7 @@ async def test_the_tool_run_of_an_approval_logs_its_session_and_interaction(
     async with build_worker(client, settings), serve(create_app(settings, client=client)) as http:
         key = new_key()
         request = await ask_for_delete(http, key)
-        interaction_id = request.metadata["interaction_id"]
+        interaction_id = asked(request).interaction_id
         assert (await decide(http, key, interaction_id, approved=True)).status_code == 200
     ran = [line for line in json_lines if str(line["message"]).startswith("running sql")]
     assert len(ran) == 1, json_lines
@@ -142,7 +142,7 @@ async def test_info_lines_carry_no_sql_text(
         )
         assert read.status_code == 200 and read.json()["answer"].startswith("SELECT returned"), read.text
         request = await ask_for_delete(http, key)
-        assert (await decide(http, key, request.metadata["interaction_id"], approved=True)).status_code == 200
+        assert (await decide(http, key, asked(request).interaction_id, approved=True)).status_code == 200
     said = [json.dumps(line) for line in json_lines]
     assert any("running sql" in line for line in said) and any("assessed sql" in line for line in said)
     assert not [line for line in said if planted in line or "DELETE FROM" in line]

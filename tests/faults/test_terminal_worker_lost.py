@@ -15,11 +15,12 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from contracts import TaskChunkType
+from contracts import ToolRestarted
 from core.settings import Settings
+from core.wording import line_of
 
 from ..conftest import assert_eventually
-from ..support import collect_events
+from ..support import collect_events, event_of
 from .flows import RECOVERY_WITHIN, ask, tool_results, wait_answer, wait_pending
 from .processes import Children, start_worker
 
@@ -106,7 +107,6 @@ async def test_a_worker_killed_mid_command_loses_the_terminal_and_the_next_comma
     assert runs.read_text() == "run\n", (
         "neither the killed command nor the one its worker never took ran again"
     )
-    notes = await collect_events(
-        api, key, lambda chunk: chunk.chunk_type == TaskChunkType.PROGRESS and "afresh" in str(chunk.content)
-    )
-    assert "the last one was lost with its worker" in str(notes[-1].content)
+    notes = await collect_events(api, key, lambda chunk: isinstance(chunk.content, ToolRestarted))
+    assert event_of(notes[-1], ToolRestarted).tool_name == "terminal"
+    assert "the last one was lost with its worker" in line_of(notes[-1].content).text

@@ -18,11 +18,14 @@ with workflow.unsafe.imports_passed_through():
         RuleContext,
         RuleDecision,
         StepAssessment,
-        TaskChunkType,
         ToolAssessment,
+        ToolCalled,
         ToolCallRequest,
+        ToolRefused,
+        ToolRestarted,
         ToolResult,
         ToolRun,
+        ToolUsed,
         UniversalMessage,
         Verdict,
     )
@@ -57,7 +60,7 @@ def refuse_unknown(
     host: LoopHost, call: ToolCallRequest, assessment: ToolAssessment, messages: list[UniversalMessage]
 ) -> None:
     result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
-    host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": assessment.reason})
+    host.publish(ToolRefused(tool_name=call.tool_id, error=assessment.reason))
     messages.append(tool_message(call, result.model_dump(mode="json"), None))
 
 
@@ -174,26 +177,19 @@ async def gate_and_run(
             host.tool_finished(interaction_id, ToolResult(tool_id=call.tool_id, ok=False, error="cancelled"))
             return
     host.publish(
-        TaskChunkType.TOOL_CALL_REQUEST,
-        {
-            "tool_name": call.tool_id,
-            "tool_params": call.arguments,
-            "summary": assessment.summary,
-            **({"context": assessment.context} if assessment.context else {}),
-        },
-        metadata={"interaction_id": interaction_id, "requires_approval": assessment.needs_approval},
+        ToolCalled(
+            tool_name=call.tool_id,
+            tool_params=call.arguments,
+            summary=assessment.summary,
+            context=assessment.context,
+            interaction_id=interaction_id,
+            requires_approval=assessment.needs_approval,
+        )
     )
     binding = assessment.worker_bound
     queue = host.worker_queues.get(call.tool_id) if binding is not None else None
     if queue == LOST:
-        host.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "tool_name": call.tool_id,
-                "message": f"{call.tool_id}: starting afresh, the last one was lost with its worker",
-            },
-            metadata={"interaction_id": interaction_id},
-        )
+        host.publish(ToolRestarted(tool_name=call.tool_id, interaction_id=interaction_id))
     chosen = assessment.sandbox if interaction_id is not None else None
     run = ToolRun(owner_id=host.owner_id, interaction_id=interaction_id, call=call, sandbox=chosen)
     try:
@@ -205,11 +201,7 @@ async def gate_and_run(
         raise
     if binding is not None:
         remember_worker(host, call.tool_id, result)
-    host.publish(
-        TaskChunkType.TOOL_USE,
-        {"tool_name": call.tool_id, "result": result.model_dump(mode="json")},
-        metadata={"interaction_id": interaction_id, "ok": result.ok},
-    )
+    host.publish(ToolUsed(tool_name=call.tool_id, result=result.model_copy(), interaction_id=interaction_id))
     host.tool_finished(interaction_id, result)
     told = result.model_dump(mode="json") | ({"edited": edit} if edit else {})
     messages.append(tool_message(call, told, interaction_id))

@@ -17,13 +17,13 @@ with workflow.unsafe.imports_passed_through():
         ElicitationAnswer,
         Grant,
         GrantRevocation,
-        TaskChunkType,
         ToolOutput,
         ToolOutputBatch,
     )
     from contracts.names import ELICIT, GET_ELICITATION, TOOL_OUTPUT, TOOL_OUTPUTS
 
 from ..supervision.supervisor import Supervisor
+from .outputs import output_event
 from .supervised import SupervisedHost
 
 
@@ -63,11 +63,9 @@ class AgentRunHandlers:
 
     @workflow.signal(name=TOOL_OUTPUT)
     def tool_output(self, output: ToolOutput) -> None:
-        """Output of a tool while it runs (a terminal command), shown on the stream as its chunk type.
-
-        Metadata: seed 004's for the type, plus `interaction_id`, `source_tool` (the tool running) and
-        `streaming`; `tool_name` is the tool running too, except on `tool_use`, where it is the tool
-        an agent CLI in the terminal uses. Kept for runs that send one signal per chunk.
+        """Output of a tool while it runs (a terminal command), shown on the stream as the event of
+        its chunk type (`outputs.output_event`: `CommandOutput`, `CommandEnded`, ...). Kept for runs
+        that send one signal per chunk.
         """
         self._show_output(output)
 
@@ -78,14 +76,4 @@ class AgentRunHandlers:
             self._show_output(output)
 
     def _show_output(self, output: ToolOutput) -> None:
-        self._supervisor.publish(
-            TaskChunkType(output.chunk_type),
-            output.text,
-            metadata={
-                "tool_name": output.tool_id,
-                **output.metadata,
-                "interaction_id": output.interaction_id,
-                "source_tool": output.tool_id,
-                "streaming": True,
-            },
-        )
+        self._supervisor.publish(output_event(output))

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
         FinalAnswer,
         PlanBlueprint,
         StepAssessment,
-        TaskChunkType,
+        Thinking,
         ToolCallBatch,
         TurnToRemember,
         UniversalMessage,
@@ -155,7 +155,7 @@ async def run_agent_loop(
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
             return LoopOutcome("failure", failure=details)
         if result.output.thought:
-            host.publish(TaskChunkType.THINKING, result.output.thought)
+            host.publish(Thinking(text=result.output.thought))
         if result.status == "FAILURE":
             details = result.failure_details or FailureDetails(
                 type="LLM_REFUSAL", message="the agent failed without details"

@@ -8,8 +8,8 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         Answer,
-        TaskChunkType,
         ToolCallRequest,
+        ToolRefused,
         ToolResult,
         UniversalMessage,
     )
@@ -28,7 +28,7 @@ async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[Uni
             ok=False,
             error="ask_user needs `question`: the question, as a non-empty string",
         )
-        host.publish(TaskChunkType.ERROR, {"tool_name": call.tool_id, "error": result.error})
+        host.publish(ToolRefused(tool_name=call.tool_id, error=result.error or ""))
         messages.append(tool_message(call, result.model_dump(mode="json"), None))
         return
     outcome = await host.ask_user(call)

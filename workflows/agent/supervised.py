@@ -23,10 +23,10 @@ with workflow.unsafe.imports_passed_through():
         InteractionType,
         Principal,
         QuestionAsk,
+        QuestionAsked,
         RuleContext,
         RuleDecision,
         SandboxProfile,
-        TaskChunkType,
         ToolApprovalAsk,
         ToolAssessment,
         ToolCallRequest,
@@ -216,7 +216,7 @@ class SupervisedHost:
             content,
             approvers=answerers,
             timeout_seconds=timeout_seconds,
-            chunk=TaskChunkType.USER_INPUT_REQUEST,
+            announce=QuestionAsked,
             ask=ask,
         )
 

@@ -18,12 +18,12 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         GateAsk,
+        GateOpened,
         GraphTask,
         InteractionOutcome,
         InteractionRequest,
         InteractionType,
         Principal,
-        TaskChunkType,
         TaskStatus,
     )
 
@@ -91,7 +91,7 @@ class Gates:
                 content,
                 approvers=rules.get("approvers") or None,
                 timeout_seconds=rules.get("timeout_seconds"),
-                chunk=TaskChunkType.PENDING,
+                announce=GateOpened,
                 metadata={"task_uuid": task.task_uuid, "task_id": task.task_id, "instance": gate.instance},
                 ask=GateAsk(
                     task_id=task.task_id,
@@ -132,7 +132,9 @@ class Gates:
             else str(outcome.decided_by)
         )
         progress = Progress()
-        if self._scheduler.decisions.decide(gate, interaction_id, outcome.approved, how, progress):
+        if self._scheduler.decisions.decide(
+            gate, interaction_id, outcome.approved, how, progress, by=outcome.decided_by
+        ):
             self._decided(outcome, progress)
 
     def _failed(self, gate: Gate, reason: str) -> None:

@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
         GraphQuery,
         GraphTask,
         GraphView,
-        TaskChunkType,
+        TaskPaused,
     )
 
     from .state import GraphState
@@ -124,13 +124,9 @@ class TaskInterventions:
             return
         task.paused = kind == "PAUSE"
         self._chunks.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "task_id": task.task_id,
-                "task_uuid": task.task_uuid,
-                "paused": task.paused,
-                "by": request.principal,
-            },
+            TaskPaused(
+                task_id=task.task_id, task_uuid=task.task_uuid, paused=task.paused, by=request.principal
+            )
         )
 
 

@@ -14,7 +14,6 @@ told to report by signal.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -23,9 +22,14 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         AuditKind,
         BlueprintChange,
+        EdgeChanged,
+        GraphCancelled,
+        GraphChanged,
+        GraphFinished,
         GraphIntervention,
+        GraphRefused,
         GraphStatus,
-        TaskChunkType,
+        TaskChanged,
     )
 
     from .state import GraphRunInput, Reopening
@@ -58,7 +62,7 @@ class Lifecycle:
         plans: Plans,
         relay: Relay,
         *,
-        note: Callable[[list[dict[str, Any]]], None],
+        note: Callable[[list[TaskChanged | EdgeChanged]], None],
         show: Callable[[], None],
         intervene: Callable[[GraphIntervention], Awaitable[None]],
     ) -> None:
@@ -84,9 +88,7 @@ class Lifecycle:
             state.status, state.reason = GraphStatus.FAILED, f"the blueprint was refused: {err.message}"
             state.finished_at = workflow.now()
             self._show()
-            self._chunks.publish(
-                TaskChunkType.ERROR, {"status": state.status, "reason": state.reason}, is_final=True
-            )
+            self._chunks.publish(GraphRefused(status=state.status, reason=state.reason))
             self._chunks.close()
             return False
         return True
@@ -102,9 +104,7 @@ class Lifecycle:
             channel="http",
             comment=f"{reopening.reason} (after run {reopening.previous_run_id})",
         )
-        self._chunks.publish(
-            TaskChunkType.PROGRESS, {"reopened_by": reopening.principal, "reason": reopening.reason}
-        )
+        self._chunks.publish(GraphChanged(change="reopened", by=reopening.principal, reason=reopening.reason))
         try:
             if reopening.intervention is not None:
                 check(state, reopening.intervention)
@@ -138,14 +138,11 @@ class Lifecycle:
         self._note(progress.changes)
         await self._relay.send()
         self._show()
+        ended = GraphCancelled if state.status == GraphStatus.CANCELLED else GraphFinished
         self._chunks.publish(
-            TaskChunkType.CANCELLED if state.status == GraphStatus.CANCELLED else TaskChunkType.COMPLETE,
-            {
-                "status": state.status,
-                "reason": state.reason,
-                "outputs": view.sink_outputs(state, state.order[:100]),
-            },
-            is_final=True,
+            ended(
+                status=state.status, reason=state.reason, outputs=view.sink_outputs(state, state.order[:100])
+            )
         )
         self._chunks.close()
 

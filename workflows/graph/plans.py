@@ -24,8 +24,9 @@ with workflow.unsafe.imports_passed_through():
         AuditKind,
         BlueprintChange,
         ErrorType,
+        GraphChanged,
         GraphTask,
-        TaskChunkType,
+        PlanRefused,
     )
     from contracts.names import RESOLVE_AGENTS
 
@@ -98,7 +99,7 @@ class Plans:
                     channel=change.channel,
                     comment=why,
                 )
-                self._chunks.publish(TaskChunkType.ERROR, {"task_id": task.task_id, "error": task.reason})
+                self._chunks.publish(PlanRefused(task_id=task.task_id, reason=why))
 
     async def accept(self, change: BlueprintChange) -> dict[str, str]:
         """Add a blueprint to the graph (every check, assignees resolved); blueprint id → UUID."""
@@ -132,8 +133,7 @@ class Plans:
             comment=f"{len(added.tasks)} tasks, {len(added.edges)} edges, {len(added.updates)} updates",
         )
         self._chunks.publish(
-            TaskChunkType.PROGRESS,
-            {"extended_by": change.principal, "tasks": added.ids, "edges": len(added.edges)},
+            GraphChanged(change="extended", by=change.principal, tasks=added.ids, edges=len(added.edges))
         )
         self._changed(progress)
         return added.ids

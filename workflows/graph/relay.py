@@ -9,12 +9,10 @@ that has closed is let go.
 
 from __future__ import annotations
 
-from typing import Any
-
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphProgress, InteractionOutcome
+    from contracts import EdgeChanged, GraphProgress, InteractionOutcome, TaskChanged
     from contracts.names import GRAPH_PROGRESS
 
 
@@ -31,14 +29,14 @@ class Relay:
         self._session = run.config.parent_session
         self._state = run.state
         self._budget = run.budget
-        self._changes: list[dict[str, Any]] = []
+        self._changes: list[TaskChanged] = []
         self._decided: list[InteractionOutcome] = []
         self._sent_ids: list[str] = []
 
-    def changed(self, changes: list[dict[str, Any]]) -> None:
+    def changed(self, changes: list[TaskChanged | EdgeChanged]) -> None:
         """Task changes to pass on (edge changes are the graph's own business)."""
         if self._session:
-            self._changes += [change for change in changes if "task_id" in change]
+            self._changes += [change for change in changes if isinstance(change, TaskChanged)]
 
     def decided(self, outcomes: list[InteractionOutcome]) -> None:
         """Decisions to pass on."""

@@ -17,7 +17,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditKind, ErrorType, GraphIntervention, GraphTask, TaskChunkType
+    from contracts import AuditKind, ErrorType, GraphIntervention, GraphTask, TaskRolledBack
 
 
 from ..supervision.audit import audit
@@ -67,14 +67,13 @@ class Rollbacks:
         done = self._scheduler.changes.rollback(task, request)
         self._gates.withdraw(done.gates, f"task rolled back by {request.principal}")
         self._chunks.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "task_id": task.task_id,
-                "task_uuid": task.task_uuid,
-                "rolled_back_by": request.principal,
-                "next_version": len(task.versions) + 1,
-                "reset": [self._state.tasks[u].task_id for u in done.affected[1:]],
-            },
+            TaskRolledBack(
+                task_id=task.task_id,
+                task_uuid=task.task_uuid,
+                rolled_back_by=request.principal,
+                next_version=len(task.versions) + 1,
+                reset=[self._state.tasks[u].task_id for u in done.affected[1:]],
+            )
         )
         await self._act(Progress(changes=done.changes))
         await self._children.cancel(done.cancel)

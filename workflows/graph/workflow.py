@@ -19,17 +19,18 @@ commands issued here is gated (`workflows/versioning`; recorded graph histories 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         BlueprintChange,
+        EdgeChanged,
         GraphQuery,
         GraphView,
         InteractionOutcome,
-        TaskChunkType,
+        RequestOpened,
+        TaskChanged,
         TaskInteractions,
         TaskReport,
     )
@@ -41,7 +42,6 @@ from ..identity.ids import task_run_workflow_id
 from ..supervision.handlers import ControlHandlers, StreamHandlers, SupervisionHandlers
 from ..supervision.ports import Policy
 from ..supervision.relayed import DecisionRelay
-from ..supervision.requests import announced
 from ..supervision.supervisor import supervise
 from . import view
 from .cel import Conditions
@@ -195,10 +195,10 @@ class TaskGraphWorkflow(
             self._state.last_activity = workflow.now()
             self._show()
 
-    def _note(self, changes: list[dict[str, Any]]) -> None:
+    def _note(self, changes: list[TaskChanged | EdgeChanged]) -> None:
         """Publish status changes on the stream (and keep them for the parent session)."""
         for change in changes:
-            self.publish(TaskChunkType.PROGRESS, change, metadata={"task_uuid": change.get("task_uuid")})
+            self.publish(change)
         self._relay.changed(changes)
 
     def _changed(self, progress: Progress) -> None:
@@ -256,11 +256,7 @@ class TaskGraphWorkflow(
         self._relay.decided(told.decided)
         self._dirty = True
         for request in new:
-            self.publish(
-                TaskChunkType.TOOL_APPROVAL_REQUEST,
-                request.content,
-                metadata=announced(request, task_uuid=told.task_uuid),
-            )
+            self.publish(RequestOpened(request=request, task_uuid=told.task_uuid))
         self._show()
 
     # ----------------------------------------------------------------- blueprints

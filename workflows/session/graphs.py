@@ -27,11 +27,12 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         GraphConfig,
         GraphProgress,
+        GraphStarted,
         InboundMessage,
         InteractionRequest,
         PlanBlueprint,
+        RequestOpened,
         SessionConfig,
-        TaskChunkType,
     )
 
     from ..graph.state import GRAPH_TASK_TIMEOUT, GraphRunInput
@@ -41,9 +42,8 @@ from ..agent.host import LoopOutcome
 from ..graph import TaskGraphWorkflow
 from ..identity.ids import graph_workflow_id
 from ..stream.chunks import Publish
-from ..supervision.decisions import Decisions
+from ..supervision.decisions import Decisions, taken
 from ..supervision.relayed import DecisionRelay
-from ..supervision.requests import announced
 from ..versioning import GENERATION
 from .outbox import ChannelOutbox
 
@@ -101,11 +101,11 @@ class SessionGraphs:
             static_summary=f"Graph of {len(plan.new_tasks)} tasks proposed in session {self._config.session_key}",
         )
         self._state.graph = workflow_id
-        self._publish(
-            TaskChunkType.PROGRESS,
-            {"graph_id": graph_id, "workflow_id": workflow_id, "tasks": [t.task_id for t in plan.new_tasks]},
+        started = GraphStarted(
+            graph_id=graph_id, workflow_id=workflow_id, tasks=[t.task_id for t in plan.new_tasks]
         )
-        self._outbox.text(f"Running a task graph of {len(plan.new_tasks)} tasks ({workflow_id}).")
+        self._publish(started)
+        self._outbox.tell(started)
         await workflow.wait_condition(lambda: handle.done() or self._state.cancelled)
         if not handle.done():
             handle.cancel()
@@ -133,15 +133,11 @@ class SessionGraphs:
         if message.graph_workflow_id != self._state.graph:
             return
         for change in message.changes:
-            self._publish(TaskChunkType.PROGRESS, {**change, "graph": message.graph_workflow_id})
+            self._publish(change.model_copy(update={"graph": message.graph_workflow_id}))
         known = {request.interaction_id for request in self._state.relayed}
         for request in message.pending:
             if request.interaction_id not in known:
-                self._publish(
-                    TaskChunkType.TOOL_APPROVAL_REQUEST,
-                    request.content,
-                    metadata=announced(request),
-                )
+                self._publish(RequestOpened(request=request))
                 self._outbox.approval_requested(request)
         by_id = {request.interaction_id: request for request in self._state.relayed}
         for outcome in message.decided:
@@ -149,22 +145,7 @@ class SessionGraphs:
             if shown is None:
                 continue
             message_id, _who = self._answered.pop(outcome.interaction_id, (None, ""))
-            self._publish(
-                TaskChunkType.PROGRESS,
-                {
-                    "interaction_id": outcome.interaction_id,
-                    "approved": outcome.approved,
-                    "decided_by": outcome.decided_by,
-                    "channel": outcome.channel,
-                    "comment": outcome.comment,
-                    "workflow_id": shown.workflow_id,
-                    **({"response_data": outcome.response_data} if outcome.response_data else {}),
-                },
-                metadata={
-                    "interaction_id": outcome.interaction_id,
-                    **({"message_id": message_id} if message_id else {}),
-                },
-            )
+            self._publish(taken(outcome, workflow_id=shown.workflow_id, message_id=message_id))
             self._outbox.decided(shown, outcome)
         self._state.relayed = list(message.pending)
         for request in message.pending:  # one approval of two counted: the next reply answers it again

@@ -17,6 +17,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        DeliveryFailed,
         ErrorType,
         InteractionOutcome,
         InteractionRequest,
@@ -24,7 +25,7 @@ with workflow.unsafe.imports_passed_through():
         NotificationEvent,
         Principal,
         SessionConfig,
-        TaskChunkType,
+        StreamEvent,
     )
     from contracts.names import NOTIFY_WEBHOOK
 
@@ -75,8 +76,8 @@ class WebhookNotifier:
             )
         )
 
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Texts are for chats, not webhooks."""
+    def tell(self, event: StreamEvent, reply_to: str | None = None) -> None:
+        """Events are for chats (webhooks hear of interactions only)."""
 
     def approval_requested(self, request: InteractionRequest) -> None:
         """`interaction.opened`."""
@@ -113,6 +114,5 @@ class WebhookNotifier:
 
     def _failed(self, notification: Notification, reason: str) -> None:
         self._publish(
-            TaskChunkType.ERROR,
-            {"error": f"could not notify {notification.url} of {notification.event}: {reason}"},
+            DeliveryFailed(via="webhook", what=notification.event, to=notification.url, reason=reason)
         )

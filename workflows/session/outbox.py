@@ -19,21 +19,24 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from ..stream.chunks import Publish
+from ..supervision.decisions import taken
 from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         Delivery,
+        DeliveryFailed,
         ErrorType,
         InteractionOutcome,
         InteractionRequest,
         InteractionType,
         OutboundMessage,
         Principal,
+        QuestionAsked,
+        RequestEscalated,
         SessionConfig,
-        TaskChunkType,
+        StreamEvent,
     )
-    from contracts.experience import answer_text
     from contracts.names import DELIVER_MESSAGE
 
     from .state import SessionState
@@ -80,19 +83,17 @@ class ChannelOutbox:
                 )
             )
 
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Send a text (an answer, an error, a notice) to the chat."""
-        self._queue("text", text=text, reply_to=reply_to)
+    def tell(
+        self, event: StreamEvent, reply_to: str | None = None, request: InteractionRequest | None = None
+    ) -> None:
+        """Tell the chat what happened (an answer, an error, a notice); the `deliver_message` activity
+        words it (`core.wording.chat_text`, about `request` when it concerns one)."""
+        self._queue("event", event=event, reply_to=reply_to, interaction=request)
 
     def approval_requested(self, request: InteractionRequest) -> None:
         """Send the interactive approval card; a question goes as text, answered by the next reply."""
         if request.interaction_type == InteractionType.USER_INPUT:
-            question = (
-                request.content.get("question") if isinstance(request.content, dict) else request.content
-            )
-            self.text(
-                f"❓ {question}\n（直接回复即可回答 / Reply in this chat to answer · {request.interaction_id}）"
-            )
+            self.tell(QuestionAsked(request=request))
             return
         self._queue("approval_card", interaction=request)
 
@@ -102,15 +103,18 @@ class ChannelOutbox:
         if not question:
             self._queue("card_update", interaction=request, outcome=outcome)
         if outcome.decided_by == Principal.TIMEOUT:
-            what = "answered" if question else "approved"
-            self.text(f"操作已取消（超时）/ Cancelled: nobody {what} `{request.interaction_id}` in time.")
+            self.tell(taken(outcome), request=request)
 
     def escalated(self, request: InteractionRequest) -> None:
         """Remind the chat, mentioning `escalate_to` (they are notified), and show on the card who may
         decide now."""
         self._queue(
-            "text",
-            text=f"⏫ `{request.interaction_id}` is still waiting for a decision; please decide:",
+            "event",
+            event=RequestEscalated(
+                interaction_id=request.interaction_id,
+                escalated_to=request.escalate_to,
+                approvers=request.approvers,
+            ),
             mentions=list(request.escalate_to),
         )
         if request.interaction_type != InteractionType.USER_INPUT:
@@ -141,20 +145,4 @@ class ChannelOutbox:
             state.cards[interaction_id] = delivery.message_id
 
     def _failed(self, message: OutboundMessage, reason: str) -> None:
-        self._publish(
-            TaskChunkType.ERROR,
-            {"error": f"could not deliver a {message.kind} to {message.channel}: {reason}"},
-        )
-
-
-def outcome_text(outcome: Any, max_turns: int) -> str:
-    """What a chat is told at the end of a turn (a `LoopOutcome`)."""
-    if outcome.kind == "answer":
-        return answer_text(outcome.answer)
-    if outcome.kind == "plan":
-        return "The agent proposed a task graph; sessions cannot run graphs yet."
-    if outcome.kind == "failure" and outcome.failure is not None:
-        return f"The agent failed ({outcome.failure.type}): {outcome.failure.message}"
-    if outcome.kind == "max_turns":
-        return f"The agent did not answer within {max_turns} steps."
-    return "The session was cancelled."
+        self._publish(DeliveryFailed(via="chat", what=message.kind, to=message.channel, reason=reason))

@@ -25,8 +25,8 @@ with workflow.unsafe.imports_passed_through():
         Principal,
         SessionControl,
         SessionStatus,
-        TaskChunkType,
         ToolDenial,
+        TurnCancelled,
         UniversalMessage,
     )
 
@@ -107,12 +107,9 @@ class Turn:
                 )
             )
         messages.append(UniversalMessage(role="system", content=f"[{reason}]", timestamp=workflow.now()))
-        self._surface.publish(
-            TaskChunkType.CANCELLED,
-            {"turn_cancelled": True, "by": who, "reason": control.reason},
-            is_final=True,
-        )
-        self._surface.channel.text(f"已取消 / Cancelled: {reason}.")
+        cancelled = TurnCancelled(by=who, reason=control.reason)
+        self._surface.publish(cancelled)
+        self._surface.channel.tell(cancelled)
         self._state.last_activity = workflow.now()
         self._surface.show_status(SessionStatus.PAUSED if self._state.paused else SessionStatus.ACTIVE)
 

@@ -1,9 +1,9 @@
 """How a session's turn ends: what the chat and the stream are told, and what is remembered.
 
-The chat gets the outcome in a sentence (`outbox.outcome_text`); the stream gets the answer (a
-`response` chunk) or why there is none (an `error` chunk), then the turn's final `complete` chunk
-(a cancelled turn has told everyone already). The experience index keeps the question and the
-answer's preview for recall. Publishing issues no commands; the chat's text is an activity the
+The stream gets the answer (`TurnAnswered`) or why there is none (`TurnFailed`), then the turn's
+final `TurnCompleted` (a cancelled turn has told everyone already); the chat is told the same
+event (its words are the delivering activity's). The experience index keeps the question and the
+answer's preview for recall. Publishing issues no commands; the chat's message is an activity the
 outbox sends in order.
 """
 
@@ -14,36 +14,70 @@ from datetime import datetime
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import ExperienceRecord, InboundMessage, SessionConfig, TaskChunkType, TurnToRemember
-    from contracts.experience import preview
+    from contracts import (
+        ExperienceRecord,
+        InboundMessage,
+        SessionCancelled,
+        SessionConfig,
+        SessionStatus,
+        TurnAnswered,
+        TurnCompleted,
+        TurnFailed,
+        TurnFailure,
+        TurnToRemember,
+    )
+    from contracts.experience import answer_text, preview
 
     from .state import SessionState
 
 from ..agent.host import LoopOutcome
 from ..stream.chunks import Publish
-from .outbox import ChannelOutbox, outcome_text
+from .outbox import ChannelOutbox
+
+
+def ending(outcome: LoopOutcome, max_turns: int) -> TurnAnswered | TurnFailed | None:
+    """The event of how the turn ended: its answer, or why there is none (None: cancelled)."""
+    if outcome.kind == "answer":
+        return TurnAnswered(answer=outcome.answer)
+    if outcome.kind == "plan":
+        return TurnFailed(reason_code=TurnFailure.PLAN)
+    if outcome.kind == "failure":
+        return TurnFailed(reason_code=TurnFailure.AGENT_FAILED, failure=outcome.failure)
+    if outcome.kind == "max_turns":
+        return TurnFailed(reason_code=TurnFailure.MAX_TURNS, max_turns=max_turns)
+    return None
 
 
 def told(
-    outcome: LoopOutcome, max_turns: int, publish: Publish, outbox: ChannelOutbox, *, reply_to: str | None
+    outcome: LoopOutcome,
+    max_turns: int,
+    publish: Publish,
+    outbox: ChannelOutbox,
+    *,
+    reply_to: str | None,
+    cancel_reason: str | None = None,
 ) -> None:
-    """Tell the chat and the stream how the turn ended."""
-    outbox.text(outcome_text(outcome, max_turns), reply_to=reply_to)
+    """Tell the chat and the stream how the turn ended (the session's cancel: the chat only; the
+    stream hears it when the session ends)."""
+    event = ending(outcome, max_turns)
+    if event is None:
+        cancelled = SessionCancelled(status=SessionStatus.CANCELLED, reason=cancel_reason or "cancelled")
+        outbox.tell(cancelled, reply_to=reply_to)
+        return
+    outbox.tell(event, reply_to=reply_to)
+    publish(event)
+    publish(TurnCompleted())
+
+
+def remembered(outcome: LoopOutcome, max_turns: int) -> str:
+    """What the experience index keeps as a turn's answer: the answer, or why there is none."""
     if outcome.kind == "answer":
-        content = outcome.answer if isinstance(outcome.answer, str | dict) else {"answer": outcome.answer}
-        publish(TaskChunkType.RESPONSE, content)
-    elif outcome.kind == "plan":
-        publish(
-            TaskChunkType.ERROR, {"error": "the agent proposed a task graph; sessions cannot run graphs yet"}
-        )
-    elif outcome.kind == "failure" and outcome.failure is not None:
-        publish(TaskChunkType.ERROR, outcome.failure.model_dump(mode="json"))
-    elif outcome.kind == "max_turns":
-        publish(
-            TaskChunkType.ERROR, {"error": f"the agent did not answer within max_turns={max_turns} steps"}
-        )
-    if outcome.kind != "cancelled":
-        publish(TaskChunkType.COMPLETE, {"turn_complete": True}, is_final=True)
+        return answer_text(outcome.answer)
+    if outcome.kind == "failure" and outcome.failure is not None:
+        return f"failed ({outcome.failure.type}): {outcome.failure.message}"
+    if outcome.kind == "max_turns":
+        return f"no answer within {max_turns} steps"
+    return "a task graph was proposed" if outcome.kind == "plan" else "cancelled"
 
 
 def experience_of(
@@ -63,7 +97,7 @@ def experience_of(
         at=at,
         outcome=outcome.kind,
         question=preview(message.content),
-        answer=preview(outcome_text(outcome, config.max_turns)),
+        answer=preview(remembered(outcome, config.max_turns)),
         project=config.project,
     )
 

@@ -32,9 +32,11 @@ with workflow.unsafe.imports_passed_through():
         MessagesQuery,
         MessageWindow,
         RuleContext,
+        SessionCancelled,
         SessionControl,
+        SessionEnded,
         SessionStatus,
-        TaskChunkType,
+        TurnStarted,
         UniversalMessage,
     )
 
@@ -177,9 +179,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             )
         )
         self.publish(
-            TaskChunkType.PROCESSING,
-            {"message": message.content, "from": message.sender_id},
-            metadata={"message_id": message.message_id} if message.message_id else {},
+            TurnStarted(message=message.content, sender=message.sender_id, message_id=message.message_id)
         )
         outcome = await self._turn.run(
             run_agent_loop(
@@ -197,7 +197,14 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 UniversalMessage(role="assistant", content=outcome.answer, timestamp=workflow.now())
             )
         if outcome.kind != "cancelled" or state.cancelled:  # a cancelled turn has told everyone
-            told(outcome, self._config.max_turns, self.publish, self._outbox, reply_to=self._reply_to)
+            told(
+                outcome,
+                self._config.max_turns,
+                self.publish,
+                self._outbox,
+                reply_to=self._reply_to,
+                cancel_reason=state.cancel_reason,
+            )
         state.last_activity = workflow.now()
         state.turns_total += 1
         if not outcome.remembered:
@@ -229,9 +236,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         )
 
     def _finish(self, status: SessionStatus, reason: str) -> None:
-        kind = TaskChunkType.CANCELLED if status == SessionStatus.CANCELLED else TaskChunkType.COMPLETE
+        ended = SessionCancelled if status == SessionStatus.CANCELLED else SessionEnded
         self._set_status(status)
-        self.publish(kind, {"status": status, "reason": reason}, is_final=True)
+        self.publish(ended(status=status, reason=reason))
 
     # ------------------------------------------------------ identity
 

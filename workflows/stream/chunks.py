@@ -1,6 +1,6 @@
 """A workflow's chunk stream: `TaskStreamChunk`s on a `workflow_streams` stream, and its watchers.
 
-Every chunk goes on one topic; its `sequence_id` is its stream offset (the counter lives in the
+Every chunk (one event of `contracts.events`) goes on one topic; its `sequence_id` is its stream offset (the counter lives in the
 workflow's state, so it continues across continue-as-new). Watchers long-poll through
 `StreamWatch` (the `watch` update). Sessions use it now; graphs and their tasks will too.
 
@@ -11,14 +11,14 @@ no commands; changing what a chunk holds changes only what is published.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, Protocol, TypedDict, Unpack
+from typing import Any, NoReturn, Protocol
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
 
-    from contracts import TaskChunkType, TaskStreamChunk
+    from contracts import StreamEvent, TaskStreamChunk
 
 from .watch import StreamWatch
 
@@ -26,21 +26,11 @@ STREAM_TOPIC = "events"
 """The one topic every chunk is published on."""
 
 
-ChunkContent = str | dict[str, Any]
-
-
-class ChunkOptions(TypedDict, total=False):
-    """What a chunk may carry besides its kind and content."""
-
-    metadata: dict[str, Any]
-    is_final: bool
-
-
 class Publish(Protocol):
-    """Publish one chunk on the workflow's stream (what the loop, supervision and outbox need)."""
+    """Publish one event on the workflow's stream (what the loop, supervision and outbox need)."""
 
-    def __call__(self, kind: TaskChunkType, content: ChunkContent, **options: Unpack[ChunkOptions]) -> None:
-        """Append the chunk (its sequence id is its stream offset)."""
+    def __call__(self, event: StreamEvent) -> None:
+        """Append the event's chunk (its sequence id is its stream offset)."""
         ...
 
 
@@ -61,16 +51,16 @@ class ChunkStream:
         self._events = self._stream.topic(STREAM_TOPIC, type=TaskStreamChunk)
         self.watch = StreamWatch(counter.next_sequence)
 
-    def publish(self, kind: TaskChunkType, content: ChunkContent, **options: Unpack[ChunkOptions]) -> None:
-        """Append a chunk; its sequence_id is its stream offset (implements `Publish`)."""
+    def publish(self, event: StreamEvent) -> None:
+        """Append the event's chunk, of the event's chunk type and finality; its sequence_id is its
+        stream offset (implements `Publish`)."""
         chunk = TaskStreamChunk(
             workflow_id=self._owner_id,
-            chunk_type=kind,
+            chunk_type=event.chunk_type,
             sequence_id=self._counter.next_sequence,
-            content=content,
+            content=event,
             timestamp=workflow.now(),
-            is_final=options.get("is_final", False),
-            metadata=options.get("metadata", {}),
+            is_final=event.final,
         )
         self._counter.next_sequence += 1
         self._events.publish(chunk)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -30,9 +30,11 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         PERSON_SOURCES,
         Answer,
+        ApprovalCounted,
         AuditKind,
         Decision,
         DecisionSource,
+        DecisionTaken,
         ErrorType,
         GrantScope,
         InboundMessage,
@@ -40,9 +42,9 @@ with workflow.unsafe.imports_passed_through():
         InteractionRequest,
         InteractionType,
         Principal,
+        ReplyRefused,
         Said,
         SandboxProfile,
-        TaskChunkType,
         ToolResult,
         Verdict,
     )
@@ -72,6 +74,27 @@ def data_of(said: Said) -> dict[str, Any] | None:
     return {
         key: str(value) if key != "arguments" else value for key, value in data.items() if value is not None
     } or None
+
+
+SHOWN_OF_AN_OUTCOME = {"interaction_id", "approved", "decided_by", "channel", "comment", "grant_id"}
+"""What the stream's `DecisionTaken` shows of a decision's outcome, as the outcome names it."""
+
+
+class Taken(TypedDict, total=False):
+    """Where a decision came from, as the stream's `DecisionTaken` says it besides its outcome."""
+
+    message_id: str | None
+    """The chat message that took it."""
+    workflow_id: str | None
+    """The workflow that asked, when it is not the one publishing (a session relays its graph's)."""
+    rule_id: str | None
+    """The rule that took it."""
+
+
+def taken(outcome: InteractionOutcome, **where: Unpack[Taken]) -> DecisionTaken:
+    """The stream's event of a decision."""
+    facts = outcome.model_dump(include=SHOWN_OF_AN_OUTCOME)
+    return DecisionTaken(**facts, said=said_of(outcome), **where)
 
 
 def said_of(outcome: InteractionOutcome) -> Said:
@@ -252,13 +275,12 @@ class Decisions:
         )
         metrics.decided(request, outcome)
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": request.interaction_id,
-                "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
-                "approved_by": list(request.approved_by),
-            },
-            metadata={"interaction_id": request.interaction_id, **_message(decision)},
+            ApprovalCounted(
+                interaction_id=request.interaction_id,
+                approved_by=list(request.approved_by),
+                approvals_required=request.approvals_required,
+                message_id=_message_id(decision),
+            )
         )
         self._surface.channel.decided(request.model_copy(deep=True), outcome)
         self._surface.refresh()
@@ -292,18 +314,7 @@ class Decisions:
             self._settled.add(interaction_id)
             self._card_decided(interaction_id, outcome)
         state.last_activity = outcome.decided_at
-        self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "approved": approved,
-                "decided_by": decision.principal,
-                "channel": decision.channel,
-                "comment": decision.comment,
-                **({"response_data": outcome.response_data} if outcome.response_data else {}),
-            },
-            metadata={"interaction_id": interaction_id, **_message(decision)},
-        )
+        self._surface.publish(taken(outcome, message_id=_message_id(decision)))
         self._surface.refresh()
         return outcome
 
@@ -330,18 +341,7 @@ class Decisions:
         state.decided[decision.interaction_id] = outcome
         kind = (AuditKind.RULE_ALLOWED if approved else AuditKind.RULE_DENIED) if rule else AuditKind.ALLOWED
         self._audit_outcome(kind, outcome, decision.comment)
-        self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": decision.interaction_id,
-                "approved": approved,
-                "decided_by": decision.principal,
-                "channel": decision.channel,
-                **standing,
-                "comment": decision.comment,
-            },
-            metadata={"interaction_id": decision.interaction_id, **standing},
-        )
+        self._surface.publish(taken(outcome, rule_id=standing.get("rule_id")))
         return outcome
 
     # ------------------------------------------------------------------ refusals
@@ -364,12 +364,9 @@ class Decisions:
 
     def refuse_reply(self, interaction_id: str, message: InboundMessage, reason: str) -> None:
         """Tell the chat and the stream why a reply did not decide `interaction_id`."""
-        self._surface.channel.text(reason)
-        self._surface.publish(
-            TaskChunkType.ERROR,
-            {"error": reason},
-            metadata={"interaction_id": interaction_id, **replied(message), "reply_refused": True},
-        )
+        refused = ReplyRefused(interaction_id=interaction_id, reason=reason, message_id=message.message_id)
+        self._surface.channel.tell(refused)
+        self._surface.publish(refused)
 
     # ------------------------------------------------------------------ consequences
 
@@ -404,11 +401,7 @@ class Decisions:
             self._surface.channel.decided(request, outcome)
 
 
-def _message(decision: Decision) -> dict[str, str]:
+def _message_id(decision: Decision) -> str | None:
+    """The chat message a decision came from (a reply), if any."""
     message_id = decision.metadata.get("message_id")
-    return {"message_id": message_id} if isinstance(message_id, str) and message_id else {}
-
-
-def replied(message: InboundMessage) -> dict[str, str]:
-    """The metadata tying a chunk to the chat message it answers."""
-    return {"message_id": message.message_id} if message.message_id else {}
+    return message_id if isinstance(message_id, str) and message_id else None

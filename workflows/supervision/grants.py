@@ -21,13 +21,14 @@ with workflow.unsafe.imports_passed_through():
         DecisionSource,
         ErrorType,
         Grant,
+        GrantMade,
         GrantRevocation,
+        GrantRevoked,
         GrantScope,
         InteractionOutcome,
         InteractionRequest,
         Principal,
         SandboxProfile,
-        TaskChunkType,
         ToolAssessment,
         ToolCallRequest,
         Verdict,
@@ -115,11 +116,7 @@ class Grants:
             at=outcome.decided_at,
         )
         outcome.grant_id = grant.grant_id
-        self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {"grant": grant.model_dump(mode="json"), "comment": describe(grant)},
-            metadata={"interaction_id": outcome.interaction_id, "grant_id": grant.grant_id},
-        )
+        self._surface.publish(GrantMade(grant=grant.model_copy(), comment=describe(grant)))
         return grant
 
     def check_revocation(self, revocation: GrantRevocation) -> Grant:
@@ -145,7 +142,7 @@ class Grants:
     def revoke(self, revocation: GrantRevocation) -> Grant:
         """Revoke a grant (checked by `check_revocation`), audited and shown; later calls ask again."""
         grant = self.check_revocation(revocation)
-        grant.revoked_by = revocation.principal or Principal.ANONYMOUS
+        grant.revoked_by = by = revocation.principal or Principal.ANONYMOUS
         grant.revoked_at = workflow.now()
         audit(
             self._state.audit,
@@ -158,9 +155,7 @@ class Grants:
             at=grant.revoked_at,
         )
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {"grant_id": grant.grant_id, "revoked_by": grant.revoked_by, "channel": revocation.channel},
-            metadata={"grant_id": grant.grant_id},
+            GrantRevoked(grant_id=grant.grant_id, revoked_by=by, channel=revocation.channel)
         )
         self._surface.refresh()
         return grant

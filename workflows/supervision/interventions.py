@@ -11,7 +11,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import AuditKind, ErrorType, Principal, SessionControl, SessionStatus, TaskChunkType
+    from contracts import AuditKind, ErrorType, Principal, SessionControl, SessionStatus, SessionStatusChanged
 
     from .state import SupervisedState
 
@@ -43,7 +43,7 @@ class Interventions:
         self._state.paused = True
         self._record(AuditKind.PAUSED, control)
         self._surface.show_status(SessionStatus.PAUSED)
-        self._surface.publish(TaskChunkType.PROGRESS, {"status": "paused", "reason": control.reason})
+        self._surface.publish(SessionStatusChanged(status="paused", reason=control.reason))
 
     def resume(self, control: SessionControl) -> None:
         """Let a paused run go on."""
@@ -54,7 +54,7 @@ class Interventions:
         self._surface.show_status(
             waiting_status(self._state.pending) if self._state.pending else SessionStatus.ACTIVE
         )
-        self._surface.publish(TaskChunkType.PROGRESS, {"status": "resumed", "reason": control.reason})
+        self._surface.publish(SessionStatusChanged(status="resumed", reason=control.reason))
 
     def cancel(self, control: SessionControl) -> None:
         """End the run: a pending approval is denied by `system:cancel`."""

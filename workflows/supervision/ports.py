@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         InteractionRequest,
         RuleContext,
         SandboxProfile,
+        StreamEvent,
     )
 
 from ..stream.chunks import Publish
@@ -28,8 +29,8 @@ from ..stream.chunks import Publish
 class Channel(Protocol):
     """Where the people of a chat are told about requests and decisions (may do nothing)."""
 
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Send a text."""
+    def tell(self, event: StreamEvent, reply_to: str | None = None) -> None:
+        """Tell what happened (the delivering activity words it: `core.wording`)."""
         ...
 
     def approval_requested(self, request: InteractionRequest) -> None:
@@ -49,7 +50,7 @@ class Silent:
     """A channel that tells nobody: graphs and their task runs show requests on their streams and
     relay them to a session (`task_interactions`, `graph_progress`), not to a chat of their own."""
 
-    def text(self, text: str, reply_to: str | None = None) -> None:
+    def tell(self, event: StreamEvent, reply_to: str | None = None) -> None:
         """Nothing to send."""
 
     def approval_requested(self, request: InteractionRequest) -> None:
@@ -69,10 +70,10 @@ class Channels:
         """Tell each of `channels`, in order."""
         self._channels = channels
 
-    def text(self, text: str, reply_to: str | None = None) -> None:
-        """Send a text to every channel."""
+    def tell(self, event: StreamEvent, reply_to: str | None = None) -> None:
+        """Tell every channel."""
         for channel in self._channels:
-            channel.text(text, reply_to)
+            channel.tell(event, reply_to)
 
     def approval_requested(self, request: InteractionRequest) -> None:
         """Show a new request on every channel."""

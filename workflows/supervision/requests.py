@@ -22,12 +22,15 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         Ask,
         AuditKind,
+        GateOpened,
         InteractionOutcome,
         InteractionRequest,
         InteractionType,
         Principal,
+        QuestionAsked,
+        RequestEscalated,
+        RequestOpened,
         SessionStatus,
-        TaskChunkType,
     )
 
     from .state import SupervisedState
@@ -46,10 +49,10 @@ class AskOptions(TypedDict, total=False):
     """Who may decide (a graph gate names its own); None: the policy's."""
     timeout_seconds: int | None
     """How long it waits; None: the policy's."""
-    chunk: TaskChunkType
-    """The chunk that announces it (default `tool_approval_request`)."""
+    announce: type[RequestOpened] | type[QuestionAsked] | type[GateOpened]
+    """The event that announces it on the stream (default `RequestOpened`)."""
     metadata: dict[str, Any] | None
-    """Added to the request and its chunk (e.g. the graph task a gate holds)."""
+    """Added to the request (e.g. the graph task a gate holds)."""
     approvals_required: int
     """2: the two-person rule (default 1)."""
     escalate_to: list[str]
@@ -62,24 +65,6 @@ class AskOptions(TypedDict, total=False):
 def escalate_at(timeout: timedelta, after_seconds: int | None) -> timedelta:
     """How long after it opens a request escalates: as configured, or half its timeout."""
     return timedelta(seconds=after_seconds) if after_seconds else timeout / 2
-
-
-def announced(request: InteractionRequest, **extra: Any) -> dict[str, Any]:
-    """The metadata of the chunk that shows a request on a stream (where it is, who may answer, until when)."""
-    return {
-        **extra,
-        "interaction_id": request.interaction_id,
-        "interaction_type": request.interaction_type,
-        "workflow_id": request.workflow_id,
-        "requires_approval": True,
-        "approvers": request.approvers,
-        "expires_at": request.expires_at.isoformat() if request.expires_at else None,
-        "requested_by": request.requested_by,
-        "approvals_required": request.approvals_required,
-        "escalate_to": request.escalate_to,
-        "escalate_at": request.escalate_at.isoformat() if request.escalate_at else None,
-        "ask": request.ask.model_dump(mode="json") if request.ask else None,
-    }
 
 
 def waiting_status(pending: list[InteractionRequest]) -> SessionStatus:
@@ -162,11 +147,7 @@ class Requests:
         self._decisions.shown(request)
         metrics.opened(request)
         self._surface.channel.approval_requested(request)
-        self._surface.publish(
-            options.get("chunk", TaskChunkType.TOOL_APPROVAL_REQUEST),
-            request.content,
-            metadata=announced(request, **metadata),
-        )
+        self._surface.publish(options.get("announce", RequestOpened)(request=request))
         self._surface.show_status(waiting_status(state.pending))
         return request
 
@@ -221,13 +202,9 @@ class Requests:
             comment=f"no decision within {waited}; now also asking {', '.join(request.escalate_to)}",
         )
         self._surface.publish(
-            TaskChunkType.PROGRESS,
-            {
-                "interaction_id": interaction_id,
-                "escalated_to": request.escalate_to,
-                "approvers": request.approvers,
-            },
-            metadata={"interaction_id": interaction_id, "escalated": True},
+            RequestEscalated(
+                interaction_id=interaction_id, escalated_to=request.escalate_to, approvers=request.approvers
+            )
         )
         self._surface.channel.escalated(request)
         self._surface.refresh()

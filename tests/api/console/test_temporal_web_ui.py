@@ -24,7 +24,7 @@ from api.main import create_app
 from cli.up import codec_flags
 from core.connect import synapse_converter
 from core.settings import ApiSettings, Settings, TemporalSettings
-from tests.support import dev_server, free_ports, running
+from tests.support import asked, dev_server, free_ports, running
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 
@@ -74,7 +74,7 @@ async def test_the_web_ui_lists_the_waiting_session_and_shows_its_approval_decry
         await page.get_by_text("User Metadata", exact=True).click()  # the current details
         details = page.frame_locator("iframe#user-metadata-current-details")  # rendered markdown
         await expect(details.get_by_text("Waiting for approval")).to_be_visible()
-        await expect(details.get_by_text(request.metadata["interaction_id"], exact=True)).to_be_visible()
+        await expect(details.get_by_text(asked(request).interaction_id, exact=True)).to_be_visible()
         await expect(details.get_by_text(f"sql: {DELETE_CANCELLED}")).to_be_visible()
         await shot(page, "temporal-ui-session-decrypted")
 

@@ -14,12 +14,12 @@ from temporalio.client import Client
 
 from api.chat.conversations import Conversations
 from api.main import create_app
-from contracts import TaskChunkType
+from contracts import DeliveryFailed, TaskChunkType
 from core.settings import Settings
 from tests.api.test_sessions import DELETE_CANCELLED, is_type
 from tests.conftest import assert_eventually
 from tests.fakes.dingtalk_open_api import CARD_TOPIC, MESSAGE_TOPIC, Card, FakeDingTalk
-from tests.support import collect_events, serve
+from tests.support import collect_events, event_of, serve
 
 from .chat import card_for, new_group, press, say, status_of, texts, user_messages
 from .conftest import ADMIN, ALICE, TEMPLATE
@@ -264,9 +264,9 @@ async def test_a_refused_card_is_not_retried_and_shows_in_the_session(
 
     error = (await collect_events(http, key, is_type(TaskChunkType.ERROR)))[-1]
 
-    assert isinstance(error.content, dict)
-    assert "could not deliver a approval_card to dingtalk" in error.content["error"]
-    assert "Forbidden.AccessDenied.AccessTokenPermissionDenied" in error.content["error"]
+    failed = event_of(error, DeliveryFailed)
+    assert (failed.via, failed.what, failed.to) == ("chat", "approval_card", "dingtalk")
+    assert "Forbidden.AccessDenied.AccessTokenPermissionDenied" in failed.reason
     assert [c.path for c in dingtalk.calls].count("/v1.0/card/instances/createAndDeliver") == 1, "not retried"
     assert dingtalk.cards == {}
     await say(dingtalk, group, "确认")  # the request still waits, and a reply decides it

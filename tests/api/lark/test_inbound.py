@@ -27,7 +27,7 @@ from tests.api.test_sessions import DELETE_CANCELLED, is_type
 from tests.conftest import assert_eventually
 from tests.fakes.lark_events import LarkEvents, mention, signed_headers
 from tests.fakes.lark_open_api import FakeLarkOpenApi, FakeMessage
-from tests.support import collect_events, serve
+from tests.support import asked, collect_events, serve
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 
@@ -242,7 +242,7 @@ async def ask_for_delete_in_lark(
     key = f"lark:{chat}"
     await say(http, lark, api, chat, DELETE_CANCELLED)
     chunks = await collect_events(http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST))
-    return key, str(chunks[-1].metadata["interaction_id"])
+    return key, asked(chunks[-1]).interaction_id
 
 
 async def click(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from typing import Any
 
 from rich.console import Console
 
-from cli.chat.render import Renderer, decision_line
+from cli.chat.render import Renderer
 from cli.chat.state import ChatState, Request
-from contracts import TaskChunkType, TaskStreamChunk
+from contracts import Answer, DecisionTaken, TaskChanged, TaskStatus, TaskStreamChunk, ToolCalled
+from core.wording import decision_text, line_of
+from tests.support import published
 
 
 def shown(*chunks: TaskStreamChunk, request: Request | None = None) -> str:
@@ -22,31 +24,25 @@ def shown(*chunks: TaskStreamChunk, request: Request | None = None) -> str:
     return console.export_text()
 
 
-def progress(content: dict[str, object]) -> TaskStreamChunk:
-    return TaskStreamChunk(
-        workflow_id="session:chat-1",
-        chunk_type=TaskChunkType.PROGRESS,
-        sequence_id=1,
-        content=content,
-        timestamp=datetime.now(UTC),
-    )
-
-
 def test_decisions_say_who_and_an_answer_its_text() -> None:
-    approved = {"interaction_id": "tool_1", "approved": True, "decided_by": "bob", "channel": "http"}
-    assert decision_line(approved).plain == "✓ tool_1 approved by bob (http)"
-    answered = {**approved, "interaction_id": "input_1", "response_data": {"text": "Bob"}}
-    assert decision_line(answered).plain == "✓ input_1 answered by bob (http): Bob"
+    approved = DecisionTaken(interaction_id="tool_1", approved=True, decided_by="bob", channel="http")
+    assert decision_text(approved) == "✓ tool_1 approved by bob (http)"
+    answered = approved.model_copy(update={"interaction_id": "input_1", "said": Answer(text="Bob")})
+    assert decision_text(answered) == "✓ input_1 answered by bob (http): Bob"
+    assert shown(published(answered)).strip() == "✓ input_1 answered by bob (http): Bob"
+    assert line_of(answered).tone == "ok"
 
 
 def test_graph_task_changes_show_versions_past_the_first_and_why() -> None:
     text = shown(
-        progress({"task_id": "b", "task_uuid": "u", "status": "waiting", "version": 0, "reason": None}),
-        progress(
-            {"task_id": "b", "task_uuid": "u", "status": "ready", "version": 0, "reason": "confirmed by bob"}
+        published(TaskChanged(task_id="b", task_uuid="u", status=TaskStatus.WAITING, version=0)),
+        published(
+            TaskChanged(
+                task_id="b", task_uuid="u", status=TaskStatus.READY, version=0, reason="confirmed by bob"
+            )
         ),
-        progress({"task_id": "b", "task_uuid": "u", "status": "running", "version": 2}),
-        progress({"task_id": "l", "task_uuid": "v", "instance": 3, "status": "skipped"}),
+        published(TaskChanged(task_id="b", task_uuid="u", status=TaskStatus.RUNNING, version=2)),
+        published(TaskChanged(task_id="l", task_uuid="v", instance=3, status=TaskStatus.SKIPPED)),
     )
     assert text.splitlines() == [
         "◆ graph task b: waiting",
@@ -88,7 +84,7 @@ ESCAPED = r"\u202e\x9b\u200b\ufeff"
 def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
     """The command, other tools' arguments, the folder, the reason, the running call's line and
     the `/pending` line alike."""
-    asked = {
+    asked: dict[str, Any] = {
         "tool_name": "terminal",
         "tool_params": {"command": f"rm -rf /tmp/a{HIDDEN}b"},
         "summary": f"terminal: rm -rf /tmp/a{HIDDEN}b",
@@ -96,12 +92,13 @@ def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
         "reason": f"`/tmp/a{HIDDEN}b` is outside the trusted folders",
     }
     mail = {"tool_name": "mail", "tool_params": {"to": f"a{HIDDEN}b"}}
-    call = TaskStreamChunk(
-        workflow_id="session:chat-1",
-        chunk_type=TaskChunkType.TOOL_CALL_REQUEST,
-        sequence_id=1,
-        content=asked,
-        timestamp=datetime.now(UTC),
+    call = published(
+        ToolCalled(
+            tool_name="terminal",
+            tool_params=asked["tool_params"],
+            summary=asked["summary"],
+            context=asked["context"],
+        )
     )
     command = Request("tool_1", "tool_approval", "session:chat-1", asked)
     text = shown(call, request=command) + shown(

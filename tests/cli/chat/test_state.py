@@ -1,4 +1,5 @@
-"""What the REPL reads of its session's stream: a graph task's change settles the gate it waited at."""
+"""What the REPL reads of its session's stream: a graph task's change settles the gate it waited at
+(its `reason_code` and `by` say how and by whom: no sentence is parsed)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 import pytest
 
 from cli.chat.state import ChatState, Request
+from contracts import GateAsk, TaskChanged, TaskReason, TaskStatus
 
 GRAPH = "graph:g1"
 
@@ -17,36 +19,55 @@ def state_with(*requests: Request) -> ChatState:
     return state
 
 
-def gate(interaction_id: str, task_uuid: str, **content: Any) -> Request:
-    return Request(interaction_id, "confirmation", GRAPH, {"task_id": "t", "task_uuid": task_uuid, **content})
+def gate(interaction_id: str, task_uuid: str, instance: int | None = None, **content: Any) -> Request:
+    ask = GateAsk(task_id="t", task_uuid=task_uuid, instance=instance, prompt=str(content.get("prompt", "")))
+    return Request(
+        interaction_id, "confirmation", GRAPH, {"task_id": "t", "task_uuid": task_uuid, **content}, ask
+    )
+
+
+def change(task_uuid: str, status: TaskStatus, **facts: Any) -> TaskChanged:
+    return TaskChanged(task_id="t", task_uuid=task_uuid, status=status, **facts)
 
 
 @pytest.mark.parametrize(
-    ("status", "reason", "approved", "by"),
+    ("status", "code", "by", "approved", "said_by"),
     [
-        ("ready", "confirmed by bob", True, "bob"),
-        ("skipped", "its gate was denied by carol", False, "carol"),
-        ("failed", "its gate was timed out", False, "system:timeout"),
-        ("cancelled", "the graph was cancelled", False, "the graph (cancelled)"),
+        (TaskStatus.READY, TaskReason.GATE_CONFIRMED, "bob", True, "bob"),
+        (TaskStatus.SKIPPED, TaskReason.GATE_DENIED, "carol", False, "carol"),
+        (TaskStatus.FAILED, TaskReason.GATE_TIMED_OUT, "system:timeout", False, "system:timeout"),
+        (TaskStatus.CANCELLED, None, None, False, "the graph (cancelled)"),
     ],
 )
-def test_a_task_leaving_its_gate_settles_it(status: str, reason: str, approved: bool, by: str) -> None:
+def test_a_task_leaving_its_gate_settles_it(
+    status: TaskStatus, code: TaskReason | None, by: str | None, approved: bool, said_by: str
+) -> None:
     state = state_with(gate("gate_1", "u1"), gate("gate_2", "u2"))
-    settled = state.gate_settled({"task_uuid": "u2", "status": status, "reason": reason, "graph": GRAPH})
+    settled = state.gate_settled(change("u2", status, reason_code=code, by=by, graph=GRAPH))
     assert settled is not None
-    assert (settled.request.interaction_id, settled.approved, settled.by) == ("gate_2", approved, by)
+    assert (settled.request.interaction_id, settled.approved, settled.by) == ("gate_2", approved, said_by)
 
 
 def test_other_changes_settle_nothing() -> None:
     state = state_with(gate("gate_1", "u1"), gate("gate_3", "u3", instance=2))
-    assert state.gate_settled({"task_uuid": "u1", "status": "waiting"}) is None
-    assert state.gate_settled({"task_uuid": "u9", "status": "ready"}) is None
-    assert state.gate_settled({"task_uuid": "u1", "status": "ready", "graph": "graph:other"}) is None
-    assert state.gate_settled({"task_uuid": "u3", "instance": 1, "status": "ready"}) is None
-    loop = state.gate_settled({"task_uuid": "u3", "instance": 2, "status": "ready", "reason": None})
+    assert state.gate_settled(change("u1", TaskStatus.WAITING, reason_code=TaskReason.GATE_WAITING)) is None
+    assert state.gate_settled(change("u9", TaskStatus.READY)) is None
+    assert state.gate_settled(change("u1", TaskStatus.READY, graph="graph:other")) is None
+    assert state.gate_settled(change("u3", TaskStatus.READY, instance=1)) is None
+    loop = state.gate_settled(
+        change("u3", TaskStatus.READY, instance=2, reason_code=TaskReason.GATE_CONFIRMED)
+    )
     assert loop is not None and loop.request.interaction_id == "gate_3"
     tool = Request("tool_1", "tool_approval", GRAPH, {"tool_name": "sql", "task_uuid": "u1"})
-    assert state_with(tool).gate_settled({"task_uuid": "u1", "status": "ready"}) is None
+    assert state_with(tool).gate_settled(change("u1", TaskStatus.READY)) is None
+
+
+def test_a_gate_from_before_asks_were_typed_is_found_by_its_content() -> None:
+    old = Request("gate_4", "confirmation", GRAPH, {"task_id": "t", "task_uuid": "u4", "instance": 1})
+    settled = state_with(old).gate_settled(
+        change("u4", TaskStatus.SKIPPED, instance=1, reason_code=TaskReason.GATE_DENIED, by="dave")
+    )
+    assert settled is not None and (settled.approved, settled.by) == (False, "dave")
 
 
 def test_a_gate_reads_as_its_prompt() -> None:

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from temporalio.exceptions import ApplicationError
 
-from contracts import FINISHED_TASK, EdgeStatus, ErrorType, GraphTask, TaskStatus
+from contracts import FINISHED_TASK, EdgeChanged, EdgeStatus, ErrorType, GraphTask, TaskChanged, TaskStatus
 from workflows.graph.blueprint import NOT_STARTED
 from workflows.graph.cel import Conditions
 from workflows.graph.reach import Shape, runnable
@@ -233,22 +233,22 @@ class Checked(Player):
                 f"{what} before its edge from {source.task_id} resolved"
             )
 
-    def replay(self, changes: list[dict[str, Any]]) -> None:
+    def replay(self, changes: list[TaskChanged | EdgeChanged]) -> None:
         """Replay the status events, then compare with the state."""
         edges = {edge.edge_id: edge for edge in self.scheduler.state.edges}
         for change in changes:
-            if "task_uuid" not in change:  # an edge resolved: its source's result flows on
-                source = self.scheduler.state.tasks[edges[change["edge"]].source]
+            if isinstance(change, EdgeChanged):  # an edge resolved: its source's result flows on
+                source = self.scheduler.state.tasks[edges[change.edge].source]
                 assert not source.paused, f"{source.task_id}'s result flowed on while it was paused"
                 continue
-            uuid = change["task_uuid"]
-            if "instance" in change:
-                self.told_instances.setdefault(uuid, {})[change["instance"]] = change["status"]
+            uuid = change.task_uuid
+            if change.instance is not None:
+                self.told_instances.setdefault(uuid, {})[change.instance] = change.status
                 continue
-            if change["status"] == TaskStatus.RUNNING and change["version"] != self.told_version.get(uuid):
-                self.told_version[uuid] = change["version"]
+            if change.status == TaskStatus.RUNNING and change.version != self.told_version.get(uuid):
+                self.told_version[uuid] = change.version or 0
                 self.told_instances[uuid] = {}  # a new version's instances start pending
-            self.told[uuid] = change["status"]
+            self.told[uuid] = change.status
         self._compare()
 
     def _compare(self) -> None:

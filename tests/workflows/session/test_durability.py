@@ -20,11 +20,12 @@ from contracts import (
     SessionControl,
     TaskChunkType,
     TaskStreamChunk,
+    TurnAnswered,
 )
 from core.agent_registry import BUILTIN_AGENTS
 from core.settings import Settings
 from tests.conftest import assert_eventually
-from tests.support import generation_in, serve, versions_written
+from tests.support import asked, events, generation_in, serve, versions_written
 from worker import build_worker
 from workflows.identity.ids import session_workflow_id
 from workflows.session import STREAM_TOPIC, SessionWorkflow
@@ -83,7 +84,7 @@ async def test_a_worker_restart_while_waiting_loses_nothing(
         )
         assert outcome.tool_result is not None and outcome.tool_result.content["rowcount"] == 3
         chunks = await read_stream(client, key, lambda c: c.chunk_type == TaskChunkType.COMPLETE)
-        answers = [c.content for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
+        answers = [event.answer for event in events(chunks, TurnAnswered)]
         assert answers == ["DELETE done: 3 rows affected."], "one answer, after the restart"
     assert count_orders("status = 'cancelled'") == 0
 
@@ -201,8 +202,7 @@ async def test_continue_as_new_carries_conversation_stream_and_ids(
             client,
             key,
             lambda c: (
-                c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST
-                and c.metadata["interaction_id"] == "tool_2"
+                c.chunk_type == TaskChunkType.TOOL_APPROVAL_REQUEST and asked(c).interaction_id == "tool_2"
             ),
         )
         assert [c.sequence_id for c in chunks] == list(range(len(chunks))), (

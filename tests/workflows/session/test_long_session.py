@@ -10,13 +10,13 @@ import httpx
 import pytest
 from temporalio.client import Client, WorkflowHistory
 
-from contracts import InboundMessage, LiveSession, MessagesQuery, SessionConfig, TaskChunkType
+from contracts import InboundMessage, LiveSession, MessagesQuery, SessionConfig, TaskChunkType, TurnStarted
 from workflows.session import SessionWorkflow
 from workflows.session.bounds import MESSAGES_KEPT
 from workflows.session.state import SessionRunInput
 
 from ...conftest import assert_progressing
-from ...support import collect_events, fields, replayer
+from ...support import collect_events, event_of, replayer
 
 TURNS = 260
 """Five times the conversation the state keeps (`MESSAGES_KEPT`: 100 messages), over three runs
@@ -69,7 +69,7 @@ async def test_hundreds_of_turns_keep_state_small_and_everything_readable(
     chunks = await collect_events(http, key, lambda c: c.sequence_id >= 5, params={"after": "1"})
     assert [c.sequence_id for c in chunks] == [2, 3, 4, 5], "the first chunks come back from the archive"
     assert chunks[2].chunk_type == TaskChunkType.PROCESSING
-    assert fields(chunks[2])["message"] == "hello number 1"
+    assert event_of(chunks[2], TurnStarted).message == "hello number 1"
 
     runs = []
     async for execution in client.list_workflows(f"WorkflowId = 'session:{key}'"):

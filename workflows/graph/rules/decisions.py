@@ -13,12 +13,12 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphTask, LoopInstance, TaskStatus
+    from contracts import GraphTask, LoopInstance, Principal, TaskReason, TaskStatus
 
     from ..state import GraphState
 
 from .outcomes import Outcomes
-from .progress import Gate, Progress, current, has_goto, note, note_instance
+from .progress import Gate, Progress, Why, current, has_goto, note, note_instance
 
 
 class Decisions:
@@ -51,9 +51,20 @@ class Decisions:
             and version.instances[gate.instance].status == TaskStatus.WAITING
         )
 
-    def decide(self, gate: Gate, interaction_id: str, approved: bool, how: str, progress: Progress) -> bool:
-        """Apply a gate's decision (`how`: who confirmed, denied or let it time out); False when the
-        gate is no longer waiting for this interaction (rolled back, cancelled, decided)."""
+    def decide(
+        self,
+        gate: Gate,
+        interaction_id: str,
+        approved: bool,
+        how: str,
+        progress: Progress,
+        *,
+        by: str | None = None,
+    ) -> bool:
+        """Apply a gate's decision (`how`: who confirmed, denied or let it time out, in words; `by`:
+        who, for the stream); False when the gate is no longer waiting for this interaction (rolled
+        back, cancelled, decided)."""
+        why: Why = {"reason_code": gate_reason(approved, by), **({"by": by} if by else {})}
         task = self.state.tasks.get(gate.task_uuid)
         if task is None or not self.is_open(gate):
             return False
@@ -64,18 +75,25 @@ class Decisions:
             instance.gate_interaction = None
             instance.error = None if approved else f"its gate was {how}"
             status = TaskStatus.READY if approved else TaskStatus.SKIPPED
-            note_instance(task, instance, status, instance.error, progress)
+            note_instance(task, instance, status, instance.error, progress, **why)
             return True
         if task.gate_interaction != interaction_id:
             return False
         task.gate_interaction = None
         if approved:
-            note(task, TaskStatus.READY, f"confirmed by {how}", progress)
+            note(task, TaskStatus.READY, f"confirmed by {how}", progress, **why)
         elif has_goto(task):
-            self.outcomes.fail(task, f"its gate was {how}", progress)
+            self.outcomes.fail(task, f"its gate was {how}", progress, **why)
         else:
-            note(task, TaskStatus.SKIPPED, f"its gate was {how}", progress)
+            note(task, TaskStatus.SKIPPED, f"its gate was {how}", progress, **why)
         return True
+
+
+def gate_reason(approved: bool, by: str | None) -> TaskReason:
+    """How a gate was decided, as the stream's `TaskChanged.reason_code` says it."""
+    if approved:
+        return TaskReason.GATE_CONFIRMED
+    return TaskReason.GATE_TIMED_OUT if by == Principal.TIMEOUT else TaskReason.GATE_DENIED
 
 
 def _instance(task: GraphTask, index: int) -> LoopInstance:

@@ -16,7 +16,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphTask, LoopDirective, TaskStatus, TaskVersion
+    from contracts import GraphTask, LoopDirective, TaskReason, TaskStatus, TaskVersion
 
     from ..state import GraphState
 
@@ -67,7 +67,14 @@ def step_instances(task: GraphTask, version: TaskVersion, room: int, progress: P
                 break
             continue
         if instance.status == TaskStatus.PENDING and gated:
-            note_instance(task, instance, TaskStatus.WAITING, "waiting for a person's confirmation", progress)
+            note_instance(
+                task,
+                instance,
+                TaskStatus.WAITING,
+                "waiting for a person's confirmation",
+                progress,
+                reason_code=TaskReason.GATE_WAITING,
+            )
             progress.gates.append(Gate(task.task_uuid, instance.index))
             if serial:
                 break

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from temporalio import workflow
 
@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from ..state import GraphState
 
 from .gotos import Gotos
-from .progress import OPEN_TASK, Progress, current, note, note_instance
+from .progress import OPEN_TASK, Progress, Why, current, note, note_instance
 
 
 class Outcomes:
@@ -69,12 +69,12 @@ class Outcomes:
         version.artifact = artifact
         note(task, TaskStatus.COMPLETED, None, progress)
 
-    def fail(self, task: GraphTask, error: str, progress: Progress) -> None:
+    def fail(self, task: GraphTask, error: str, progress: Progress, **why: Unpack[Why]) -> None:
         """Fail the task; follow its `on_failure` GOTO when it has one (within `max_attempts`)."""
         version = current(task)
         if version is not None and version.status in (TaskStatus.RUNNING, TaskStatus.PENDING):
             version.status, version.error, version.finished_at = TaskStatus.FAILED, error, self.now()
-        note(task, TaskStatus.FAILED, error, progress)
+        note(task, TaskStatus.FAILED, error, progress, **why)
         self.gotos.follow(task, error, progress)
 
     def cancel_open(self, reason: str | None, progress: Progress) -> None:

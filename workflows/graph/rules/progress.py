@@ -8,12 +8,21 @@ the one way a task's status changes, so no change goes unannounced.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import GraphEdge, GraphTask, LoopInstance, TaskStatus, TaskVersion
+    from contracts import (
+        EdgeChanged,
+        GraphEdge,
+        GraphTask,
+        LoopInstance,
+        TaskChanged,
+        TaskReason,
+        TaskStatus,
+        TaskVersion,
+    )
 
     from ..state import GraphState
 
@@ -47,7 +56,7 @@ class Progress:
     """Interaction ids of gates that no longer stand (their task was reset, updated or ended)."""
     cancel: list[str] = field(default_factory=list)
     """Child workflow ids to cancel (a loop's instances after one failed, runs a GOTO reset)."""
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[TaskChanged | EdgeChanged] = field(default_factory=list)
 
 
 def current(task: GraphTask) -> TaskVersion | None:
@@ -85,32 +94,42 @@ def runs_of(task: GraphTask) -> list[str]:
     return [version.workflow_id] if version.workflow_id else []
 
 
-def note(task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress) -> None:
-    """Move a task to `status` (with why), noting the change for the stream."""
+class Why(TypedDict, total=False):
+    """Why a task changed, where a client acts on it (a gate's decision): the stream's
+    `TaskChanged.reason_code` and `by`."""
+
+    reason_code: TaskReason
+    by: str
+
+
+def note(
+    task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress, **why: Unpack[Why]
+) -> None:
+    """Move a task to `status` (with why: in words, and, where a client acts on it, as a code with
+    who did it), noting the change for the stream."""
     task.status, task.reason = status, reason
     version = current(task)
-    progress.changes.append(
-        {
-            "task_id": task.task_id,
-            "task_uuid": task.task_uuid,
-            "status": status,
-            "version": version.version if version else 0,
-            "reason": reason,
-        }
-    )
+    _announce(task, status, reason, progress, why, version=version.version if version else 0)
 
 
 def note_instance(
-    task: GraphTask, instance: LoopInstance, status: TaskStatus, reason: str | None, progress: Progress
+    task: GraphTask,
+    instance: LoopInstance,
+    status: TaskStatus,
+    reason: str | None,
+    progress: Progress,
+    **why: Unpack[Why],
 ) -> None:
-    """Move one loop instance to `status` (with why), noting the change for the stream."""
+    """Move one loop instance to `status` (with why, as for `note`), noting the change for the stream."""
     instance.status = status
+    _announce(task, status, reason, progress, why, instance=instance.index)
+
+
+def _announce(
+    task: GraphTask, status: TaskStatus, reason: str | None, progress: Progress, why: Why, **where: int
+) -> None:
     progress.changes.append(
-        {
-            "task_id": task.task_id,
-            "task_uuid": task.task_uuid,
-            "instance": instance.index,
-            "status": status,
-            "reason": reason,
-        }
+        TaskChanged(
+            task_id=task.task_id, task_uuid=task.task_uuid, status=status, reason=reason, **why, **where
+        )
     )

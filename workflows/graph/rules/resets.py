@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import EdgeStatus, GraphTask, TaskStatus
+    from contracts import EdgeChanged, EdgeStatus, GraphTask, TaskChanged, TaskStatus
 
     from ..state import GraphState
 
@@ -33,7 +32,7 @@ class Reset:
     affected: list[str]
     cancel: list[str] = field(default_factory=list)
     gates: list[str] = field(default_factory=list)
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[TaskChanged | EdgeChanged] = field(default_factory=list)
 
 
 def downstream(state: GraphState, task_uuid: str) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import FINISHED_TASK, EdgeStatus, GraphEdge, GraphTask, TaskStatus
+    from contracts import FINISHED_TASK, EdgeChanged, EdgeStatus, GraphEdge, GraphTask, TaskReason, TaskStatus
 
     from ..state import GraphState
 
@@ -55,7 +55,7 @@ class Settling:
                 continue  # the workflow reads its offloaded parts first
             edge.status, edge.error = self._edge_outcome(edge, source)
             changed = True
-            progress.changes.append({"edge": edge.edge_id, "status": edge.status, "error": edge.error})
+            progress.changes.append(EdgeChanged(edge=edge.edge_id, status=edge.status, error=edge.error))
         return changed
 
     def _edge_outcome(self, edge: GraphEdge, source: GraphTask) -> tuple[EdgeStatus, str | None]:
@@ -114,7 +114,13 @@ class Settling:
             self.outcomes.fail(task, f"data flow into {task.task_id!r}: {err}", progress)
             return
         if gate_of(task) is not None:
-            note(task, TaskStatus.WAITING, "waiting for a person's confirmation", progress)
+            note(
+                task,
+                TaskStatus.WAITING,
+                "waiting for a person's confirmation",
+                progress,
+                reason_code=TaskReason.GATE_WAITING,
+            )
             progress.gates.append(Gate(task.task_uuid))
         else:
             note(task, TaskStatus.READY, None, progress)

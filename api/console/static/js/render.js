@@ -1,6 +1,8 @@
 // Turning the API's data into DOM: small Markdown (answers), ANSI colours (terminal output), and
-// one conversation line per stream chunk. Everything shown is text set through textContent or
-// escaped first: nothing an agent or a tool says can become markup.
+// one conversation line per stream chunk (its event in the API's words). Everything shown is text
+// set through textContent or escaped first: nothing an agent or a tool says can become markup.
+
+import { isFamily } from "./events.js";
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -90,78 +92,26 @@ export function ansi(text) {
   return node;
 }
 
-export function decisionText(content) {
-  const approved = Boolean(content.approved);
-  const who = content.decided_by, channel = content.channel;
-  let verb;
-  if (channel === "grant") verb = `allowed by grant ${content.grant_id} of ${who}`;
-  else if (channel === "rule") verb = `${approved ? "allowed" : "denied"} by ${who}`;
-  else if (content.response_data && "text" in content.response_data) verb = `answered by ${who} (${channel}): ${content.response_data.text}`;
-  else verb = `${approved ? "approved" : "denied"} by ${who} (${channel})`;
-  const comment = content.comment && (!["grant", "rule"].includes(channel) || !approved) ? `: ${content.comment}` : "";
-  return `${approved ? "✓" : "✗"} ${content.interaction_id} ${verb}${comment}`;
-}
+// The class of a line of each tone: the API sends every event with its sentence (`text`) and tone,
+// worded once for every client (core/wording).
+const TONES = { ok: "line-ok", bad: "line-bad", note: "line-note", call: "line-call", graph: "line-note", thinking: "thinking" };
 
-function resultText(content) {
-  const result = content.result || {};
-  const tool = content.tool_name || result.tool_id;
-  if (!result.ok) return [`✗ ${tool} failed: ${result.error}`, "line-bad"];
-  const body = result.content;
-  let said = "";
-  if (body && typeof body === "object" && "rowcount" in body) {
-    const selected = Array.isArray(body.columns) && body.columns.length > 0;
-    const count = selected ? (body.rows || []).length : body.rowcount;
-    said = `${count} row${count === 1 ? "" : "s"}${selected ? "" : " affected"}`;
-  } else if (body && typeof body === "object" && "exit_status" in body) said = `exit status ${body.exit_status}`;
-  return [`← ${tool} ok${said ? `: ${said}` : ""}`, "line-ok"];
-}
-
-function progressText(content) {
-  if ("approved" in content && "interaction_id" in content) return [decisionText(content), content.approved ? "line-ok" : "line-bad"];
-  if ("approvals" in content) return [`… ${content.interaction_id}: ${content.approvals} approvals`, "line-note"];
-  if ("grant" in content) return [`granted: ${content.comment}`, "line-ok"];
-  if ("revoked_by" in content) return [`${content.grant_id} revoked by ${content.revoked_by}`, "line-note"];
-  if ("escalated_to" in content) return [`… ${content.interaction_id} escalated to ${content.escalated_to.join(", ")}`, "line-note"];
-  if ("graph_id" in content) return [`◆ task graph ${content.graph_id}: ${(content.tasks || []).join(", ")}`, "line-note"];
-  if ("task_id" in content) return [`◆ graph task ${content.task_id}: ${content.status || (content.paused ? "paused" : "resumed")}`, "line-note"];
-  if ("status" in content) return [`session ${content.status}${content.reason ? `: ${content.reason}` : ""}`, "line-note"];
-  return null;
-}
-
-// One chunk as a conversation line, or null for chunks shown elsewhere (requests: the cards).
-export function chunkLine(chunk, principal) {
-  const content = chunk.content && typeof chunk.content === "object" ? chunk.content : {};
-  const kind = chunk.chunk_type;
-  if (chunk.metadata && chunk.metadata.streaming) {
-    if (kind === "complete") return el("li", { class: "muted" }, String(chunk.content));
-    return null; // appended to the running command's output block by the session page
-  }
-  switch (kind) {
-    case "processing":
-      return content.from ? el("li", {}, el("span", { class: "from-user" }, `${content.from}: `), String(content.message ?? "")) : null;
-    case "thinking":
-      return el("li", { class: "thinking" }, String(chunk.content));
-    case "tool_call_request": {
-      const where = content.context && content.context.cwd ? `  (in ${content.context.cwd})` : "";
-      return el("li", { class: "line-call" }, visible(`→ ${content.summary || content.tool_name}${where}`));
-    }
-    case "tool_use": {
-      const [text, cls] = resultText(content);
-      return el("li", { class: cls }, text);
-    }
-    case "progress": {
-      const found = progressText(content);
-      return found ? el("li", { class: found[1] }, found[0]) : null;
-    }
-    case "response":
-      return el("li", {}, typeof chunk.content === "string" ? markdown(chunk.content) : el("pre", {}, JSON.stringify(chunk.content, null, 2)));
-    case "error": {
-      const what = content.error || content.message || content.reason || chunk.content;
-      return el("li", { class: "line-bad" }, `✗ ${content.tool_name ? `${content.tool_name}: ` : ""}${typeof what === "string" ? what : JSON.stringify(what)}`);
-    }
-    case "cancelled":
-      return el("li", { class: "line-note" }, `✗ ${content.turn_cancelled ? "turn" : "session"} cancelled by ${content.by || "someone"}${content.reason ? `: ${content.reason}` : ""}`);
-    default:
+// One chunk as a conversation line, or null for chunks shown elsewhere (requests: the cards; a
+// running command's output: its block).
+export function chunkLine(chunk) {
+  const event = chunk.content;
+  if (isFamily(chunk, "request")) return null;
+  switch (event.event) {
+    case "turn_started":
+      return event.from ? el("li", {}, el("span", { class: "from-user" }, `${event.from}: `), String(event.message ?? "")) : null;
+    case "turn_answered":
+      return el("li", {}, typeof event.answer === "string" ? markdown(event.answer) : el("pre", {}, JSON.stringify(event.answer, null, 2)));
+    case "turn_completed":
       return null;
+    case "command_ended":
+      return el("li", { class: "muted" }, chunk.text);
+    default:
+      if (isFamily(chunk, "output")) return null;
+      return el("li", { class: TONES[chunk.tone] }, chunk.text);
   }
 }

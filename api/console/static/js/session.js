@@ -6,6 +6,7 @@
 import { ruleScope } from "./always.js";
 import { del, follow, get, post, who } from "./api.js";
 import { focusLinked, showCards } from "./cards.js";
+import { isFamily } from "./events.js";
 import { ansi, chunkLine, el, visible } from "./render.js";
 
 const REFRESHING = new Set(["tool_approval_request", "user_input_request", "progress", "tool_use", "complete", "cancelled", "error"]);
@@ -79,17 +80,17 @@ export function sessionPage(main, key, params, setConnection) {
   }
 
   function onChunk(chunk) {
-    if (chunk.metadata && chunk.metadata.streaming && chunk.chunk_type !== "complete") {
+    const event = chunk.content;
+    if (isFamily(chunk, "output") && event.event !== "command_ended") {
       if (!terminal) {
         terminal = el("pre", { class: "terminal", role: "log", "aria-label": "Command output" });
         conversation.append(el("li", {}, terminal));
       }
-      const shown = chunk.metadata.styled ?? chunk.content; // `styled`: the same text with its colours
-      terminal.append(ansi(typeof shown === "string" ? shown : JSON.stringify(shown)));
+      terminal.append(ansi(event.styled ?? event.text)); // `styled`: the same text with its colours
       return;
     }
     terminal = null;
-    const line = chunkLine(chunk, who.me);
+    const line = chunkLine(chunk);
     if (line) conversation.append(line);
     if (REFRESHING.has(chunk.chunk_type) || chunk.is_final) refreshSoon();
   }

@@ -15,11 +15,11 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.tools.terminal.chunks import TerminalChunk, complete_chunk, content_chunk
 from activities.tools.terminal.streamer import Streamer
-from contracts import SandboxProfile, ToolOutputBatch
+from contracts import CommandEnded, Output, SandboxProfile, ToolOutputBatch
 from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
 from core.settings import Settings, ToolSettings
 
-from ....support import collect_events
+from ....support import collect_events, event_of
 
 BURST_CLI = Path(__file__).with_name("burst_cli.py")
 BURST = 100
@@ -114,12 +114,12 @@ async def test_a_burst_of_output_reaches_the_session_whole_and_in_order_in_a_few
     assert result["ok"] and result["content"]["waiting_for_input"] == ">", result
     after = accepted["next_offset"] - 1
     chunks = await collect_events(http, key, lambda c: c.is_final, params={"after": after})  # the turn's end
-    streamed = [c for c in chunks if c.metadata.get("source_tool") == "terminal"]
-    assert {c.metadata["interaction_id"] for c in streamed} == {asked}
-    said = [(str(c.chunk_type), c.content) for c in streamed]
+    streamed = [c for c in chunks if isinstance(c.content, Output) and c.content.source_tool == "terminal"]
+    assert {event_of(c, Output).interaction_id for c in streamed} == {asked}
+    said = [(str(c.chunk_type), event_of(c, Output).text) for c in streamed]
     answer = [(kind, text) for i in range(BURST) for kind, text in burst_chunks(i)]
     assert said[:-1] == [*answer, ("pending", ">")], said[:5]
-    assert streamed[-1].chunk_type == "complete" and streamed[-1].metadata["command_success"] is True
+    assert event_of(streamed[-1], CommandEnded).command_success is True
 
     history = await client.get_workflow_handle(accepted["workflow_id"]).fetch_history()
     signaled = [
@@ -136,7 +136,7 @@ async def test_a_burst_of_output_reaches_the_session_whole_and_in_order_in_a_few
     ]
     ours = [batch for batch in batches if batch.outputs[0].interaction_id == asked]
     carried = [(o.chunk_type, o.text) for batch in ours for o in batch.outputs]
-    assert carried == [(str(c.chunk_type), c.content) for c in streamed], "each chunk once, as shown"
+    assert carried == said, "each chunk once, as shown"
     assert len(ours) * 10 <= len(streamed), f"{len(streamed)} chunks took {len(ours)} signals"
 
 
