@@ -156,7 +156,7 @@ class ToolResult(Contract):
 
 
 class ToolOutput(Contract):
-    """Output of a running tool, sent to its session or task while it runs (`tool_output` signal)."""
+    """Output of a running tool, sent to its session or task while it runs (in a `tool_outputs` batch)."""
 
     interaction_id: str | None = Field(default=None, description="The approval the run belongs to.")
     tool_id: str = Field(description="The tool running.")
