@@ -164,6 +164,11 @@ class ToolResult(Contract):
     ok: bool = Field(description="False when the tool failed or refused.")
     content: Any = Field(default=None, description="The result (rows, output, ...).")
     error: str | None = Field(default=None, description="What went wrong, when not ok.")
+    said: str | None = Field(
+        default=None,
+        description="What a successful result amounts to, on one line, in its tool's words (`DELETE "
+        "done: 3 rows affected.`, `exit status 0`); None when its tool says nothing.",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Extras, e.g. truncation.")
     artifact: ArtifactRef | None = Field(
         default=None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import hypothesis
 import pytest
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -32,6 +33,11 @@ from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from .fakes.s3 import CREDENTIALS, FakeBucket, s3_bucket
 from .postgres import UNAVAILABLE, PostgresServer, shared_server, stop_shared
 from .support import dev_server, serve, time_skipping_binary
+
+hypothesis.settings.register_profile("synapse", deadline=None)
+hypothesis.settings.load_profile("synapse")
+"""No time limit per example: the suite runs beside others on two cores, and speed is measured by
+the benchmarks (`bench/`), never asserted in a test."""
 
 T = TypeVar("T")
 

@@ -7,11 +7,8 @@ tool's own plugin's sentence), and texts split to fit one message.
 
 from __future__ import annotations
 
-from contracts import GateAsk, InteractionRequest, ToolResult
-from core.wording.tools import LINE_LIMIT, cut
-from core.wording.tools import result_line as core_result_line
-
-from ..tools.sentences import describe_result
+from contracts import GateAsk, InteractionRequest
+from core.wording.tools import LINE_LIMIT, cut, result_line
 
 __all__ = ["LINE_LIMIT", "cut", "result_line", "subject", "text_chunks"]
 
@@ -20,13 +17,6 @@ def subject(request: InteractionRequest) -> str:
     """What the request is about, for titles: the tool, or the graph task a gate holds."""
     ask = request.ask
     return f"task {ask.task_id}" if isinstance(ask, GateAsk) else ask.tool
-
-
-def result_line(result: ToolResult | None) -> str | None:
-    """One line about what the approved tool did (`core.wording.result_line`, in its plugin's words)."""
-    if result is None:
-        return None
-    return core_result_line(result, describe_result(result.tool_id, result.content) if result.ok else None)
 
 
 def text_chunks(text: str, limit: int) -> list[str]:

@@ -163,3 +163,10 @@ class Tool(ABC):
     def describe(cls, content: Any) -> str | None:
         """A sentence people read about a successful result's `content` (None: the generic one)."""
         return None
+
+    @classmethod
+    def said(cls, content: Any) -> str | None:
+        """What a successful result amounts to, on one line (`ToolResult.said`): by default the
+        first line of `describe`; None when the tool says nothing."""
+        described = cls.describe(content)
+        return described.splitlines()[0].rstrip(":") or None if described else None

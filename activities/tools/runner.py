@@ -196,6 +196,8 @@ class ToolActivities:
         activity.metric_meter().create_counter(
             "synapse_tool_runs", "Tool calls run, by tool and result."
         ).add(1, {"tool": run.call.tool_id, "ok": "true" if result.ok else "false"})
+        if result.ok and result.said is None:
+            result = result.model_copy(update={"said": tool.said(result.content)})
         if self.worker_queue is not None and tool.binding() is not None:
             result = result.model_copy(
                 update={"metadata": {**result.metadata, "worker_queue": self.worker_queue}}

@@ -14,6 +14,6 @@ the API put them in words.
 from .chat import chat_text
 from .decisions import decision_text
 from .lines import Line, Tone, line_of
-from .tools import result_line, result_said
+from .tools import result_line
 
-__all__ = ["Line", "Tone", "chat_text", "decision_text", "line_of", "result_line", "result_said"]
+__all__ = ["Line", "Tone", "chat_text", "decision_text", "line_of", "result_line"]

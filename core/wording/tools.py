@@ -27,40 +27,23 @@ def called_text(event: ToolCalled) -> str:
     return visible(f"→ {event.summary or event.tool_name}{where}")
 
 
-def result_said(result: ToolResult, described: str | None = None) -> str | None:
-    """What a successful result amounts to, on one line: its tool's words (first line), rows
-    selected or affected, an exit status; None when nothing short says it."""
-    if described is not None:
-        return described.splitlines()[0].rstrip(":") if described else None
-    body = result.content
-    if isinstance(body, dict) and "rowcount" in body:
-        selected = bool(body.get("columns"))
-        count = len(body.get("rows") or []) if selected else body["rowcount"]
-        return f"{count} row{'' if count == 1 else 's'}" + ("" if selected else " affected")
-    if isinstance(body, dict) and "exit_status" in body:
-        return f"exit status {body['exit_status']}"
-    return None
-
-
 def used_text(event: ToolUsed) -> str:
     """`← sql ok: 3 rows`, or `✗ sql failed: why`."""
     result = event.result
     if not result.ok:
         return f"✗ {event.tool_name} failed: {result.error}"
-    said = result_said(result)
-    return f"← {event.tool_name} ok" + (f": {said}" if said else "")
+    return f"← {event.tool_name} ok" + (f": {result.said}" if result.said else "")
 
 
-def result_line(result: ToolResult | None, described: str | None = None) -> str | None:
-    """One line about what an approved tool did, for a card: how it failed, what it amounts to, or
-    its content cut short (None: no result)."""
+def result_line(result: ToolResult | None) -> str | None:
+    """One line about what an approved tool did, for a card: how it failed, what it amounts to in
+    its tool's words, or its content cut short (None: no result)."""
     if result is None:
         return None
     if not result.ok:
         return f"failed: {cut(result.error or 'no error message', LINE_LIMIT)}"
-    said = result_said(result, described)
-    if said is not None:
-        return said
+    if result.said is not None:
+        return result.said
     if result.content is None:
         return "done"
     content = result.content

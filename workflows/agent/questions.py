@@ -39,6 +39,7 @@ async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[Uni
             tool_id=call.tool_id,
             ok=True,
             content={"question": question.strip(), "answer": answer, "answered_by": outcome.decided_by},
+            said=f"answered by {outcome.decided_by}",
         )
         host.tool_finished(outcome.interaction_id, result)
         messages.append(tool_message(call, result.model_dump(mode="json"), outcome.interaction_id))

@@ -34,6 +34,14 @@ def compact_table(columns: list[Any], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def sql_said(content: dict[str, Any]) -> str | None:
+    """`3 rows` a statement selected, or `1 row affected` by one that changed data."""
+    if content.get("columns"):
+        return _plural(len(content.get("rows") or []), "row")
+    rowcount = content.get("rowcount")
+    return f"{_plural(rowcount, 'row')} affected" if isinstance(rowcount, int) else None
+
+
 def describe_sql_result(content: dict[str, Any]) -> str:
     """`SELECT returned 2 rows: ...` or `DELETE done: 3 rows affected.`"""
     statement = content.get("statement") or "SQL"

@@ -16,7 +16,7 @@ from core.settings import Settings
 
 from ..plugin import Tool, claim_key, one_line
 from .database import TOOL_ID, SqlDatabase
-from .sentences import describe_sql_result, sql_preview
+from .sentences import describe_sql_result, sql_preview, sql_said
 
 DESCRIPTOR = ToolDescriptor(
     name=TOOL_ID,
@@ -133,3 +133,8 @@ class SqlTool(Tool):
     def describe(cls, content: Any) -> str | None:
         """`DELETE done: 3 rows affected.` or `SELECT returned 2 rows: ...`."""
         return describe_sql_result(content) if isinstance(content, dict) else None
+
+    @classmethod
+    def said(cls, content: Any) -> str | None:
+        """`3 rows` selected, or `1 row affected`."""
+        return sql_said(content) if isinstance(content, dict) else None

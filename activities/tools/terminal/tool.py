@@ -138,3 +138,9 @@ class TerminalTool(Tool):
     def describe(cls, content: Any) -> str | None:
         """`exit status 0:` with the output."""
         return describe_output(content) if isinstance(content, dict) and "output" in content else None
+
+    @classmethod
+    def said(cls, content: Any) -> str | None:
+        """`exit status 0`."""
+        status = content.get("exit_status") if isinstance(content, dict) else None
+        return f"exit status {status}" if status is not None else None

@@ -123,6 +123,7 @@ async def test_run_select_returns_rows(acts: ToolActivities) -> None:
 
     assert result.ok and result.tool_id == "sql"
     assert result.content["rows"] == [["Alice"], ["Grace"]]
+    assert result.said == "2 rows", "what it amounts to, in the SQL tool's words"
 
 
 async def test_run_delete_twice_with_one_interaction_applies_it_once(acts: ToolActivities) -> None:
@@ -131,7 +132,7 @@ async def test_run_delete_twice_with_one_interaction_applies_it_once(acts: ToolA
     retried = await run(acts, sql_call(DELETE_CANCELLED), interaction_id="tool_1")
     remaining = await run(acts, sql_call("SELECT count(*) FROM orders WHERE status = 'cancelled'"))
 
-    assert first.content["rowcount"] == 3
+    assert first.content["rowcount"] == 3 and first.said == "3 rows affected"
     assert retried.metadata["replayed"] is True and retried.content["rowcount"] == 3
     assert remaining.content["rows"] == [[1]]
 
@@ -139,7 +140,7 @@ async def test_run_delete_twice_with_one_interaction_applies_it_once(acts: ToolA
 async def test_run_sql_error_is_a_failed_result(acts: ToolActivities) -> None:
     result = await run(acts, sql_call("SELECT * FROM foo"))
 
-    assert result.ok is False
+    assert result.ok is False and result.said is None
     assert result.error == "no such table: foo (statement: SELECT * FROM foo)"
 
 
@@ -183,6 +184,7 @@ async def test_a_new_plugin_is_assessed_and_run_without_the_runner_knowing_its_n
     assert assessment.summary == 'shout: {"text": "hi"}'
     assert assessment.reason == "shout always needs approval"
     assert (result.ok, result.content) == (True, "HI")
+    assert result.said is None, "a plugin that says nothing of its results"
 
 
 async def test_a_critical_tool_and_its_grants_are_in_the_assessment(acts: ToolActivities) -> None:

@@ -209,11 +209,12 @@ def test_long_sql_is_cut_to_keep_the_card_small() -> None:
                     "tool_id": "sql",
                     "ok": True,
                     "content": {"statement": "SELECT", "columns": ["a"], "rows": [[1], [2]]},
+                    "said": "2 rows",
                 },
             },
             "Approved: sql",
             "green",
-            "**Result:** SELECT returned 2 rows",
+            "**Result:** 2 rows",
         ),
     ],
 )

@@ -204,7 +204,12 @@ async def test_card_update_patches_the_card_with_the_decision(fake: FakeLarkOpen
         approved=True,
         decided_by="lark:ou_alice",
         comment="ok, go",
-        tool_result={"tool_id": "sql", "ok": True, "content": {"statement": "DELETE", "rowcount": 3}},
+        tool_result={
+            "tool_id": "sql",
+            "ok": True,
+            "content": {"statement": "DELETE", "rowcount": 3},
+            "said": "3 rows affected",
+        },
     )
     update = OutboundMessage(
         channel="lark",
@@ -225,7 +230,7 @@ async def test_card_update_patches_the_card_with_the_decision(fake: FakeLarkOpen
     assert buttons(updated.content) == []
     text_of = markdown(updated.content)
     assert "**Approved** by <at id=ou_alice></at> at 2026-05-01 10:02:00 UTC" in text_of
-    assert "**Comment:** ok, go" in text_of and "**Result:** DELETE done: 3 rows affected." in text_of
+    assert "**Comment:** ok, go" in text_of and "**Result:** 3 rows affected" in text_of
     assert delivery.message_id == card.message_id and len(fake.sent()) == 1
 
 

@@ -185,3 +185,16 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/status").read_text().find("State:\tZ") < 0
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ({"output": "hi\n", "exit_status": 0, "cwd": "/w"}, "exit status 0"),
+        ({"output": "", "exit_status": 2, "cwd": "/w"}, "exit status 2"),
+        ({"output": "", "exit_status": None, "waiting_for_input": ">"}, None),
+        ("not a command's result", None),
+    ],
+)
+def test_a_result_is_said_as_its_exit_status(content: object, said: str | None) -> None:
+    assert TerminalTool.said(content) == said
