@@ -120,7 +120,7 @@ from .graph import (
 from .health import Readiness
 from .intervention import InterventionRequest
 from .mcp import Elicitation, ElicitationAnswer, McpServerSpec, McpServerStatus
-from .messages import InboundMessage, UniversalMessage
+from .messages import ChannelRef, InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
 from .rules import (
@@ -208,6 +208,7 @@ __all__ = [
     "AuditTrail",
     "BlueprintChange",
     "CallerView",
+    "ChannelRef",
     "CodecPayload",
     "CodecPayloads",
     "CommandEnded",

@@ -24,6 +24,17 @@ class UniversalMessage(Contract):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
 
 
+class ChannelRef(Contract):
+    """Where a chat message came from and what an answer replies to, in any chat channel's terms."""
+
+    channel: str = Field(description="The chat channel: lark, dingtalk, ...")
+    chat_id: str = Field(description="The channel's conversation the message was said in.")
+    reply_to: str | None = Field(
+        default=None,
+        description="The channel's id of the message an answer replies to (threads it); None: sent plainly.",
+    )
+
+
 class InboundMessage(Contract):
     """A message from a person, on any channel, for one session."""
 
@@ -38,3 +49,6 @@ class InboundMessage(Contract):
         "approver settings. A reply decides a pending request only from an approver or higher.",
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
+    origin: ChannelRef | None = Field(
+        default=None, description="The chat it came from (chat channels); None for HTTP and the CLI."
+    )
