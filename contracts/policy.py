@@ -14,7 +14,7 @@ class DecisionPolicy(Contract):
     """Who decides a tool's calls, how many must agree, whom to remind, and whether grants are allowed.
 
     A session's policy for a tool wins over its agent's; a tool's own policy wins over `*`.
-    Principals are HTTP principals or Lark open_ids (`ou_…` or `lark:ou_…`)."""
+    Principals are HTTP principals or Lark open_ids (`ou_…` or `lark:ou_…`: the API spells them `ou_…`)."""
 
     approvers: list[str] | None = Field(
         default=None, description="Who may decide (None: the session's approvers; empty: anyone)."

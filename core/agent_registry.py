@@ -45,6 +45,7 @@ from pydantic import ValidationError
 
 from contracts import AgentGroup, AgentSpec, McpServerSpec
 
+from .principals import policies_people
 from .settings import Settings
 
 M = TypeVar("M", AgentSpec, AgentGroup, McpServerSpec)
@@ -130,7 +131,8 @@ def load_registry(settings: Settings) -> AgentRegistry:
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise RegistryError(f"cannot read agents file {path}: {err}") from err
     for name, body in data.get("agents", {}).items():
-        registry.agents[name] = _parse(path, f"agents.{name}", AgentSpec, {"name": name, **body})
+        agent = _parse(path, f"agents.{name}", AgentSpec, {"name": name, **body})
+        registry.agents[name] = agent.model_copy(update={"policies": policies_people(agent.policies)})
     for name, body in data.get("groups", {}).items():
         group = _parse(path, f"groups.{name}", AgentGroup, {"name": name, **body})
         missing = [m for m in group.members if m not in registry.agents]

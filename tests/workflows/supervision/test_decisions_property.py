@@ -50,7 +50,8 @@ from .probe import STEMS, Asked, DecisionsProbe, ProbeInput, ProbeResult
 UNKNOWN = "tool_99"
 """An id no request has."""
 PRINCIPALS = ["ann", "lark:ou_bo", "ou_bo", "cy", "dee"]
-"""`lark:ou_bo` and `ou_bo` are one person."""
+"""The workflow compares principals as given: `lark:ou_bo` and `ou_bo` are two (the API spells one
+person one way before a workflow sees them, `core.principals`)."""
 APPROVERS = [[], ["ann"], ["ann", "ou_bo"], ["lark:ou_bo", "cy"], ["dee", "lark:ou_bo", "ann"]]
 ROLES: list[Role | None] = [None, Role.viewer, Role.operator, *[Role.approver] * 3, *[Role.admin] * 2]
 """Mostly roles that may decide."""
@@ -87,8 +88,8 @@ def ids_of(requests: list[Asked]) -> list[str]:
 
 
 def same(one: str, other: str) -> bool:
-    """One person: a Lark open_id with or without `lark:`."""
-    return one.removeprefix("lark:") == other.removeprefix("lark:")
+    """One person: principals compare as given."""
+    return one == other
 
 
 def fits(asked: Asked, decision: Decision) -> bool:
@@ -234,7 +235,7 @@ TWO_PEOPLE = ProbeInput(
     requests=[Asked(kind=InteractionType.TOOL_APPROVAL, approvers=APPROVERS[3], approvals_required=2)],
     decisions=[
         by("lark:ou_bo", "tool_1", YES),
-        by("ou_bo", "tool_1", YES),  # the same person again
+        by("lark:ou_bo", "tool_1", YES),  # the same person again
         by("cy", "tool_1", YES, Role.operator),
         by("ann", "tool_1", YES),  # not an approver of it
         by("cy", "tool_1", YES),
@@ -344,12 +345,12 @@ def check(probe: ProbeInput, result: ProbeResult) -> None:
             f"decision {n} by {decision.principal}, not among {request.approvers}, counted"
         )
         if kinds[0] in (AuditKind.APPROVAL_COUNTED, AuditKind.APPROVED):
-            approvals.setdefault(decision.interaction_id, set()).add(decision.principal.removeprefix("lark:"))
+            approvals.setdefault(decision.interaction_id, set()).add(decision.principal)
     for interaction_id, outcome in result.decided.items():
         people = approvals.get(interaction_id, set())
         if outcome.approved and asked[interaction_id].approvals_required == 2:
             assert len(people) == 2, f"{interaction_id} approved by {sorted(people)}"
-            assert len({p.removeprefix("lark:") for p in outcome.approvals}) == 2, outcome
+            assert len(set(outcome.approvals)) == 2, outcome
 
     # the reference model agrees
     model, did = replay(probe)
