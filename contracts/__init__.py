@@ -32,7 +32,7 @@ from .blueprint import (
     TaskDirectives,
     TaskUpdate,
 )
-from .channels import Delivery, OutboundMessage
+from .channels import CHAT_CHANNELS, DELIVERY_REFUSALS, Delivery, OutboundMessage
 from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
 from .decisions import PERSON_SOURCES, Answer, Decision, DecisionSource, Said, Verdict
@@ -177,6 +177,8 @@ __all__ = [
     "ANY_TOOL_RULE",
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
+    "CHAT_CHANNELS",
+    "DELIVERY_REFUSALS",
     "ENDED_OUTSIDE",
     "EVENT_MODELS",
     "FINISHED_TASK",

@@ -7,8 +7,21 @@ from typing import Literal
 from pydantic import Field
 
 from .base import Contract
+from .errors import ErrorType
 from .events import StreamEvent
 from .streaming import InteractionOutcome, InteractionRequest
+
+CHAT_CHANNELS = frozenset({"lark", "dingtalk"})
+"""The chat channels a session delivers to (its outbox); a session of any other channel (http, cli)
+sends nothing out."""
+DELIVERY_REFUSALS = (
+    ErrorType.LARK_AUTH_ERROR,
+    ErrorType.LARK_REJECTED,
+    ErrorType.LARK_NOT_CONFIGURED,
+    ErrorType.INVALID_OUTBOUND_MESSAGE,
+)
+"""Errors of the `deliver_message` activity that no retry mends (the channels raise their refusals
+non-retryable besides)."""
 
 
 class OutboundMessage(Contract):
