@@ -65,8 +65,11 @@ class ChatText:
     session_key: str
     chat_id: str
     message: InboundMessage
-    reply_to: str | None = None
-    """The platform's id of the message, when answers can reply to it."""
+
+    @property
+    def reply_to(self) -> str | None:
+        """The platform's id of the message, when answers can reply to it (`message.origin`)."""
+        return self.message.origin.reply_to if self.message.origin else None
 
 
 @dataclass(frozen=True)

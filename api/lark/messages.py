@@ -98,4 +98,4 @@ def read_message(data: P2ImMessageReceiveV1, bot_open_id: str | None) -> ChatTex
         metadata=metadata,
         origin=ChannelRef(channel=CHANNEL, chat_id=message.chat_id, reply_to=message.message_id),
     )
-    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound, reply_to=message.message_id)
+    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound)
