@@ -62,7 +62,7 @@ async def test_blocks_share_one_shell_and_pass_when_they_print_what_they_say(
         tmp_path,
         "A=$(curl -s http://127.0.0.1:8000/ok)\n",
         'echo "$A"   # → "status": "waiting"\n',
-        "curl -sN --max-time 1 http://127.0.0.1:8000/stream   # → event: hello\n",
+        "curl -sN --max-time 3 http://127.0.0.1:8000/stream   # → event: hello\n",  # (1 s was too short on a loaded machine: curl gave up before the first line, HTTP 000)
         "curl -s -w ' %{http_code}\\n' http://127.0.0.1:8000/missing   # → no such thing … 404\n",
     )
     assert found == []
