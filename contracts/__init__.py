@@ -123,6 +123,7 @@ from .mcp import Elicitation, ElicitationAnswer, McpServerSpec, McpServerStatus
 from .messages import ChannelRef, InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
+from .principals import PersonId, person
 from .rules import (
     ANY_TOOL_RULE,
     ApprovalRule,
@@ -297,6 +298,7 @@ __all__ = [
     "NotificationEvent",
     "OutboundMessage",
     "Output",
+    "PersonId",
     "PlanBlueprint",
     "PlanRefused",
     "Principal",
@@ -369,5 +371,6 @@ __all__ = [
     "WatchRequest",
     "WatchResult",
     "WorkerBinding",
+    "person",
     "policy_for",
 ]

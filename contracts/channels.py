@@ -9,6 +9,7 @@ from pydantic import Field
 from .base import Contract
 from .errors import ErrorType
 from .events import StreamEvent
+from .principals import PersonId
 from .streaming import InteractionOutcome, InteractionRequest
 
 CHAT_CHANNELS = frozenset({"lark", "dingtalk"})
@@ -39,7 +40,7 @@ class OutboundMessage(Contract):
         description="What happened (kind `event`): told in the words of `core.wording.chat_text`, about "
         "`interaction` when it concerns one.",
     )
-    mentions: list[str] = Field(
+    mentions: list[PersonId] = Field(
         default_factory=list,
         description="People the text names (principals), shown after it as the channel mentions them "
         "(Lark: `<at user_id>`, so they are notified).",

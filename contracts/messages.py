@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .access import Role
 from .base import Contract
+from .principals import PersonId
 
 
 class UniversalMessage(Contract):
@@ -39,7 +40,7 @@ class InboundMessage(Contract):
     """A message from a person, on any channel, for one session."""
 
     channel: str = Field(default="http", description="Where it came from: http, lark, cli, ...")
-    sender_id: str = Field(default="anonymous", description="Principal who sent it.")
+    sender_id: PersonId = Field(default="anonymous", description="Principal who sent it.")
     chat_id: str = Field(default="", description="Channel conversation it belongs to.")
     content: str = Field(min_length=1, description="The text.")
     message_id: str | None = Field(default=None, description="Channel message id; a repeated id is ignored.")

@@ -45,7 +45,6 @@ from pydantic import ValidationError
 
 from contracts import AgentGroup, AgentSpec, McpServerSpec
 
-from .principals import policies_people
 from .settings import Settings
 
 M = TypeVar("M", AgentSpec, AgentGroup, McpServerSpec)
@@ -131,8 +130,7 @@ def load_registry(settings: Settings) -> AgentRegistry:
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise RegistryError(f"cannot read agents file {path}: {err}") from err
     for name, body in data.get("agents", {}).items():
-        agent = _parse(path, f"agents.{name}", AgentSpec, {"name": name, **body})
-        registry.agents[name] = agent.model_copy(update={"policies": policies_people(agent.policies)})
+        registry.agents[name] = _parse(path, f"agents.{name}", AgentSpec, {"name": name, **body})
     for name, body in data.get("groups", {}).items():
         group = _parse(path, f"groups.{name}", AgentGroup, {"name": name, **body})
         missing = [m for m in group.members if m not in registry.agents]

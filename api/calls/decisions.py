@@ -49,7 +49,6 @@ from contracts import (
     Verdict,
 )
 from contracts.names import DECIDE, DECIDE_CHECKED
-from core.principals import person
 from core.security import Caller
 from core.settings import Settings
 from workflows.identity import search_attributes
@@ -142,7 +141,7 @@ def decision_of(caller: Caller, body: InteractionDecision, interaction_id: str, 
     key's role, through `http`."""
     return Decision(
         interaction_id=interaction_id,
-        principal=person(caller.principal or body.principal or Principal.ANONYMOUS),
+        principal=caller.principal or body.principal or Principal.ANONYMOUS,
         role=caller.role,
         channel="http",
         source=DecisionSource.HTTP,

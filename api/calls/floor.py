@@ -29,8 +29,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from contracts import AgentSpec, CreateSessionRequest, DecisionPolicy, Role, SandboxProfile, policy_for
-from core.principals import person
+from contracts import (
+    AgentSpec,
+    CreateSessionRequest,
+    DecisionPolicy,
+    Role,
+    SandboxProfile,
+    person,
+    policy_for,
+)
 from core.security import Caller
 from workflows.supervision.checks import WIDTH
 

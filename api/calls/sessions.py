@@ -33,7 +33,6 @@ from contracts import (
     SessionStatus,
 )
 from contracts.names import SUBMIT_MESSAGE
-from core.principals import people, policies_people
 from core.settings import Settings
 from core.times import utc_text
 from workflows.identity import search_attributes
@@ -83,18 +82,10 @@ async def send_to_running(
 def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
     """The config of a session the API starts: the deployment's approval timeout
     (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own, and the inline
-    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`); every principal
-    its approvers and policies (the agent's too) name in its one spelling (`core.principals`)."""
+    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`)."""
     fields.setdefault("approval_timeout_seconds", settings.api.approval_timeout_seconds)
     fields.setdefault("inline_input_bytes", settings.limits.inline_bytes)
-    config = SessionConfig(session_key=key, agent=agent, **fields)
-    return config.model_copy(
-        update={
-            "approvers": people(config.approvers),
-            "policies": policies_people(config.policies),
-            "agent": agent.model_copy(update={"policies": policies_people(agent.policies)}),
-        }
-    )
+    return SessionConfig(session_key=key, agent=agent, **fields)
 
 
 def _start(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from core.principals import person
+from contracts import person
 
 from .clicks import Click
 from .conversations import Found
@@ -50,7 +50,7 @@ class ChatChannel(Protocol[M_contra, C_contra, R_co]):
         ...
 
     def principal(self, user_id: str) -> str:
-        """The principal of a chat user (their one spelling, `core.principals`)."""
+        """The principal of a chat user (their one spelling, `contracts.principals`)."""
         ...
 
     def read_message(self, raw: M_contra) -> Found:
@@ -68,7 +68,7 @@ class ChatChannel(Protocol[M_contra, C_contra, R_co]):
 
 class ChannelBasics:
     """What every channel answers alike: its name, who decides in it, and a user's principal (their
-    one spelling, `core.principals`)."""
+    one spelling, `contracts.principals`)."""
 
     def __init__(self, name: str, people: ChatPeople) -> None:
         self._name = name

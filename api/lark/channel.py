@@ -2,7 +2,7 @@
 
 Reading is `messages` and `clicks`; replies go through the outbound half the session deliveries use
 (`activities/channels/lark/`). A Lark user is their open_id (`ou_…`), the one spelling
-`core.principals` gives `lark:ou_…` too.
+`contracts.principals` gives `lark:ou_…` too.
 """
 
 from __future__ import annotations

@@ -30,7 +30,6 @@ from contracts import (
     Principal,
     SessionControl,
 )
-from core.principals import people, person
 from core.security import Caller
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
@@ -107,8 +106,8 @@ async def create_graph(
     agents = blueprints.check_new(blueprint, registry, settings, graph_id)
     config = GraphConfig(
         graph_id=graph_id,
-        requested_by=person(caller.principal or body.principal or "anonymous"),
-        approvers=people(body.approvers or []),
+        requested_by=caller.principal or body.principal or "anonymous",
+        approvers=body.approvers or [],
         approval_timeout_seconds=body.approval_timeout_seconds or 300,
         project=project,
         inline_input_bytes=settings.limits.inline_bytes,

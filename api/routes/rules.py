@@ -25,8 +25,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query
 
 from activities.rules import offers
-from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope
-from core.principals import person
+from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope, person
 from core.rules.match import problems
 from core.rules.profiles import PROFILES
 from core.rules.store import RuleDeleted, RuleNotFound, RuleStore

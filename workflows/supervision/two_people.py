@@ -1,6 +1,7 @@
 """The two-person rule: a request that needs two approvals counts the first and decides on the
-second, from another person. Principals compare as given: the API spells each person one way
-(`core.principals`), so no channel's spelling is known here."""
+second, from another person. Principals compare as given: every principal a contract holds is a
+`PersonId` (`contracts.principals`), one spelling per person in any model the workflow builds or
+reads from its history, so no channel's spelling is known here."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ NO = Verdict(approved=False)
 
 CASES: list[tuple[str, Decision, ErrorType | None, str]] = [
     ("an approver among the approvers", decision("tool_1"), None, ""),
-    ("an approver as spelled", decision("tool_1", principal="lark:ou_bo"), None, ""),
+    ("the same person by another spelling", decision("tool_1", principal="ou_bo"), None, ""),
     ("an admin", decision("tool_1", role=Role.admin), None, ""),
     ("a denial by an approver", decision("tool_1", NO), None, ""),
     ("unknown", decision("tool_9"), ErrorType.INTERACTION_NOT_FOUND, "pending: tool_1, tool_2"),

@@ -50,8 +50,7 @@ from .probe import STEMS, Asked, DecisionsProbe, ProbeInput, ProbeResult
 UNKNOWN = "tool_99"
 """An id no request has."""
 PRINCIPALS = ["ann", "lark:ou_bo", "ou_bo", "cy", "dee"]
-"""The workflow compares principals as given: `lark:ou_bo` and `ou_bo` are two (the API spells one
-person one way before a workflow sees them, `core.principals`)."""
+"""`lark:ou_bo` and `ou_bo` are one person."""
 APPROVERS = [[], ["ann"], ["ann", "ou_bo"], ["lark:ou_bo", "cy"], ["dee", "lark:ou_bo", "ann"]]
 ROLES: list[Role | None] = [None, Role.viewer, Role.operator, *[Role.approver] * 3, *[Role.admin] * 2]
 """Mostly roles that may decide."""
@@ -88,8 +87,8 @@ def ids_of(requests: list[Asked]) -> list[str]:
 
 
 def same(one: str, other: str) -> bool:
-    """One person: principals compare as given."""
-    return one == other
+    """One person: a Lark open_id with or without `lark:`."""
+    return one.removeprefix("lark:") == other.removeprefix("lark:")
 
 
 def fits(asked: Asked, decision: Decision) -> bool:
@@ -235,7 +234,7 @@ TWO_PEOPLE = ProbeInput(
     requests=[Asked(kind=InteractionType.TOOL_APPROVAL, approvers=APPROVERS[3], approvals_required=2)],
     decisions=[
         by("lark:ou_bo", "tool_1", YES),
-        by("lark:ou_bo", "tool_1", YES),  # the same person again
+        by("ou_bo", "tool_1", YES),  # the same person again
         by("cy", "tool_1", YES, Role.operator),
         by("ann", "tool_1", YES),  # not an approver of it
         by("cy", "tool_1", YES),
@@ -345,12 +344,12 @@ def check(probe: ProbeInput, result: ProbeResult) -> None:
             f"decision {n} by {decision.principal}, not among {request.approvers}, counted"
         )
         if kinds[0] in (AuditKind.APPROVAL_COUNTED, AuditKind.APPROVED):
-            approvals.setdefault(decision.interaction_id, set()).add(decision.principal)
+            approvals.setdefault(decision.interaction_id, set()).add(decision.principal.removeprefix("lark:"))
     for interaction_id, outcome in result.decided.items():
         people = approvals.get(interaction_id, set())
         if outcome.approved and asked[interaction_id].approvals_required == 2:
             assert len(people) == 2, f"{interaction_id} approved by {sorted(people)}"
-            assert len(set(outcome.approvals)) == 2, outcome
+            assert len({p.removeprefix("lark:") for p in outcome.approvals}) == 2, outcome
 
     # the reference model agrees
     model, did = replay(probe)
@@ -380,7 +379,8 @@ async def test_the_examples_decide_what_they_say(client: Client, task_queue: str
     """The explicit examples reach what they were written for (the model agrees on the rest)."""
     two = await run_probe(client, task_queue, TWO_PEOPLE)
     outcome = two.decided["tool_1"]
-    assert outcome.approved and outcome.decided_by == "cy" and outcome.approvals == ["lark:ou_bo", "cy"]
+    # `lark:ou_bo` is recorded in its one spelling (`contracts.PersonId`)
+    assert outcome.approved and outcome.decided_by == "cy" and outcome.approvals == ["ou_bo", "cy"]
     every = await run_probe(client, task_queue, EVERY_KIND)
     assert {key: (o.approved, o.decided_by) for key, o in every.decided.items()} == {
         "input_1": (True, "dee"),
