@@ -60,7 +60,9 @@ escalate_to = ["{LARK}ou_dee"]
 """
 """`Agent:demo`'s declared policy: SQL writes need two of ann and bob (ann spelled with the prefix)."""
 
-SESSION_POLICIES = {"sql": {"approvals_required": 2, "approvers": [ANN, f"{LARK}{BOB}"]}}
+SESSION_POLICIES = {
+    "sql": {"approvals_required": 2, "approvers": [ANN, f"{LARK}{BOB}"], "escalate_to": [f"{LARK}ou_dee"]}
+}
 """An HTTP session's own policy (bob spelled with the prefix this time), over approvers spelled
 the other way round."""
 SESSION_APPROVERS = [f"{LARK}{ANN}", BOB]
@@ -239,9 +241,8 @@ async def test_one_person_under_two_spellings_counts_once_at_every_door(
         assert request["approvals_required"] == 2, request
         assert {ANN, BOB} <= set(request["approvers"]), request
         assert not any(name.startswith(LARK) for name in request["approvers"]), request
-        if kind != "http":
-            assert request["escalate_to"] == ["ou_dee"], "the declared policy's escalation, one spelling"
-        else:
+        assert request["escalate_to"] == ["ou_dee"], "the policy's escalation, one spelling"
+        if kind == "http":
             session = (await on.http.get(f"/sessions/{asked.key}")).json()
             assert session["approvers"] == [ANN, BOB], "the session's approvers, one spelling each"
 
