@@ -32,7 +32,16 @@ from .blueprint import (
     TaskDirectives,
     TaskUpdate,
 )
-from .channels import CHAT_CHANNELS, DELIVERY_REFUSALS, Delivery, OutboundMessage
+from .channels import (
+    CHAT_CHANNEL_NAMES,
+    CHAT_CHANNELS,
+    DELIVERY_REFUSALS,
+    DINGTALK,
+    LARK,
+    ChatChannelNames,
+    Delivery,
+    OutboundMessage,
+)
 from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
 from .decisions import PERSON_SOURCES, Answer, Decision, DecisionSource, Said, Verdict
@@ -179,10 +188,13 @@ __all__ = [
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
     "CHAT_CHANNELS",
+    "CHAT_CHANNEL_NAMES",
     "DELIVERY_REFUSALS",
+    "DINGTALK",
     "ENDED_OUTSIDE",
     "EVENT_MODELS",
     "FINISHED_TASK",
+    "LARK",
     "PERSON_SOURCES",
     "AgentContextConfig",
     "AgentGroup",
@@ -212,6 +224,7 @@ __all__ = [
     "BlueprintChange",
     "CallerView",
     "ChannelRef",
+    "ChatChannelNames",
     "CodecPayload",
     "CodecPayloads",
     "CommandEnded",

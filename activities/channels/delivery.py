@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import Delivery, ErrorType, OutboundMessage
+from contracts import DINGTALK, LARK, Delivery, ErrorType, OutboundMessage
 from contracts.names import DELIVER_MESSAGE
 from core.settings import Settings
 from core.wording import chat_text
@@ -54,7 +54,7 @@ def chat_channels(settings: Settings) -> dict[str, ChatOutbound]:
     from .dingtalk.delivery import DingTalkChannel
     from .lark.delivery import LarkChannel
 
-    return {"lark": LarkChannel(settings), "dingtalk": DingTalkChannel(settings)}
+    return {LARK.name: LarkChannel(settings), DINGTALK.name: DingTalkChannel(settings)}
 
 
 class ChatDelivery:

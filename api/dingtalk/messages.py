@@ -20,12 +20,12 @@ from typing import Any
 from dingtalk_stream import ChatbotMessage
 
 from activities.channels.dingtalk.cards import USER_PREFIX
-from contracts import ChannelRef, InboundMessage
+from contracts import DINGTALK, ChannelRef, InboundMessage
 from contracts.session import SESSION_KEY_PATTERN
 
 from ..chat.conversations import ChatText, Found, Ignored, Unsupported
 
-CHANNEL = "dingtalk"
+CHANNEL = DINGTALK.name
 ONE_ON_ONE = "1"
 
 

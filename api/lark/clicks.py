@@ -19,13 +19,13 @@ from temporalio.client import Client
 
 from activities.channels.actions import parse_card_action
 from activities.channels.lark.cards import approval_card, decided_card
-from contracts import InteractionOutcome
+from contracts import LARK, InteractionOutcome
 from core.settings import Settings
 
 from ..chat import clicks
 from ..chat.clicks import Click, ClickAnswer
 
-CHANNEL = "lark"
+CHANNEL = LARK.name
 
 Answer = dict[str, Any]
 """A card callback's answer: `{"toast": {...}}`, optionally with `"card": {"type": "raw", "data": ...}`."""

@@ -21,12 +21,12 @@ import re
 
 from lark_oapi.api.im.v1 import MentionEvent, P2ImMessageReceiveV1
 
-from contracts import ChannelRef, InboundMessage
+from contracts import LARK, ChannelRef, InboundMessage
 from contracts.session import SESSION_KEY_PATTERN
 
 from ..chat.conversations import ChatText, Ignored, Unsupported
 
-CHANNEL = "lark"
+CHANNEL = LARK.name
 
 
 def session_key_for(chat_id: str, thread_id: str | None = None) -> str:
