@@ -5,7 +5,9 @@ card clicks, says who a user is (the principal a workflow sees, decided here at 
 workflow compares principals as given) and with which settings (its admins, whether requesters
 decide), and answers in its chats through its outbound half (`activities/channels/<name>/`,
 which the session's `deliver_message` activity uses to send answers, cards and card updates).
-`Conversations` and the channel's inbound wiring use only this interface.
+`Conversations` and the channel's inbound wiring use only this interface: a click is read by the
+channel, decided as its clicker (`Conversations.decider`, `api/chat/clicks.decide`) and answered
+by the channel.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Protocol, TypeVar
 
 from contracts import person
 
-from .clicks import Click
+from .clicks import Click, ClickAnswer
 from .conversations import Found
 
 M_contra = TypeVar("M_contra", contravariant=True)
@@ -24,6 +26,8 @@ C_contra = TypeVar("C_contra", contravariant=True)
 """The platform's card callback."""
 R_co = TypeVar("R_co", covariant=True)
 """What a click that decides nothing is answered with (a toast, a reason)."""
+A_co = TypeVar("A_co", covariant=True)
+"""What a click that was decided on is answered with (a toast and the card redrawn; nothing)."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class ChatPeople:
     """Whether a member decides the requests their own messages led to."""
 
 
-class ChatChannel(Protocol[M_contra, C_contra, R_co]):
+class ChatChannel(Protocol[M_contra, C_contra, R_co, A_co]):
     """One chat platform, inbound and its replies."""
 
     @property
@@ -59,6 +63,11 @@ class ChatChannel(Protocol[M_contra, C_contra, R_co]):
 
     def read_click(self, raw: C_contra) -> Click | R_co:
         """A card click's decision, or what to answer when it decides nothing."""
+        ...
+
+    async def answer_click(self, click: Click, answer: ClickAnswer, why: str) -> A_co:
+        """Tell the clicker how their click went (`api/chat/clicks.decide`'s answer), as the platform
+        shows it (`why` names the answer, for dedupe and logs)."""
         ...
 
     async def reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:

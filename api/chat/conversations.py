@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from .roles import chat_role
 
 if TYPE_CHECKING:
     from .channel import ChatChannel
+    from .clicks import Click
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ class Conversations:
         settings: Settings,
         registry: AgentRegistry,
         *,
-        channel: ChatChannel[Any, Any, Any],
+        channel: ChatChannel[Any, Any, Any, Any],
         background: Background,
     ) -> None:
         self._settings = settings
@@ -159,9 +160,14 @@ class Conversations:
         return chat_role(user_id, self._approvers, requesters_decide=self._requesters_decide)
 
     @property
-    def channel(self) -> ChatChannel[Any, Any, Any]:
+    def channel(self) -> ChatChannel[Any, Any, Any, Any]:
         """The channel these conversations are in."""
         return self._chat
+
+    def decider(self, click: Click) -> Click:
+        """The click as its clicker decides: their principal (the channel's spelling of them) and role."""
+        operator = self._chat.principal(click.operator)
+        return replace(click, operator=operator, role=self.role_of(operator))
 
     def bind(self, client: Client) -> None:
         """Attach the Temporal client (from the app's lifespan)."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from activities.channels.dingtalk.cards import USER_PREFIX
 from activities.channels.dingtalk.delivery import DingTalkChannel
 from contracts import OutboundMessage
 from core.settings import Settings
 
 from ..chat.channel import ChannelBasics, ChatPeople
-from ..chat.clicks import Click
+from ..chat.clicks import Click, ClickAnswer
 from ..chat.conversations import Found, courtesy
 from .clicks import read_click
 from .messages import CHANNEL, read_message
@@ -38,6 +39,13 @@ class DingTalkChat(ChannelBasics):
     def read_click(self, raw: dict[str, Any]) -> Click | str:
         """`clicks.read_click`: the click, or why it decides nothing."""
         return read_click(raw)
+
+    async def answer_click(self, click: Click, answer: ClickAnswer, why: str) -> None:
+        """Tell the clicker alone, in their one-on-one chat with the bot, when the click decided nothing
+        (a decision taken shows on the card: the session's outbox updates it)."""
+        if answer.kind != "success":
+            text = f"{answer.text} ({click.action.interaction_id})"
+            await self.reply(f"{USER_PREFIX}{click.operator}", None, text, why)
 
     async def reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:
         """Answer in a chat (a courtesy: tried again while DingTalk is unavailable, never failed for)."""

@@ -17,13 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from dingtalk_stream.frames import CallbackMessage
 from temporalio.client import Client
 
-from activities.channels.dingtalk.cards import USER_PREFIX
 from contracts import InteractionOutcome
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
@@ -114,8 +112,7 @@ class DingTalkInbound:
         if isinstance(click, str):
             log.info("DingTalk card callback %s ignored: %s", frame_id, click)
             return
-        operator = self.chat.principal(click.operator)
-        click = replace(click, operator=operator, role=self.conversations.role_of(operator))
+        click = self.conversations.decider(click)
         try:
             answer = await clicks.decide(
                 self.conversations.client, click, self._background.tasks, self.on_decided
@@ -125,6 +122,4 @@ class DingTalkInbound:
             answer = clicks.ClickAnswer(
                 "warning", "Synapse could not take the decision now; press the button again."
             )
-        if answer.kind != "success":  # a decision taken shows on the card (the session's outbox)
-            text = f"{answer.text} ({click.action.interaction_id})"
-            await self.chat.reply(f"{USER_PREFIX}{click.operator}", None, text, f"click/{frame_id}")
+        await self.chat.answer_click(click, answer, f"click/{frame_id}")

@@ -17,9 +17,9 @@ from contracts import OutboundMessage
 from core.settings import Settings
 
 from ..chat.channel import ChannelBasics, ChatPeople
-from ..chat.clicks import Click
+from ..chat.clicks import Click, ClickAnswer
 from ..chat.conversations import Found, courtesy
-from .clicks import Answer, read_click
+from .clicks import Answer, lark_answer, read_click
 from .messages import CHANNEL, read_message
 
 
@@ -30,6 +30,7 @@ class LarkChat(ChannelBasics):
     def __init__(self, settings: Settings, bot_open_id: str | None = None) -> None:
         super().__init__(CHANNEL, ChatPeople(settings.lark.admin_ids, settings.lark.requesters_decide))
         self._bot_open_id = bot_open_id
+        self._settings = settings
         self.outbound = LarkChannel(settings)
         """The SDK client the session deliveries use."""
 
@@ -40,6 +41,10 @@ class LarkChat(ChannelBasics):
     def read_click(self, raw: P2CardActionTrigger) -> Click | Answer:
         """`clicks.read_click`: the click, or the toast that says why it decides nothing."""
         return read_click(raw)
+
+    async def answer_click(self, click: Click, answer: ClickAnswer, why: str) -> Answer:
+        """The callback's answer: a toast, and the card redrawn when the click decided (`clicks.lark_answer`)."""
+        return lark_answer(answer, click, self._settings)
 
     async def reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:
         """Answer a message that reaches no session (unsupported, too large, cancelled) in its chat."""

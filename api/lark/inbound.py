@@ -20,7 +20,6 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import lark_oapi as lark
@@ -35,6 +34,7 @@ from contracts import InteractionOutcome
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
+from ..chat import clicks
 from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations
 from ..chat.seen import SeenEvents
 from . import clicks as lark_clicks
@@ -127,11 +127,11 @@ class LarkInbound:
         click = self.chat.read_click(data)
         if isinstance(click, dict):
             return click
-        operator = self.chat.principal(click.operator)
-        click = replace(click, operator=operator, role=self.conversations.role_of(operator))
-        return await lark_clicks.decide(
-            self.conversations.client, click, self._background.tasks, self._settings, self.on_decided
+        click = self.conversations.decider(click)
+        answer = await clicks.decide(
+            self.conversations.client, click, self._background.tasks, self.on_decided
         )
+        return await self.chat.answer_click(click, answer, "callback")
 
     # ---------------------------------------------------------- long connection
 

@@ -17,7 +17,7 @@ from core.settings import Settings
 
 def test_each_channel_says_its_name_its_people_and_who_a_user_is(settings: Settings) -> None:
     lark = settings.model_copy(update={"lark": settings.lark.model_copy(update={"admins": "ou_1"})})
-    channels: list[ChatChannel[Any, Any, Any]] = [LarkChat(lark), DingTalkChat(settings)]
+    channels: list[ChatChannel[Any, Any, Any, Any]] = [LarkChat(lark), DingTalkChat(settings)]
     assert channels[0].people.admins == ["ou_1"]
     assert [channel.name for channel in channels] == ["lark", "dingtalk"]
     assert channels[0].principal("lark:ou_1") == channels[0].principal("ou_1") == "ou_1"
