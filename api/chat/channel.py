@@ -1,8 +1,9 @@
 """What a chat channel is to the API: the one interface Lark and DingTalk each implement.
 
 A channel (`api/lark/channel.py`, `api/dingtalk/channel.py`) reads its platform's messages and
-card clicks, says who a user is (the principal a workflow sees, decided here at the door: the
-workflow compares principals as given) and with which settings (its admins, whether requesters
+card clicks, says who a user is (the principal a workflow sees, in its one spelling: a
+`contracts.PersonId`, which every model holding a principal applies too; the workflow compares
+principals as given) and with which settings (its admins, whether requesters
 decide), and answers in its chats through its outbound half (`activities/channels/<name>/`,
 which the session's `deliver_message` activity uses to send answers, cards and card updates).
 `Conversations` and the channel's inbound wiring use only this interface: a click is read by the

@@ -39,3 +39,12 @@ def test_every_channel_s_refusals_are_named_for_the_retry_policy() -> None:
     for channel in CHAT_CHANNEL_NAMES.values():
         assert set(channel.refusals) <= set(DELIVERY_REFUSALS), channel
         assert all(refusal.value.startswith(channel.title) for refusal in channel.refusals), channel
+
+
+def test_admins_named_with_the_prefix_are_the_chat_users_they_name(settings: Settings) -> None:
+    lark = settings.model_copy(
+        update={"lark": settings.lark.model_copy(update={"admins": "lark:ou_1, ou_2"})}
+    )
+    channel = LarkChat(lark)
+    assert channel.people.admins == ["ou_1", "ou_2"]
+    assert channel.principal("ou_1") in channel.people.admins
