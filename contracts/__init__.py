@@ -32,7 +32,16 @@ from .blueprint import (
     TaskDirectives,
     TaskUpdate,
 )
-from .channels import Delivery, OutboundMessage
+from .channels import (
+    CHAT_CHANNEL_NAMES,
+    CHAT_CHANNELS,
+    DELIVERY_REFUSALS,
+    DINGTALK,
+    LARK,
+    ChatChannelNames,
+    Delivery,
+    OutboundMessage,
+)
 from .codec import CodecPayload, CodecPayloads
 from .context import ContextBuildConfig
 from .decisions import PERSON_SOURCES, Answer, Decision, DecisionSource, Said, Verdict
@@ -120,9 +129,10 @@ from .graph import (
 from .health import Readiness
 from .intervention import InterventionRequest
 from .mcp import Elicitation, ElicitationAnswer, McpServerSpec, McpServerStatus
-from .messages import InboundMessage, UniversalMessage
+from .messages import ChannelRef, InboundMessage, UniversalMessage
 from .notifications import Notification, NotificationEvent
 from .policy import ANY_TOOL, DecisionPolicy, policy_for
+from .principals import PersonId, person
 from .rules import (
     ANY_TOOL_RULE,
     ApprovalRule,
@@ -178,9 +188,14 @@ __all__ = [
     "ANY_TOOL_RULE",
     "ARTIFACT_ID_PATTERN",
     "ASK_USER",
+    "CHAT_CHANNELS",
+    "CHAT_CHANNEL_NAMES",
+    "DELIVERY_REFUSALS",
+    "DINGTALK",
     "ENDED_OUTSIDE",
     "EVENT_MODELS",
     "FINISHED_TASK",
+    "LARK",
     "PERSON_SOURCES",
     "AgentContextConfig",
     "AgentGroup",
@@ -210,6 +225,8 @@ __all__ = [
     "BlueprintChange",
     "CallContext",
     "CallerView",
+    "ChannelRef",
+    "ChatChannelNames",
     "CodecPayload",
     "CodecPayloads",
     "CommandEnded",
@@ -296,6 +313,7 @@ __all__ = [
     "NotificationEvent",
     "OutboundMessage",
     "Output",
+    "PersonId",
     "PlanBlueprint",
     "PlanRefused",
     "Principal",
@@ -369,5 +387,6 @@ __all__ = [
     "WatchResult",
     "WorkerBinding",
     "content_of",
+    "person",
     "policy_for",
 ]

@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from .base import Contract
+from .principals import PersonId
 
 
 class Role(StrEnum):
@@ -45,7 +46,7 @@ class CallerView(Contract):
     """Answer of `GET /me`: the principal and role the caller's key gives, so a client shows only
     the actions it may take."""
 
-    principal: str | None = Field(description="The key's principal; None when the API is open.")
+    principal: PersonId | None = Field(description="The key's principal; None when the API is open.")
     role: Role = Field(description="`viewer`, `operator`, `approver` or `admin` (`admin` when open).")
     keys_required: bool = Field(description="Whether the API asks every caller for a key.")
     projects: list[str] | None = Field(

@@ -16,6 +16,7 @@ from pydantic import Field, StrictBool
 from .access import Role
 from .base import Contract
 from .grants import GrantScope
+from .principals import PersonId
 from .sandbox import SandboxProfile
 
 
@@ -73,7 +74,7 @@ class Decision(Contract):
     """One decision on one request, from any door (the `decide_checked` update and its signal twin `decide`)."""
 
     interaction_id: str = Field(min_length=1, description="The request decided.")
-    principal: str = Field(
+    principal: PersonId = Field(
         min_length=1, description="Who decided (a key's principal, a chat user, `rule:<id>`)."
     )
     role: Role | None = Field(

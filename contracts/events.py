@@ -23,6 +23,7 @@ from .agent import FailureDetails
 from .base import Contract
 from .decisions import Said
 from .grants import Grant
+from .principals import PersonId
 from .statuses import EdgeStatus, GraphStatus, TaskStatus
 from .streaming import InteractionRequest, SessionStatus, TaskChunkType
 from .tools import CallContext, ToolResult
@@ -94,7 +95,9 @@ class DecisionTaken(EventModel):
     event: Literal["decision_taken"] = "decision_taken"
     interaction_id: str = Field(description="The request decided.")
     approved: bool = Field(description="Approved (a question: answered), or denied (declined).")
-    decided_by: str = Field(description="Who: a principal, `rule:<id>`, `system:timeout`, `system:cancel`.")
+    decided_by: PersonId = Field(
+        description="Who: a principal, `rule:<id>`, `system:timeout`, `system:cancel`."
+    )
     channel: str = Field(description="Where from: http, lark, dingtalk, cli, rule, grant, system, ...")
     comment: str | None = Field(
         default=None, description="The person's words, or why (a rule's, a timeout's)."
@@ -119,7 +122,7 @@ class ApprovalCounted(EventModel):
     chunk_type = TaskChunkType.PROGRESS
     event: Literal["approval_counted"] = "approval_counted"
     interaction_id: str = Field(description="The request.")
-    approved_by: list[str] = Field(description="Who approved so far, in order.")
+    approved_by: list[PersonId] = Field(description="Who approved so far, in order.")
     approvals_required: int = Field(description="How many distinct approvals it needs.")
     message_id: str | None = Field(default=None, description="The message that approved (a chat reply).")
 
@@ -130,8 +133,8 @@ class RequestEscalated(EventModel):
     chunk_type = TaskChunkType.PROGRESS
     event: Literal["request_escalated"] = "request_escalated"
     interaction_id: str = Field(description="The request.")
-    escalated_to: list[str] = Field(description="Who is asked now too.")
-    approvers: list[str] = Field(description="Who may decide now (empty: anyone).")
+    escalated_to: list[PersonId] = Field(description="Who is asked now too.")
+    approvers: list[PersonId] = Field(description="Who may decide now (empty: anyone).")
 
 
 class ReplyRefused(EventModel):
@@ -159,7 +162,7 @@ class GrantRevoked(EventModel):
     chunk_type = TaskChunkType.PROGRESS
     event: Literal["grant_revoked"] = "grant_revoked"
     grant_id: str = Field(description="The grant.")
-    revoked_by: str = Field(description="Who revoked it.")
+    revoked_by: PersonId = Field(description="Who revoked it.")
     channel: str = Field(description="Where from.")
 
 
@@ -172,7 +175,7 @@ class TurnStarted(EventModel):
     chunk_type = TaskChunkType.PROCESSING
     event: Literal["turn_started"] = "turn_started"
     message: str = Field(description="The message.")
-    sender: str = Field(alias="from", description="Who sent it.")
+    sender: PersonId = Field(alias="from", description="Who sent it.")
     message_id: str | None = Field(default=None, description="Its id (the API's, or the chat's).")
 
 
@@ -272,7 +275,7 @@ class TurnCancelled(EventModel):
     chunk_type = TaskChunkType.CANCELLED
     final = True
     event: Literal["turn_cancelled"] = "turn_cancelled"
-    by: str = Field(description="Who.")
+    by: PersonId = Field(description="Who.")
     reason: str | None = Field(default=None, description="Why, as they said.")
 
 
@@ -428,7 +431,7 @@ class TaskChanged(EventModel):
     instance: int | None = Field(default=None, description="The loop instance, when one changed.")
     reason: str | None = Field(default=None, description="Why, in words (also the task's `reason`).")
     reason_code: TaskReason | None = Field(default=None, description="Why, where a client acts on it.")
-    by: str | None = Field(default=None, description="Who moved it: the gate's decider.")
+    by: PersonId | None = Field(default=None, description="Who moved it: the gate's decider.")
     graph: str | None = Field(
         default=None, description="The graph's workflow id, on the stream of the session it runs for."
     )
@@ -452,7 +455,7 @@ class TaskPaused(EventModel):
     task_id: str = Field(description="The task's blueprint id.")
     task_uuid: str = Field(description="Its engine id.")
     paused: bool = Field(description="Paused now (False: resumed).")
-    by: str = Field(description="Who.")
+    by: PersonId = Field(description="Who.")
 
 
 class TaskRolledBack(EventModel):
@@ -462,7 +465,7 @@ class TaskRolledBack(EventModel):
     event: Literal["task_rolled_back"] = "task_rolled_back"
     task_id: str = Field(description="The task's blueprint id.")
     task_uuid: str = Field(description="Its engine id.")
-    rolled_back_by: str = Field(description="Who.")
+    rolled_back_by: PersonId = Field(description="Who.")
     next_version: int = Field(description="The version it runs as next.")
     reset: list[str] = Field(default_factory=list, description="The tasks downstream that were reset.")
 
@@ -473,7 +476,7 @@ class GraphChanged(EventModel):
     chunk_type = TaskChunkType.PROGRESS
     event: Literal["graph_changed"] = "graph_changed"
     change: Literal["extended", "reopened"] = Field(description="What happened.")
-    by: str = Field(description="Who.")
+    by: PersonId = Field(description="Who.")
     reason: str | None = Field(default=None, description="Why (`reopened`).")
     tasks: dict[str, str] = Field(default_factory=dict, description="Tasks added: blueprint id -> engine id.")
     edges: int = Field(default=0, description="How many edges were added.")

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import Contract
+from .principals import PersonId
 
 ExperienceOutcome = Literal["answer", "failure", "cancelled", "max_turns", "plan"]
 PREVIEW_CHARS = 2000
@@ -33,7 +34,7 @@ class ExperienceRecord(Contract):
     owner_id: str = Field(description="Workflow id of the session or task.")
     turn: int = Field(ge=0, description="Turn number within the session (0 for a task).")
     agent_id: str = Field(description="`Agent:<name>` that answered.")
-    asked_by: str = Field(description="Principal who asked.")
+    asked_by: PersonId = Field(description="Principal who asked.")
     at: datetime = Field(description="When the turn finished (UTC).")
     outcome: ExperienceOutcome = Field(description="How the turn ended.")
     question: str = Field(description="What was asked (bounded preview).")
@@ -58,7 +59,7 @@ class TurnToRemember(Contract):
     index itself (`experience-in-last-step`) instead of the workflow's `index_experience` after."""
 
     turn: int = Field(ge=0, description="Turn number within the session, as the record will have it.")
-    asked_by: str = Field(description="Principal who asked.")
+    asked_by: PersonId = Field(description="Principal who asked.")
     question: str = Field(description="What was asked (bounded preview).")
     project: str | None = Field(
         default=None, description="The session's project, as the record will have it."

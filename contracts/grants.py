@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from .base import Contract
+from .principals import PersonId
 from .sandbox import SandboxProfile
 
 ASK_USER = "ask_user"
@@ -37,7 +38,7 @@ class Grant(Contract):
         default=None, description="Scope `session_prefix`: the command head allowed, e.g. `DELETE orders`."
     )
     summary: str = Field(description="The call that was approved with it, on one line.")
-    granted_by: str = Field(description="Who granted it.")
+    granted_by: PersonId = Field(description="Who granted it.")
     channel: str = Field(description="Where it was granted: http, lark, ...")
     granted_at: datetime = Field(description="When (workflow time, UTC).")
     interaction_id: str = Field(description="The approval that made it.")
@@ -45,7 +46,7 @@ class Grant(Contract):
         default=None, description="The sandbox chosen with that approval: the calls it allows run there too."
     )
     uses: int = Field(default=0, description="Calls it has allowed since.")
-    revoked_by: str | None = Field(default=None, description="Who revoked it (None: in force).")
+    revoked_by: PersonId | None = Field(default=None, description="Who revoked it (None: in force).")
     revoked_at: datetime | None = Field(default=None, description="When it was revoked.")
 
 
@@ -60,6 +61,6 @@ class GrantRevocation(Contract):
     """Input of the `revoke_grant` update (`DELETE /sessions/{key}/grants/{grant_id}`)."""
 
     grant_id: str = Field(description="The grant to revoke.")
-    principal: str | None = Field(default=None, description="Who revokes it.")
+    principal: PersonId | None = Field(default=None, description="Who revokes it.")
     channel: str = Field(default="http", description="Where from.")
     reason: str | None = Field(default=None, description="Why; recorded in the audit.")

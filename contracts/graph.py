@@ -20,6 +20,7 @@ from .blueprint import Condition, DataFlow, PlanBlueprint, TaskDefinition
 from .events import TaskChanged
 from .intervention import InterventionRequest
 from .messages import UniversalMessage
+from .principals import PersonId
 from .statuses import EdgeStatus, GraphStatus, TaskStatus
 from .streaming import InteractionOutcome, InteractionRequest
 
@@ -94,7 +95,7 @@ class GraphTask(Contract):
         default=None, description="UUID of the task its failure continued at (on_failure GOTO)."
     )
     gate_interaction: str | None = Field(default=None, description="Its open gate's interaction id.")
-    added_by: str = Field(default="system", description="Who added it (a person, or `Agent:<name>`).")
+    added_by: PersonId = Field(default="system", description="Who added it (a person, or `Agent:<name>`).")
     versions: list[TaskVersion] = Field(default_factory=list, description="Every run, oldest first.")
 
 
@@ -119,9 +120,9 @@ class GraphConfig(Contract):
     """How a graph runs; fixed when it starts."""
 
     graph_id: str = Field(description="The graph's UUID (its workflow id is `graph:<uuid>`).")
-    requested_by: str = Field(default="anonymous", description="Who submitted the blueprint.")
+    requested_by: PersonId = Field(default="anonymous", description="Who submitted the blueprint.")
     channel: str = Field(default="http", description="Where it was submitted from.")
-    approvers: list[str] = Field(
+    approvers: list[PersonId] = Field(
         default_factory=list, description="Who may decide its gates and tool approvals; empty: anyone."
     )
     approval_timeout_seconds: int = Field(
@@ -155,11 +156,11 @@ class GraphSubmission(Contract):
     """Body of `POST /graphs`: a blueprint and who may decide its interactions."""
 
     blueprint: PlanBlueprint = Field(description="The tasks and edges to run.")
-    approvers: list[str] | None = Field(default=None, description="Who may decide; anyone when omitted.")
+    approvers: list[PersonId] | None = Field(default=None, description="Who may decide; anyone when omitted.")
     approval_timeout_seconds: StrictInt | None = Field(
         default=None, gt=0, le=30 * 24 * 3600, description="Default gate/approval wait; 300 s when omitted."
     )
-    principal: str | None = Field(
+    principal: PersonId | None = Field(
         default=None, description="Who submits (ignored when the API key names one)."
     )
     project: str | None = Field(
@@ -174,7 +175,7 @@ class BlueprintChange(Contract):
     """A blueprint that extends a running graph, and who proposes it (the `extend` update)."""
 
     blueprint: PlanBlueprint = Field(description="New tasks, new edges, updates of existing tasks.")
-    principal: str = Field(
+    principal: PersonId = Field(
         default="anonymous", description="A person, or `Agent:<name>` for an agent's plan."
     )
     channel: str = Field(
@@ -193,7 +194,7 @@ class BlueprintChange(Contract):
 class GraphIntervention(InterventionRequest):
     """An `InterventionRequest` and who sends it (the `intervene` signal and update)."""
 
-    principal: str = Field(default="anonymous", description="Who intervenes.")
+    principal: PersonId = Field(default="anonymous", description="Who intervenes.")
     channel: str = Field(default="http", description="Where from.")
 
 
@@ -201,7 +202,7 @@ class GraphControl(Contract):
     """Body of `POST /graphs/{id}/pause|resume|cancel` (all optional)."""
 
     reason: str | None = Field(default=None, description="Why; recorded in the audit trail.")
-    principal: str | None = Field(default=None, description="Who (ignored when the API key names one).")
+    principal: PersonId | None = Field(default=None, description="Who (ignored when the API key names one).")
 
 
 class AgentTaskInput(Contract):
@@ -220,10 +221,10 @@ class AgentTaskInput(Contract):
     )
     max_turns: int = Field(default=10, gt=0, description="Agent steps allowed.")
     timeout_seconds: int | None = Field(default=None, gt=0, description="Bound on the run.")
-    approvers: list[str] = Field(default_factory=list, description="Who may decide its tool approvals.")
+    approvers: list[PersonId] = Field(default_factory=list, description="Who may decide its tool approvals.")
     approval_timeout_seconds: int = Field(default=300, gt=0, description="Tool approval wait.")
     channel: str = Field(default="http", description="Channel of its requests.")
-    requested_by: str | None = Field(
+    requested_by: PersonId | None = Field(
         default=None, description="Who asked for the graph (its requests name them)."
     )
     paused: bool = Field(default=False, description="Start held (the task or graph is paused).")
@@ -318,7 +319,7 @@ class GraphView(Contract):
     status: GraphStatus = Field(description="Where the graph is.")
     created_at: datetime = Field(description="When it started (UTC).")
     finished_at: datetime | None = Field(default=None, description="When it finished (UTC).")
-    requested_by: str = Field(description="Who submitted it.")
+    requested_by: PersonId = Field(description="Who submitted it.")
     counts: dict[str, int] = Field(default_factory=dict, description="Tasks per status.")
     total_tasks: int = Field(description="Tasks in the graph.")
     offset: int = Field(default=0, description="Index of the first task of this page.")

@@ -8,6 +8,7 @@ from uuid import UUID
 from pydantic import Field, StrictInt
 
 from .base import Contract
+from .principals import PersonId
 
 
 class InterventionRequest(Contract):
@@ -28,7 +29,7 @@ class InterventionRequest(Contract):
         default=None, description="Assignee that replaces the old one on re-run."
     )
     comment: str = Field(description="Why; recorded in the audit trail.")
-    principal: str | None = Field(
+    principal: PersonId | None = Field(
         default=None,
         description="Who (ignored when the API key names the caller; recorded as given when open).",
     )

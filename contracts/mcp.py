@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import Contract
+from .principals import PersonId
 from .tools import ToolDescriptor
 
 
@@ -70,4 +71,4 @@ class ElicitationAnswer(Contract):
         description="MCP's answer kinds: accepted (answered), declined, cancelled (nobody answered in time)."
     )
     text: str | None = Field(default=None, description="The person's answer, when accepted.")
-    decided_by: str | None = Field(default=None, description="Who answered.")
+    decided_by: PersonId | None = Field(default=None, description="Who answered.")

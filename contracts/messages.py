@@ -9,6 +9,7 @@ from pydantic import Field
 
 from .access import Role
 from .base import Contract
+from .principals import PersonId
 
 
 class UniversalMessage(Contract):
@@ -24,11 +25,22 @@ class UniversalMessage(Contract):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
 
 
+class ChannelRef(Contract):
+    """Where a chat message came from and what an answer replies to, in any chat channel's terms."""
+
+    channel: str = Field(description="The chat channel: lark, dingtalk, ...")
+    chat_id: str = Field(description="The channel's conversation the message was said in.")
+    reply_to: str | None = Field(
+        default=None,
+        description="The channel's id of the message an answer replies to (threads it); None: sent plainly.",
+    )
+
+
 class InboundMessage(Contract):
     """A message from a person, on any channel, for one session."""
 
     channel: str = Field(default="http", description="Where it came from: http, lark, cli, ...")
-    sender_id: str = Field(default="anonymous", description="Principal who sent it.")
+    sender_id: PersonId = Field(default="anonymous", description="Principal who sent it.")
     chat_id: str = Field(default="", description="Channel conversation it belongs to.")
     content: str = Field(min_length=1, description="The text.")
     message_id: str | None = Field(default=None, description="Channel message id; a repeated id is ignored.")
@@ -38,3 +50,6 @@ class InboundMessage(Contract):
         "approver settings. A reply decides a pending request only from an approver or higher.",
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
+    origin: ChannelRef | None = Field(
+        default=None, description="The chat it came from (chat channels); None for HTTP and the CLI."
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, StrictBool, StrictInt
 
 from .base import Contract
+from .principals import PersonId
 
 ANY_TOOL = "*"
 """The key of a policy for every tool without one of its own."""
@@ -14,9 +15,9 @@ class DecisionPolicy(Contract):
     """Who decides a tool's calls, how many must agree, whom to remind, and whether grants are allowed.
 
     A session's policy for a tool wins over its agent's; a tool's own policy wins over `*`.
-    Principals are HTTP principals or Lark open_ids (`ou_…` or `lark:ou_…`)."""
+    Principals are HTTP principals or Lark open_ids (`ou_…` or `lark:ou_…`, read as `ou_…`: `PersonId`)."""
 
-    approvers: list[str] | None = Field(
+    approvers: list[PersonId] | None = Field(
         default=None, description="Who may decide (None: the session's approvers; empty: anyone)."
     )
     approvals_required: StrictInt = Field(
@@ -26,7 +27,7 @@ class DecisionPolicy(Contract):
         description="2: the two-person rule (two distinct approvers; a denial by either denies). "
         "Tools marked `critical` always need 2.",
     )
-    escalate_to: list[str] = Field(
+    escalate_to: list[PersonId] = Field(
         default_factory=list,
         description="Who is asked too when nobody decided after `escalate_after_seconds` (they may decide).",
     )

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field, StrictBool
 
 from .base import Contract
+from .principals import PersonId
 
 ANY_TOOL_RULE = "*"
 """A rule's `tool` for every tool."""
@@ -81,9 +82,9 @@ class NewRule(Contract):
         "it would bind every session)."
     )
     project: str | None = Field(default=None, description="Scope `project`: the project it applies to.")
-    user: str | None = Field(default=None, description="Scope `user`: the person it applies to.")
+    user: PersonId | None = Field(default=None, description="Scope `user`: the person it applies to.")
     reason: str = Field(default="", max_length=2000, description="Why; shown when the rule decides.")
-    created_by: str | None = Field(
+    created_by: PersonId | None = Field(
         default=None,
         description="Who made it: the API key's principal when keys are on (this field is then "
         "ignored); with keys off the name given here, else `anonymous`.",
@@ -122,7 +123,7 @@ class ApprovalRule(NewRule):
         "profiles' rules are `profile:<name>:<n>`."
     )
     created_at: datetime = Field(description="When it was made (UTC).")
-    deleted_by: str | None = Field(
+    deleted_by: PersonId | None = Field(
         default=None, description="Who deleted it (None: it is live); a deleted rule decides nothing."
     )
     deleted_at: datetime | None = Field(default=None, description="When it was deleted (UTC).")
@@ -132,7 +133,7 @@ class RuleContext(Contract):
     """What a call's rules depend on besides the call: where the session runs and for whom."""
 
     project: str | None = Field(default=None, description="The session's project, if it names one.")
-    user: str | None = Field(default=None, description="The person the session is for, if known.")
+    user: PersonId | None = Field(default=None, description="The person the session is for, if known.")
     profile: str | None = Field(default=None, description="The session's profile (its rules apply too).")
 
 
@@ -145,10 +146,10 @@ class RuleVerdict(Contract):
     decision: RuleDecision = Field(description="What it decides.")
     description: str = Field(description='The rule in a few words, e.g. `allow terminal "git status"`.')
     reason: str = Field(default="", description="Why the rule was made.")
-    created_by: str = Field(default="", description="Who made it.")
+    created_by: PersonId = Field(default="", description="Who made it.")
     scope: RuleScope = Field(default=RuleScope.GLOBAL, description="Where the rule applies.")
     project: str | None = Field(default=None, description="Scope `project`: its project.")
-    user: str | None = Field(default=None, description="Scope `user`: its person.")
+    user: PersonId | None = Field(default=None, description="Scope `user`: its person.")
     match: RuleMatch | None = Field(
         default=None, description="Which calls it covers (None: recorded before the field existed)."
     )

@@ -11,6 +11,7 @@ from .agents import AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
 from .base import Contract
 from .policy import DecisionPolicy
+from .principals import PersonId
 from .sandbox import SandboxProfile
 from .streaming import AuditEntry, InteractionRequest
 
@@ -45,7 +46,7 @@ class SessionChoices(Contract):
         max_length=1000,
         description="The project the session works in: approval rules of scope `project` for it apply.",
     )
-    user: str | None = Field(
+    user: PersonId | None = Field(
         default=None,
         max_length=200,
         description="The person the session is for: their rules (scope `user`) apply; the caller by default.",
@@ -67,7 +68,7 @@ class SessionConfig(SessionChoices):
         description="The agent declaration `agent_id` resolved to when the session started "
         "(set by the API; None in histories from before declarations).",
     )
-    approvers: list[str] = Field(
+    approvers: list[PersonId] = Field(
         default_factory=list, description="Principals who may approve; empty means anyone."
     )
     approval_timeout_seconds: int = Field(
@@ -114,7 +115,7 @@ class CreateSessionRequest(SessionChoices):
     agent_id: str | None = Field(
         default=None, pattern=AGENT_ID_PATTERN, description="Agent; `Agent:demo` by default."
     )
-    approvers: list[str] | None = Field(
+    approvers: list[PersonId] | None = Field(
         default=None, description="Principals who may approve; anyone when omitted."
     )
     approval_timeout_seconds: StrictInt | None = Field(
@@ -137,7 +138,7 @@ class MessageRequest(Contract):
     content: str = Field(
         min_length=1, description="What to say to the agent (at most SYNAPSE_MAX_MESSAGE_BYTES, 64 KiB)."
     )
-    principal: str | None = Field(
+    principal: PersonId | None = Field(
         default=None, description="Who says it (ignored when the API key names the caller)."
     )
     artifacts: list[Annotated[str, Field(pattern=ARTIFACT_ID_PATTERN)]] = Field(
@@ -152,7 +153,7 @@ class SessionControl(Contract):
     """Body of `POST /sessions/{key}/pause|resume|cancel` (all fields optional)."""
 
     reason: str | None = Field(default=None, description="Why; recorded in the audit trail.")
-    principal: str | None = Field(
+    principal: PersonId | None = Field(
         default=None, description="Who (ignored when the API key names the caller)."
     )
 

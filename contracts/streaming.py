@@ -12,6 +12,7 @@ from pydantic import Field, StrictBool
 from .asks import Ask
 from .base import Contract
 from .messages import UniversalMessage
+from .principals import PersonId
 from .sandbox import SandboxProfile
 from .tools import ToolResult
 
@@ -65,20 +66,24 @@ class InteractionRequest(Contract):
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Extras.")
     timestamp: datetime = Field(description="When it was asked (workflow time, UTC).")
-    approvers: list[str] = Field(
+    approvers: list[PersonId] = Field(
         default_factory=list, description="Principals who may answer; empty means anyone."
     )
-    requested_by: str | None = Field(default=None, description="Principal whose message led to this request.")
+    requested_by: PersonId | None = Field(
+        default=None, description="Principal whose message led to this request."
+    )
     expires_at: datetime | None = Field(
         default=None, description="When an unanswered request is denied by `system:timeout`."
     )
     approvals_required: int = Field(
         default=1, description="Distinct approvals needed (2: the two-person rule)."
     )
-    approved_by: list[str] = Field(
+    approved_by: list[PersonId] = Field(
         default_factory=list, description="Who approved so far, while more approvals are needed."
     )
-    escalate_to: list[str] = Field(default_factory=list, description="Who is asked too at `escalate_at`.")
+    escalate_to: list[PersonId] = Field(
+        default_factory=list, description="Who is asked too at `escalate_at`."
+    )
     escalate_at: datetime | None = Field(default=None, description="When an undecided request escalates.")
     escalated: bool = Field(default=False, description="Whether it has escalated.")
     ask: Ask = Field(
@@ -115,7 +120,7 @@ class InteractionDecision(Contract):
         default=None, description="Comment; on a denial it is passed to the agent."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Channel extras.")
-    principal: str | None = Field(
+    principal: PersonId | None = Field(
         default=None, description="Who answers; set from the caller's credentials when auth is on."
     )
     channel: str = Field(default="http", description="Where the answer came from (HTTP sets `http`).")
@@ -185,7 +190,7 @@ class AuditEntry(Contract):
 
     kind: AuditKind = Field(description="What happened.")
     at: datetime = Field(description="Workflow time of the event (UTC).")
-    principal: str = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
+    principal: PersonId = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
     channel: str = Field(description="Where it came from: http, lark, cli, system.")
     interaction_id: str | None = Field(default=None, description="The interaction concerned.")
     comment: str | None = Field(default=None, description="The person's message or the reason.")
@@ -196,7 +201,7 @@ class InteractionOutcome(Contract):
 
     interaction_id: str = Field(description="The interaction decided.")
     approved: bool = Field(description="The decision.")
-    decided_by: str = Field(description="Principal who decided.")
+    decided_by: PersonId = Field(description="Principal who decided.")
     channel: str = Field(description="Where the decision came from.")
     decided_at: datetime = Field(description="Workflow time of the decision (UTC).")
     comment: str | None = Field(default=None, description="The person's message.")
@@ -212,7 +217,7 @@ class InteractionOutcome(Contract):
         default=None,
         description="The grant this decision made, or (channel `grant`) the grant that allowed it.",
     )
-    approvals: list[str] = Field(
+    approvals: list[PersonId] = Field(
         default_factory=list, description="Who approved, in order (two for the two-person rule)."
     )
     complete: bool = Field(
@@ -237,7 +242,7 @@ class LiveSession(Contract):
     metadata: dict[str, Any] = Field(default_factory=dict, description="Extras.")
     agent_id: str = Field(default="Agent:demo", description="The agent of this session.")
     channel: str = Field(default="http", description="Channel the session was started from.")
-    approvers: list[str] = Field(
+    approvers: list[PersonId] = Field(
         default_factory=list, description="Principals who may approve; empty means anyone."
     )
     approval_timeout_seconds: int = Field(
@@ -248,7 +253,7 @@ class LiveSession(Contract):
     )
     next_offset: int = Field(default=0, description="The sequence id the session's next chunk will have.")
     project: str | None = Field(default=None, description="The project it works in (its rules apply).")
-    user: str | None = Field(default=None, description="The person it is for (their rules apply).")
+    user: PersonId | None = Field(default=None, description="The person it is for (their rules apply).")
     profile: str | None = Field(default=None, description="Its profile (`default` when None).")
     sandbox: SandboxProfile | None = Field(
         default=None,

@@ -9,6 +9,7 @@ from pydantic import Field
 from .agent import AgentResult, ToolCallRequest
 from .artifacts import ArtifactRef
 from .base import Contract
+from .principals import PersonId
 from .rules import RuleContext, RuleVerdict
 from .sandbox import SandboxProfile
 
@@ -207,7 +208,9 @@ class ToolDenial(Contract):
     denied: Literal[True] = Field(
         default=True, description="Always true: tells a denial from a `ToolResult`."
     )
-    decided_by: str = Field(description="Who denied it (`system:timeout`, `system:cancel` for no person).")
+    decided_by: PersonId = Field(
+        description="Who denied it (`system:timeout`, `system:cancel` for no person)."
+    )
     message: str | None = Field(default=None, description="The person's words, when they gave any.")
     reason: str = Field(description="Why it did not run, in a sentence.")
     cancelled: bool | None = Field(default=None, description="True when its turn was cancelled.")

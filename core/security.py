@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contracts import Role as Role  # the API's dependencies name roles from here too
+from contracts import person
 
 DIGEST = "sha256"
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -146,7 +147,7 @@ def parse_api_keys(spec: str) -> ApiKeys:
                 f"SYNAPSE_API_KEYS entry {position} has role {role!r}; expected one of "
                 f"{', '.join(Role.__members__)}"
             )
-        keys[digest] = Caller(principal=principal, role=Role[role], projects=projects)
+        keys[digest] = Caller(principal=person(principal), role=Role[role], projects=projects)
     return ApiKeys(keys, in_clear)
 
 

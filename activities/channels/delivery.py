@@ -1,8 +1,9 @@
 """The `deliver_message` activity: one session delivery to its chat, by the channel it names.
 
-Each chat channel (`lark/`, `dingtalk/`) is a `ChatChannel`: a blocking `deliver(message, key)`
-that sends texts, approval cards and card updates (an event a session tells its chat is put in
-words here first, `core.wording.chat_text`, and sent as a text), raising `ApplicationError`s whose type says
+Each chat channel (`lark/`, `dingtalk/`) is a `ChatOutbound` (the outbound half of the API's
+`ChatChannel`, `api/chat/channel.py`): a blocking `deliver(message, key)` that sends texts,
+approval cards and card updates (an event a session tells its chat is put in words here first,
+`core.wording.chat_text`, and sent as a text), raising `ApplicationError`s whose type says
 whether a retry can help. The activity runs it in a thread with a key equal across retries of
 this activity and unique otherwise, so a retried delivery is not posted twice. The activity name
 is part of recorded histories (do not rename it); its logic may change freely.
@@ -17,13 +18,13 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from contracts import Delivery, ErrorType, OutboundMessage
+from contracts import DINGTALK, LARK, Delivery, ErrorType, OutboundMessage
 from contracts.names import DELIVER_MESSAGE
 from core.settings import Settings
 from core.wording import chat_text
 
 
-class ChatChannel(Protocol):
+class ChatOutbound(Protocol):
     """Sends to one chat platform."""
 
     def deliver(self, message: OutboundMessage, key: str) -> Delivery:
@@ -48,18 +49,18 @@ def worded(message: OutboundMessage) -> OutboundMessage:
     return message.model_copy(update={"kind": "text", "text": text, "event": None})
 
 
-def chat_channels(settings: Settings) -> dict[str, ChatChannel]:
+def chat_channels(settings: Settings) -> dict[str, ChatOutbound]:
     """Every chat channel by name (each imports its SDK on first use, so all are cheap to build)."""
     from .dingtalk.delivery import DingTalkChannel
     from .lark.delivery import LarkChannel
 
-    return {"lark": LarkChannel(settings), "dingtalk": DingTalkChannel(settings)}
+    return {LARK.name: LarkChannel(settings), DINGTALK.name: DingTalkChannel(settings)}
 
 
 class ChatDelivery:
     """The `deliver_message` activity over the chat channels."""
 
-    def __init__(self, settings: Settings, channels: dict[str, ChatChannel] | None = None) -> None:
+    def __init__(self, settings: Settings, channels: dict[str, ChatOutbound] | None = None) -> None:
         self._channels = channels if channels is not None else chat_channels(settings)
 
     def activities(self) -> list[Callable[..., Any]]:

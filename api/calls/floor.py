@@ -29,10 +29,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from contracts import AgentSpec, CreateSessionRequest, DecisionPolicy, Role, SandboxProfile, policy_for
+from contracts import (
+    AgentSpec,
+    CreateSessionRequest,
+    DecisionPolicy,
+    Role,
+    SandboxProfile,
+    person,
+    policy_for,
+)
 from core.security import Caller
 from workflows.supervision.checks import WIDTH
-from workflows.supervision.two_people import person
 
 RULES = (
     "The caller's role may not do this; or (with API keys on) the session would loosen its floor: "

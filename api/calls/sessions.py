@@ -20,6 +20,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from contracts import (
+    CHAT_CHANNEL_NAMES,
     AgentSpec,
     AuditEntry,
     AuditKind,
@@ -48,14 +49,14 @@ from .errors import AlreadyExists, CallError, Cancelled, NotFound
 from .ref import WorkflowRef
 from .workflow import BUSY_RETRY_SECONDS, CLOSED_STATUS, QUERY_WAIT
 
-CHAT_PREFIXES = {"lark:": "Lark", "dingtalk:": "DingTalk"}
-"""Session keys that belong to a chat channel: its chats start those sessions (with the chat's
-approvers and settings), never a call of the API."""
-
 
 def chat_of(key: str) -> str | None:
-    """The chat channel a session key belongs to (`Lark`, `DingTalk`), or None."""
-    return next((name for prefix, name in CHAT_PREFIXES.items() if key.startswith(prefix)), None)
+    """The chat channel a session key belongs to (`Lark`, `DingTalk`: `lark:...`, `dingtalk:...`,
+    `contracts.CHAT_CHANNEL_NAMES`), or None. Its chats start those sessions (with the chat's
+    approvers and settings), never a call of the API."""
+    prefix, colon, _ = key.partition(":")
+    channel = CHAT_CHANNEL_NAMES.get(prefix) if colon else None
+    return channel.title if channel else None
 
 
 async def send_to_running(

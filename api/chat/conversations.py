@@ -8,7 +8,8 @@ The channel reads its platform's message into a `ChatText` (or says why it is `U
 - answers a text over SYNAPSE_MAX_MESSAGE_BYTES, or of a type Synapse cannot read, in the chat;
 - in a chat whose session was cancelled starts nothing: the chat is told who cancelled it and
   when, and that `/restart` starts a new conversation there (which it then does).
-Replies go through the channel's `Reply`; they are courtesies, never retried or failed for.
+Replies go through the channel's `reply` (`channel.ChatChannel`); they are courtesies, never
+retried or failed for.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
@@ -32,6 +33,10 @@ from ..calls import sessions
 from ..calls.errors import AlreadyExists
 from ..calls.sizes import utf8_size
 from .roles import chat_role
+
+if TYPE_CHECKING:
+    from .channel import ChatChannel
+    from .clicks import Click
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +66,11 @@ class ChatText:
     session_key: str
     chat_id: str
     message: InboundMessage
-    reply_to: str | None = None
-    """The platform's id of the message, when answers can reply to it."""
+
+    @property
+    def reply_to(self) -> str | None:
+        """The platform's id of the message, when answers can reply to it (`message.origin`)."""
+        return self.message.origin.reply_to if self.message.origin else None
 
 
 @dataclass(frozen=True)
@@ -82,9 +90,6 @@ class Ignored:
 
 
 Found = ChatText | Unsupported | Ignored
-
-Reply = Callable[[str, str | None, str, str], Coroutine[Any, Any, None]]
-"""`reply(chat_id, reply_to, text, why)`: answer in a chat (`why` names the answer, for dedupe and logs)."""
 
 
 COURTESY_RETRY_SECONDS = (1.0, 2.0)
@@ -137,24 +142,32 @@ class Conversations:
         settings: Settings,
         registry: AgentRegistry,
         *,
-        channel: str,
-        approvers: list[str],
-        requesters_decide: bool,
-        reply: Reply,
+        channel: ChatChannel[Any, Any, Any, Any],
         background: Background,
     ) -> None:
         self._settings = settings
         self._registry = registry
-        self._channel = channel
-        self._approvers = approvers
-        self._requesters_decide = requesters_decide
-        self._reply = reply
+        self._chat = channel
+        self._channel = channel.name
+        self._approvers = channel.people.admins
+        self._requesters_decide = channel.people.requesters_decide
+        self._reply = channel.reply
         self._background = background
         self._client: Client | None = None
 
     def role_of(self, user_id: str) -> Role:
         """The role of a chat user of this channel (`roles.chat_role`)."""
         return chat_role(user_id, self._approvers, requesters_decide=self._requesters_decide)
+
+    @property
+    def channel(self) -> ChatChannel[Any, Any, Any, Any]:
+        """The channel these conversations are in."""
+        return self._chat
+
+    def decider(self, click: Click) -> Click:
+        """The click as its clicker decides: their principal (the channel's spelling of them) and role."""
+        operator = self._chat.principal(click.operator)
+        return replace(click, operator=operator, role=self.role_of(operator))
 
     def bind(self, client: Client) -> None:
         """Attach the Temporal client (from the app's lifespan)."""
@@ -204,7 +217,8 @@ class Conversations:
             channel=self._channel,
             chat_id=found.chat_id,
         )
-        message = found.message.model_copy(update={"role": self.role_of(found.message.sender_id)})
+        sender = self._chat.principal(found.message.sender_id)
+        message = found.message.model_copy(update={"sender_id": sender, "role": self.role_of(sender)})
         ended = await sessions.ended_run(self.client, found.session_key)
         if ended is not None and ended.cancelled:  # a message would silently start a new run
             if found.message.content.strip().lower() == RESTART_COMMAND:

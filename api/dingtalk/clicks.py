@@ -13,10 +13,11 @@ from typing import Any
 from dingtalk_stream.card_callback import CardCallbackMessage
 
 from activities.channels.actions import parse_card_action
+from contracts import DINGTALK
 
 from ..chat.clicks import Click
 
-CHANNEL = "dingtalk"
+CHANNEL = DINGTALK.name
 
 
 def read_click(data: dict[str, Any]) -> Click | str:

@@ -17,23 +17,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from dingtalk_stream.frames import CallbackMessage
 from temporalio.client import Client
 
-from activities.channels.dingtalk.cards import USER_PREFIX
-from activities.channels.dingtalk.delivery import DingTalkChannel
-from contracts import InteractionOutcome, OutboundMessage
+from contracts import InteractionOutcome
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
 from ..chat import clicks
-from ..chat.conversations import Background, Conversations, courtesy
+from ..chat.conversations import Background, Conversations
 from ..chat.seen import SeenEvents
-from .clicks import read_click
-from .messages import CHANNEL, read_message
+from .channel import DingTalkChat
+from .messages import CHANNEL
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +47,10 @@ class DingTalkInbound:
         self._settings = settings
         self._seen = SeenEvents(settings.data_dir)
         self._background = Background()
-        self._outbound = DingTalkChannel(settings)
+        self.chat = DingTalkChat(settings)
         self.on_decided: Callable[[InteractionOutcome], None] | None = None
         """Hears every decision a click takes (the API's metrics)."""
-        self.conversations = Conversations(
-            settings,
-            registry,
-            channel=CHANNEL,
-            approvers=settings.dingtalk.admin_ids,
-            requesters_decide=settings.dingtalk.requesters_decide,
-            reply=self._reply,
-            background=self._background,
-        )
+        self.conversations = Conversations(settings, registry, channel=self.chat, background=self._background)
 
     def bind(self, client: Client) -> None:
         """Attach the Temporal client (from the app's lifespan)."""
@@ -94,7 +83,7 @@ class DingTalkInbound:
         if isinstance(msg_id, str) and msg_id and not await self._seen.claim(CHANNEL, f"msg:{msg_id}"):
             log.info("DingTalk message %s was already taken; skipped", msg_id)
             return
-        found = read_message(data)
+        found = self.chat.read_message(data)
         event = msg_id if isinstance(msg_id, str) else None
         for attempt, delay in enumerate((*RETRY_DELAYS_SECONDS, None), start=1):
             try:
@@ -107,7 +96,7 @@ class DingTalkInbound:
                     )
                     chat = getattr(found, "chat_id", None)
                     if chat:
-                        await self._reply(chat, None, NOT_TAKEN_TEXT, "not-taken")
+                        await self.chat.reply(chat, None, NOT_TAKEN_TEXT, "not-taken")
                     return
                 log.warning(
                     "DingTalk message %s: delivery failed (%r); trying again in %.0f s", msg_id, err, delay
@@ -119,11 +108,11 @@ class DingTalkInbound:
         if frame_id and not await self._seen.claim(CHANNEL, f"click:{frame_id}"):
             log.info("DingTalk card callback %s was already taken; skipped", frame_id)
             return
-        click = read_click(data)
+        click = self.chat.read_click(data)
         if isinstance(click, str):
             log.info("DingTalk card callback %s ignored: %s", frame_id, click)
             return
-        click = replace(click, role=self.conversations.role_of(click.operator))
+        click = self.conversations.decider(click)
         try:
             answer = await clicks.decide(
                 self.conversations.client, click, self._background.tasks, self.on_decided
@@ -133,14 +122,4 @@ class DingTalkInbound:
             answer = clicks.ClickAnswer(
                 "warning", "Synapse could not take the decision now; press the button again."
             )
-        if answer.kind != "success":  # a decision taken shows on the card (the session's outbox)
-            text = f"{answer.text} ({click.action.interaction_id})"
-            await self._reply(f"{USER_PREFIX}{click.operator}", None, text, f"click/{frame_id}")
-
-    async def _reply(self, chat_id: str, reply_to: str | None, text: str, why: str) -> None:
-        """Answer in a chat (a courtesy: tried again while DingTalk is unavailable, never failed for)."""
-        message = OutboundMessage(channel=CHANNEL, chat_id=chat_id, kind="text", text=text)
-        await courtesy(
-            lambda: asyncio.to_thread(self._outbound.deliver, message, why),
-            f"tell DingTalk chat {chat_id} ({why})",
-        )
+        await self.chat.answer_click(click, answer, f"click/{frame_id}")

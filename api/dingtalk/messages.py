@@ -20,12 +20,12 @@ from typing import Any
 from dingtalk_stream import ChatbotMessage
 
 from activities.channels.dingtalk.cards import USER_PREFIX
-from contracts import InboundMessage
+from contracts import DINGTALK, ChannelRef, InboundMessage
 from contracts.session import SESSION_KEY_PATTERN
 
 from ..chat.conversations import ChatText, Found, Ignored, Unsupported
 
-CHANNEL = "dingtalk"
+CHANNEL = DINGTALK.name
 ONE_ON_ONE = "1"
 
 
@@ -70,5 +70,6 @@ def read_message(data: dict[str, Any]) -> Found:
         content=text,
         message_id=message.message_id,
         metadata=metadata,
+        origin=ChannelRef(channel=CHANNEL, chat_id=chat_id),
     )
     return ChatText(session_key=key, chat_id=chat_id, message=inbound)

@@ -10,22 +10,19 @@ decision answers.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
-from temporalio.client import Client
 
 from activities.channels.actions import parse_card_action
 from activities.channels.lark.cards import approval_card, decided_card
-from contracts import InteractionOutcome
+from contracts import LARK
 from core.settings import Settings
 
 from ..chat import clicks
 from ..chat.clicks import Click, ClickAnswer
 
-CHANNEL = "lark"
+CHANNEL = LARK.name
 
 Answer = dict[str, Any]
 """A card callback's answer: `{"toast": {...}}`, optionally with `"card": {"type": "raw", "data": ...}`."""
@@ -68,14 +65,3 @@ def lark_answer(answer: ClickAnswer, click: Click, settings: Settings) -> Answer
 def still_applying() -> Answer:
     """The answer to a click whose decision is not taken yet (it goes on after the answer)."""
     return toast(clicks.STILL_APPLYING.kind, clicks.STILL_APPLYING.text)
-
-
-async def decide(
-    client: Client,
-    click: Click,
-    background: set[asyncio.Task[Any]],
-    settings: Settings,
-    on_decided: Callable[[InteractionOutcome], None] | None = None,
-) -> Answer:
-    """Decide the click (`api/chat/clicks.decide`) and answer it as Lark shows answers."""
-    return lark_answer(await clicks.decide(client, click, background, on_decided), click, settings)

@@ -20,7 +20,6 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import lark_oapi as lark
@@ -31,15 +30,16 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 )
 from temporalio.client import Client
 
-from activities.channels.lark.delivery import LarkChannel
-from contracts import InteractionOutcome, OutboundMessage
+from contracts import InteractionOutcome
 from core.agent_registry import AgentRegistry
 from core.settings import Settings
 
-from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations, courtesy
+from ..chat import clicks
+from ..chat.conversations import MESSAGE_WAIT_SECONDS, Background, Conversations
 from ..chat.seen import SeenEvents
 from . import clicks as lark_clicks
-from .messages import CHANNEL, read_message
+from .channel import LarkChat
+from .messages import CHANNEL
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,22 +60,13 @@ class LarkInbound:
     def __init__(self, settings: Settings, registry: AgentRegistry, bot_open_id: str | None = None) -> None:
         """Build the dispatcher; `bind` must be called from the running app before events arrive."""
         self._settings = settings
-        self._bot_open_id = bot_open_id
+        self.chat = LarkChat(settings, bot_open_id)
         self._seen = SeenEvents(settings.data_dir)
         self._background = Background()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.on_decided: Callable[[InteractionOutcome], None] | None = None
         """Hears every decision a click takes (the API's metrics)."""
-        self._outbound = LarkChannel(settings)  # the SDK client the session deliveries use
-        self.conversations = Conversations(
-            settings,
-            registry,
-            channel=CHANNEL,
-            approvers=settings.lark.admin_ids,
-            requesters_decide=settings.lark.requesters_decide,
-            reply=self._reply,
-            background=self._background,
-        )
+        self.conversations = Conversations(settings, registry, channel=self.chat, background=self._background)
         self.dispatcher: lark.EventDispatcherHandler = (
             lark.EventDispatcherHandler.builder(
                 settings.lark.encrypt_key or "", settings.lark.verification_token or ""
@@ -127,28 +118,20 @@ class LarkInbound:
         if event_id and await self._seen.taken(CHANNEL, event_id):
             log.info("Lark event %s was already delivered; skipped", event_id)
             return
-        await self.conversations.receive(read_message(data, self._bot_open_id), event_id)
+        await self.conversations.receive(self.chat.read_message(data), event_id)
         if event_id:
             await self._seen.claim(CHANNEL, event_id)
 
-    async def _reply(self, chat_id: str, message_id: str | None, text: str, why: str) -> None:
-        """Answer a message that reaches no session (unsupported, too large, cancelled) in its chat."""
-        reply = OutboundMessage(channel=CHANNEL, chat_id=chat_id, kind="text", text=text, reply_to=message_id)
-        # The key makes Lark keep one reply per message, however often it is sent or redelivered.
-        await courtesy(
-            lambda: asyncio.to_thread(self._outbound.deliver, reply, f"{why}/{message_id}"),
-            f"tell Lark chat {chat_id} why a message was not delivered ({why})",
-        )
-
     async def on_card_action(self, data: P2CardActionTrigger) -> dict[str, Any]:
         """Decide a card click; the callback's answer (a toast, maybe a card)."""
-        click = lark_clicks.read_click(data)
+        click = self.chat.read_click(data)
         if isinstance(click, dict):
             return click
-        click = replace(click, role=self.conversations.role_of(click.operator))
-        return await lark_clicks.decide(
-            self.conversations.client, click, self._background.tasks, self._settings, self.on_decided
+        click = self.conversations.decider(click)
+        answer = await clicks.decide(
+            self.conversations.client, click, self._background.tasks, self.on_decided
         )
+        return await self.chat.answer_click(click, answer, "callback")
 
     # ---------------------------------------------------------- long connection
 

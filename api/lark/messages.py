@@ -21,12 +21,12 @@ import re
 
 from lark_oapi.api.im.v1 import MentionEvent, P2ImMessageReceiveV1
 
-from contracts import InboundMessage
+from contracts import LARK, ChannelRef, InboundMessage
 from contracts.session import SESSION_KEY_PATTERN
 
 from ..chat.conversations import ChatText, Ignored, Unsupported
 
-CHANNEL = "lark"
+CHANNEL = LARK.name
 
 
 def session_key_for(chat_id: str, thread_id: str | None = None) -> str:
@@ -86,7 +86,6 @@ def read_message(data: P2ImMessageReceiveV1, bot_open_id: str | None) -> ChatTex
     metadata = {
         "event_id": data.header.event_id if data.header else None,
         "chat_type": message.chat_type,
-        "lark_message_id": message.message_id,
     }
     if message.thread_id:
         metadata["thread_id"] = message.thread_id
@@ -97,5 +96,6 @@ def read_message(data: P2ImMessageReceiveV1, bot_open_id: str | None) -> ChatTex
         content=text,
         message_id=message.message_id,
         metadata=metadata,
+        origin=ChannelRef(channel=CHANNEL, chat_id=message.chat_id, reply_to=message.message_id),
     )
-    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound, reply_to=message.message_id)
+    return ChatText(session_key=key, chat_id=message.chat_id, message=inbound)

@@ -25,7 +25,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query
 
 from activities.rules import offers
-from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope
+from contracts import ApprovalRule, NewRule, RuleOffer, RuleOfferRequest, RuleScope, person
 from core.rules.match import problems
 from core.rules.profiles import PROFILES
 from core.rules.store import RuleDeleted, RuleNotFound, RuleStore
@@ -146,8 +146,8 @@ def recorded_name(caller: Caller, given: str | None) -> str:
     """Who the caller is, for the record: the key's principal with keys on (a name given is
     ignored), else the name given, else `anonymous`."""
     if caller.principal is not None:
-        return caller.principal
-    return (given or "").strip() or ANONYMOUS
+        return person(caller.principal)
+    return person((given or "").strip() or ANONYMOUS)
 
 
 def refusal_to_save(caller: Caller, who: str, rule: NewRule) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from contracts import person
+
 from .checks import check_dingtalk
 from .group import Group, env
 
@@ -71,8 +73,9 @@ class DingTalkSettings(Group):
 
     @property
     def admin_ids(self) -> list[str]:
-        """`admins` as a list of userIds."""
-        return [item.strip() for item in self.admins.split(",") if item.strip()]
+        """`admins` as a list of userIds, each in its one spelling (`contracts.person`, as the channel
+        spells its users)."""
+        return [person(item.strip()) for item in self.admins.split(",") if item.strip()]
 
     def check(self) -> None:
         """Raise `ChannelConfigError`, naming the variable to set, when the channel is on but cannot work."""

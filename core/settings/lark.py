@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from contracts import person
+
 from .group import Group, env
 
 
@@ -66,5 +68,5 @@ class LarkSettings(Group):
 
     @property
     def admin_ids(self) -> list[str]:
-        """`admins` as a list of open_ids."""
-        return [item.strip() for item in self.admins.split(",") if item.strip()]
+        """`admins` as a list of open_ids, each in its one spelling (`lark:ou_1` is `ou_1`)."""
+        return [person(item.strip()) for item in self.admins.split(",") if item.strip()]

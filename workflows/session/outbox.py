@@ -24,9 +24,10 @@ from .sending import send_in_order
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        CHAT_CHANNELS,
+        DELIVERY_REFUSALS,
         Delivery,
         DeliveryFailed,
-        ErrorType,
         InteractionOutcome,
         InteractionRequest,
         InteractionType,
@@ -46,14 +47,8 @@ DELIVERY_TIMEOUT = timedelta(seconds=30)
 DELIVERY_RETRY = RetryPolicy(  # from 1 s, doubling
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=8,
-    non_retryable_error_types=[
-        ErrorType.LARK_AUTH_ERROR,
-        ErrorType.LARK_REJECTED,
-        ErrorType.LARK_NOT_CONFIGURED,
-        ErrorType.INVALID_OUTBOUND_MESSAGE,
-    ],
+    non_retryable_error_types=list(DELIVERY_REFUSALS),
 )
-CHAT_CHANNELS = frozenset({"lark", "dingtalk"})
 
 
 class ChannelOutbox:

@@ -167,8 +167,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         state = self._state
         self._supervisor.requests.requester = message.sender_id
         self._supervisor.requests.channel = message.channel
-        reply_to = message.metadata.get("lark_message_id")
-        self._reply_to = reply_to if isinstance(reply_to, str) else None
+        self._reply_to = message.origin.reply_to if message.origin else None
         state.messages.append(
             UniversalMessage(
                 role="user",

@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
-from .two_people import check_second_approver, person
+from .two_people import check_second_approver
 
 STANDING = (DecisionSource.RULE, DecisionSource.GRANT)
 """Decisions asked of nobody: a rule or a grant decides a call as it is proposed."""
@@ -63,7 +63,7 @@ def find_pending(ledger: SupervisedState, interaction_id: str) -> InteractionReq
 
 def may_decide(request: InteractionRequest, principal: str) -> bool:
     """Whether `principal` is among `request`'s approvers (empty approvers: anyone)."""
-    return not request.approvers or person(principal) in {person(p) for p in request.approvers}
+    return not request.approvers or principal in request.approvers
 
 
 def check(ledger: SupervisedState, decision: Decision) -> InteractionRequest | None:

@@ -26,8 +26,6 @@ with workflow.unsafe.imports_passed_through():
 
     from .state import SupervisedState
 
-from .two_people import person
-
 RULE_CHANNEL = "rule"
 
 
@@ -68,7 +66,7 @@ def not_here(rule: RuleVerdict, approvers: list[str], approvals_required: int) -
     call names its approvers the rule's maker must be one of them."""
     if approvals_required > 1:
         return f"rule {rule.rule_id} allows no call that needs {approvals_required} approvers"
-    if approvers and person(rule.created_by) not in {person(name) for name in approvers}:
+    if approvers and rule.created_by not in approvers:
         return (
             f"rule {rule.rule_id} was made by {rule.created_by or 'nobody named'}, who is not among this "
             f"call's approvers ({', '.join(approvers)})"

@@ -1,5 +1,7 @@
 """The two-person rule: a request that needs two approvals counts the first and decides on the
-second, from another person (one person under two spellings of a Lark id counts once)."""
+second, from another person. Principals compare as given: every principal a contract holds is a
+`PersonId` (`contracts.principals`), one spelling per person in any model the workflow builds or
+reads from its history, so no channel's spelling is known here."""
 
 from __future__ import annotations
 
@@ -10,14 +12,9 @@ with workflow.unsafe.imports_passed_through():
     from contracts import ErrorType, InteractionRequest
 
 
-def person(principal: str) -> str:
-    """Who a principal is: a Lark open_id with or without its `lark:` prefix is the same person."""
-    return principal.removeprefix("lark:")
-
-
 def already_approved(request: InteractionRequest, principal: str) -> bool:
-    """Whether this person's approval was already counted (under either spelling of their id)."""
-    return person(principal) in {person(p) for p in request.approved_by}
+    """Whether this person's approval was already counted."""
+    return principal in request.approved_by
 
 
 def check_second_approver(request: InteractionRequest, principal: str) -> None:

@@ -17,6 +17,7 @@ from temporalio.client import Client
 
 from activities.channels.actions import Action, button_value
 from activities.tools.runner import ToolActivities
+from api.chat import clicks as chat_clicks
 from api.lark import clicks as lark_clicks
 from api.lark.inbound import CLICK_WAIT_SECONDS
 from api.main import create_app
@@ -422,13 +423,13 @@ async def test_a_click_the_api_cannot_answer_within_lark_s_window_is_still_appli
     """A starved API (here: the click's handling held up past the callback's window) answers in
     time that the decision is on its way, not a 500 Lark would redeliver; the decision applies."""
     key, interaction_id = await ask_for_delete_in_lark(http, lark, lark_api, new_chat())
-    decide = lark_clicks.decide
+    decide = chat_clicks.decide
 
-    async def starved(*args: Any) -> dict[str, Any]:
+    async def starved(*args: Any) -> chat_clicks.ClickAnswer:
         await asyncio.sleep(CLICK_WAIT_SECONDS + 0.5)
         return await decide(*args)
 
-    monkeypatch.setattr(lark_clicks, "decide", starved)
+    monkeypatch.setattr(chat_clicks, "decide", starved)
 
     answer = await click(http, lark, ADMIN, "approve", key, interaction_id)
 

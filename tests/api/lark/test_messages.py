@@ -31,7 +31,8 @@ def test_a_p2p_text_is_for_the_chat_session_with_its_ids() -> None:
         "chat_id": "oc_1",
         "content": "hello",
         "message_id": "om_1",
-        "metadata": {"event_id": "ev_1", "chat_type": "p2p", "lark_message_id": "om_1"},
+        "metadata": {"event_id": "ev_1", "chat_type": "p2p"},
+        "origin": {"channel": "lark", "chat_id": "oc_1", "reply_to": "om_1"},
     }
 
 
