@@ -74,8 +74,9 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 RulesDep = Annotated[RuleStore, Depends(get_rules)]
 
 
-def get_events(hub: HubDep, after: After = None, last_event_id: LastEventId = None) -> EventStream:
-    """Where an events route's client resumes (`?after=`, `Last-Event-ID`), and the hub it reads."""
+async def get_events(hub: HubDep, after: After = None, last_event_id: LastEventId = None) -> EventStream:
+    """Where an events route's client resumes (`?after=`, `Last-Event-ID`), and the hub it reads
+    (async, as every dependency here: a plain function would wait for one of FastAPI's threads)."""
     return EventStream.resuming(hub, after, last_event_id)
 
 
