@@ -21,6 +21,7 @@ from core.settings import Settings
 
 from .calls.decisions import record_refused_caller
 from .sse import StreamHub
+from .sse.response import After, EventStream, LastEventId
 
 _BEARERS = {
     role: HTTPBearer(
@@ -71,6 +72,15 @@ ArtifactsDep = Annotated[ArtifactStore, Depends(get_artifacts)]
 ExperienceDep = Annotated[ExperienceIndex, Depends(get_experience)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RulesDep = Annotated[RuleStore, Depends(get_rules)]
+
+
+async def get_events(hub: HubDep, after: After = None, last_event_id: LastEventId = None) -> EventStream:
+    """Where an events route's client resumes (`?after=`, `Last-Event-ID`), and the hub it reads
+    (async, as every dependency here: a plain function would wait for one of FastAPI's threads)."""
+    return EventStream.resuming(hub, after, last_event_id)
+
+
+Events = Annotated[EventStream, Depends(get_events)]
 
 
 def _identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> Caller:

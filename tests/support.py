@@ -29,7 +29,7 @@ from temporalio.worker import Replayer
 
 from api.main import create_app
 from contracts import Asking, EventModel, InteractionRequest, TaskStreamChunk
-from core.client.sse import SseEvent, sse_events
+from core.client.sse import SseEvent, parse_sse, sse_events
 from core.settings import Settings, TemporalSettings, ToolSettings
 from core.tls import tls_context
 from worker import WORKFLOWS, build_worker, workflow_runner
@@ -224,6 +224,8 @@ class Watcher:
         params: dict[str, str] | None = None,
     ) -> None:
         self.events: list[SseEvent] = []
+        self.keepalives = 0
+        """`: keepalive` comments received."""
         self.status: int | None = None
         self.ended = False
         self._task = asyncio.create_task(self._read(http, f"/sessions/{key}/events", headers, params))
@@ -237,9 +239,14 @@ class Watcher:
     ) -> None:
         async with http.stream("GET", path, headers=headers, params=params, timeout=None) as response:
             self.status = response.status_code
-            async for event in sse_events(response):
+            async for event in parse_sse(self._counted(response.aiter_lines())):
                 self.events.append(event)
         self.ended = True
+
+    async def _counted(self, lines: AsyncIterator[str]) -> AsyncIterator[str]:
+        async for line in lines:
+            self.keepalives += line == ": keepalive"
+            yield line
 
     @property
     def chunks(self) -> list[TaskStreamChunk]:

@@ -8,8 +8,8 @@ from fastapi.responses import StreamingResponse
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import sessions
-from ..deps import ClientDep, HubDep, SessionKey, SettingsDep, Viewer
-from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
+from ..deps import ClientDep, Events, SessionKey, SettingsDep, Viewer
+from ..sse.response import EVENTS_RESPONSES
 
 router = APIRouter(prefix="/sessions", tags=["events"])
 
@@ -18,11 +18,9 @@ router = APIRouter(prefix="/sessions", tags=["events"])
 async def events(
     key: SessionKey,
     client: ClientDep,
-    hub: HubDep,
     settings: SettingsDep,
     caller: Viewer,
-    after: After = None,
-    last_event_id: LastEventId = None,
+    stream: Events,
 ) -> StreamingResponse:
     """Stream chunks (`id:` = sequence_id) until the session closes; resumable.
 
@@ -30,4 +28,4 @@ async def events(
     people can watch without slowing it down or taking the update slots decisions need.
     """
     await sessions.get_status(client, key, wait=settings.api.query_wait)  # 404 before the stream
-    return event_stream(hub, session_workflow_id(key), after, last_event_id)
+    return stream.of(session_workflow_id(key))

@@ -28,19 +28,19 @@ from contracts import (
     InterventionRequest,
     PlanBlueprint,
     Principal,
-    SessionControl,
 )
 from core.security import Caller
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity.ids import graph_id_of, graph_workflow_id
 
 from ..calls import blueprints, decisions, graphs, listing, scope
+from ..calls.controls import control_of
 from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
 from ..deps import (
     ClientDep,
+    Events,
     GraphId,
-    HubDep,
     InteractionId,
     Operator,
     RegistryDep,
@@ -51,7 +51,7 @@ from ..deps import (
 )
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..scope import check_named_artifacts
-from ..sse.response import EVENTS_RESPONSES, After, LastEventId, event_stream
+from ..sse.response import EVENTS_RESPONSES
 from .interactions import DECISION_RESPONSES, answer, check_matches
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
@@ -149,18 +149,16 @@ async def task_events(
     graph_id: GraphId,
     task_uuid: TaskUuid,
     client: ClientDep,
-    hub: HubDep,
     settings: SettingsDep,
     caller: Viewer,
+    stream: Events,
     version: Annotated[int | None, Query(ge=1, description="Which version (default: the latest).")] = None,
     instance: Annotated[int | None, Query(ge=0, description="Which loop instance (loop tasks).")] = None,
-    after: After = None,
-    last_event_id: LastEventId = None,
 ) -> StreamingResponse:
     """One run of a task as server-sent events: its agent's thinking, tool calls and approvals, and
     a running terminal command's output as it comes, until the run closes."""
     task = await graphs.get_task(client, graph_id, task_uuid, wait=settings.api.query_wait)
-    return event_stream(hub, graphs.task_run_of(task, version, instance), after, last_event_id)
+    return stream.of(graphs.task_run_of(task, version, instance))
 
 
 @router.get(
@@ -193,15 +191,13 @@ async def get_audit(
 async def graph_events(
     graph_id: GraphId,
     client: ClientDep,
-    hub: HubDep,
     settings: SettingsDep,
     caller: Viewer,
-    after: After = None,
-    last_event_id: LastEventId = None,
+    stream: Events,
 ) -> StreamingResponse:
     """Task state changes, gates and tool approvals as server-sent events, until the graph closes."""
     await graphs.view(client, graph_id, GraphQuery(limit=1), wait=settings.api.query_wait)  # 404 first
-    return event_stream(hub, graph_workflow_id(graph_id), after, last_event_id)
+    return stream.of(graph_workflow_id(graph_id))
 
 
 @router.post("/{graph_id}/blueprint", response_model=GraphView, responses=BUSY_RESPONSE)
@@ -272,11 +268,8 @@ def _control(name: str, update: Any, summary: str) -> None:
         caller: Operator,
         body: OptionalControl = None,
     ) -> GraphView:
-        given = body or GraphControl()
-        check_size("reason", given.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
-        principal = caller.principal or given.principal
         return await graphs.update_or_reopen(
-            client, settings, graph_id, update, SessionControl(reason=given.reason, principal=principal)
+            client, settings, graph_id, update, control_of(body, caller, settings)
         )
 
     control.__doc__ = summary

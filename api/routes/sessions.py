@@ -41,6 +41,7 @@ from workflows.session import SessionWorkflow
 
 from ..calls import floor, listing, scope, sessions
 from ..calls.archive import archived_items
+from ..calls.controls import control_of
 from ..calls.errors import NotFound
 from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
@@ -399,9 +400,7 @@ def _intervention(name: str, update: Any, summary: str) -> None:
         caller: Operator,
         body: OptionalControl = None,
     ) -> LiveSession:
-        control = body or SessionControl()
-        check_size("reason", control.reason, settings.limits.max_comment_bytes, "SYNAPSE_MAX_COMMENT_BYTES")
-        control = control.model_copy(update={"principal": caller.principal or control.principal})
+        control = control_of(body, caller, settings)
         return await sessions.intervene(client, key, update, control, within=settings.api.busy_retry_seconds)
 
     intervene.__doc__ = summary

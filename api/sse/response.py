@@ -8,6 +8,7 @@ with `Last-Event-ID` or `?after=`, and is told why a stream ended early.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Header, Query
@@ -34,12 +35,25 @@ EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def event_stream(
-    hub: StreamHub, workflow_id: str, after: int | None, last_event_id: str | None
-) -> StreamingResponse:
-    """The workflow's chunks after `after` (or `Last-Event-ID`), then live ones, until it closes."""
-    resume_after = after if after is not None else int(last_event_id) if last_event_id is not None else -1
-    return sse_response(hub.events(workflow_id, resume_after))
+@dataclass(frozen=True)
+class EventStream:
+    """What every events route answers with (`deps.Events`): this process's hub, and where the
+    client resumes."""
+
+    hub: StreamHub
+    after: int
+    """Chunks with a greater sequence_id are sent (-1: from the start)."""
+
+    @classmethod
+    def resuming(cls, hub: StreamHub, after: int | None, last_event_id: str | None) -> EventStream:
+        """`?after=`, else `Last-Event-ID`, else from the start."""
+        return cls(
+            hub, after if after is not None else int(last_event_id) if last_event_id is not None else -1
+        )
+
+    def of(self, workflow_id: str) -> StreamingResponse:
+        """The workflow's chunks after `after`, then live ones, until it closes."""
+        return sse_response(self.hub.events(workflow_id, self.after))
 
 
 def sse_response(events: AsyncIterator[str]) -> StreamingResponse:

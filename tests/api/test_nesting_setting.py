@@ -17,7 +17,7 @@ from core.settings import Settings, TemporalSettings
 
 from ..support import collect_events, events
 from ..workflows.graph.flows import edge, task
-from .test_nesting import DOORS, Door, nested, submit, sweep, tasks_once
+from .test_nesting import DOORS, Door, every_depth, nested, submit, sweep, tasks_once
 
 LOW = 12
 
@@ -39,7 +39,7 @@ def test_the_limit_stays_far_below_what_the_worker_reads(monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("door", DOORS[:3], ids=[d.name for d in DOORS[:3]])
 async def test_a_lower_limit_holds_at_the_door(http: httpx.AsyncClient, door: Door) -> None:
-    await sweep(http, door, LOW, far=(220,))
+    await sweep(http, door, LOW, every_depth(door, LOW, far=(220,)))
 
 
 async def test_values_growing_through_data_flow_are_cut_at_the_limit(http: httpx.AsyncClient) -> None:

@@ -2,7 +2,8 @@
 
 Each test starts `synapse up` on free ports with its own data dir, waits (bounded) until
 `/healthz` answers 200 and `up` says it is ready, and then checks that every way of ending it
-leaves no process behind.
+leaves no process behind. The graceful way, SIGTERM (`stop_with_sigterm`), ends the stack the
+README's blocks run against (tests/readme/test_readme.py), so it has no `up` of its own here.
 """
 
 from __future__ import annotations
@@ -145,12 +146,17 @@ async def assert_all_gone(pids: set[int], up: Up) -> None:
     await assert_eventually(living, lambda left: not left, within=20, what="no process left behind")
 
 
-@pytest.mark.slow
-async def test_sigterm_stops_every_part(up: Up) -> None:
+async def assert_ready(up: Up) -> None:
+    """`up` is healthy, said it was ready, and was: its API's `/readyz` answers 200."""
     await up.wait_healthy()
     async with httpx.AsyncClient(timeout=5.0, verify=tls_context()) as http:
         ready = await http.get(f"http://127.0.0.1:{up.api_port}/readyz")
     assert ready.status_code == 200, f"`up` said it was ready before the API was: {ready.text}"
+
+
+async def stop_with_sigterm(up: Up) -> None:
+    """SIGTERM, as Ctrl-C or a service manager stops it, stops every part: `up` exits 0 after
+    saying so, and no process it started is left; it had said where everything is."""
     children = descendants(up.process.pid)
     announced = up.announced_pids()
     assert set(announced.values()) <= children, (announced, children)
@@ -166,6 +172,10 @@ async def test_sigterm_stops_every_part(up: Up) -> None:
     assert f"starting Temporal dev server on 127.0.0.1:{up.temporal_port}" in out
     for line in banner(f"http://127.0.0.1:{up.api_port}", up.ui_port):
         assert f"{line}\n" in out, (line, out)
+
+
+# SIGTERM is checked on the README's stack (tests/readme/test_readme.py's `stack` ends with
+# `assert_ready` and `stop_with_sigterm`): the reader's `up`, one `up` start fewer per run.
 
 
 @pytest.mark.slow

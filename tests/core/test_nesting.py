@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.nesting import TOKENS, cut_nesting, cut_note, nested_too_deep, too_deep
+from core.nesting import DEFAULT_LIMIT, TOKENS, Path, cut_nesting, cut_note, nested_too_deep, too_deep
 
 
 def nested(levels: int, leaf: Any = "leaf") -> Any:
@@ -75,6 +75,75 @@ def test_bytes_and_values_agree_and_a_cut_value_fits(value: Any, limit: int) -> 
     assert too_deep(cut_nesting(value, limit), limit) is None
     if path is None:
         assert cut_nesting(value, limit) == value
+
+
+def reference(value: Any, limit: int, path: Path = ()) -> Path | None:
+    """The path of the first container (in document order) standing at level `limit + 1`, found the
+    plain way: a container is one level deeper than the container holding it."""
+    if not isinstance(value, dict | list):
+        return None
+    if len(path) == limit:
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, child in items:
+        if (found := reference(child, limit, (*path, key))) is not None:
+            return found
+    return None
+
+
+FIELDS: list[Path] = [
+    (),
+    ("new_input_data",),
+    ("response_data", "arguments"),
+    ("blueprint", "new_tasks", 0, "input_data"),
+]
+"""Where the API's doors hold their free field (`tests/api/test_nesting.py`), and the body itself."""
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: ".".join(map(str, f)) or "body")
+@pytest.mark.parametrize("limit", [1, 2, 12, DEFAULT_LIMIT])
+def test_every_depth_at_every_field_is_measured_as_the_reference_measures_it(field: Path, limit: int) -> None:
+    """What the door decides, at every depth from the field's first level to past the limit and far
+    past it: the API's tests send each door only the depths around the limit."""
+    for depth in [*range(len(field) + 1, limit + 3), 220, 300]:
+        body: Any = nested(depth - len(field))
+        for key in reversed(field):
+            body = [body] if isinstance(key, int) else {"other": 1, key: body}
+        expected = None if depth <= limit else (*field, *["n"] * (limit - len(field)))[:limit]
+        assert reference(body, limit) == expected, depth
+        assert nested_too_deep(json.dumps(body).encode(), limit) == expected, depth
+        assert too_deep(body, limit) == expected, depth
+
+
+siblings_at_each_level: st.SearchStrategy[Any] = (
+    st.none() | st.integers() | st.text(alphabet='a"\\{}[],:', max_size=4) | st.just({}) | st.just([[1]])
+)
+
+
+@st.composite
+def deep_values(draw: st.DrawFn) -> tuple[Any, int]:
+    """A value with one path down through 0..80 levels, each level an object or an array with
+    siblings, and how many levels that path has."""
+    value = draw(json_values)
+    levels = draw(st.integers(min_value=0, max_value=80))
+    for step in draw(st.lists(st.text(max_size=3) | st.integers(0, 2), min_size=levels, max_size=levels)):
+        siblings = draw(st.lists(siblings_at_each_level, max_size=2))
+        if isinstance(step, str):
+            value = {**{f"{step}{n}": s for n, s in enumerate(siblings)}, step: value}
+        else:
+            value = [*siblings[:step], value, *siblings[step:]]
+    return value, levels
+
+
+@given(deep_values(), st.integers(min_value=-3, max_value=3))
+def test_bytes_and_values_agree_with_the_reference_at_any_depth(deep: tuple[Any, int], near: int) -> None:
+    """Any depth, the limit just above or below the value's deepest path (or far from it)."""
+    value, levels = deep
+    for limit in {max(levels + near, 0), DEFAULT_LIMIT}:
+        expected = reference(value, limit)
+        assert too_deep(value, limit) == expected
+        assert nested_too_deep(json.dumps(value).encode(), limit) == expected
+        assert nested_too_deep(json.dumps(value, indent=1).encode(), limit) == expected
 
 
 @given(st.binary(max_size=300))

@@ -13,7 +13,6 @@ docs/ in name order. Each block must exit 0 and print what its `# →` lines say
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import AsyncIterator
 from itertools import groupby
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from activities.tools.terminal.sandbox import Sandbox
-from tests.cli.test_up import Up
+from tests.cli.test_up import Up, assert_ready, stop_with_sigterm
 
 from .blocks import SHELLS, Block, fenced_blocks
 from .runner import Ports, run_section
@@ -99,7 +98,8 @@ def test_a_block_ci_does_not_run(block: Block) -> None:
 async def stack(tmp_path: Path) -> AsyncIterator[Up]:
     """`synapse up` on free ports, ready; its folder is the reader's checkout: `.synapse/` is its
     data dir, `.venv/` and `examples/` the checkout's (the documents run `.venv/bin/synapse` and
-    declare `examples/mcp/notes_server.py`), and the blocks CI writes are in their files."""
+    declare `examples/mcp/notes_server.py`), and the blocks CI writes are in their files. It ends
+    with SIGTERM, checked to stop every part (`stop_with_sigterm`)."""
     (tmp_path / ".synapse").symlink_to("state", target_is_directory=True)
     (tmp_path / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
@@ -110,13 +110,12 @@ async def stack(tmp_path: Path) -> AsyncIterator[Up]:
     up = Up(tmp_path)
     try:
         try:
-            await up.wait_healthy()
+            await assert_ready(up)
         except AssertionError as err:  # say where it stalled (the first wait says it already)
             said = "--- synapse up output ---" in str(err)
             raise AssertionError(err if said else f"{err}\n--- synapse up output ---\n{up.output}") from None
         yield up
-        up.process.send_signal(signal.SIGTERM)
-        assert await up.wait_exit() == 0, up.output
+        await stop_with_sigterm(up)  # tests/cli/test_up.py's SIGTERM check, on the reader's stack
     finally:
         up.kill_everything()
 
