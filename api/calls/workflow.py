@@ -35,9 +35,11 @@ QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
 a workflow that says nothing for this long has no worker serving it (`NotAnswered`, never a hung
 request)."""
-QUERY_ATTEMPT = timedelta(seconds=2)
+QUERY_ATTEMPT = timedelta(seconds=5)
 """How long the first attempt of a query waits (each next one waits twice as long, within
-`QUERY_WAIT`): a query a worker dropped is asked again instead of costing the whole wait."""
+`QUERY_WAIT`): a query a worker dropped is asked again instead of costing the whole wait. Longer
+than the SDK's own 2 s limit on a workflow's thread, so a query it interrupts (`TMPRL1101`) is
+answered by that failure within the first attempt."""
 MIN_ATTEMPT_SECONDS = 0.05
 """Less time than this left of the wait is not worth another attempt."""
 UPDATE_WAIT = timedelta(seconds=20)
