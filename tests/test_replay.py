@@ -50,6 +50,7 @@ SESSIONS = (
     "artifact",
     "followed",
     "ended",
+    "terminal_restarted",
 )
 GRAPHS = (
     "rollback",

@@ -1211,6 +1211,58 @@ async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, 
                 write_history(run_path, await env.client.get_workflow_handle(task_run).fetch_history())
 
 
+RESTARTED = "session_terminal_restarted"
+"""Recorded with workers of its own (`record_restarted`): one of them goes away mid-session."""
+RESTARTED_QUEUE = "history-restarted"
+CD_ROOT = "!cd / && pwd"
+"""A command that is asked for (it leaves the trusted folder) and prints where the terminal is."""
+
+
+async def _command(
+    handle: WorkflowHandle[SessionWorkflow, LiveSession], follower: Follower, after: str, turns: int
+) -> str:
+    """Send `CD_ROOT`, approve it, wait for the end of the session's `turns`-th turn; its request."""
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=CD_ROOT))
+    asked = await _next_pending(handle, after)
+    await _decide(handle, asked, True)
+    await follower.seen("turn_completed", turns)
+    return asked
+
+
+async def record_restarted(env: WorkflowEnvironment, settings: Settings, tag: str) -> None:
+    """The worker holding a session's terminal goes away while idle: the next command waits for it
+    in vain (lost: it did not run), and the one after starts a fresh terminal (`tool_restarted`).
+
+    Its own task queue and workers, each waiting only 3 s for the worker that holds the terminal."""
+    path = HERE / f"{RESTARTED}.{tag}.json"
+    if path.exists():
+        print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
+        return
+    quick = settings.model_copy(
+        update={"tools": settings.tools.model_copy(update={"terminal_worker_wait_seconds": 3.0})}
+    )
+    config = SessionConfig(
+        session_key="history-terminal-restarted", agent=BUILTIN_AGENTS["demo"], sandbox=SandboxProfile.FULL
+    )
+    handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
+        session_workflow_id(config.session_key)
+    )
+    async with build_worker(env.client, quick, task_queue=RESTARTED_QUEUE):
+        first = InboundMessage(content=DELETE, sender_id="alice")
+        await session_calls.send_message(env.client, RESTARTED_QUEUE, config, first)
+        follower = Follower(handle)
+        asked = await _pending_id(handle)
+        await _decide(handle, asked, False)
+        asked = await _command(handle, follower, asked, 2)  # the terminal is this worker's now
+    async with build_worker(env.client, quick, task_queue=RESTARTED_QUEUE):
+        asked = await _command(handle, follower, asked, 3)  # sent to the gone worker: lost
+        await _command(handle, follower, asked, 4)  # a fresh terminal here
+        await _end(handle)
+        await handle.result()
+        await follower.done()
+        write_history(path, await handle.fetch_history())
+
+
 async def main(tag: str, only: list[str]) -> None:
     """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
@@ -1244,10 +1296,12 @@ async def main(tag: str, only: list[str]) -> None:
                     tools=ToolSettings(terminal_idle_seconds=TERMINAL_IDLE_SECONDS),
                     _env_file=None,
                 )
-                sessions = [name for name in only if name not in GRAPH_SCENARIOS]
+                sessions = [name for name in only if name not in GRAPH_SCENARIOS and name != RESTARTED]
                 if sessions or not only:
                     await record_all(env, settings, fake, tag, sessions, hook.url)
                 await record_graphs(env, settings, tag, only)
+                if RESTARTED in only or not only:
+                    await record_restarted(env, settings, tag)
     finally:
         await env.shutdown()
 

@@ -25,11 +25,6 @@ KINDS = frozenset(str(model.model_fields["event"].default) for model in EVENT_MO
 """Every event kind of `contracts.events` (each model's `event`)."""
 PUBLISHED_ELSEWHERE: dict[str, str] = {}
 """Kinds no workflow publishes, and who does (none today: the API and the CLI only read events)."""
-NOT_RECORDABLE = {
-    "tool_restarted": "needs the worker that holds a terminal to go away between two of its calls "
-    "(workflows/agent/gate.py); the recorder runs one worker throughout",
-}
-"""Kinds workflows publish that no recorded scenario can make happen, and why."""
 
 
 def _values(node: Any) -> Iterator[Any]:
@@ -71,7 +66,7 @@ def recorded() -> dict[str, set[str]]:
 
 def test_every_kind_workflows_publish_is_in_a_history() -> None:
     seen = set().union(*recorded().values())
-    missing = sorted(KINDS - seen - set(PUBLISHED_ELSEWHERE) - set(NOT_RECORDABLE))
+    missing = sorted(KINDS - seen - set(PUBLISHED_ELSEWHERE))
     assert missing == [], (
         f"{len(missing)} event kinds are in no recorded history: {', '.join(missing)}; add a scenario "
         "that publishes them to tests/histories/record.py (with a watcher following its stream) and "
@@ -82,6 +77,6 @@ def test_every_kind_workflows_publish_is_in_a_history() -> None:
 def test_the_exceptions_are_still_exceptions() -> None:
     """An exempted kind that a history now holds, or that no longer exists, leaves the list."""
     seen = set().union(*recorded().values())
-    exempt = set(PUBLISHED_ELSEWHERE) | set(NOT_RECORDABLE)
+    exempt = set(PUBLISHED_ELSEWHERE)
     assert exempt <= KINDS, f"not event kinds: {sorted(exempt - KINDS)}"
     assert not exempt & seen, f"recorded now, no longer exempt: {sorted(exempt & seen)}"
