@@ -410,9 +410,20 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
     second = await _next_pending(handle, first)
+    await _cancelled_while_it_runs(handle, second, "bob")
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo after && true"))
+    await _decide(handle, await _next_pending(handle, second), True)
+    await _idle(handle, 2)
+
+
+async def _cancelled_while_it_runs(
+    handle: WorkflowHandle[SessionWorkflow, LiveSession], interaction: str, approver: str
+) -> None:
+    """`approver` approves the command (the update answers once it has run), and its turn is
+    cancelled while it runs: the command gets Ctrl-C and the approver is answered."""
     approval = await handle.start_update(
         SessionWorkflow.decide_checked,
-        decided(interaction_id=second, approved=True, principal="bob"),
+        decided(interaction_id=interaction, approved=True, principal=approver),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
     )
     await assert_eventually(lambda: _running_activities(handle), lambda names: "run_tool" in names)
@@ -420,9 +431,6 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
         SessionWorkflow.cancel_turn_checked, SessionControl(reason="too slow", principal="alice")
     )
     await approval.result()
-    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo after && true"))
-    await _decide(handle, await _next_pending(handle, second), True)
-    await _idle(handle, 2)
 
 
 async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
@@ -545,16 +553,7 @@ async def every_session_event(
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
     asked = await _next_pending(handle, asked)
     await _decide(handle, asked, True)
-    approval = await handle.start_update(
-        SessionWorkflow.decide_checked,
-        decided(interaction_id=asked, approved=True, principal="dave"),
-        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-    )
-    await assert_eventually(lambda: _running_activities(handle), lambda names: "run_tool" in names)
-    await handle.execute_update(
-        SessionWorkflow.cancel_turn_checked, SessionControl(reason="too slow", principal="alice")
-    )
-    await approval.result()
+    await _cancelled_while_it_runs(handle, asked, "dave")
     await follower.seen("turn_cancelled")
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!sleep 15"))
     asked = await _next_pending(handle, asked)
