@@ -19,7 +19,7 @@ from .agent import (
 from .agents import AgentContextConfig, AgentGroup, AgentLookup, AgentLookupResult, AgentSpec, Framework
 from .archive import ArchiveCursor, ArchiveKind, ArchivePage, MessagePage, MessagesQuery, MessageWindow
 from .artifacts import ARTIFACT_ID_PATTERN, ArtifactInfo, ArtifactMode, ArtifactRef
-from .asks import Ask, GateAsk, QuestionAsk, ToolApprovalAsk
+from .asks import Ask, GateAsk, QuestionAsk, ToolApprovalAsk, content_of
 from .base import Contract
 from .blueprint import (
     Condition,
@@ -162,6 +162,7 @@ from .streaming import (
 from .tools import (
     ApprovalPolicy,
     AssessRequest,
+    CallContext,
     ToolAssessment,
     ToolDenial,
     ToolDescriptor,
@@ -207,6 +208,7 @@ __all__ = [
     "AuditKind",
     "AuditTrail",
     "BlueprintChange",
+    "CallContext",
     "CallerView",
     "CodecPayload",
     "CodecPayloads",
@@ -366,5 +368,6 @@ __all__ = [
     "WatchRequest",
     "WatchResult",
     "WorkerBinding",
+    "content_of",
     "policy_for",
 ]

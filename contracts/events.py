@@ -25,7 +25,7 @@ from .decisions import Said
 from .grants import Grant
 from .statuses import EdgeStatus, GraphStatus, TaskStatus
 from .streaming import InteractionRequest, SessionStatus, TaskChunkType
-from .tools import ToolResult
+from .tools import CallContext, ToolResult
 
 
 class EventModel(Contract):
@@ -192,9 +192,8 @@ class ToolCalled(EventModel):
     tool_name: str = Field(description="The tool.")
     tool_params: dict[str, JsonValue] = Field(default_factory=dict, description="Its arguments.")
     summary: str = Field(default="", description="The call on one line.")
-    context: dict[str, JsonValue] = Field(
-        default_factory=dict,
-        description="What the tool says people need to judge it (the terminal: `cwd`, `sandbox`).",
+    context: CallContext = Field(
+        default_factory=CallContext, description="Where it runs (the terminal: `cwd`, `sandbox`)."
     )
     interaction_id: str | None = Field(
         default=None, description="Its run's interaction id (None: not run yet)."

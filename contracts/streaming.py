@@ -60,7 +60,8 @@ class InteractionRequest(Contract):
         alias="task_id", description="Workflow id of the session or task asking (seed name `task_id`)."
     )
     content: str | dict[str, Any] = Field(
-        description="For tool approvals: `tool_name`, `tool_params`, `tool_description`, `summary`."
+        description="What `ask` says, in the seeds' shape (tool approvals: `tool_name`, `tool_params`, "
+        "`tool_description`, `summary`), for clients written against the seeds."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Extras.")
     timestamp: datetime = Field(description="When it was asked (workflow time, UTC).")
@@ -80,10 +81,9 @@ class InteractionRequest(Contract):
     escalate_to: list[str] = Field(default_factory=list, description="Who is asked too at `escalate_at`.")
     escalate_at: datetime | None = Field(default=None, description="When an undecided request escalates.")
     escalated: bool = Field(default=False, description="Whether it has escalated.")
-    ask: Ask | None = Field(
-        default=None,
-        description="What it asks, typed (`kind`: tool_approval, question or gate); None only in requests "
-        "opened before asks were typed, whose `content` says it.",
+    ask: Ask = Field(
+        description="What it asks, typed (`kind`: tool_approval, question or gate): what every client "
+        "reads; `content` says the same in the seeds' shape."
     )
 
 

@@ -61,6 +61,24 @@ class WorkerBinding(Contract):
     )
 
 
+class CallContext(Contract):
+    """Where a tool call runs, as people judging it need to know (on approval requests, cards and
+    the stream); every field None when its tool says nothing."""
+
+    cwd: str | None = Field(default=None, description="The folder it runs in (a terminal command).")
+    sandbox: str | None = Field(
+        default=None,
+        description="What it may reach: a sandbox profile (`workspace-write`), `trusted-read-only` for a "
+        "command that runs without approval, or `none`.",
+    )
+    sandbox_note: str | None = Field(
+        default=None, description="Why it runs in that sandbox and no narrower one, when there is a why."
+    )
+    sandbox_unavailable: str | None = Field(
+        default=None, description="Why the tool's sandbox cannot run on this worker (only `full` can)."
+    )
+
+
 class ToolAssessment(Contract):
     """Whether a proposed tool call needs approval, and how to show it to people."""
 
@@ -87,9 +105,8 @@ class ToolAssessment(Contract):
     critical: bool = Field(
         default=False, description="The tool is marked critical: two approvers are needed."
     )
-    context: dict[str, Any] = Field(
-        default_factory=dict,
-        description="What people need to judge the call, shown with it (the terminal: `cwd`, where it runs).",
+    context: CallContext = Field(
+        default_factory=CallContext, description="Where it runs, shown with it to the people judging it."
     )
     worker_bound: WorkerBinding | None = Field(
         default=None,
@@ -156,7 +173,7 @@ class ToolResult(Contract):
 
 
 class ToolOutput(Contract):
-    """Output of a running tool, sent to its session or task while it runs (`tool_output` signal)."""
+    """Output of a running tool, sent to its session or task while it runs (in a `tool_outputs` batch)."""
 
     interaction_id: str | None = Field(default=None, description="The approval the run belongs to.")
     tool_id: str = Field(description="The tool running.")

@@ -7,28 +7,19 @@ tool's own plugin's sentence), and texts split to fit one message.
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts import InteractionRequest, InteractionType, ToolResult
+from contracts import GateAsk, InteractionRequest, ToolResult
 from core.wording.tools import LINE_LIMIT, cut
 from core.wording.tools import result_line as core_result_line
 
 from ..tools.sentences import describe_result
 
-__all__ = ["LINE_LIMIT", "content_of", "cut", "result_line", "subject", "text_chunks"]
-
-
-def content_of(request: InteractionRequest) -> dict[str, Any]:
-    """The request's content as a dict (a plain content is its `summary`)."""
-    return request.content if isinstance(request.content, dict) else {"summary": str(request.content)}
+__all__ = ["LINE_LIMIT", "cut", "result_line", "subject", "text_chunks"]
 
 
 def subject(request: InteractionRequest) -> str:
     """What the request is about, for titles: the tool, or the graph task a gate holds."""
-    content = content_of(request)
-    if request.interaction_type == InteractionType.CONFIRMATION:
-        return f"task {content.get('task_id') or '?'}"
-    return str(content.get("tool_name") or "tool")
+    ask = request.ask
+    return f"task {ask.task_id}" if isinstance(ask, GateAsk) else ask.tool
 
 
 def result_line(result: ToolResult | None) -> str | None:

@@ -16,6 +16,7 @@ from temporalio import activity
 
 from contracts import (
     ArtifactRef,
+    CallContext,
     SandboxProfile,
     ToolCallRequest,
     ToolDescriptor,
@@ -108,13 +109,13 @@ class Tool(ABC):
         (a shell tool adds a simple command's words, a SQL tool the statement's kind and table)."""
         return CallFacts(tool_id=call.tool_id, arguments=call.arguments, writes=needs_approval)
 
-    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
-        """Facts people need to judge the call, shown with it on approval requests and cards.
+    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> CallContext:
+        """Where the call runs, shown with it on approval requests and cards (nothing by default).
 
-        `state` as for `assess`. For a worker-bound tool, a key its last result's metadata also has
-        (e.g. `cwd`) is taken from that result by the workflow: it knows where the session's state went.
+        `state` as for `assess`: for a worker-bound tool, its last result's metadata (e.g. `cwd`),
+        which the workflow keeps: it knows where the session's state went.
         """
-        return {}
+        return CallContext()
 
     def sandbox(self, call: ToolCallRequest, state: dict[str, Any]) -> SandboxProfile | None:
         """The sandbox an approved call runs in unless the session, its agent or the approver

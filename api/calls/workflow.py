@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -16,6 +17,7 @@ from typing import Any
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
+    WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowQueryRejectedError,
     WorkflowUpdateFailedError,
@@ -33,6 +35,11 @@ QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so
 a workflow that says nothing for this long has no worker serving it (`NotAnswered`, never a hung
 request)."""
+QUERY_ATTEMPT = timedelta(seconds=2)
+"""How long the first attempt of a query waits (each next one waits twice as long, within
+`QUERY_WAIT`): a query a worker dropped is asked again instead of costing the whole wait."""
+MIN_ATTEMPT_SECONDS = 0.05
+"""Less time than this left of the wait is not worth another attempt."""
 UPDATE_WAIT = timedelta(seconds=20)
 """How long a control update (pause, rollback, a blueprint change...) may wait for its workflow's
 worker: past it the caller is told it was not confirmed (`NotAnswered`), instead of waiting for as
@@ -84,6 +91,41 @@ async def why_unavailable(client: Client, workflow_id: str, name: str) -> CallEr
     return Closed(f"{name} is {status or 'closed'}; it takes no more commands")
 
 
+async def ask(
+    handle: WorkflowHandle[Any, Any],
+    query: Any,
+    *args: Any,
+    wait: timedelta = QUERY_WAIT,
+    result_type: type | None = None,
+    reject_condition: QueryRejectCondition | None = None,
+) -> Any:
+    """`handle.query(...)`, spending at most `wait` in attempts (`QUERY_ATTEMPT`, doubling).
+
+    A worker can drop a query that reaches it while it takes the workflow out of its cache (a run
+    that just closed, or made room for others), and Temporal then waits for that answer until the
+    caller gives up; asked again, the worker answers at once.
+
+    Raises:
+        RPCError: As `handle.query`; a timeout once `wait` is spent.
+    """
+    deadline = time.monotonic() + wait.total_seconds()
+    attempt = QUERY_ATTEMPT.total_seconds()
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return await handle.query(
+                query,
+                *args,
+                result_type=result_type,
+                rpc_timeout=timedelta(seconds=max(min(attempt, left), MIN_ATTEMPT_SECONDS)),
+                reject_condition=reject_condition,
+            )
+        except RPCError as err:
+            if not (is_timeout(err) and deadline - time.monotonic() > MIN_ATTEMPT_SECONDS):
+                raise
+        attempt *= 2
+
+
 async def query(
     client: Client,
     workflow_id: str,
@@ -93,7 +135,8 @@ async def query(
     wait: timedelta = QUERY_WAIT,
     reject_condition: QueryRejectCondition | None = None,
 ) -> Any:
-    """Run one of the workflow's queries (also on closed workflows), waiting at most `wait`.
+    """Run one of the workflow's queries (also on closed workflows), waiting at most `wait` (in
+    attempts: `ask`).
 
     Raises:
         WorkflowQueryRejectedError: The workflow's state met `reject_condition` (`endings.read`).
@@ -103,8 +146,12 @@ async def query(
             (`TMPRL1101`).
     """
     try:
-        return await client.get_workflow_handle(workflow_id).query(
-            query, *args, rpc_timeout=wait, reject_condition=reject_condition
+        return await ask(
+            client.get_workflow_handle(workflow_id),
+            query,
+            *args,
+            wait=wait,
+            reject_condition=reject_condition,
         )
     except WorkflowQueryFailedError as err:
         if "TMPRL1101" in err.message:

@@ -14,6 +14,7 @@ import base64
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 from temporalio.api.common.v1 import Payload
 from temporalio.client import (
@@ -34,11 +35,16 @@ from workflows.stream.chunks import STREAM_TOPIC
 
 from ..calls.archive import archived_items
 from ..calls.busy import is_busy
+from ..calls.workflow import ask
 
 log = logging.getLogger(__name__)
 
 POLL_QUERY = "__temporal_workflow_stream_poll"
 """The stream's read-only poll query (the same name as its long-poll update)."""
+READ_WAIT = timedelta(seconds=60)
+"""How long a read of the stream waits for the workflow's worker (asked again meanwhile:
+`calls.workflow.ask`) before the stream ends with an error: a worker replaying a long history
+after a restart takes seconds."""
 REFUSALS = {ErrorType.TOO_MANY_WATCHERS, ErrorType.STREAM_CLOSING}
 """`watch` rejections that mean "read with the query for now" (the validator's error types)."""
 
@@ -110,8 +116,12 @@ class StreamSource:
         offset = from_offset
         first = True
         while True:
-            result: PollResult = await self._handle.query(
-                POLL_QUERY, PollInput(topics=[STREAM_TOPIC], from_offset=offset), result_type=PollResult
+            result: PollResult = await ask(
+                self._handle,
+                POLL_QUERY,
+                PollInput(topics=[STREAM_TOPIC], from_offset=offset),
+                result_type=PollResult,
+                wait=READ_WAIT,
             )
             retained_from = result.items[0].offset if result.items else result.next_offset
             if first and offset < retained_from:  # trimmed at a continue-as-new: read the archive
@@ -134,7 +144,9 @@ class StreamSource:
     async def _archived(self, start: int, end: int) -> list[TaskStreamChunk]:
         if self._store is None or start >= end:
             return []
-        cursor: ArchiveCursor = await self._handle.query(GET_ARCHIVE, "stream", result_type=ArchiveCursor)
+        cursor: ArchiveCursor = await ask(
+            self._handle, GET_ARCHIVE, "stream", result_type=ArchiveCursor, wait=READ_WAIT
+        )
         wires = await archived_items(self._store, cursor, start, end)
         return [self._decode(wire) for wire in wires]
 

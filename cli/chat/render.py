@@ -22,8 +22,10 @@ from rich.text import Text
 from contracts import (
     Asking,
     CommandEnded,
+    GateAsk,
     GraphStarted,
     Output,
+    QuestionAsk,
     TaskStreamChunk,
     Thinking,
     ToolCalled,
@@ -127,11 +129,12 @@ class Renderer:
         """Show a request for a person in full: the tool and its arguments (SQL and commands
         highlighted, a command with the folder it runs in), why it asks, who may answer."""
         self.console.print()
-        if request.kind == "user_input":
-            self.console.print(Text(f"? {request.interaction_id} asks: {request.question}", "bold yellow"))
+        ask = request.ask
+        if isinstance(ask, QuestionAsk):
+            self.console.print(Text(f"? {request.interaction_id} asks: {ask.question}", "bold yellow"))
             return
-        if request.kind == "confirmation":
-            self._gate(request)
+        if isinstance(ask, GateAsk):
+            self._gate(request.interaction_id, ask)
             return
         title = f"? {request.interaction_id} · {request.tool or request.kind} wants approval"
         self.console.print(Text(title, "bold yellow"))
@@ -145,29 +148,24 @@ class Renderer:
             self._json(request.params)
         else:
             self.console.print(Text(f"  {request.line()}"))
-        context = request.content.get("context") or {}
-        if context.get("cwd"):
-            sandbox = f" (sandbox {context['sandbox']})" if context.get("sandbox") else ""
-            self.console.print(Text(visible(f"  in {context['cwd']}{sandbox}"), "dim"))
-        for key in ("reason", "rule"):
-            if request.content.get(key):
-                rule = request.content[key]
-                said = rule.get("description", rule) if isinstance(rule, dict) else rule
+        context = ask.context
+        if context.cwd:
+            note = f": {context.sandbox_note}" if context.sandbox_note else ""
+            sandbox = f" (sandbox {context.sandbox}{note})" if context.sandbox else ""
+            self.console.print(Text(visible(f"  in {context.cwd}{sandbox}"), "dim"))
+        for key, said in (("reason", ask.reason), ("rule", ask.rule.description if ask.rule else "")):
+            if said:
                 self.console.print(Text(visible(f"  {key}: {said}"), "dim"))
 
     # ------------------------------------------------------------------ pieces
 
-    def _gate(self, request: Request) -> None:
+    def _gate(self, interaction_id: str, ask: GateAsk) -> None:
         """A gated graph task: what it asks, who would run it with what input."""
-        asked = request.content
-        task_id, instance, prompt = request.gate
-        task = task_id + (f" #{instance}" if instance is not None else "")
-        self.console.print(
-            Text(f"? {request.interaction_id} · graph task {task} waits: {prompt}", "bold yellow")
-        )
-        if asked.get("assignee_id"):
-            self.console.print(Text(f"  run by {asked['assignee_id']} with", "dim"))
-        self._json(asked.get("input_data") or {})
+        task = ask.task_id + (f" #{ask.instance}" if ask.instance is not None else "")
+        self.console.print(Text(f"? {interaction_id} · graph task {task} waits: {ask.prompt}", "bold yellow"))
+        if ask.assignee_id:
+            self.console.print(Text(f"  run by {ask.assignee_id} with", "dim"))
+        self._json(ask.input_data)
 
     def _json(self, value: Any) -> None:
         self.console.print(

@@ -16,6 +16,7 @@ from contracts import (
     TaskReason,
     ToolApprovalAsk,
 )
+from contracts.asks import summary_of
 from contracts.names import GRAPH_PREFIX
 from core.visible import visible
 
@@ -46,68 +47,42 @@ class Request:
     """`tool_approval`, `user_input` (a question) or `confirmation` (a gated graph task)."""
     workflow_id: str
     """Who asks: `session:<key>`, or a graph (`graph:<uuid>...`) the session runs."""
-    content: dict[str, Any]
-    """What it shows people (the seeds' shape: a tool's `context`, a rule's `reason`, a gate's input)."""
-    ask: Ask | None = None
-    """What it asks, typed (None only in requests opened before asks were typed)."""
+    ask: Ask
+    """What it asks, typed."""
 
     @classmethod
     def of_interaction(cls, request: InteractionRequest) -> Request:
-        content = request.content if isinstance(request.content, dict) else {"question": request.content}
-        return cls(
-            request.interaction_id, str(request.interaction_type), request.workflow_id, content, request.ask
-        )
+        return cls(request.interaction_id, str(request.interaction_type), request.workflow_id, request.ask)
 
     @property
     def tool(self) -> str:
-        if isinstance(self.ask, ToolApprovalAsk):
-            return self.ask.tool
-        return str(self.content.get("tool_name") or "")
+        return self.ask.tool if isinstance(self.ask, ToolApprovalAsk | QuestionAsk) else ""
 
     @property
     def params(self) -> dict[str, Any]:
-        if isinstance(self.ask, ToolApprovalAsk):
-            return self.ask.arguments
-        params = self.content.get("tool_params")
-        return params if isinstance(params, dict) else {}
+        return self.ask.arguments if isinstance(self.ask, ToolApprovalAsk) else {}
 
     @property
     def question(self) -> str:
         """What a question asks."""
-        if isinstance(self.ask, QuestionAsk):
-            return self.ask.question
-        return str(self.content.get("question"))
+        return self.ask.question if isinstance(self.ask, QuestionAsk) else ""
 
     @property
     def gate(self) -> tuple[str, int | None, str]:
         """A gate's task (blueprint id), loop instance and prompt."""
-        if isinstance(self.ask, GateAsk):
-            return self.ask.task_id, self.ask.instance, self.ask.prompt
-        instance = self.content.get("instance")
-        return (
-            str(self.content.get("task_id")),
-            instance if isinstance(instance, int) else None,
-            str(self.content.get("prompt") or ""),
-        )
+        ask = self.ask
+        return (ask.task_id, ask.instance, ask.prompt) if isinstance(ask, GateAsk) else ("", None, "")
 
     @property
     def grants(self) -> list[str]:
         """The grant scopes an approval may make (`session`, `session_prefix`)."""
-        if isinstance(self.ask, ToolApprovalAsk):
-            return [str(scope) for scope in self.ask.grants]
-        offered = self.content.get("grants")
-        return [str(scope) for scope in offered] if isinstance(offered, list) else []
+        return [str(scope) for scope in self.ask.grants] if isinstance(self.ask, ToolApprovalAsk) else []
 
     def holds(self, change: TaskChanged) -> bool:
         """Whether this is the gate of the task (or loop instance) a graph's change is about."""
-        if self.kind != "confirmation" or (change.graph or self.workflow_id) != self.workflow_id:
+        if not isinstance(self.ask, GateAsk) or (change.graph or self.workflow_id) != self.workflow_id:
             return False
-        if isinstance(self.ask, GateAsk):
-            return (self.ask.task_uuid, self.ask.instance) == (change.task_uuid, change.instance)
-        return (self.content.get("task_uuid"), self.content.get("instance")) == (
-            change.task_uuid,
-            change.instance,
-        )
+        return (self.ask.task_uuid, self.ask.instance) == (change.task_uuid, change.instance)
 
     @property
     def graph_id(self) -> str | None:
@@ -121,14 +96,12 @@ class Request:
         return visible(self._line())
 
     def _line(self) -> str:
-        if self.kind == "user_input":
-            return f"question: {self.content.get('question')}"
-        if self.kind == "confirmation" and self.content.get("prompt"):
-            return f"{self.content.get('summary') or 'gate'}: {self.content['prompt']}"
-        summary = self.content.get("summary") or self.content.get("prompt")
-        if summary:
-            return str(summary)
-        return f"{self.tool}: {json.dumps(self.params, ensure_ascii=False)}" if self.tool else self.kind
+        ask = self.ask
+        if isinstance(ask, QuestionAsk):
+            return f"question: {ask.question}"
+        if isinstance(ask, GateAsk):
+            return f"{summary_of(ask)}: {ask.prompt}" if ask.prompt else summary_of(ask)
+        return ask.summary or f"{ask.tool}: {json.dumps(ask.arguments, ensure_ascii=False)}"
 
 
 @dataclass

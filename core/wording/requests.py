@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from contracts import Asking, GateAsk, InteractionRequest, QuestionAsk, ToolApprovalAsk
+from contracts import Asking, GateAsk, InteractionRequest, QuestionAsk
 
 
 def question_of(request: InteractionRequest) -> str:
-    """What a question asks (its typed `ask`; a request from before asks were typed: its content)."""
-    if isinstance(request.ask, QuestionAsk):
-        return request.ask.question
-    content = request.content
-    return str(content.get("question") if isinstance(content, dict) else content)
+    """What a question asks (a request of another kind: what it is about)."""
+    return request.ask.question if isinstance(request.ask, QuestionAsk) else summary_of(request)
 
 
 def summary_of(request: InteractionRequest) -> str:
@@ -25,17 +22,7 @@ def summary_of(request: InteractionRequest) -> str:
             if ask.prompt
             else f"graph task {ask.task_id}{instance}"
         )
-    if isinstance(ask, ToolApprovalAsk) and ask.summary:
-        return ask.summary
-    content = request.content
-    if isinstance(content, dict):
-        return str(
-            content.get("summary")
-            or content.get("prompt")
-            or content.get("tool_name")
-            or request.interaction_type
-        )
-    return content
+    return ask.summary or ask.tool
 
 
 def asking_text(event: Asking) -> str:

@@ -22,8 +22,8 @@ def cut(text: str, limit: int) -> str:
 
 def called_text(event: ToolCalled) -> str:
     """`→ summary  (in cwd)`, non-printing characters escaped (`core.visible`)."""
-    cwd = event.context.get("cwd")
-    where = f"  (in {cwd})" if isinstance(cwd, str) and cwd else ""
+    cwd = event.context.cwd
+    where = f"  (in {cwd})" if cwd else ""
     return visible(f"→ {event.summary or event.tool_name}{where}")
 
 

@@ -71,7 +71,7 @@ async def test_the_request_shows_the_sandbox_and_the_approver_may_choose_another
     assert result["metadata"]["sandbox"] == "full"
     chunks = await collect_events(http, key, turn_over, params={"after": offset})
     [started] = events(chunks, ToolCalled)
-    assert started.context["sandbox"] == "full", "the stream says where it ran"
+    assert started.context.sandbox == "full", "the stream says where it ran"
     [complete] = [e for e in events(chunks, CommandEnded) if e.source_tool == "terminal"]
     assert complete.sandbox == "full"
     audit = (await http.get(f"/sessions/{key}/audit")).json()
@@ -139,9 +139,9 @@ async def test_a_grant_for_sandboxed_calls_never_types_into_a_program(http: http
     typed, _ = await ask(http, key, "printf typed-into-the-program")
     request = await pending(http, key)
     assert request["interaction_id"] == typed, "asked for, not allowed by the grant"
-    assert request["content"]["context"]["sandbox"].startswith(
-        "full: typed into the program waiting at its prompt"
-    )
+    context = request["ask"]["context"]
+    assert context["sandbox"] == "full"
+    assert context["sandbox_note"].startswith("typed into the program waiting at its prompt")
     assert "sandboxes" not in request["content"], "no sandbox to choose for it"
     refused = await decide(
         http, key, typed, approved=True, principal="bob", response_data={"sandbox": "read-only"}
@@ -201,7 +201,7 @@ async def test_a_free_command_says_it_ran_in_the_read_only_sandbox(http: httpx.A
     request = events(chunks, ToolCalled)[-1]
     assert request.tool_params == {"command": "ls -a"}
     assert request.requires_approval is False
-    assert request.context["sandbox"] == "trusted-read-only"
+    assert request.context.sandbox == "trusted-read-only"
     assert event_of(chunks[-1], ToolUsed).result.metadata["sandbox"] == "trusted-read-only"
 
 

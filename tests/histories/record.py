@@ -386,7 +386,7 @@ async def lark_escalated(_client: Client, handle: WorkflowHandle[SessionWorkflow
 
 async def terminal(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
     """Delete denied; `!echo hello && sleep 1 && echo done` approved: its output streams in by
-    `tool_output` signals while it runs, then the result with its exit status; then `!cd / && pwd`
+    `tool_outputs` signals while it runs, then the result with its exit status; then `!cd / && pwd`
     approved, sent to the worker's own task queue (where the session's shell is)."""
     first = await _pending_id(handle)
     await _decide(handle, first, False)

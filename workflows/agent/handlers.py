@@ -1,6 +1,6 @@
 """The handlers of a run that hosts the agent loop (a session, a graph task's run), beside the
 supervision handlers every supervised run has: its grants (`get_grants`, `revoke_grant`), the
-output of a tool while it runs (`tool_output`, `tool_outputs`), and what a running MCP tool's
+output of a tool while it runs (`tool_outputs`), and what a running MCP tool's
 server asks the person (`elicit`, answered through `get_elicitation`). A graph runs no tools and
 grants nothing, so it has none of these. The workflow sets `_supervisor` and `_host` in its
 `@workflow.init`. Their names are part of the workflows' public interface (clients, recorded
@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
         ToolOutput,
         ToolOutputBatch,
     )
-    from contracts.names import ELICIT, GET_ELICITATION, TOOL_OUTPUT, TOOL_OUTPUTS
+    from contracts.names import ELICIT, GET_ELICITATION, TOOL_OUTPUTS
 
 from ..supervision.supervisor import Supervisor
 from .outputs import output_event
@@ -28,7 +28,7 @@ from .supervised import SupervisedHost
 
 
 class AgentRunHandlers:
-    """`get_grants`, `revoke_grant`, `tool_output`, `tool_outputs`, `elicit`, `get_elicitation`."""
+    """`get_grants`, `revoke_grant`, `tool_outputs`, `elicit`, `get_elicitation`."""
 
     _supervisor: Supervisor
     _host: SupervisedHost
@@ -60,14 +60,6 @@ class AgentRunHandlers:
     @revoke_grant.validator
     def _validate_revoke(self, revocation: GrantRevocation) -> None:
         self._supervisor.grants.check_revocation(revocation)
-
-    @workflow.signal(name=TOOL_OUTPUT)
-    def tool_output(self, output: ToolOutput) -> None:
-        """Output of a tool while it runs (a terminal command), shown on the stream as the event of
-        its chunk type (`outputs.output_event`: `CommandOutput`, `CommandEnded`, ...). Kept for runs
-        that send one signal per chunk.
-        """
-        self._show_output(output)
 
     @workflow.signal(name=TOOL_OUTPUTS)
     def tool_outputs(self, batch: ToolOutputBatch) -> None:

@@ -128,34 +128,26 @@ class SupervisedHost:
             grants=grants,
             sandboxes=[SandboxProfile(profile) for profile in sandbox.offered(assessment)],
             sandbox=assessment.sandbox,
+            description=assessment.description,
+            reason=f"{assessment.reason}; {why_asked}" if why_asked else assessment.reason,
+            head=assessment.head,
+            context=assessment.context,
+            rule=rule,
         )
-        content: dict[str, Any] = {
-            "tool_name": call.tool_id,
-            "tool_params": call.arguments,
-            "tool_description": assessment.description,
-            "summary": assessment.summary,
-            "reason": f"{assessment.reason}; {why_asked}" if why_asked else assessment.reason,
-            "head": assessment.head,
-            "grants": list(assessment.grants) if decision.allow_grants else [],
-            **({"context": assessment.context} if assessment.context else {}),
-            **({"sandboxes": offered} if (offered := sandbox.offered(assessment)) else {}),
-            **({"rule": rule.model_dump(mode="json")} if rule is not None else {}),
-        }
         if edit_of is not None:
-            content["edit_of"] = edit_of.interaction_id
-            content["reason"] = (
+            ask.edit_of = edit_of.interaction_id
+            ask.reason = (
                 f"{edit_of.decided_by} edited the call approved as {edit_of.interaction_id} into another kind: "
                 f"{assessment.reason}"
             )
         return await supervisor.requests.ask(
             InteractionType.TOOL_APPROVAL,
             "tool",
-            content,
+            ask,
             approvers=decision.approvers,
             approvals_required=required,
             escalate_to=decision.escalate_to,
             escalate_after_seconds=decision.escalate_after_seconds,
-            ask=ask,
         )
 
     async def ask_user(self, call: ToolCallRequest) -> InteractionOutcome:
@@ -166,24 +158,21 @@ class SupervisedHost:
         """
         question = str(call.arguments.get("question", "")).strip()
         return await self._question(
-            {"question": question, "tool_name": call.tool_id, "summary": f"question: {question}"},
-            self._supervisor.policy.question_timeout_seconds,
             QuestionAsk(question=question, tool=call.tool_id),
+            self._supervisor.policy.question_timeout_seconds,
         )
 
     async def elicit(self, asked: Elicitation) -> ElicitationAnswer:
         """A running MCP tool's server asks the person something: a USER_INPUT request like the
         agent's questions (`response_data.text` answers it), waiting at most `asked.timeout_seconds`."""
         outcome = await self._question(
-            {
-                "question": asked.message,
-                "tool_name": asked.tool_id,
-                "summary": f"{asked.tool_id} asks: {asked.message}",
-                "elicitation_id": asked.elicitation_id,
-                "requested_schema": asked.requested_schema,
-            },
+            QuestionAsk(
+                question=asked.message,
+                tool=asked.tool_id,
+                elicitation_id=asked.elicitation_id,
+                requested_schema=asked.requested_schema,
+            ),
             asked.timeout_seconds,
-            QuestionAsk(question=asked.message, tool=asked.tool_id),
         )
         self._supervisor.decisions.settle(outcome.interaction_id)  # the answer is in place
         if outcome.approved:
@@ -203,9 +192,7 @@ class SupervisedHost:
         """The answer to an elicitation, once there is one."""
         return self._state.elicitations.get(elicitation_id)
 
-    async def _question(
-        self, content: dict[str, Any], timeout_seconds: int | None, ask: QuestionAsk
-    ) -> InteractionOutcome:
+    async def _question(self, ask: QuestionAsk, timeout_seconds: int | None) -> InteractionOutcome:
         requests = self._supervisor.requests
         answerers = self._supervisor.policy.approvers_for(requests.requester)
         if answerers and requests.requester and requests.requester not in answerers:
@@ -213,11 +200,10 @@ class SupervisedHost:
         return await requests.ask(
             InteractionType.USER_INPUT,
             "input",
-            content,
+            ask,
             approvers=answerers,
             timeout_seconds=timeout_seconds,
             announce=QuestionAsked,
-            ask=ask,
         )
 
     async def checkpoint(self) -> bool:

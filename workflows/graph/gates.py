@@ -84,21 +84,15 @@ class Gates:
     async def _ask(self, gate: Gate) -> None:
         task = self._state.tasks[gate.task_uuid]
         try:
-            content, rules = _question(task, gate)
+            asked, rules = _question(task, gate)
             request = self._supervisor.requests.open(
                 InteractionType.CONFIRMATION,
                 "gate",
-                content,
+                asked,
                 approvers=rules.get("approvers") or None,
                 timeout_seconds=rules.get("timeout_seconds"),
                 announce=GateOpened,
                 metadata={"task_uuid": task.task_uuid, "task_id": task.task_id, "instance": gate.instance},
-                ask=GateAsk(
-                    task_id=task.task_id,
-                    task_uuid=task.task_uuid,
-                    instance=gate.instance,
-                    prompt=str(content["prompt"]),
-                ),
             )
             self._scheduler.decisions.opened(gate, request.interaction_id)
             self._decided(None, Progress())  # the graph's waiting requests changed
@@ -145,30 +139,28 @@ class Gates:
         self._decided(None, progress)
 
 
-def _question(task: GraphTask, gate: Gate) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What the gate shows a person, and its rules (approvers, timeout)."""
+def _question(task: GraphTask, gate: Gate) -> tuple[GateAsk, dict[str, Any]]:
+    """What the gate asks a person, and its rules (approvers, timeout)."""
     if gate.instance is None:
         rules = gate_of(task) or {}
-        return {
-            "prompt": rules.get("prompt") or f"Run task {task.task_id!r}?",
-            "task_id": task.task_id,
-            "task_uuid": task.task_uuid,
-            "assignee_id": task.next_assignee_id or task.definition.assignee_id,
-            "input_data": task.next_input,
-            "summary": f"gate of task {task.task_id}",
-        }, rules
+        return GateAsk(
+            prompt=rules.get("prompt") or f"Run task {task.task_id!r}?",
+            task_id=task.task_id,
+            task_uuid=task.task_uuid,
+            assignee_id=task.next_assignee_id or task.definition.assignee_id,
+            input_data=task.next_input,
+        ), rules
     loop = loop_of(task)
     version = current(task)
     assert loop is not None and version is not None
     template = loop.task_template
     rules = (template.directives.human_interaction if template.directives else None) or {}
     item = version.instances[gate.instance].item
-    return {
-        "prompt": rules.get("prompt") or f"Run task {task.task_id!r} for item {gate.instance}?",
-        "task_id": task.task_id,
-        "task_uuid": task.task_uuid,
-        "instance": gate.instance,
-        "assignee_id": version.assignee_id,
-        "input_data": instance_input(template, version.input_data, loop.iteration_input_key, item),
-        "summary": f"gate of task {task.task_id} #{gate.instance}",
-    }, rules
+    return GateAsk(
+        prompt=rules.get("prompt") or f"Run task {task.task_id!r} for item {gate.instance}?",
+        task_id=task.task_id,
+        task_uuid=task.task_uuid,
+        instance=gate.instance,
+        assignee_id=version.assignee_id,
+        input_data=instance_input(template, version.input_data, loop.iteration_input_key, item),
+    ), rules

@@ -7,9 +7,8 @@ continue-as-new input of graphs already running.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
@@ -63,15 +62,6 @@ class GraphState(SupervisedState):
     cancelling: list[str] = Field(default_factory=list)
     """Runs (workflow ids) asked to cancel whose end has not been reported yet."""
     stream_archive: ArchiveCursor = Field(default_factory=ArchiveCursor)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _without_tool_fields(cls, data: Any) -> Any:
-        """Graphs started before `SupervisedState` carried `worker_queues` and `tool_states`
-        (always empty: a graph runs no tools itself): their state still loads."""
-        if isinstance(data, dict):
-            return {key: value for key, value in data.items() if key not in ("worker_queues", "tool_states")}
-        return data
 
 
 class Reopening(BaseModel):

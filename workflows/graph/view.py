@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from contracts import (
         FINISHED_TASK,
         EdgeStatus,
+        GateAsk,
         GraphConfig,
         GraphQuery,
         GraphStatus,
@@ -25,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         TaskStatus,
         TaskView,
     )
+    from contracts.asks import summary_of
 
     from .state import GraphState
 
@@ -203,10 +205,9 @@ def mermaid(state: GraphState) -> str:
 
 
 def asks(request: InteractionRequest) -> str:
-    """What an interaction asks, in a few words (its prompt, summary or tool)."""
-    content = request.content if isinstance(request.content, dict) else {}
-    what = content.get("prompt") or content.get("summary") or content.get("tool_name")
-    return str(what or request.interaction_type)
+    """What an interaction asks, in a few words (a gate's prompt, else `asks.summary_of`)."""
+    ask = request.ask
+    return ask.prompt if isinstance(ask, GateAsk) and ask.prompt else summary_of(ask)
 
 
 def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -> str:

@@ -20,7 +20,9 @@ with workflow.unsafe.imports_passed_through():
         MessageWindow,
         SessionConfig,
         SessionStatus,
+        ToolApprovalAsk,
     )
+    from contracts.asks import summary_of
     from contracts.times import utc_text
 
     from .state import SessionState
@@ -111,14 +113,17 @@ def details_markdown(workflow_id: str, config: SessionConfig, state: SessionStat
     """Current details for the Web UI: the status and every pending approval."""
     lines = [f"**Session** `{session_key_of(workflow_id)}` · agent `{config.agent_id}` · {state.status}"]
     for request in state.pending:
-        content = request.content if isinstance(request.content, dict) else {}
+        ask = request.ask
         who = ", ".join(request.approvers) or "anyone"
         expires = utc_text(request.expires_at) if request.expires_at else "never"
         lines += [
             "",
             f"**Waiting for approval** `{request.interaction_id}`",
-            f"- tool: `{content.get('tool_name')}`",
-            f"- arguments: `{content.get('summary')}`",
+            *(
+                [f"- tool: `{ask.tool}`", f"- arguments: `{ask.summary}`"]
+                if isinstance(ask, ToolApprovalAsk)
+                else [f"- asks: {summary_of(ask)}"]
+            ),
             f"- may approve: {who}",
             f"- times out: {expires} (then denied by `system:timeout`)",
         ]

@@ -25,14 +25,11 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         PERSON_SOURCES,
-        Ask,
         Decision,
         DecisionSource,
         ErrorType,
         GateAsk,
-        GrantScope,
         InteractionRequest,
-        InteractionType,
         QuestionAsk,
         Role,
         SandboxProfile,
@@ -63,36 +60,6 @@ def find_pending(ledger: SupervisedState, interaction_id: str) -> InteractionReq
 def may_decide(request: InteractionRequest, principal: str) -> bool:
     """Whether `principal` is among `request`'s approvers (empty approvers: anyone)."""
     return not request.approvers or person(principal) in {person(p) for p in request.approvers}
-
-
-def ask_of(request: InteractionRequest) -> Ask:
-    """What the request asks, typed (read from `content` for a request opened before asks were)."""
-    if request.ask is not None:
-        return request.ask
-    content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}
-    summary = str(content.get("summary") or "")
-    if request.interaction_type == InteractionType.USER_INPUT:
-        return QuestionAsk(
-            question=str(content.get("question") or summary), tool=str(content.get("tool_name") or "ask_user")
-        )
-    if request.interaction_type == InteractionType.TOOL_APPROVAL:
-        context = content.get("context") if isinstance(content.get("context"), dict) else {}
-        chosen = (context or {}).get("sandbox")
-        params = content.get("tool_params")
-        return ToolApprovalAsk(
-            tool=str(content.get("tool_name") or ""),
-            arguments=params if isinstance(params, dict) else {},
-            summary=summary,
-            grants=[GrantScope(g) for g in content.get("grants") or [] if g in set(GrantScope)],
-            sandboxes=[SandboxProfile(s) for s in content.get("sandboxes") or [] if s in set(SandboxProfile)],
-            sandbox=SandboxProfile(chosen) if chosen in set(SandboxProfile) else None,
-        )
-    return GateAsk(
-        task_id=str(content.get("task_id") or ""),
-        task_uuid=str(content.get("task_uuid") or ""),
-        instance=content.get("instance") if isinstance(content.get("instance"), int) else None,
-        prompt=str(content.get("prompt") or summary),
-    )
 
 
 def check(ledger: SupervisedState, decision: Decision) -> InteractionRequest | None:
@@ -155,7 +122,7 @@ def _invalid(message: str) -> ApplicationError:
 
 def check_floor(request: InteractionRequest, decision: Decision) -> None:
     """What was said must fit what was asked, within the policy's floor (see the module docstring)."""
-    ask, said = ask_of(request), decision.said
+    ask, said = request.ask, decision.said
     where = f"interaction {request.interaction_id!r}"
     extras = [
         name for name in ("edit", "grant", "sandbox") if isinstance(said, Verdict) and getattr(said, name)

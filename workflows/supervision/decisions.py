@@ -45,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
         ReplyRefused,
         Said,
         SandboxProfile,
+        ToolApprovalAsk,
         ToolResult,
         Verdict,
     )
@@ -220,11 +221,11 @@ class Decisions:
         if outcome.approved and decision.source in PERSON_SOURCES:
             outcome.approvals = [*approved_by, decision.principal]
         if isinstance(said, Verdict) and said.approved and said.edit is not None:
-            content = request.content if isinstance(request.content, dict) else {}
+            proposed = request.ask.arguments if isinstance(request.ask, ToolApprovalAsk) else None
             self._audit_outcome(
                 AuditKind.EDITED,
                 outcome,
-                f"proposed {json.dumps(content.get('tool_params'), sort_keys=True, default=str)}; "
+                f"proposed {json.dumps(proposed, sort_keys=True, default=str)}; "
                 f"runs {json.dumps(said.edit, sort_keys=True, default=str)}",
             )
         if isinstance(said, Verdict) and said.approved and said.grant is not None:

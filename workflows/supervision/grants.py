@@ -9,8 +9,6 @@ Deterministic: time from `workflow.now()`, no I/O.
 
 from __future__ import annotations
 
-from typing import Any
-
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -29,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         InteractionRequest,
         Principal,
         SandboxProfile,
+        ToolApprovalAsk,
         ToolAssessment,
         ToolCallRequest,
         Verdict,
@@ -92,19 +91,20 @@ class Grants:
     def record(self, request: InteractionRequest, outcome: InteractionOutcome, scope: GrantScope) -> Grant:
         """The grant an approval made (its response was checked), audited and shown."""
         state = self._state
-        content: dict[str, Any] = request.content if isinstance(request.content, dict) else {}
+        ask = request.ask
+        assert isinstance(ask, ToolApprovalAsk), "checks.check lets only a tool approval grant"
         grant = Grant(
             grant_id=f"grant_{len(state.grants) + 1}",
             scope=GrantScope(scope),
-            tool_id=str(content.get("tool_name", "")),
-            arguments=content.get("tool_params") if scope == GrantScope.SESSION else None,
-            head=content.get("head") if scope == GrantScope.SESSION_PREFIX else None,
-            summary=str(content.get("summary", "")),
+            tool_id=ask.tool,
+            arguments=ask.arguments if scope == GrantScope.SESSION else None,
+            head=ask.head if scope == GrantScope.SESSION_PREFIX else None,
+            summary=ask.summary,
             granted_by=outcome.decided_by,
             channel=outcome.channel,
             granted_at=outcome.decided_at,
             interaction_id=outcome.interaction_id,
-            sandbox=granted(content, outcome.response_data),
+            sandbox=granted(ask, outcome.response_data),
         )
         state.grants.append(grant)
         audit(

@@ -31,7 +31,9 @@ with workflow.unsafe.imports_passed_through():
         RequestEscalated,
         RequestOpened,
         SessionStatus,
+        content_of,
     )
+    from contracts.asks import summary_of
 
     from .state import SupervisedState
 
@@ -58,8 +60,6 @@ class AskOptions(TypedDict, total=False):
     escalate_to: list[str]
     """Asked too when nobody decided after `escalate_after_seconds` (default: half the timeout)."""
     escalate_after_seconds: int | None
-    ask: Ask
-    """What it asks, typed (`InteractionRequest.ask`)."""
 
 
 def escalate_at(timeout: timedelta, after_seconds: int | None) -> timedelta:
@@ -101,13 +101,13 @@ class Requests:
         """Where the message that led to the work now running came from (None: the policy's channel)."""
 
     async def ask(
-        self, kind: InteractionType, stem: str, content: dict[str, Any], **options: Unpack[AskOptions]
+        self, kind: InteractionType, stem: str, asked: Ask, **options: Unpack[AskOptions]
     ) -> InteractionOutcome:
         """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout."""
-        return await self.wait_for(self.open(kind, stem, content, **options))
+        return await self.wait_for(self.open(kind, stem, asked, **options))
 
     def open(
-        self, kind: InteractionType, stem: str, content: dict[str, Any], **options: Unpack[AskOptions]
+        self, kind: InteractionType, stem: str, asked: Ask, **options: Unpack[AskOptions]
     ) -> InteractionRequest:
         """Open a request (audited, published, shown) without waiting; `wait_for` waits for it."""
         state = self._state
@@ -122,7 +122,7 @@ class Requests:
             interaction_id=interaction_id,
             interaction_type=kind,
             workflow_id=self._owner_id,
-            content=content,
+            content=content_of(asked),
             metadata={"channel": self.channel or self._policy.channel, **metadata},
             timestamp=now,
             approvers=approvers if approvers is not None else self._policy.approvers_for(self.requester),
@@ -133,7 +133,7 @@ class Requests:
             escalate_at=now + escalate_at(timeout, options.get("escalate_after_seconds"))
             if escalate_to
             else None,
-            ask=options.get("ask"),
+            ask=asked,
         )
         state.pending.append(request)
         audit(
@@ -142,7 +142,7 @@ class Requests:
             request.requested_by or Principal.ANONYMOUS,
             channel=str(request.metadata.get("channel", "system")),
             interaction_id=interaction_id,
-            comment=str(request.content.get("summary", "")) if isinstance(request.content, dict) else None,
+            comment=summary_of(asked),
         )
         self._decisions.shown(request)
         metrics.opened(request)

@@ -13,7 +13,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from contracts import InteractionOutcome, SandboxProfile, ToolAssessment
+    from contracts import InteractionOutcome, SandboxProfile, ToolApprovalAsk, ToolAssessment
 
 PROFILES = [str(profile) for profile in SandboxProfile]
 
@@ -25,7 +25,10 @@ def offered(assessment: ToolAssessment) -> list[str]:
 
 def _runs_in(assessment: ToolAssessment, profile: SandboxProfile) -> ToolAssessment:
     return assessment.model_copy(
-        update={"sandbox": profile, "context": {**assessment.context, "sandbox": str(profile)}}
+        update={
+            "sandbox": profile,
+            "context": assessment.context.model_copy(update={"sandbox": str(profile), "sandbox_note": None}),
+        }
     )
 
 
@@ -46,9 +49,9 @@ def decided(assessment: ToolAssessment, outcome: InteractionOutcome) -> ToolAsse
     return _runs_in(assessment, SandboxProfile(choice)) if choice in PROFILES else assessment
 
 
-def granted(content: dict[str, Any], response_data: dict[str, Any] | None) -> SandboxProfile | None:
+def granted(ask: ToolApprovalAsk, response_data: dict[str, Any] | None) -> SandboxProfile | None:
     """The profile a grant made by this approval carries (None: the tool cannot sandbox)."""
-    if not content.get("sandboxes"):
+    if not ask.sandboxes:
         return None
-    choice = (response_data or {}).get("sandbox") or (content.get("context") or {}).get("sandbox")
+    choice = (response_data or {}).get("sandbox") or ask.sandbox
     return SandboxProfile(choice) if choice in PROFILES else None

@@ -14,11 +14,21 @@ from __future__ import annotations
 
 import json
 
-from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from contracts import (
+    Ask,
+    GateAsk,
+    GrantScope,
+    InteractionOutcome,
+    InteractionRequest,
+    InteractionType,
+    Principal,
+    QuestionAsk,
+    ToolApprovalAsk,
+)
 from core.times import utc_text
 from core.visible import visible
 
-from ..wording import LINE_LIMIT, content_of, cut, result_line, subject
+from ..wording import LINE_LIMIT, cut, result_line, subject
 
 TEXT_LIMIT = 3000
 """Characters per text or Markdown message: DingTalk's robot messages hold ~5000; this reads as one screen."""
@@ -44,18 +54,20 @@ def arguments(request: InteractionRequest) -> str:
 
 
 def _arguments(request: InteractionRequest) -> str:
-    content = content_of(request)
-    if request.interaction_type == InteractionType.CONFIRMATION:
-        inputs = content.get("input_data")
+    ask = request.ask
+    if isinstance(ask, GateAsk):
+        inputs = ask.input_data
         return json.dumps(inputs, indent=2, ensure_ascii=False, default=str) if inputs else "(no inputs)"
-    params = content.get("tool_params")
+    if isinstance(ask, QuestionAsk):
+        return ask.question
+    params = ask.arguments
     for name in ("sql", "command"):
-        value = params.get(name) if isinstance(params, dict) else None
+        value = params.get(name)
         if isinstance(value, str):
             return value.strip()
-    if params not in (None, {}):
+    if params:
         return json.dumps(params, indent=2, ensure_ascii=False, default=str)
-    return str(content.get("summary") or "")
+    return ask.summary
 
 
 def _status(outcome: InteractionOutcome | None) -> str:
@@ -104,7 +116,7 @@ def card_params(
         link: The request's page in the web console.
         outcome: The decision, once there is one (None: the card still asks).
     """
-    content = content_of(request)
+    ask = request.ask
     asked = (
         "Confirmation needed"
         if request.interaction_type == InteractionType.CONFIRMATION
@@ -119,7 +131,7 @@ def card_params(
         "title": f"{asked}: {subject(request)}",
         "tool_name": subject(request),
         "arguments": arguments(request),
-        "reason": cut(visible(str(content.get("reason") or content.get("prompt") or "")), LINE_LIMIT),
+        "reason": cut(visible(_reason(ask)), LINE_LIMIT),
         "requested_by": request.requested_by or "",
         "approvers": ", ".join(request.approvers) if request.approvers else "anyone in this chat",
         "approvals": f"{len(request.approved_by)}/{request.approvals_required}",
@@ -130,10 +142,22 @@ def card_params(
         "decided_at": utc_text(outcome.decided_at) if outcome is not None and decided else "",
         "comment": cut(outcome.comment or "", LINE_LIMIT) if outcome is not None else "",
         "result": result or "",
-        "can_grant": "true" if "session" in content.get("grants", []) and not decided else "false",
+        "can_grant": "true" if _grants_session(ask) and not decided else "false",
         "buttons": "false" if decided else "true",
         "link": link or "",
     }
+
+
+def _reason(ask: Ask) -> str:
+    """Why it asks: a call's reason for needing approval, a gate's prompt."""
+    if isinstance(ask, ToolApprovalAsk):
+        return ask.reason
+    return ask.prompt if isinstance(ask, GateAsk) else ""
+
+
+def _grants_session(ask: Ask) -> bool:
+    """Whether approving it may allow the same call for the rest of the session."""
+    return isinstance(ask, ToolApprovalAsk) and GrantScope.SESSION in ask.grants
 
 
 def request_markdown(params: dict[str, str]) -> dict[str, str]:

@@ -17,13 +17,23 @@ import json
 import re
 from typing import Any
 
-from contracts import InteractionOutcome, InteractionRequest, InteractionType, Principal
+from contracts import (
+    CallContext,
+    GateAsk,
+    GrantScope,
+    InteractionOutcome,
+    InteractionRequest,
+    InteractionType,
+    Principal,
+    QuestionAsk,
+    ToolApprovalAsk,
+)
 from core.times import utc_text
 from core.visible import visible
 
 from .. import wording
 from ..actions import APPROVE, APPROVE_FOR_SESSION, DENY, button_value
-from ..wording import LINE_LIMIT, content_of, cut, result_line, subject
+from ..wording import LINE_LIMIT, cut, result_line, subject
 
 TEXT_LIMIT = 4000
 """Characters per text message. Lark caps a text message's body at 150 KB; ~4000 characters
@@ -72,64 +82,65 @@ def _code_block(code: str, language: str) -> str:
     return f"```{language}\n{fenced}\n```"
 
 
-def _confirmation_elements(request: InteractionRequest) -> list[dict[str, Any]]:
+def _confirmation_elements(ask: GateAsk) -> list[dict[str, Any]]:
     """A graph gate: its prompt, the task and who runs it, and the inputs it would run with."""
-    content = content_of(request)
-    prompt = escape(cut(str(content.get("prompt") or "Run this task?"), LINE_LIMIT))
-    task = str(content.get("task_id") or "?").replace("`", "'")
+    prompt = escape(cut(ask.prompt or "Run this task?", LINE_LIMIT))
+    task = (ask.task_id or "?").replace("`", "'")
     elements = [
         _markdown(f"**{prompt}**"),
-        _markdown(f"**Task:** `{task}` · {escape(str(content.get('assignee_id') or ''))}"),
+        _markdown(f"**Task:** `{task}` · {escape(ask.assignee_id or '')}"),
     ]
-    inputs = content.get("input_data")
-    if inputs not in (None, {}):
+    if ask.input_data:
         elements.append(
-            _markdown(_code_block(json.dumps(inputs, indent=2, ensure_ascii=False, default=str), "json"))
+            _markdown(
+                _code_block(json.dumps(ask.input_data, indent=2, ensure_ascii=False, default=str), "json")
+            )
         )
     return elements
 
 
 def _tool_elements(request: InteractionRequest) -> list[dict[str, Any]]:
     """Tool, arguments (SQL as a code block) and reason: shared by both forms of the card."""
-    if request.interaction_type == InteractionType.CONFIRMATION:
-        return _confirmation_elements(request)
-    content = content_of(request)
-    tool = str(content.get("tool_name") or "tool").replace("`", "'")
+    ask = request.ask
+    if isinstance(ask, GateAsk):
+        return _confirmation_elements(ask)
+    if isinstance(ask, QuestionAsk):
+        return [_markdown(escape(cut(visible(ask.question), LINE_LIMIT)))]
+    tool = (ask.tool or "tool").replace("`", "'")
     line = f"**Tool:** `{tool}`"
-    if content.get("tool_description"):
-        line += f" — {escape(cut(str(content['tool_description']), LINE_LIMIT))}"
+    if ask.description:
+        line += f" — {escape(cut(ask.description, LINE_LIMIT))}"
     elements = [_markdown(line)]
-    params = content.get("tool_params")
-    sql = params.get("sql") if isinstance(params, dict) else None
+    params = ask.arguments
+    sql = params.get("sql")
     if isinstance(sql, str):
         elements.append(_markdown(_code_block(sql.strip(), "sql")))
-    elif params not in (None, {}):
+    elif params:
         elements.append(
             _markdown(_code_block(json.dumps(params, indent=2, ensure_ascii=False, default=str), "json"))
         )
-    elif content.get("summary"):
-        elements.append(_markdown(escape(cut(visible(str(content["summary"])), LINE_LIMIT))))
-    context = content.get("context")
-    if isinstance(context, dict) and context.get("cwd"):
-        folder = cut(visible(str(context["cwd"])), LINE_LIMIT).replace("`", "'")
+    elif ask.summary:
+        elements.append(_markdown(escape(cut(visible(ask.summary), LINE_LIMIT))))
+    context = ask.context
+    if context.cwd:
+        folder = cut(visible(context.cwd), LINE_LIMIT).replace("`", "'")
         elements.append(_markdown(f"**Runs in:** `{folder}`"))
-    if isinstance(context, dict) and context.get("sandbox"):
+    if context.sandbox:
         elements.append(_markdown(_sandbox_line(context)))
-    if content.get("reason"):
-        reason = escape(cut(visible(str(content["reason"])), LINE_LIMIT))
+    if ask.reason:
+        reason = escape(cut(visible(ask.reason), LINE_LIMIT))
         elements.append(_markdown(f"**Why it needs approval:** {reason}"))
     return elements
 
 
-def _sandbox_line(context: dict[str, Any]) -> str:
-    """`**Sandbox:** `workspace-write``, with why it cannot run on this worker when it cannot."""
-    profile, _, note = str(context["sandbox"]).partition(": ")
-    name = cut(profile, 40).replace("`", "'")
+def _sandbox_line(context: CallContext) -> str:
+    """`**Sandbox:** `workspace-write``, with why, and why it cannot run on this worker when it cannot."""
+    name = cut(context.sandbox or "", 40).replace("`", "'")
     line = f"**Sandbox:** `{name}`"
-    if note:
-        line += f" — {escape(cut(note, LINE_LIMIT))}"
-    if context.get("sandbox_unavailable"):
-        line += f" — unavailable here: {escape(cut(str(context['sandbox_unavailable']), LINE_LIMIT))}"
+    if context.sandbox_note:
+        line += f" — {escape(cut(context.sandbox_note, LINE_LIMIT))}"
+    if context.sandbox_unavailable:
+        line += f" — unavailable here: {escape(cut(context.sandbox_unavailable, LINE_LIMIT))}"
     return line
 
 
@@ -169,8 +180,8 @@ def approval_card(request: InteractionRequest, session_key: str, link: str | Non
     """The interactive card asking a person to approve or deny a tool call.
 
     Args:
-        request: The pending interaction (`content`: tool_name, tool_params, tool_description,
-            summary, reason); its approvers and deadline are shown.
+        request: The pending interaction (its `ask`: the tool, its arguments and description,
+            the reason; a gate's task and inputs); its approvers and deadline are shown.
         session_key: The session (e.g. `lark:oc_…`), carried in the button values.
         link: The request's page in the web console, shown under the buttons.
 
@@ -188,7 +199,7 @@ def approval_card(request: InteractionRequest, session_key: str, link: str | Non
         ),
         ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.workflow_id)),
     ]
-    if "session" in content_of(request).get("grants", []):
+    if isinstance(request.ask, ToolApprovalAsk) and GrantScope.SESSION in request.ask.grants:
         value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.workflow_id)
         buttons.insert(1, ("Approve for this session", "primary", value))
     quorum = []

@@ -13,16 +13,21 @@ import asyncio
 import itertools
 import json
 import time
+from datetime import timedelta
 from typing import Any
 
 import mcp_types as types
 from temporalio import activity
+from temporalio.service import RPCError, RPCStatusCode
 
 from contracts import Elicitation, ElicitationAnswer, ToolRun
 from contracts.names import ELICIT, GET_ELICITATION
 from core.nesting import DEFAULT_LIMIT, cut_nesting
 
 POLL_SECONDS = 0.5
+ASK_WAIT = timedelta(seconds=5)
+"""How long one look for the answer waits for the session's worker before asking again (a worker
+can drop a query that reaches it while it takes the session out of its cache)."""
 MARGIN_SECONDS = 15.0
 """Kept of the activity's time after the person's answer: the server still has to finish the call."""
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "ok", "是", "好", "确认"})
@@ -81,11 +86,18 @@ class ActivityAsker:
         await handle.signal(ELICIT, asked)
         while time.monotonic() < self._deadline:
             activity.heartbeat(asked.elicitation_id)
-            answer = await handle.query(
-                GET_ELICITATION,
-                asked.elicitation_id,
-                result_type=ElicitationAnswer | None,  # type: ignore[arg-type]
-            )
+            try:
+                answer = await handle.query(
+                    GET_ELICITATION,
+                    asked.elicitation_id,
+                    result_type=ElicitationAnswer | None,  # type: ignore[arg-type]
+                    rpc_timeout=ASK_WAIT,
+                )
+            except RPCError as err:
+                if err.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+                    raise
+                continue  # its worker dropped the query, or is busy: ask again
+
             if answer is not None:
                 return _result(answer, schema)
             await asyncio.sleep(POLL_SECONDS)

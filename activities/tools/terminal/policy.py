@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from contracts import SandboxProfile, ToolCallRequest, ToolResult
+from contracts import CallContext, SandboxProfile, ToolCallRequest, ToolResult
 from core.settings import Settings
 
 from .code import head
@@ -198,24 +198,25 @@ class TerminalPolicy:
             f"`{self.head(call)}` is read-only: it runs without approval in a read-only sandbox of the trusted folders",
         )
 
-    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
+    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> CallContext:
         """`cwd`: where the command runs (None for a ttyd terminal until a command says);
         `sandbox`: what it may reach (the workflow puts the profile chosen for an approved call)."""
         if self.ttyd:
             cwd = state.get("cwd")
-            return {
-                "cwd": cwd if isinstance(cwd, str) else None,
-                "sandbox": f"{NO_SANDBOX}: {TTYD_UNSANDBOXED}",
-            }
+            return CallContext(
+                cwd=cwd if isinstance(cwd, str) else None, sandbox=NO_SANDBOX, sandbox_note=TTYD_UNSANDBOXED
+            )
         where = str(self._where(state))
         if state.get("waiting_for_input"):
-            return {"cwd": where, "sandbox": f"{SandboxProfile.FULL}: {PROGRAM_INPUT}"}
+            return CallContext(cwd=where, sandbox=str(SandboxProfile.FULL), sandbox_note=PROGRAM_INPUT)
         if not self.assess(call, state)[0]:
-            return {"cwd": where, "sandbox": FREE_SANDBOX}
-        context: dict[str, Any] = {"cwd": where, "sandbox": str(self._tools.terminal_sandbox)}
-        if self.sandbox()[0] is None:
-            context["sandbox_unavailable"] = f"{self.sandbox()[1]}: only the `full` profile can run"
-        return context
+            return CallContext(cwd=where, sandbox=FREE_SANDBOX)
+        unavailable = self.sandbox()[1] if self.sandbox()[0] is None else None
+        return CallContext(
+            cwd=where,
+            sandbox=str(self._tools.terminal_sandbox),
+            sandbox_unavailable=f"{unavailable}: only the `full` profile can run" if unavailable else None,
+        )
 
     def head(self, call: ToolCallRequest) -> str | None:
         """What a `session_prefix` grant allows: the program and, for one with subcommands, its

@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from contracts import (
     ArtifactRef,
+    CallContext,
     SandboxProfile,
     ToolCallRequest,
     ToolDescriptor,
@@ -80,7 +81,7 @@ class TerminalTool(Tool):
         ask (`TerminalPolicy.assess`)."""
         return self.policy.assess(call, state)
 
-    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> dict[str, Any]:
+    def context(self, call: ToolCallRequest, state: dict[str, Any]) -> CallContext:
         """`cwd` and `sandbox`: where the command runs and what it may reach (`TerminalPolicy.context`)."""
         return self.policy.context(call, state)
 

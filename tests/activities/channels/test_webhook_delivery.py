@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.channels.webhook.delivery import WebhookActivities
-from contracts import ErrorType, InteractionRequest, InteractionType, Notification
+from contracts import ErrorType, InteractionRequest, InteractionType, Notification, ToolApprovalAsk
 from core.settings import Settings, WebhookSettings
 
 from ...fakes.tcp import listening
@@ -62,6 +62,7 @@ async def test_a_failed_delivery_names_the_status_never_what_the_receiver_wrote(
                 workflow_id="session:k",
                 content={"summary": "delete rows"},
                 timestamp=datetime.now(UTC),
+                ask=ToolApprovalAsk(tool="sql", summary="delete rows"),
             ),
             url=f"http://127.0.0.1:{receiver.port}/hook",
         )

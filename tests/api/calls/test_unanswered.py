@@ -1,5 +1,6 @@
 """A read that runs out of time says what kept it: a worker busy with the workflow's task, or no
-worker asking for work at all (a stopped worker). Real dev server, real workers."""
+worker asking for work at all (a stopped worker); a query a worker dropped is asked again. Real dev
+server, real workers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from datetime import timedelta
 import pytest
 from temporalio import activity, workflow
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import PollWorkflowTaskQueueRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
@@ -20,6 +23,8 @@ from api.calls.workflow import query
 from ...conftest import assert_eventually
 
 WAIT = timedelta(seconds=2)
+LONG_WAIT = timedelta(seconds=30)
+"""More than one attempt (`QUERY_ATTEMPT`)."""
 RELEASED = asyncio.Event()
 """Lets the held step of this process's worker finish (set at each test's end)."""
 HELD = asyncio.Event()
@@ -124,3 +129,35 @@ async def test_a_busy_worker_is_named_as_busy_not_as_missing(
     ), said
     assert said.endswith("(the read answers after it): the worker is busy, try again shortly"), said
     assert "no worker" not in said and "synapse worker" not in said
+
+
+async def test_a_query_its_worker_dropped_is_asked_again_within_the_wait(
+    client: Client, task_queue: str, started: WorkflowHandle[Waiting, None]
+) -> None:
+    """A worker can drop a query that reaches it while it takes the workflow out of its cache, and
+    Temporal then waits for that answer until the caller gives up. Here a poller takes the query
+    and says nothing (as such a worker does); the read asks again and the next worker answers."""
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[Waiting],
+        activities=[held_step],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+        max_cached_workflows=0,  # no sticky queue: the query goes to the task queue's pollers
+    ):
+        await _first_task_done(started)
+    dropper = asyncio.create_task(
+        client.workflow_service.poll_workflow_task_queue(
+            PollWorkflowTaskQueueRequest(
+                namespace=client.namespace, task_queue=TaskQueue(name=task_queue), identity="drops queries"
+            ),
+            timeout=timedelta(seconds=60),
+        )
+    )
+    answer = asyncio.create_task(query(client, started.id, "the workflow", Waiting.answer, wait=LONG_WAIT))
+
+    dropped = await asyncio.wait_for(dropper, 60)
+    assert dropped.HasField("query"), "the poller took the query"
+    assert not answer.done(), "the query waits for the answer it will never get"
+    async with _worker(client, task_queue):
+        assert await answer == "here"

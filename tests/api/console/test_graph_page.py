@@ -105,7 +105,9 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
         lambda v: {t.task_id: (t.version, t.status.value) for t in v.tasks}["second"] == (2, "completed"),
     )
     assert {t.task_id: t.output for t in final.tasks}["second"] == {"was": "v2"}
-    entries = (await http.get(f"/graphs/{gid}/audit")).json()["entries"]
+    audit = await http.get(f"/graphs/{gid}/audit")
+    assert audit.status_code == 200, audit.text
+    entries = audit.json()["entries"]
     assert [(e["kind"], e["comment"]) for e in entries if e["kind"] == "rollback_and_modify"] == [
         ("rollback_and_modify", "task 'first': wrong data")
     ], "the rollback is in the graph's audit"

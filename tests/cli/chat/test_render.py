@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 
 from cli.chat.render import Renderer
 from cli.chat.state import ChatState, Request
-from contracts import Answer, DecisionTaken, TaskChanged, TaskStatus, TaskStreamChunk, ToolCalled
+from contracts import (
+    Answer,
+    CallContext,
+    DecisionTaken,
+    GateAsk,
+    TaskChanged,
+    TaskStatus,
+    TaskStreamChunk,
+    ToolApprovalAsk,
+    ToolCalled,
+)
 from core.wording import decision_text, line_of
 from tests.support import published
 
@@ -57,13 +65,7 @@ def test_a_gate_shows_its_prompt_and_the_task_input() -> None:
         "gate_1",
         "confirmation",
         "graph:g",
-        {
-            "task_id": "b",
-            "task_uuid": "u",
-            "prompt": "Run b?",
-            "assignee_id": "Agent:demo",
-            "input_data": {"n": 1},
-        },
+        GateAsk(task_id="b", task_uuid="u", prompt="Run b?", assignee_id="Agent:demo", input_data={"n": 1}),
     )
     lines = [line.rstrip() for line in shown(request=gate).splitlines() if line.strip()]
     assert lines == [
@@ -84,20 +86,17 @@ ESCAPED = r"\u202e\x9b\u200b\ufeff"
 def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
     """The command, other tools' arguments, the folder, the reason, the running call's line and
     the `/pending` line alike."""
-    asked: dict[str, Any] = {
-        "tool_name": "terminal",
-        "tool_params": {"command": f"rm -rf /tmp/a{HIDDEN}b"},
-        "summary": f"terminal: rm -rf /tmp/a{HIDDEN}b",
-        "context": {"cwd": f"/srv/a{HIDDEN}b", "sandbox": "workspace-write"},
-        "reason": f"`/tmp/a{HIDDEN}b` is outside the trusted folders",
-    }
-    mail = {"tool_name": "mail", "tool_params": {"to": f"a{HIDDEN}b"}}
+    asked = ToolApprovalAsk(
+        tool="terminal",
+        arguments={"command": f"rm -rf /tmp/a{HIDDEN}b"},
+        summary=f"terminal: rm -rf /tmp/a{HIDDEN}b",
+        context=CallContext(cwd=f"/srv/a{HIDDEN}b", sandbox="workspace-write"),
+        reason=f"`/tmp/a{HIDDEN}b` is outside the trusted folders",
+    )
+    mail = ToolApprovalAsk(tool="mail", arguments={"to": f"a{HIDDEN}b"})
     call = published(
         ToolCalled(
-            tool_name="terminal",
-            tool_params=asked["tool_params"],
-            summary=asked["summary"],
-            context=asked["context"],
+            tool_name="terminal", tool_params=asked.arguments, summary=asked.summary, context=asked.context
         )
     )
     command = Request("tool_1", "tool_approval", "session:chat-1", asked)

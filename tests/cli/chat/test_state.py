@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from cli.chat.state import ChatState, Request
-from contracts import GateAsk, TaskChanged, TaskReason, TaskStatus
+from contracts import GateAsk, TaskChanged, TaskReason, TaskStatus, ToolApprovalAsk
 
 GRAPH = "graph:g1"
 
@@ -19,11 +19,9 @@ def state_with(*requests: Request) -> ChatState:
     return state
 
 
-def gate(interaction_id: str, task_uuid: str, instance: int | None = None, **content: Any) -> Request:
-    ask = GateAsk(task_id="t", task_uuid=task_uuid, instance=instance, prompt=str(content.get("prompt", "")))
-    return Request(
-        interaction_id, "confirmation", GRAPH, {"task_id": "t", "task_uuid": task_uuid, **content}, ask
-    )
+def gate(interaction_id: str, task_uuid: str, instance: int | None = None, prompt: str = "") -> Request:
+    ask = GateAsk(task_id="t", task_uuid=task_uuid, instance=instance, prompt=prompt)
+    return Request(interaction_id, "confirmation", GRAPH, ask)
 
 
 def change(task_uuid: str, status: TaskStatus, **facts: Any) -> TaskChanged:
@@ -58,17 +56,10 @@ def test_other_changes_settle_nothing() -> None:
         change("u3", TaskStatus.READY, instance=2, reason_code=TaskReason.GATE_CONFIRMED)
     )
     assert loop is not None and loop.request.interaction_id == "gate_3"
-    tool = Request("tool_1", "tool_approval", GRAPH, {"tool_name": "sql", "task_uuid": "u1"})
+    tool = Request("tool_1", "tool_approval", GRAPH, ToolApprovalAsk(tool="sql"))
     assert state_with(tool).gate_settled(change("u1", TaskStatus.READY)) is None
 
 
-def test_a_gate_from_before_asks_were_typed_is_found_by_its_content() -> None:
-    old = Request("gate_4", "confirmation", GRAPH, {"task_id": "t", "task_uuid": "u4", "instance": 1})
-    settled = state_with(old).gate_settled(
-        change("u4", TaskStatus.SKIPPED, instance=1, reason_code=TaskReason.GATE_DENIED, by="dave")
-    )
-    assert settled is not None and (settled.approved, settled.by) == (False, "dave")
-
-
 def test_a_gate_reads_as_its_prompt() -> None:
-    assert gate("gate_1", "u1", summary="gate of task t", prompt="Run t?").line() == "gate of task t: Run t?"
+    assert gate("gate_1", "u1", prompt="Run t?").line() == "gate of task t: Run t?"
+    assert gate("gate_2", "u2", 3, prompt="Run t for 3?").line() == "gate of task t #3: Run t for 3?"

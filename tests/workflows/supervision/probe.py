@@ -6,8 +6,6 @@ worker can pass it through its sandbox (`tests` passed through, as `workflows` a
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 from temporalio import workflow
 
@@ -74,24 +72,21 @@ class ProbeResult(BaseModel):
     audit: list[AuditEntry]
 
 
-def opening(asked: Asked) -> tuple[Ask, dict[str, Any]]:
-    """The typed ask of a request and its content, as the agent and the graph open them."""
+def opening(asked: Asked) -> Ask:
+    """The typed ask of a request, as the agent and the graph open them."""
     if asked.kind == InteractionType.USER_INPUT:
-        question = "Which table?"
-        return QuestionAsk(question=question), {"question": question, "summary": question}
+        return QuestionAsk(question="Which table?")
     if asked.kind == InteractionType.CONFIRMATION:
-        prompt = "Run task t?"
-        return GateAsk(task_id="t", task_uuid="u", prompt=prompt), {"prompt": prompt, "summary": prompt}
-    summary = "terminal: touch x"
-    ask = ToolApprovalAsk(
+        return GateAsk(task_id="t", task_uuid="u", prompt="Run task t?")
+    return ToolApprovalAsk(
         tool="terminal",
         arguments=ARGUMENTS,
-        summary=summary,
+        summary="terminal: touch x",
+        head="touch",
         grants=asked.grants,
         sandboxes=asked.sandboxes,
         sandbox=asked.sandbox,
     )
-    return ask, {"tool_name": "terminal", "tool_params": ARGUMENTS, "summary": summary, "head": "touch"}
 
 
 @workflow.defn(name="DecisionsProbe")
@@ -113,14 +108,12 @@ class DecisionsProbe:
         )
         self._opened: list[InteractionRequest] = []
         for asked in probe.requests:
-            ask, content = opening(asked)
             request = self._supervisor.requests.open(
                 asked.kind,
                 STEMS[asked.kind],
-                content,
+                opening(asked),
                 approvers=list(asked.approvers),
                 approvals_required=asked.approvals_required,
-                ask=ask,
             )
             self._opened.append(request.model_copy(deep=True))
 

@@ -31,12 +31,16 @@ from hypothesis import strategies as st
 
 from contracts import (
     Answer,
+    Ask,
     Decision,
     DecisionSource,
+    GateAsk,
     InboundMessage,
     InteractionRequest,
     InteractionType,
+    QuestionAsk,
     Role,
+    ToolApprovalAsk,
     Verdict,
 )
 from workflows.supervision.chat_reply import (
@@ -258,6 +262,13 @@ def message(content: str, message_id: str | None = "om_1") -> InboundMessage:
     )
 
 
+ASKS: dict[InteractionType, Ask] = {
+    InteractionType.TOOL_APPROVAL: ToolApprovalAsk(tool="sql", summary="sql: DELETE FROM orders"),
+    InteractionType.USER_INPUT: QuestionAsk(question="Which table?"),
+    InteractionType.CONFIRMATION: GateAsk(task_id="t", task_uuid="u"),
+}
+
+
 def request(kind: InteractionType) -> InteractionRequest:
     return InteractionRequest(
         interaction_id="tool_1",
@@ -265,6 +276,7 @@ def request(kind: InteractionType) -> InteractionRequest:
         workflow_id="session:s",
         content={"summary": "sql: DELETE FROM orders"},
         timestamp=AT,
+        ask=ASKS[kind],
     )
 
 

@@ -163,26 +163,3 @@ def test_the_order_is_role_then_approvers_then_two_people_then_the_floor() -> No
         ErrorType.APPROVER_ALREADY_COUNTED,
         ErrorType.INVALID_RESPONSE,
     ]
-
-
-def test_a_request_opened_before_asks_were_typed_is_read_from_its_content() -> None:
-    old = InteractionRequest(
-        interaction_id="tool_1",
-        interaction_type=InteractionType.TOOL_APPROVAL,
-        workflow_id="session:s",
-        content={
-            "tool_name": "sql",
-            "tool_params": {"sql": "DELETE FROM t"},
-            "summary": "sql: DELETE FROM t",
-            "grants": ["session", "forever"],
-            "sandboxes": [],
-        },
-        timestamp=AT,
-    )
-    ask = checks.ask_of(old)
-    assert ask == ToolApprovalAsk(
-        tool="sql",
-        arguments={"sql": "DELETE FROM t"},
-        summary="sql: DELETE FROM t",
-        grants=[GrantScope.SESSION],
-    )

@@ -30,7 +30,7 @@ function choices(where) {
 }
 
 // The "Allow always" button and the box it opens; `decide(body, button)` sends the approval;
-// `grants`: the grants the request offers (`content.grants`), for "this session only".
+// `grants`: the grants the request offers (`ask.grants`), for "this session only".
 export function allowAlways(tool, args, where, { status, decide, grants = [] }) {
   const places = choices(where);
   const line = el("input", { type: "text", name: "rule-line", spellcheck: "false", autocomplete: "off",

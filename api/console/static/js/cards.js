@@ -10,15 +10,12 @@ import { el, visible } from "./render.js";
 
 const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : "");
 
-function asked(request) {
-  const content = typeof request.content === "object" && request.content ? request.content : { question: request.content };
-  if (request.interaction_type === "user_input") return [`Question: ${content.question ?? ""}`, null];
-  if (request.interaction_type === "confirmation") {
-    const task = content.task_id ?? "";
-    return [`Graph task ${task} waits: ${content.prompt ?? ""}`, content.input_data ?? {}];
-  }
-  const params = content.tool_params ?? {};
-  return [`${content.tool_name ?? "tool"} wants approval`, params];
+// What the request asks (its typed `ask`: `kind` tool_approval, question or gate) on one line, and
+// the data shown under it: a call's arguments, a gate's input.
+function asked(ask) {
+  if (ask.kind === "question") return [`Question: ${ask.question}`, null];
+  if (ask.kind === "gate") return [`Graph task ${ask.task_id} waits: ${ask.prompt}`, ask.input_data];
+  return [`${ask.tool} wants approval`, ask.arguments];
 }
 
 // `owner` is where decisions go: `/sessions/<key>` or `/graphs/<id>`; `rules`: where "allow
@@ -26,16 +23,16 @@ function asked(request) {
 // none is offered.
 export function card(owner, request, { canApprove, onDecided, rules }) {
   const id = request.interaction_id;
-  const content = typeof request.content === "object" && request.content ? request.content : {};
-  const [title, shown] = asked(request);
+  const ask = request.ask;
+  const [title, shown] = asked(ask);
   const headingId = `card-${id}`;
   const status = el("p", { class: "muted", role: "status", "aria-live": "polite" });
   const node = el("article", { class: "card", "aria-labelledby": headingId, "data-interaction": id },
     el("h3", { id: headingId }, `${id} · ${title}`));
-  if (content.summary) node.append(el("p", {}, visible(content.summary)));
+  if (ask.summary) node.append(el("p", {}, visible(ask.summary)));
   if (shown && Object.keys(shown).length) node.append(el("pre", {}, visible(JSON.stringify(shown, null, 2))));
-  if (content.context && content.context.cwd) node.append(el("p", { class: "muted" }, visible(`in ${content.context.cwd}`)));
-  if (content.reason) node.append(el("p", { class: "muted" }, visible(`why it asks: ${typeof content.reason === "string" ? content.reason : JSON.stringify(content.reason)}`)));
+  if (ask.context && ask.context.cwd) node.append(el("p", { class: "muted" }, visible(`in ${ask.context.cwd}`)));
+  if (ask.reason) node.append(el("p", { class: "muted" }, visible(`why it asks: ${ask.reason}`)));
   if (request.approvals_required > 1) {
     const got = request.approved_by.length;
     node.append(el("p", { class: "line-note" }, `${got}/${request.approvals_required} approvals${got ? ` (${request.approved_by.join(", ")})` : ""}`));
@@ -79,7 +76,7 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
   const reason = el("textarea", { rows: 2, name: "reason" });
   const actions = el("div", { class: "actions" });
   actions.append(el("button", { class: "primary", type: "button", onclick: (e) => decide({ approved: true }, e.target) }, "Approve once"));
-  const grants = content.grants || [];
+  const grants = ask.grants || [];
   if (grants.length) {
     const grant = grants.includes("session_prefix") ? "session_prefix" : "session";
     actions.append(el("button", { type: "button", onclick: (e) => decide({ approved: true, response_data: { grant } }, e.target) }, "Allow for this session"));
@@ -101,7 +98,7 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
     } }, "Edit arguments"));
     const boxes = [editBox];
     if (rules) {
-      const [always, ruleBox] = allowAlways(content.tool_name, shown, rules, { status, decide, grants });
+      const [always, ruleBox] = allowAlways(ask.tool, shown, rules, { status, decide, grants });
       actions.append(always);
       boxes.push(ruleBox);
     }

@@ -8,17 +8,23 @@ from typing import Any
 import pytest
 
 from activities.channels.dingtalk.cards import arguments, card_params, request_markdown
-from contracts import InteractionOutcome, InteractionRequest
+from contracts import Ask, GateAsk, InteractionOutcome, InteractionRequest, ToolApprovalAsk, content_of
 
 AT = datetime(2026, 11, 26, 10, 0, tzinfo=UTC)
 
 
-def request(kind: str = "tool_approval", **content: Any) -> InteractionRequest:
+def request(kind: str = "tool_approval", **asked: Any) -> InteractionRequest:
+    ask: Ask = (
+        GateAsk(**{"task_uuid": "u", **asked})
+        if kind == "confirmation"
+        else ToolApprovalAsk(**{"tool": "sql", "arguments": {"sql": "DELETE FROM t"}, **asked})
+    )
     return InteractionRequest(
         interaction_id="tool_7",
         interaction_type=kind,
         workflow_id="session:dingtalk:cid1",
-        content={"tool_name": "sql", "tool_params": {"sql": "DELETE FROM t"}, **content},
+        content=content_of(ask),
+        ask=ask,
         approvers=["alice"],
         timestamp=AT,
         expires_at=AT + timedelta(minutes=5),
@@ -73,33 +79,33 @@ def test_the_result_and_the_grant_show_once_approved() -> None:
 @pytest.mark.parametrize(
     ("content", "kind", "shown"),
     [
-        ({"tool_params": {"sql": "  DELETE FROM t  "}}, "tool_approval", "DELETE FROM t"),
+        ({"arguments": {"sql": "  DELETE FROM t  "}}, "tool_approval", "DELETE FROM t"),
         (
-            {"tool_name": "terminal", "tool_params": {"command": "rm -rf build"}},
+            {"tool": "terminal", "arguments": {"command": "rm -rf build"}},
             "tool_approval",
             "rm -rf build",
         ),
-        ({"tool_name": "mail", "tool_params": {"to": "x"}}, "tool_approval", '{\n  "to": "x"\n}'),
-        ({"tool_params": {}, "summary": "a summary"}, "tool_approval", "a summary"),
+        ({"tool": "mail", "arguments": {"to": "x"}}, "tool_approval", '{\n  "to": "x"\n}'),
+        ({"arguments": {}, "summary": "a summary"}, "tool_approval", "a summary"),
         ({"task_id": "t", "input_data": {"n": 1}}, "confirmation", '{\n  "n": 1\n}'),
         ({"task_id": "t"}, "confirmation", "(no inputs)"),
         # what prints nothing shows escaped: a direction override, CSI, zero-width characters
         (
-            {"tool_name": "terminal", "tool_params": {"command": "rm -rf /tmp/x\u202e y\x9b2J"}},
+            {"tool": "terminal", "arguments": {"command": "rm -rf /tmp/x\u202e y\x9b2J"}},
             "tool_approval",
             r"rm -rf /tmp/x\u202e y\x9b2J",
         ),
         (
-            {"tool_params": {"sql": "DELETE FROM t -- \u200b\u200d\ufeff"}},
+            {"arguments": {"sql": "DELETE FROM t -- \u200b\u200d\ufeff"}},
             "tool_approval",
             r"DELETE FROM t -- \u200b\u200d\ufeff",
         ),
         (
-            {"tool_name": "mail", "tool_params": {"to": "a\u2028b"}},
+            {"tool": "mail", "arguments": {"to": "a\u2028b"}},
             "tool_approval",
             '{\n  "to": "a\\u2028b"\n}',
         ),
-        ({"tool_params": {}, "summary": "mail: a\u200cb"}, "tool_approval", r"mail: a\u200cb"),
+        ({"arguments": {}, "summary": "mail: a\u200cb"}, "tool_approval", r"mail: a\u200cb"),
         ({"task_id": "t", "input_data": {"n": "\u2066x"}}, "confirmation", '{\n  "n": "\\u2066x"\n}'),
     ],
 )

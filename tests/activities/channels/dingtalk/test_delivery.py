@@ -10,7 +10,14 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.channels.dingtalk.cards import STATUSES, TEXT_LIMIT
-from contracts import InteractionOutcome, InteractionRequest, OutboundMessage
+from contracts import (
+    GrantScope,
+    InteractionOutcome,
+    InteractionRequest,
+    OutboundMessage,
+    ToolApprovalAsk,
+    content_of,
+)
 from core.settings import DingTalkSettings, Settings
 from tests.activities.channels.delivering import deliver, environment
 from tests.fakes.dingtalk_open_api import FakeDingTalk, dingtalk_open_api
@@ -55,17 +62,19 @@ def text(body: str, chat_id: str = GROUP, mentions: list[str] | None = None) -> 
 
 
 def request(grants: list[str] | None = None) -> InteractionRequest:
+    ask = ToolApprovalAsk(
+        tool="sql",
+        arguments={"sql": DELETE},
+        summary="sql: DELETE FROM orders",
+        reason="DELETE changes data",
+        grants=[GrantScope(scope) for scope in grants or []],
+    )
     return InteractionRequest(
         interaction_id="tool_1",
         interaction_type="tool_approval",
         workflow_id="session:dingtalk:cidGroupA-1_2",
-        content={
-            "tool_name": "sql",
-            "tool_params": {"sql": DELETE},
-            "summary": "sql: DELETE FROM orders",
-            "reason": "DELETE changes data",
-            "grants": grants or [],
-        },
+        content=content_of(ask),
+        ask=ask,
         approvers=["alice", "boss"],
         requested_by="alice",
         timestamp=ASKED_AT,

@@ -11,19 +11,21 @@ import pytest
 
 from activities.channels.actions import APPROVE, DENY, CardAction, button_value, parse_card_action
 from activities.channels.lark.cards import approval_card, decided_card, escape, text_chunks
-from contracts import InteractionOutcome, InteractionRequest
+from contracts import CallContext, InteractionOutcome, InteractionRequest, ToolApprovalAsk, content_of
 from core.settings import Settings
 
 AT = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 
 
-def request(**content: Any) -> InteractionRequest:
+def request(**asked: Any) -> InteractionRequest:
+    ask = ToolApprovalAsk(**{"tool": "sql", "arguments": {"sql": "DELETE FROM t"}, **asked})
     return InteractionRequest(
         interaction_id="tool_7",
         interaction_type="tool_approval",
         workflow_id="session:lark:oc_1",
-        content={"tool_name": "sql", "tool_params": {"sql": "DELETE FROM t"}, **content},
+        content=content_of(ask),
         timestamp=AT,
+        ask=ask,
     )
 
 
@@ -64,7 +66,7 @@ def test_other_values_are_not_card_actions(value: Any) -> None:
 
 
 def test_anyone_may_approve_without_a_deadline_and_other_tools_show_json() -> None:
-    card = approval_card(request(tool_name="http", tool_params={"url": "https://x", "n": 1}), "lark:oc_1")
+    card = approval_card(request(tool="http", arguments={"url": "https://x", "n": 1}), "lark:oc_1")
 
     text = markdown(card)
     assert "**Who may approve:** anyone in this chat" in text and "**Deadline:** none" in text
@@ -90,7 +92,7 @@ def test_a_card_links_to_the_request_in_the_console() -> None:
 
 
 def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:
-    card = approval_card(request(reason="<at id=all></at> **now**", tool_params={"sql": "SELECT '```'"}), "k")
+    card = approval_card(request(reason="<at id=all></at> **now**", arguments={"sql": "SELECT '```'"}), "k")
     denied = decided_card(
         request(), outcome(approved=False, decided_by="mallory<b>", comment="<at id=all></at>")
     )
@@ -103,9 +105,9 @@ def test_user_text_cannot_mention_everyone_or_escape_the_code_block() -> None:
 def test_a_terminal_command_card_shows_the_command_where_it_runs_and_its_sandbox() -> None:
     card = approval_card(
         request(
-            tool_name="terminal",
-            tool_params={"command": "rm -rf build"},
-            context={"cwd": "/srv/app`x", "sandbox": "workspace-write"},
+            tool="terminal",
+            arguments={"command": "rm -rf build"},
+            context=CallContext(cwd="/srv/app`x", sandbox="workspace-write"),
         ),
         "k",
     )
@@ -118,12 +120,11 @@ def test_a_terminal_command_card_shows_the_command_where_it_runs_and_its_sandbox
 def test_a_card_says_when_a_command_is_not_sandboxed_and_why() -> None:
     remote = approval_card(
         request(
-            tool_name="terminal",
-            tool_params={"command": "make"},
-            context={
-                "cwd": None,
-                "sandbox": "none: a ttyd terminal runs elsewhere and Synapse does not sandbox it",
-            },
+            tool="terminal",
+            arguments={"command": "make"},
+            context=CallContext(
+                sandbox="none", sandbox_note="a ttyd terminal runs elsewhere and Synapse does not sandbox it"
+            ),
         ),
         "k",
     )
@@ -132,9 +133,9 @@ def test_a_card_says_when_a_command_is_not_sandboxed_and_why() -> None:
     )
     missing = approval_card(
         request(
-            tool_name="terminal",
-            tool_params={"command": "make"},
-            context={"cwd": "/srv", "sandbox": "workspace-write", "sandbox_unavailable": "no bwrap"},
+            tool="terminal",
+            arguments={"command": "make"},
+            context=CallContext(cwd="/srv", sandbox="workspace-write", sandbox_unavailable="no bwrap"),
         ),
         "k",
     )
@@ -145,10 +146,10 @@ HIDDEN = {"\u202e": r"\u202e", "\x9b": r"\x9b", "\u200b": r"\u200b", "\ufeff": r
 """Characters that print nothing (a direction override, CSI, a zero-width space, a byte-order
 mark, a line separator) and how a card shows them."""
 ASKED: list[Callable[[str], dict[str, Any]]] = [
-    lambda c: {"tool_name": "terminal", "tool_params": {"command": f"rm -rf /tmp/a{c}b"}},
-    lambda c: {"tool_params": {"sql": f"DELETE FROM t WHERE note = 'a{c}b'"}},
-    lambda c: {"tool_params": {}, "summary": f"mail: a{c}b"},
-    lambda c: {"tool_name": "terminal", "tool_params": {"command": "ls"}, "context": {"cwd": f"/srv/a{c}b"}},
+    lambda c: {"tool": "terminal", "arguments": {"command": f"rm -rf /tmp/a{c}b"}},
+    lambda c: {"arguments": {"sql": f"DELETE FROM t WHERE note = 'a{c}b'"}},
+    lambda c: {"arguments": {}, "summary": f"mail: a{c}b"},
+    lambda c: {"tool": "terminal", "arguments": {"command": "ls"}, "context": CallContext(cwd=f"/srv/a{c}b")},
     lambda c: {"reason": f"`/tmp/a{c}b` is outside the trusted folders"},
 ]
 """Where a card shows what a call would do: its command, SQL, summary, folder and reason."""
@@ -169,7 +170,7 @@ def test_what_a_card_asks_about_shows_every_character_that_prints_nothing(
 
 
 def test_long_sql_is_cut_to_keep_the_card_small() -> None:
-    card = approval_card(request(tool_params={"sql": "SELECT 1;\n" * 2000}), "k")
+    card = approval_card(request(arguments={"sql": "SELECT 1;\n" * 2000}), "k")
 
     assert len(json.dumps(card).encode()) < 30 * 1024
     assert "more characters" in markdown(card)

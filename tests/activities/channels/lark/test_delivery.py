@@ -14,7 +14,14 @@ from temporalio.exceptions import ApplicationError
 from activities.channels.delivery import ChatDelivery
 from activities.channels.lark.cards import TEXT_LIMIT
 from activities.channels.lark.delivery import LarkChannel
-from contracts import Delivery, InteractionOutcome, InteractionRequest, OutboundMessage
+from contracts import (
+    Delivery,
+    InteractionOutcome,
+    InteractionRequest,
+    OutboundMessage,
+    ToolApprovalAsk,
+    content_of,
+)
 from core.settings import LarkSettings, Settings
 from tests.activities.channels.delivering import deliver, environment
 from tests.fakes.lark_open_api import (
@@ -49,17 +56,19 @@ def text(body: str, reply_to: str | None = None) -> OutboundMessage:
 
 
 def request(approvers: list[str] | None = None) -> InteractionRequest:
+    ask = ToolApprovalAsk(
+        tool="sql",
+        arguments={"sql": DELETE},
+        description="Run one SQL statement",
+        summary="sql: DELETE FROM orders WHERE status = 'cancelled'",
+        reason="DELETE changes data",
+    )
     return InteractionRequest(
         interaction_id="tool_1",
         interaction_type="tool_approval",
         workflow_id=f"session:lark:{CHAT}",
-        content={
-            "tool_name": "sql",
-            "tool_params": {"sql": DELETE},
-            "tool_description": "Run one SQL statement",
-            "summary": "sql: DELETE FROM orders WHERE status = 'cancelled'",
-            "reason": "DELETE changes data",
-        },
+        content=content_of(ask),
+        ask=ask,
         timestamp=ASKED_AT,
         approvers=approvers or [],
         requested_by="lark:ou_requester",

@@ -16,7 +16,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.tools.terminal.chunks import TerminalChunk, complete_chunk, content_chunk
 from activities.tools.terminal.streamer import Streamer
 from contracts import CommandEnded, Output, SandboxProfile, ToolOutputBatch
-from contracts.names import TOOL_OUTPUT, TOOL_OUTPUTS
+from contracts.names import TOOL_OUTPUTS
 from core.settings import Settings, ToolSettings
 
 from ....support import collect_events, event_of
@@ -128,7 +128,7 @@ async def test_a_burst_of_output_reaches_the_session_whole_and_in_order_in_a_few
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
     ]
     names = {s.signal_name for s in signaled}
-    assert TOOL_OUTPUTS in names and TOOL_OUTPUT not in names, f"output comes in batches only: {names}"
+    assert TOOL_OUTPUTS in names and "tool_output" not in names, f"output comes in batches only: {names}"
     batches = [
         (await client.data_converter.decode(s.input.payloads, [ToolOutputBatch]))[0]
         for s in signaled

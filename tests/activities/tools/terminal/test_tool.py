@@ -58,7 +58,8 @@ async def test_input_for_a_program_at_its_prompt_always_needs_approval(tmp_path:
     state = started.metadata
     assert tool.assess(call("ls"), state) == (True, f"it is {PROGRAM_INPUT}")
     assert tool.sandbox(call("ls"), state) is None, "input for a program cannot be sandboxed"
-    assert tool.context(call("ls"), state)["sandbox"] == f"full: {PROGRAM_INPUT}"
+    context = tool.context(call("ls"), state)
+    assert (context.sandbox, context.sandbox_note) == ("full", PROGRAM_INPUT)
     refused = await tool.run(tool_run("ls"))
     assert not refused.ok and "needs a person's approval" in (refused.error or "")
     sandboxed = await tool.run(tool_run("/quit", "tool_2", SandboxProfile.READ_ONLY))
@@ -90,13 +91,15 @@ def test_where_a_command_runs_and_in_what_sandbox_is_said(tmp_path: Path, make: 
     pty = make(terminal_bwrap="no-such-bwrap")
     where = str((tmp_path / "work").resolve())
     context = pty.context(call("rm x"), {})
-    assert context["cwd"] == where and context["sandbox"] == "workspace-write"
-    assert "'no-such-bwrap' was not found" in context["sandbox_unavailable"]
-    assert pty.context(call("rm x"), {"cwd": "/srv"})["cwd"] == "/srv", "where the terminal really is"
+    assert context.cwd == where and context.sandbox == "workspace-write"
+    assert "'no-such-bwrap' was not found" in (context.sandbox_unavailable or "")
+    assert pty.context(call("rm x"), {"cwd": "/srv"}).cwd == "/srv", "where the terminal really is"
     ttyd = make(terminal_backend="ttyd")
     remote = ttyd.context(call("ls"), {})
-    assert remote["cwd"] is None, "a ttyd terminal's folder is known after a command"
-    assert remote["sandbox"].startswith("none: a ttyd terminal runs elsewhere")
+    assert remote.cwd is None, "a ttyd terminal's folder is known after a command"
+    assert remote.sandbox == "none" and (remote.sandbox_note or "").startswith(
+        "a ttyd terminal runs elsewhere"
+    )
     assert ttyd.sandbox(call("ls"), {}) is None and pty.sandbox(call("rm x"), {}) == "workspace-write"
 
 
