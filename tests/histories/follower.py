@@ -12,10 +12,10 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateHandle
 from temporalio.service import RPCError
 
-from contracts import WatchRequest
+from contracts import WatchRequest, WatchResult
 from workflows.supervision.handlers import StreamHandlers
 
 from ..conftest import assert_eventually
@@ -24,18 +24,25 @@ from ..conftest import assert_eventually
 class Follower:
     """Follows one workflow run's stream until the run closes; counts the kinds it saw."""
 
-    def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
+    def __init__(
+        self, handle: WorkflowHandle[Any, Any], first: WorkflowUpdateHandle[WatchResult] | None = None
+    ) -> None:
+        """Follow `handle`'s stream from offset 0; `first`: a watch from 0 already sent (with the
+        workflow's start, so that it is there for events its first workflow tasks publish)."""
         self._handle = handle
         self.kinds: Counter[str] = Counter()
-        self._task = asyncio.create_task(self._follow())
+        self._task = asyncio.create_task(self._follow(first))
 
-    async def _follow(self) -> None:
+    async def _follow(self, first: WorkflowUpdateHandle[WatchResult] | None) -> None:
         offset = 0
         while True:
             try:
-                result = await self._handle.execute_update(
-                    StreamHandlers.watch, WatchRequest(next_offset=offset)
-                )
+                if first is not None:
+                    result, first = await first.result(), None
+                else:
+                    result = await self._handle.execute_update(
+                        StreamHandlers.watch, WatchRequest(next_offset=offset)
+                    )
             except (WorkflowUpdateFailedError, RPCError):  # the run closed between two watches
                 return
             self.kinds.update(chunk.content.event for chunk in result.chunks if chunk.sequence_id >= offset)

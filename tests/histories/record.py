@@ -23,11 +23,13 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WithStartWorkflowOperation,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowHistory,
     WorkflowUpdateStage,
 )
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -1084,7 +1086,7 @@ def _intervention(kind: str, task_uuid: str, **extra: Any) -> GraphIntervention:
     )
 
 
-async def every_graph_event(_client: Client, handle: WorkflowHandle[Any, Any], _f: Follower) -> str | None:
+async def every_graph_event(_client: Client, handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
     """Every kind of event a graph publishes, followed by a watcher: a gate approved; a running
     task paused and resumed; a task's plan extends the graph, another's is refused (its assignee
     is unknown); `first` rolled back with new input once `second` has read it; finished."""
@@ -1107,21 +1109,18 @@ async def every_graph_event(_client: Client, handle: WorkflowHandle[Any, Any], _
         TaskGraphWorkflow.intervene_checked,
         _intervention("ROLLBACK_AND_MODIFY", first, rollback_to_version=1, new_input_data={"echo": {"n": 2}}),
     )
-    return None
 
 
-async def refused_at_once(_client: Client, _handle: WorkflowHandle[Any, Any], _f: Follower) -> str | None:
-    """The first blueprint names an unknown assignee: the graph is refused and ends."""
-    return None
+async def refused_at_once(_client: Client, _handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
+    """The first blueprint names an unknown assignee: the graph is refused and ends in its first
+    workflow tasks (the follower's first watch came with its start)."""
 
 
 REFUSED_BLUEPRINT = {"new_tasks": [_graph_task("ghost", assignee_id="Agent:nobody")], "new_edges": []}
 WAITING_BLUEPRINT = {"new_tasks": [_graph_task("wait", input_data={"sleep_seconds": 60})], "new_edges": []}
 
 
-async def cancelled_while_followed(
-    _client: Client, handle: WorkflowHandle[Any, Any], _f: Follower
-) -> str | None:
+async def cancelled_while_followed(_client: Client, handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
     """A task runs; the graph is cancelled: the task's end and the graph's are announced.
 
     They are published in one workflow task, which also closes the run: a second watcher, waiting
@@ -1137,22 +1136,10 @@ async def cancelled_while_followed(
         TaskGraphWorkflow.cancel_checked, SessionControl(reason="recorded", principal="olga")
     )
     await last.result()
-    return None
 
 
-FollowedGraphScenario = Callable[[Client, WorkflowHandle[Any, Any], Follower], Awaitable[str | None]]
-
-
-def followed_graph(scenario: FollowedGraphScenario) -> GraphScenario:
-    """A graph scenario whose stream a watcher follows to its end (`Follower`)."""
-
-    async def run(client: Client, handle: WorkflowHandle[Any, Any]) -> str | None:
-        follower = Follower(handle)
-        task_run = await scenario(client, handle, follower)
-        await follower.done()
-        return task_run
-
-    return run
+FollowedGraphScenario = Callable[[Client, WorkflowHandle[Any, Any], Follower], Awaitable[None]]
+"""Drives a graph whose stream a watcher follows from its start to its end (`Follower`)."""
 
 
 CONFIGS = {"graph_inputs_by_reference": {"inline_input_bytes": 16_384}}
@@ -1166,9 +1153,11 @@ GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_handed_over": (HANDED_OVER_BLUEPRINT, handed_over),
     "graph_inputs_by_reference": (BY_REFERENCE_BLUEPRINT, by_reference),
     "graph_wide_starts": (WIDE_BLUEPRINT, wide),
-    "graph_followed": (FOLLOWED_BLUEPRINT, followed_graph(every_graph_event)),
-    "graph_refused": (REFUSED_BLUEPRINT, followed_graph(refused_at_once)),
-    "graph_followed_cancelled": (WAITING_BLUEPRINT, followed_graph(cancelled_while_followed)),
+}
+FOLLOWED_GRAPHS: dict[str, tuple[dict[str, Any], FollowedGraphScenario]] = {
+    "graph_followed": (FOLLOWED_BLUEPRINT, every_graph_event),
+    "graph_refused": (REFUSED_BLUEPRINT, refused_at_once),
+    "graph_followed_cancelled": (WAITING_BLUEPRINT, cancelled_while_followed),
 }
 
 
@@ -1184,24 +1173,44 @@ def write_history(path: Path, history: WorkflowHistory) -> None:
 async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, only: list[str]) -> None:
     """Run each graph scenario once; write the graph's history (and one task run's, when named)."""
     async with build_worker(env.client, settings):
-        for name, (blueprint, scenario) in GRAPH_SCENARIOS.items():
+        for name in [*GRAPH_SCENARIOS, *FOLLOWED_GRAPHS]:
             path = HERE / f"{name}.{tag}.json"
             if (only and name not in only) or path.exists():
                 continue
+            blueprint = (GRAPH_SCENARIOS.get(name) or FOLLOWED_GRAPHS[name])[0]
             graph_id = str(uuid.uuid4())
-            handle = await env.client.start_workflow(
-                TaskGraphWorkflow.run,
-                GraphRunInput(
-                    config=GraphConfig(graph_id=graph_id, requested_by="alice", **CONFIGS.get(name, {})),
-                    blueprint=PlanBlueprint.model_validate(blueprint),
-                    continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
-                    generation=GENERATION,  # as the API starts graphs
-                ),
-                id=graph_workflow_id(graph_id),
-                task_queue=settings.temporal.task_queue,
-                task_timeout=GRAPH_TASK_TIMEOUT,
+            run_input = GraphRunInput(
+                config=GraphConfig(graph_id=graph_id, requested_by="alice", **CONFIGS.get(name, {})),
+                blueprint=PlanBlueprint.model_validate(blueprint),
+                continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
+                generation=GENERATION,  # as the API starts graphs
             )
-            task_run = await scenario(env.client, handle)
+            options: dict[str, Any] = {
+                "id": graph_workflow_id(graph_id),
+                "task_queue": settings.temporal.task_queue,
+                "task_timeout": GRAPH_TASK_TIMEOUT,
+            }
+            task_run = None
+            if name in FOLLOWED_GRAPHS:  # its first watch comes with its start
+                start = WithStartWorkflowOperation(
+                    TaskGraphWorkflow.run,
+                    run_input,
+                    id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                    **options,
+                )
+                watch = await env.client.start_update_with_start_workflow(
+                    TaskGraphWorkflow.watch,
+                    WatchRequest(next_offset=0),
+                    start_workflow_operation=start,
+                    wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                )
+                handle = await start.workflow_handle()
+                follower = Follower(handle, watch)
+                await FOLLOWED_GRAPHS[name][1](env.client, handle, follower)
+                await follower.done()
+            else:
+                handle = await env.client.start_workflow(TaskGraphWorkflow.run, run_input, **options)
+                task_run = await GRAPH_SCENARIOS[name][1](env.client, handle)
             await handle.result()
             first = env.client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
             write_history(path, await first.fetch_history())  # a run that continued as new, too
@@ -1295,7 +1304,8 @@ async def main(tag: str, only: list[str]) -> None:
                     tools=ToolSettings(terminal_idle_seconds=TERMINAL_IDLE_SECONDS),
                     _env_file=None,
                 )
-                sessions = [name for name in only if name not in GRAPH_SCENARIOS and name != RESTARTED]
+                graphs = {*GRAPH_SCENARIOS, *FOLLOWED_GRAPHS}
+                sessions = [name for name in only if name not in graphs and name != RESTARTED]
                 if sessions or not only:
                     await record_all(env, settings, fake, tag, sessions, hook.url)
                 await record_graphs(env, settings, tag, only)
