@@ -48,6 +48,9 @@ SESSIONS = (
     "ruled",
     "rule_not_maker",
     "artifact",
+    "followed",
+    "ended",
+    "terminal_restarted",
 )
 GRAPHS = (
     "rollback",
@@ -60,6 +63,9 @@ GRAPHS = (
     "inputs_by_reference",
     "inputs_by_reference_task_run",
     "wide_starts",
+    "followed",
+    "refused",
+    "followed_cancelled",
 )
 BASELINE = [f"session_{name}.v1" for name in SESSIONS] + [f"graph_{name}.v1" for name in GRAPHS]
 """1.0's histories: every scenario `record.py` drives, recorded on 1.0's code."""

@@ -21,7 +21,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle, WorkflowHistory, WorkflowUpdateStage
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowHistory,
+    WorkflowUpdateStage,
+)
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -49,7 +57,14 @@ from contracts import (
 )
 from core.agent_registry import BUILTIN_AGENTS
 from core.rules.store import RuleStore
-from core.settings import DingTalkSettings, LarkSettings, Settings, TemporalSettings, WebhookSettings
+from core.settings import (
+    DingTalkSettings,
+    LarkSettings,
+    Settings,
+    TemporalSettings,
+    ToolSettings,
+    WebhookSettings,
+)
 from worker import build_worker
 from workflows.graph import AgentTaskWorkflow, TaskGraphWorkflow
 from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInput
@@ -65,6 +80,7 @@ from ..fakes.dingtalk_open_api import dingtalk_open_api
 from ..fakes.lark_open_api import lark_open_api
 from ..fakes.webhook import webhook_receiver
 from ..support import temporal_binary
+from .follower import Follower
 
 HERE = Path(__file__).parent
 WORKFLOW_IDS = HERE / "workflow_ids.json"
@@ -396,9 +412,20 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
     await _idle(handle, 1)
     await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
     second = await _next_pending(handle, first)
+    await _cancelled_while_it_runs(handle, second, "bob")
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo after && true"))
+    await _decide(handle, await _next_pending(handle, second), True)
+    await _idle(handle, 2)
+
+
+async def _cancelled_while_it_runs(
+    handle: WorkflowHandle[SessionWorkflow, LiveSession], interaction: str, approver: str
+) -> None:
+    """`approver` approves the command (the update answers once it has run), and its turn is
+    cancelled while it runs: the command gets Ctrl-C and the approver is answered."""
     approval = await handle.start_update(
         SessionWorkflow.decide_checked,
-        decided(interaction_id=second, approved=True, principal="bob"),
+        decided(interaction_id=interaction, approved=True, principal=approver),
         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
     )
     await assert_eventually(lambda: _running_activities(handle), lambda names: "run_tool" in names)
@@ -406,9 +433,6 @@ async def terminal_cancelled(_client: Client, handle: WorkflowHandle[SessionWork
         SessionWorkflow.cancel_turn_checked, SessionControl(reason="too slow", principal="alice")
     )
     await approval.result()
-    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo after && true"))
-    await _decide(handle, await _next_pending(handle, second), True)
-    await _idle(handle, 2)
 
 
 async def sandboxed(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
@@ -446,6 +470,111 @@ async def autogen(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveS
         decided(interaction_id=second, approved=True, principal="bob"),
     )
     await _idle(handle, 2)
+
+
+async def _end(handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """Cancel the session, unless it has ended on its own."""
+    if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+        await handle.execute_update(SessionWorkflow.cancel_checked, SessionControl(reason="recorded"))
+
+
+FollowedScenario = Callable[[Client, WorkflowHandle[SessionWorkflow, LiveSession], Follower], Awaitable[None]]
+
+
+def followed(scenario: FollowedScenario) -> Scenario:
+    """A scenario whose stream a watcher follows from its first event to its last (`Follower`),
+    so that every event the session publishes is in its history: it ends the session itself."""
+
+    async def run(client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+        follower = Follower(handle)
+        await scenario(client, handle, follower)
+        await _end(handle)
+        await follower.done()
+
+    return run
+
+
+TERMINAL_IDLE_SECONDS = 10.0
+"""A command silent this long gets Ctrl-C (`session_followed`'s `sleep 15`); the other scenarios'
+commands print, wait at a prompt or are cancelled well before."""
+AGENT_CLI = Path(__file__).resolve().parents[1] / "fakes" / "agent_cli.py"
+"""An agent CLI in Amazon Q's style: its marked prompt, `Thinking...` and `Using tool:` lines."""
+TWO_FOR_THE_TERMINAL = DecisionPolicy(approvals_required=2, escalate_to=["dave"], escalate_after_seconds=1)
+
+
+async def _two_approve(handle: WorkflowHandle[SessionWorkflow, LiveSession], interaction: str) -> None:
+    """bob approves (1 of 2); once the request has escalated, dave approves second."""
+    await _decide(handle, interaction, True)
+    await assert_eventually(
+        lambda: handle.query(SessionWorkflow.get_status),
+        lambda s: bool(s.pending_interactions) and s.pending_interactions[0].escalated,
+    )
+    await handle.execute_update(
+        SessionWorkflow.decide_checked, decided(interaction_id=interaction, approved=True, principal="dave")
+    )
+
+
+async def every_session_event(
+    _client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession], follower: Follower
+) -> None:
+    """Every kind of event a session publishes, followed by a watcher: the DELETE, an operator's
+    chat reply refused, approved with a `session_prefix` grant; a DELETE run by the grant, which is
+    revoked; pause and resume; a question answered; `ask_user` without a question, refused; an
+    agent CLI run under the two-person rule (escalated to dave) to its marked prompt, asked a
+    question (thinking, a tool used), quit; a command cancelled with its turn while it runs; a
+    silent one interrupted; a plan run as a child graph; the session cancelled."""
+    asked = await _pending_id(handle)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="确认", sender_id="otto", role=Role.operator)
+    )
+    await follower.seen("reply_refused")
+    await _decide(handle, asked, True, grant="session_prefix")
+    await follower.seen("turn_completed", 1)
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="DELETE FROM orders WHERE id = 4")
+    )
+    await follower.seen("turn_completed", 2)
+    await handle.execute_update(
+        SessionWorkflow.revoke_grant, GrantRevocation(grant_id="grant_1", principal="carol")
+    )
+    await handle.execute_update(SessionWorkflow.pause_checked, SessionControl(reason="check"))
+    await handle.execute_update(SessionWorkflow.resume_checked, SessionControl())
+    await handle.signal(
+        SessionWorkflow.submit_message, InboundMessage(content="ask: Which table?", sender_id="bob")
+    )
+    asked = await _next_pending(handle, asked)
+    await _decide(handle, asked, True, text="orders")
+    await follower.seen("turn_completed", 3)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="use: ask_user {}"))
+    await follower.seen("turn_completed", 4)
+    for turn, command in enumerate((f"{sys.executable} {AGENT_CLI}", "what is here", "/quit"), start=5):
+        await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=f"!{command}"))
+        asked = await _next_pending(handle, asked)
+        await _two_approve(handle, asked)
+        await follower.seen("turn_completed", turn)
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!echo started && sleep 30"))
+    asked = await _next_pending(handle, asked)
+    await _decide(handle, asked, True)
+    await _cancelled_while_it_runs(handle, asked, "dave")
+    await follower.seen("turn_cancelled")
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="!sleep 15"))
+    asked = await _next_pending(handle, asked)
+    await _two_approve(handle, asked)  # silent for TERMINAL_IDLE_SECONDS: interrupted, failed
+    await follower.seen("command_failed")
+    plan = {"new_tasks": [{"task_id": "count", "assignee_id": "Agent:demo", "input_data": {"echo": 3}}]}
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content="plan: " + json.dumps(plan)))
+    await follower.seen("turn_completed", 9)
+
+
+async def ended_by_itself(
+    _client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession], follower: Follower
+) -> None:
+    """One agent step a turn: the DELETE approved runs, and the turn fails at its step limit; the
+    webhook's address is refused (each notification's delivery fails); idle, the session ends."""
+    await _decide(handle, await _pending_id(handle), True)
+    await follower.seen("turn_failed")
+    await follower.seen("delivery_failed", 2)
+    await follower.seen("session_ended")
 
 
 async def _running_activities(handle: WorkflowHandle[Any, Any]) -> list[str]:
@@ -539,6 +668,24 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             elicited,
         ),
         "session_planned": (SessionConfig(session_key="history-planned"), planned),
+        "session_followed": (
+            SessionConfig(
+                session_key="history-followed",
+                agent=BUILTIN_AGENTS["demo"],
+                sandbox=SandboxProfile.FULL,
+                policies={"terminal": TWO_FOR_THE_TERMINAL},
+            ),
+            followed(every_session_event),
+        ),
+        "session_ended": (
+            SessionConfig(
+                session_key="history-ended",
+                max_turns=1,
+                idle_timeout_seconds=3,
+                notify_url="http://10.255.0.1/hook",  # private: refused, not retried
+            ),
+            followed(ended_by_itself),
+        ),
         "session_two_people": (
             SessionConfig(
                 session_key="history-two-people",
@@ -688,7 +835,7 @@ async def record_all(
                 session_workflow_id(config.session_key)
             )
             await scenario(env.client, handle)
-            await handle.execute_update(SessionWorkflow.cancel_checked, SessionControl(reason="recorded"))
+            await _end(handle)
             await handle.result()  # deliveries drained, the run closed: a complete history
             write_history(path, await handle.fetch_history())
 
@@ -909,6 +1056,92 @@ async def wide(_client: Client, _handle: WorkflowHandle[Any, Any]) -> str | None
     return None
 
 
+FOLLOWED_BLUEPRINT = {
+    "new_tasks": [
+        _graph_task("first", input_data={"echo": {"n": 1}}),
+        _graph_task("second", input_data={}),
+        _graph_task("gate", directives={"human_interaction": {"prompt": "Go on?"}}),
+        _graph_task("slow", input_data={"echo": "slow", "sleep_seconds": 8}),
+        _graph_task("planner", input_data={"plan": {"new_tasks": [_graph_task("extra")]}}),
+        _graph_task(
+            "misplanner",
+            input_data={"plan": {"new_tasks": [_graph_task("ghost", assignee_id="Agent:nobody")]}},
+        ),
+    ],
+    "new_edges": [
+        {"source_task_id": "first", "target_task_id": "second", "data_flow": {"mappings": {"n": "output.n"}}}
+    ],
+}
+
+
+def _intervention(kind: str, task_uuid: str, **extra: Any) -> GraphIntervention:
+    return GraphIntervention.model_validate(
+        {
+            "intervention_type": kind,
+            "target_task_uuid": task_uuid,
+            "comment": "recorded",
+            "principal": "olga",
+            **extra,
+        }
+    )
+
+
+async def every_graph_event(_client: Client, handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
+    """Every kind of event a graph publishes, followed by a watcher: a gate approved; a running
+    task paused and resumed; a task's plan extends the graph, another's is refused (its assignee
+    is unknown); `first` rolled back with new input once `second` has read it; finished."""
+    view = await _graph_view(handle, lambda v: len(v.pending_interactions) == 1)
+    await handle.execute_update(
+        TaskGraphWorkflow.decide_checked,
+        decided(interaction_id=view.pending_interactions[0].interaction_id, approved=True, principal="bob"),
+    )
+    view = await _graph_view(
+        handle, lambda v: any(t.task_id == "slow" and t.status == "running" for t in v.tasks)
+    )
+    slow = next(t for t in view.tasks if t.task_id == "slow").task_uuid
+    await handle.execute_update(TaskGraphWorkflow.intervene_checked, _intervention("PAUSE", slow))
+    await handle.execute_update(TaskGraphWorkflow.intervene_checked, _intervention("RESUME", slow))
+    view = await _graph_view(
+        handle, lambda v: any(t.task_id == "second" and t.status == "completed" for t in v.tasks)
+    )
+    first = next(t for t in view.tasks if t.task_id == "first").task_uuid
+    await handle.execute_update(
+        TaskGraphWorkflow.intervene_checked,
+        _intervention("ROLLBACK_AND_MODIFY", first, rollback_to_version=1, new_input_data={"echo": {"n": 2}}),
+    )
+
+
+async def refused_at_once(_client: Client, _handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
+    """The first blueprint names an unknown assignee: the graph is refused and ends in its first
+    workflow tasks (the follower's first watch came with its start)."""
+
+
+REFUSED_BLUEPRINT = {"new_tasks": [_graph_task("ghost", assignee_id="Agent:nobody")], "new_edges": []}
+WAITING_BLUEPRINT = {"new_tasks": [_graph_task("wait", input_data={"sleep_seconds": 60})], "new_edges": []}
+
+
+async def cancelled_while_followed(_client: Client, handle: WorkflowHandle[Any, Any], _f: Follower) -> None:
+    """A task runs; the graph is cancelled: the task's end and the graph's are announced.
+
+    They are published in one workflow task, which also closes the run: a second watcher, waiting
+    for the second of them, is still there to carry it (the follower's watch answers the first)."""
+    await _graph_view(handle, lambda v: any(t.status == "running" for t in v.tasks))
+    now = await handle.execute_update(TaskGraphWorkflow.watch, WatchRequest(next_offset=0))
+    last = await handle.start_update(
+        TaskGraphWorkflow.watch,
+        WatchRequest(next_offset=now.next_offset + 1),
+        wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+    )
+    await handle.execute_update(
+        TaskGraphWorkflow.cancel_checked, SessionControl(reason="recorded", principal="olga")
+    )
+    await last.result()
+
+
+FollowedGraphScenario = Callable[[Client, WorkflowHandle[Any, Any], Follower], Awaitable[None]]
+"""Drives a graph whose stream a watcher follows from its start to its end (`Follower`)."""
+
+
 CONFIGS = {"graph_inputs_by_reference": {"inline_input_bytes": 16_384}}
 """Graph settings a scenario starts with (beyond its id and requester)."""
 GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
@@ -920,6 +1153,11 @@ GRAPH_SCENARIOS: dict[str, tuple[dict[str, Any], GraphScenario]] = {
     "graph_handed_over": (HANDED_OVER_BLUEPRINT, handed_over),
     "graph_inputs_by_reference": (BY_REFERENCE_BLUEPRINT, by_reference),
     "graph_wide_starts": (WIDE_BLUEPRINT, wide),
+}
+FOLLOWED_GRAPHS: dict[str, tuple[dict[str, Any], FollowedGraphScenario]] = {
+    "graph_followed": (FOLLOWED_BLUEPRINT, every_graph_event),
+    "graph_refused": (REFUSED_BLUEPRINT, refused_at_once),
+    "graph_followed_cancelled": (WAITING_BLUEPRINT, cancelled_while_followed),
 }
 
 
@@ -935,30 +1173,102 @@ def write_history(path: Path, history: WorkflowHistory) -> None:
 async def record_graphs(env: WorkflowEnvironment, settings: Settings, tag: str, only: list[str]) -> None:
     """Run each graph scenario once; write the graph's history (and one task run's, when named)."""
     async with build_worker(env.client, settings):
-        for name, (blueprint, scenario) in GRAPH_SCENARIOS.items():
+        for name in [*GRAPH_SCENARIOS, *FOLLOWED_GRAPHS]:
             path = HERE / f"{name}.{tag}.json"
             if (only and name not in only) or path.exists():
                 continue
+            blueprint = (GRAPH_SCENARIOS.get(name) or FOLLOWED_GRAPHS[name])[0]
             graph_id = str(uuid.uuid4())
-            handle = await env.client.start_workflow(
-                TaskGraphWorkflow.run,
-                GraphRunInput(
-                    config=GraphConfig(graph_id=graph_id, requested_by="alice", **CONFIGS.get(name, {})),
-                    blueprint=PlanBlueprint.model_validate(blueprint),
-                    continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
-                    generation=GENERATION,  # as the API starts graphs
-                ),
-                id=graph_workflow_id(graph_id),
-                task_queue=settings.temporal.task_queue,
-                task_timeout=GRAPH_TASK_TIMEOUT,
+            run_input = GraphRunInput(
+                config=GraphConfig(graph_id=graph_id, requested_by="alice", **CONFIGS.get(name, {})),
+                blueprint=PlanBlueprint.model_validate(blueprint),
+                continue_as_new_after_events=CAS_AFTER.get(name, GRAPH_EVENTS),
+                generation=GENERATION,  # as the API starts graphs
             )
-            task_run = await scenario(env.client, handle)
+            options: dict[str, Any] = {
+                "id": graph_workflow_id(graph_id),
+                "task_queue": settings.temporal.task_queue,
+                "task_timeout": GRAPH_TASK_TIMEOUT,
+            }
+            task_run = None
+            if name in FOLLOWED_GRAPHS:  # its first watch comes with its start
+                start = WithStartWorkflowOperation(
+                    TaskGraphWorkflow.run,
+                    run_input,
+                    id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                    **options,
+                )
+                watch = await env.client.start_update_with_start_workflow(
+                    TaskGraphWorkflow.watch,
+                    WatchRequest(next_offset=0),
+                    start_workflow_operation=start,
+                    wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                )
+                handle = await start.workflow_handle()
+                follower = Follower(handle, watch)
+                await FOLLOWED_GRAPHS[name][1](env.client, handle, follower)
+                await follower.done()
+            else:
+                handle = await env.client.start_workflow(TaskGraphWorkflow.run, run_input, **options)
+                task_run = await GRAPH_SCENARIOS[name][1](env.client, handle)
             await handle.result()
             first = env.client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
             write_history(path, await first.fetch_history())  # a run that continued as new, too
             if task_run is not None:
                 run_path = HERE / f"{name}_task_run.{tag}.json"
                 write_history(run_path, await env.client.get_workflow_handle(task_run).fetch_history())
+
+
+RESTARTED = "session_terminal_restarted"
+"""Recorded with workers of its own (`record_restarted`): one of them goes away mid-session."""
+RESTARTED_QUEUE = "history-restarted"
+CD_ROOT = "!cd / && pwd"
+"""A command that is asked for (it leaves the trusted folder) and prints where the terminal is."""
+
+
+async def _command(
+    handle: WorkflowHandle[SessionWorkflow, LiveSession], follower: Follower, after: str, turns: int
+) -> str:
+    """Send `CD_ROOT`, approve it, wait for the end of the session's `turns`-th turn; its request."""
+    await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=CD_ROOT))
+    asked = await _next_pending(handle, after)
+    await _decide(handle, asked, True)
+    await follower.seen("turn_completed", turns)
+    return asked
+
+
+async def record_restarted(env: WorkflowEnvironment, settings: Settings, tag: str) -> None:
+    """The worker holding a session's terminal goes away while idle: the next command waits for it
+    in vain (lost: it did not run), and the one after starts a fresh terminal (`tool_restarted`).
+
+    Its own task queue and workers, each waiting only 3 s for the worker that holds the terminal."""
+    path = HERE / f"{RESTARTED}.{tag}.json"
+    if path.exists():
+        print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
+        return
+    quick = settings.model_copy(
+        update={"tools": settings.tools.model_copy(update={"terminal_worker_wait_seconds": 3.0})}
+    )
+    config = SessionConfig(
+        session_key="history-terminal-restarted", agent=BUILTIN_AGENTS["demo"], sandbox=SandboxProfile.FULL
+    )
+    handle: WorkflowHandle[SessionWorkflow, LiveSession] = env.client.get_workflow_handle(
+        session_workflow_id(config.session_key)
+    )
+    async with build_worker(env.client, quick, task_queue=RESTARTED_QUEUE):
+        first = InboundMessage(content=DELETE, sender_id="alice")
+        await session_calls.send_message(env.client, RESTARTED_QUEUE, config, first)
+        follower = Follower(handle)
+        asked = await _pending_id(handle)
+        await _decide(handle, asked, False)
+        asked = await _command(handle, follower, asked, 2)  # the terminal is this worker's now
+    async with build_worker(env.client, quick, task_queue=RESTARTED_QUEUE):
+        asked = await _command(handle, follower, asked, 3)  # sent to the gone worker: lost
+        await _command(handle, follower, asked, 4)  # a fresh terminal here
+        await _end(handle)
+        await handle.result()
+        await follower.done()
+        write_history(path, await handle.fetch_history())
 
 
 async def main(tag: str, only: list[str]) -> None:
@@ -991,12 +1301,16 @@ async def main(tag: str, only: list[str]) -> None:
                     ),
                     # the receiver is on loopback
                     webhooks=WebhookSettings(secret="history", allow="127.0.0.1"),
+                    tools=ToolSettings(terminal_idle_seconds=TERMINAL_IDLE_SECONDS),
                     _env_file=None,
                 )
-                sessions = [name for name in only if name not in GRAPH_SCENARIOS]
+                graphs = {*GRAPH_SCENARIOS, *FOLLOWED_GRAPHS}
+                sessions = [name for name in only if name not in graphs and name != RESTARTED]
                 if sessions or not only:
                     await record_all(env, settings, fake, tag, sessions, hook.url)
                 await record_graphs(env, settings, tag, only)
+                if RESTARTED in only or not only:
+                    await record_restarted(env, settings, tag)
     finally:
         await env.shutdown()
 

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         ToolApprovalAsk,
     )
     from contracts.asks import summary_of
+    from contracts.times import utc_text
 
     from .state import SessionState
 
@@ -32,7 +33,6 @@ from ..identity.ids import session_key_of
 SEARCH_STATUS: dict[str, str] = {SessionStatus.ACTIVE: "running"}
 """LiveSession status -> SynapseStatus value, where they differ."""
 
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 LIVE_MESSAGES = 20
 """Newest messages a LiveSession shows; older ones are paged (`GET /sessions/{key}/messages`)."""
 
@@ -115,7 +115,7 @@ def details_markdown(workflow_id: str, config: SessionConfig, state: SessionStat
     for request in state.pending:
         ask = request.ask
         who = ", ".join(request.approvers) or "anyone"
-        expires = request.expires_at.strftime(TIME_FORMAT) if request.expires_at else "never"
+        expires = utc_text(request.expires_at) if request.expires_at else "never"
         lines += [
             "",
             f"**Waiting for approval** `{request.interaction_id}`",

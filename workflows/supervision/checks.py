@@ -17,7 +17,6 @@ Each refusal is a typed `ApplicationError`, raised before anything reaches histo
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from temporalio import workflow
@@ -37,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         ToolApprovalAsk,
         Verdict,
     )
+    from contracts.times import utc_text
 
     from .state import SupervisedState
 
@@ -46,10 +46,6 @@ STANDING = (DecisionSource.RULE, DecisionSource.GRANT)
 """Decisions asked of nobody: a rule or a grant decides a call as it is proposed."""
 WIDTH = (SandboxProfile.READ_ONLY, SandboxProfile.WORKSPACE_WRITE, SandboxProfile.FULL)
 """Sandboxes from the narrowest to the widest."""
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _refused(message: str, error_type: ErrorType) -> ApplicationError:
@@ -75,7 +71,7 @@ def check(ledger: SupervisedState, decision: Decision) -> InteractionRequest | N
         verb = "approved" if done.approved else "denied"
         raise _refused(
             f"interaction {interaction_id!r} was already {verb} by {done.decided_by} "
-            f"({done.channel}) at {_when(done.decided_at)}; a decision cannot be changed",
+            f"({done.channel}) at {utc_text(done.decided_at)}; a decision cannot be changed",
             ErrorType.INTERACTION_ALREADY_DECIDED,
         )
     if decision.source in STANDING:

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallRequest,
         Verdict,
     )
+    from contracts.times import utc_text
 
     from .state import SupervisedState
 
@@ -133,7 +134,7 @@ class Grants:
         if grant.revoked_at is not None:
             raise ApplicationError(
                 f"grant {grant.grant_id!r} was already revoked by {grant.revoked_by} at "
-                f"{grant.revoked_at:%Y-%m-%d %H:%M:%S} UTC",
+                f"{utc_text(grant.revoked_at)}",
                 type=ErrorType.GRANT_ALREADY_REVOKED,
                 non_retryable=True,
             )
