@@ -105,6 +105,7 @@ async def test_a_call_is_asked_for_approved_and_its_result_comes_back(stack: Sta
         "ok": True,
         "content": {"result": "noted (1 notes)"},
         "error": None,
+        "said": None,
         "metadata": {},
         "artifact": None,
     }
