@@ -7,10 +7,16 @@ tool's own plugin's sentence), and texts split to fit one message.
 
 from __future__ import annotations
 
-from contracts import GateAsk, InteractionRequest
+from contracts import GateAsk, GrantScope, InteractionRequest, ToolApprovalAsk
 from core.wording.tools import LINE_LIMIT, cut, result_line
 
-__all__ = ["LINE_LIMIT", "cut", "result_line", "subject", "text_chunks"]
+__all__ = ["LINE_LIMIT", "cut", "grants_session", "result_line", "subject", "text_chunks"]
+
+
+def grants_session(request: InteractionRequest) -> bool:
+    """Whether approving it may allow the same call for the rest of the session (a button)."""
+    ask = request.ask
+    return isinstance(ask, ToolApprovalAsk) and GrantScope.SESSION in ask.grants
 
 
 def subject(request: InteractionRequest) -> str:

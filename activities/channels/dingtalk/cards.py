@@ -17,7 +17,6 @@ import json
 from contracts import (
     Ask,
     GateAsk,
-    GrantScope,
     InteractionOutcome,
     InteractionRequest,
     InteractionType,
@@ -28,7 +27,7 @@ from contracts import (
 from core.times import utc_text
 from core.visible import visible
 
-from ..wording import LINE_LIMIT, cut, result_line, subject
+from ..wording import LINE_LIMIT, cut, grants_session, result_line, subject
 
 TEXT_LIMIT = 3000
 """Characters per text or Markdown message: DingTalk's robot messages hold ~5000; this reads as one screen."""
@@ -142,7 +141,7 @@ def card_params(
         "decided_at": utc_text(outcome.decided_at) if outcome is not None and decided else "",
         "comment": cut(outcome.comment or "", LINE_LIMIT) if outcome is not None else "",
         "result": result or "",
-        "can_grant": "true" if _grants_session(ask) and not decided else "false",
+        "can_grant": "true" if grants_session(request) and not decided else "false",
         "buttons": "false" if decided else "true",
         "link": link or "",
     }
@@ -153,11 +152,6 @@ def _reason(ask: Ask) -> str:
     if isinstance(ask, ToolApprovalAsk):
         return ask.reason
     return ask.prompt if isinstance(ask, GateAsk) else ""
-
-
-def _grants_session(ask: Ask) -> bool:
-    """Whether approving it may allow the same call for the rest of the session."""
-    return isinstance(ask, ToolApprovalAsk) and GrantScope.SESSION in ask.grants
 
 
 def request_markdown(params: dict[str, str]) -> dict[str, str]:

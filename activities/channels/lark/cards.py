@@ -20,20 +20,18 @@ from typing import Any
 from contracts import (
     CallContext,
     GateAsk,
-    GrantScope,
     InteractionOutcome,
     InteractionRequest,
     InteractionType,
     Principal,
     QuestionAsk,
-    ToolApprovalAsk,
 )
 from core.times import utc_text
 from core.visible import visible
 
 from .. import wording
 from ..actions import APPROVE, APPROVE_FOR_SESSION, DENY, button_value
-from ..wording import LINE_LIMIT, cut, result_line, subject
+from ..wording import LINE_LIMIT, cut, grants_session, result_line, subject
 
 TEXT_LIMIT = 4000
 """Characters per text message. Lark caps a text message's body at 150 KB; ~4000 characters
@@ -199,7 +197,7 @@ def approval_card(request: InteractionRequest, session_key: str, link: str | Non
         ),
         ("Deny", "danger", button_value(DENY, session_key, request.interaction_id, request.workflow_id)),
     ]
-    if isinstance(request.ask, ToolApprovalAsk) and GrantScope.SESSION in request.ask.grants:
+    if grants_session(request):
         value = button_value(APPROVE_FOR_SESSION, session_key, request.interaction_id, request.workflow_id)
         buttons.insert(1, ("Approve for this session", "primary", value))
     quorum = []
