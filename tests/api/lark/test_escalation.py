@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -66,9 +67,17 @@ async def test_an_undecided_request_reminds_the_chat_and_the_escalated_person_de
     assert count_orders("status = 'cancelled'") == 3, "an escalation decides nothing"
 
     answer = await click(http, lark, DAVE, "approve", key, interaction_id)
-    assert answer["toast"] == {"type": "success", "content": f"Approved by {DAVE} (lark)."}, answer
-    assert answer["card"]["data"]["header"]["title"]["content"] == "Approved: sql"
-    assert count_orders("status = 'cancelled'") == 0
+    if answer["toast"]["type"] == "info":  # a loaded machine: applying it outlived the click's answer
+        assert "still applying" in answer["toast"]["content"], answer
+    else:
+        assert answer["toast"] == {"type": "success", "content": f"Approved by {DAVE} (lark)."}, answer
+        assert answer["card"]["data"]["header"]["title"]["content"] == "Approved: sql"
+    await assert_eventually(
+        lambda: _audit(http, key), lambda entries: len(entries) == 3, what="the click's decision"
+    )
+    await assert_eventually(
+        lambda: asyncio.to_thread(count_orders, "status = 'cancelled'"), lambda n: n == 0, what="the DELETE"
+    )
     audit = await _audit(http, key)
     assert [(e["kind"], e["principal"], e["channel"]) for e in audit] == [
         ("requested", ALICE, "lark"),
