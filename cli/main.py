@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from core.security import new_key
 from core.settings import ChannelConfigError, Settings, variable_of
+from core.version import synapse_version
 
 ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
 SYNAPSE_DATA_DIR, ...) or .env; flags override them. `worker`, `api` and `history` reach Temporal
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Durable, human-supervised AI agents on Temporal.",
         epilog=ENV_HELP,
     )
+    parser.add_argument("--version", action="version", version=f"synapse {synapse_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     up = commands.add_parser(
@@ -155,7 +157,11 @@ def add_run(commands: Any) -> None:
         epilog=EXIT_HELP,
     )
     run.add_argument("-p", "--prompt", required=True, help="what to tell the agent")
-    run.add_argument("--session", metavar="KEY", help="the session (default: a new one, run-<id>)")
+    run.add_argument(
+        "--session",
+        metavar="KEY",
+        help="the session, which goes on after the run (default: a new one, run-<id>, ended with the run)",
+    )
     run.add_argument(
         "--output-format",
         choices=["text", "json", "stream-json"],
