@@ -42,10 +42,8 @@ def test_port_in_use_is_one_clear_line_and_exit_2(
 
 def test_every_busy_port_is_named_in_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with listening_port() as api, listening_port() as temporal, listening_port() as ui:
-        code = main(
-            ["up", "--api-port", str(api), "--temporal-port", str(temporal), "--ui-port", str(ui)]
-            + ["--data-dir", str(tmp_path / "state")]
-        )
+        ports = ["--api-port", str(api), "--temporal-port", str(temporal), "--ui-port", str(ui)]
+        code = main(["up", *ports, "--data-dir", str(tmp_path / "state")])
 
     assert code == 2
     assert capsys.readouterr().err.splitlines() == [
