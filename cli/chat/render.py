@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleDimensions
 from rich.markdown import Markdown
 from rich.syntax import Syntax
@@ -84,6 +85,26 @@ def hard_breaks(text: str) -> str:
     return "\n".join(lines)
 
 
+def inline_markdown(text: str, style: str = "") -> Text:
+    """A line of Markdown as styled text, its markup gone: `code` bold, **strong**, *emphasis*,
+    a link's words (for one-line recaps, where a Markdown block would take the screen)."""
+    out = Text(style=style)
+    tokens = MarkdownIt().parseInline(text)
+    styles: list[str] = []
+    for token in tokens[0].children or [] if tokens else []:
+        if token.type in ("text", "html_inline"):
+            out.append(token.content, " ".join(styles) or None)
+        elif token.type == "code_inline":
+            out.append(token.content, "bold")
+        elif token.type in ("strong_open", "em_open", "s_open"):
+            styles.append({"strong_open": "bold", "em_open": "italic", "s_open": "strike"}[token.type])
+        elif token.type in ("strong_close", "em_close", "s_close") and styles:
+            styles.pop()
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return out
+
+
 SHOWN_ABOVE = "(output above)"
 """What an answer says instead of a command's output the REPL has just streamed."""
 
@@ -133,7 +154,7 @@ class Renderer:
                 self.note(Text(line.text, "cyan"))
         elif isinstance(event, Thinking):
             self.state.activity = "thinking"
-            self.note(Text(f"  {line.text}", STYLES[line.tone]))
+            self.note(Text("  ").append_text(inline_markdown(line.text, STYLES[line.tone])))
         elif isinstance(event, ToolCalled):
             self._streamed = []
             self.state.activity = f"running {event.tool_name}"

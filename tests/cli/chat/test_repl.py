@@ -388,7 +388,7 @@ async def test_the_stream_resumes_after_the_connection_drops(repl: Tmux, http: h
         key = await session_key(repl)
 
         await gateway.cut()
-        await repl.wait_for(" · API unreachable · ")
+        await repl.wait_for(f" · API unreachable at {gateway.url} · ")
         sent = await http.post(
             f"/sessions/{key}/messages",
             json={"content": "SELECT id FROM orders WHERE id = 2", "principal": "bob"},
