@@ -136,7 +136,30 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--run-id", metavar="R", help="a specific run (default: the latest)")
     add_run(commands)
     add_chat(commands)
+    add_pending(commands)
     return parser
+
+
+def add_pending(commands: Any) -> None:
+    """`synapse pending`: what waits for the caller."""
+    waiting = commands.add_parser(
+        "pending",
+        help="every request waiting for you, across sessions and graphs",
+        description="List every request (tool approval, question, gated graph task) that you may "
+        "answer, in every session and graph, with the API path that decides it. You are the API "
+        "key's principal, else --principal, else $USER.",
+        epilog="exit codes: 0 listed (or nothing waits); 5 the API could not be reached or failed.",
+    )
+    waiting.add_argument(
+        "--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)"
+    )
+    waiting.add_argument(
+        "--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)"
+    )
+    waiting.add_argument(
+        "--principal", metavar="WHO", help="who you are when the API has no keys (default: $USER)"
+    )
+    waiting.add_argument("--json", action="store_true", help="one JSON list instead of lines")
 
 
 EXIT_HELP = """exit codes: 0 the turn ended with an answer and nothing was denied; 1 the agent failed;
@@ -245,6 +268,11 @@ def serving(settings: Settings) -> Settings:
     return settings
 
 
+def api_url(given: str | None) -> str:
+    """The API a client command talks to: `--api`, else SYNAPSE_API_URL, else this machine's port."""
+    return given or os.environ.get("SYNAPSE_API_URL") or f"http://127.0.0.1:{Settings().api.port}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Dispatch parsed arguments to their subcommand; returns the exit code."""
     if args.command == "up":
@@ -296,10 +324,9 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "run":
         from cli.headless import Headless, run_headless
 
-        port = Settings().api.port
         return run_headless(
             Headless(
-                api=args.api or os.environ.get("SYNAPSE_API_URL") or f"http://127.0.0.1:{port}",
+                api=api_url(args.api),
                 prompt=args.prompt,
                 session=args.session,
                 api_key=args.api_key or os.environ.get("SYNAPSE_API_KEY"),
@@ -310,6 +337,15 @@ def run(args: argparse.Namespace) -> int:
                 output=args.output_format,
                 wait_approval=args.wait_approval,
             )
+        )
+    if args.command == "pending":
+        from cli.pending import pending
+
+        return pending(
+            api_url(args.api),
+            api_key=args.api_key or os.environ.get("SYNAPSE_API_KEY"),
+            principal=args.principal or os.environ.get("USER"),
+            as_json=args.json,
         )
     if args.command == "chat":
         from cli.chat import ChatOptions, run_chat
