@@ -140,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_client_flags(command: argparse.ArgumentParser) -> None:
+    """`--api` and `--api-key`, of every command that talks to the API."""
+    command.add_argument(
+        "--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)"
+    )
+    command.add_argument(
+        "--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)"
+    )
+
+
 def add_pending(commands: Any) -> None:
     """`synapse pending`: what waits for the caller."""
     waiting = commands.add_parser(
@@ -150,12 +160,7 @@ def add_pending(commands: Any) -> None:
         "key's principal, else --principal, else $USER.",
         epilog="exit codes: 0 listed (or nothing waits); 5 the API could not be reached or failed.",
     )
-    waiting.add_argument(
-        "--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)"
-    )
-    waiting.add_argument(
-        "--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)"
-    )
+    add_client_flags(waiting)
     waiting.add_argument(
         "--principal", metavar="WHO", help="who you are when the API has no keys (default: $USER)"
     )
@@ -198,8 +203,7 @@ def add_run(commands: Any) -> None:
         metavar="SECONDS",
         help="how long a request for a person may wait (default: as long as the session's approval timeout)",
     )
-    run.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
-    run.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    add_client_flags(run)
     run.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session")
     run.add_argument("--profile", help="profile of a new session: default, restricted, enterprise")
     run.add_argument("--project", metavar="NAME", help="project of a new session (its approval rules apply)")
@@ -219,8 +223,7 @@ def add_chat(commands: Any) -> None:
     chat.add_argument(
         "session", nargs="?", metavar="SESSION_KEY", help="a session to attach to (default: a new one)"
     )
-    chat.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
-    chat.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    add_client_flags(chat)
     chat.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session (default Agent:demo)")
     chat.add_argument(
         "--profile", metavar="NAME", help="profile of a new session: default, restricted, enterprise"
