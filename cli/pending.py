@@ -19,7 +19,7 @@ from typing import TextIO
 
 import httpx
 
-from contracts import InteractionRequest
+from contracts import GraphView, InteractionRequest, LiveSession
 from core.client import SynapseClient, SynapseError
 from core.waiting import answerable_by
 from core.wording.requests import summary_of
@@ -89,10 +89,10 @@ async def _find(api: str, api_key: str | None, principal: str | None) -> tuple[s
         who = (await client.me()).principal or principal or "anonymous"
         sessions = await client.sessions(waiting_for=who, limit=LISTED)
         graphs = [g for g in await client.graphs(limit=LISTED) if g.pending and not g.closed]
-        views = await asyncio.gather(
-            *(client.session(s.session_key) for s in sessions),
-            *(client.graph(g.graph_id) for g in graphs),
-        )
+        views: list[LiveSession | GraphView] = [
+            *await asyncio.gather(*(client.session(s.session_key) for s in sessions)),
+            *await asyncio.gather(*(client.graph(g.graph_id) for g in graphs)),
+        ]
     found: list[Waiting] = []
     seen: set[tuple[str, str]] = set()
     owners = [

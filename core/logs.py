@@ -137,7 +137,7 @@ class QuietPolling(logging.Filter):
             return True
         _client, method, path, _version, status = args
         probe = str(path).split("?", 1)[0] in HEALTH_PATHS
-        if method != "GET" or not (probe or int(status) < 400):
+        if method != "GET" or not (probe or (isinstance(status, int) and status < 400)):
             return True
         record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
         return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)

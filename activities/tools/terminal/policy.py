@@ -97,8 +97,8 @@ class TerminalPolicy:
                         profile,
                         ", ".join(map(str, closed)),
                     )
-            if (why := self.unwritable_workspace()) is not None:
-                logger.warning("%s", why)
+            if (unwritable := self.unwritable_workspace()) is not None:
+                logger.warning("%s", unwritable)
         elif not self.ttyd:
             logger.warning(
                 "terminal sandbox unavailable: %s. Every terminal command needs approval, and approved "
