@@ -168,6 +168,7 @@ from .streaming import (
     LiveSession,
     SessionStatus,
     TaskChunkType,
+    interaction_type_of,
 )
 from .tools import (
     ApprovalPolicy,
@@ -387,6 +388,7 @@ __all__ = [
     "WatchResult",
     "WorkerBinding",
     "content_of",
+    "interaction_type_of",
     "person",
     "policy_for",
 ]

@@ -44,6 +44,16 @@ class InteractionType(StrEnum):
     CANCELLATION = "cancellation"
 
 
+def interaction_type_of(ask: Ask) -> InteractionType:
+    """The seeds' `interaction_type` of a request that asks `ask` (a question is `user_input`, a
+    graph task's gate a `confirmation`)."""
+    return {
+        "tool_approval": InteractionType.TOOL_APPROVAL,
+        "question": InteractionType.USER_INPUT,
+        "gate": InteractionType.CONFIRMATION,
+    }[ask.kind]
+
+
 class ExecutionMode(StrEnum):
     """How a task is executed."""
 

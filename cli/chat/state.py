@@ -18,6 +18,7 @@ from contracts import (
 )
 from contracts.asks import summary_of
 from contracts.names import GRAPH_PREFIX
+from contracts.streaming import interaction_type_of
 from core.visible import visible
 
 DECIDED_GATE = {
@@ -43,8 +44,6 @@ class Request:
     announces it."""
 
     interaction_id: str
-    kind: str
-    """`tool_approval`, `user_input` (a question) or `confirmation` (a gated graph task)."""
     workflow_id: str
     """Who asks: `session:<key>`, or a graph (`graph:<uuid>...`) the session runs."""
     ask: Ask
@@ -52,7 +51,12 @@ class Request:
 
     @classmethod
     def of_interaction(cls, request: InteractionRequest) -> Request:
-        return cls(request.interaction_id, str(request.interaction_type), request.workflow_id, request.ask)
+        return cls(request.interaction_id, request.workflow_id, request.ask)
+
+    @property
+    def kind(self) -> str:
+        """`tool_approval`, `user_input` (a question) or `confirmation` (a gated graph task)."""
+        return str(interaction_type_of(self.ask))
 
     @property
     def tool(self) -> str:

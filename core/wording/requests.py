@@ -7,11 +7,12 @@ from contracts import Asking, GateAsk, InteractionRequest, QuestionAsk
 
 def question_of(request: InteractionRequest) -> str:
     """What a question asks (a request of another kind: what it is about)."""
-    return request.ask.question if isinstance(request.ask, QuestionAsk) else summary_of(request)
+    return request.ask.question if isinstance(request.ask, QuestionAsk) else about(request)
 
 
-def summary_of(request: InteractionRequest) -> str:
-    """What a request is about, on one line."""
+def about(request: InteractionRequest) -> str:
+    """What a request is about, on one line: a gate names its graph task and prompt
+    (`contracts.asks.summary_of` says what the ask itself is)."""
     ask = request.ask
     if isinstance(ask, QuestionAsk):
         return f"question: {ask.question}"
@@ -30,4 +31,4 @@ def asking_text(event: Asking) -> str:
     request = event.request
     if isinstance(request.ask, QuestionAsk):
         return f"? {request.interaction_id} asks: {request.ask.question}"
-    return f"? {request.interaction_id} waits for a person: {summary_of(request)}"
+    return f"? {request.interaction_id} waits for a person: {about(request)}"

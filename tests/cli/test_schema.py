@@ -16,6 +16,15 @@ from cli.schema import contract_models
 from contracts import EVENT_MODELS
 
 
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What `synapse schema DIR --events-js DIR/events.js` writes, written once for the module's tests
+    (each run builds the API's OpenAPI document too, seconds on a loaded machine)."""
+    out = tmp_path_factory.mktemp("schemas")
+    assert main(["schema", str(out), "--events-js", str(out / "events.js")]) == 0
+    return out
+
+
 def test_writes_one_schema_per_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "nested" / "schemas"
 
@@ -36,11 +45,9 @@ def test_writes_one_schema_per_model(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
 
 
-def test_schemas_are_strict_json(tmp_path: Path) -> None:
-    assert main(["schema", str(tmp_path)]) == 0
-
+def test_schemas_are_strict_json(written: Path) -> None:
     for model in contract_models():
-        text = (tmp_path / f"{model.__name__}.json").read_text()
+        text = (written / f"{model.__name__}.json").read_text()
         schema = json.loads(text)
         assert schema["title"] == model.__name__
         assert text == json.dumps(schema, indent=2, sort_keys=True) + "\n"
@@ -48,18 +55,14 @@ def test_schemas_are_strict_json(tmp_path: Path) -> None:
             assert schema["additionalProperties"] is False, model.__name__
 
 
-def test_request_models_forbid_unknown_fields(tmp_path: Path) -> None:
-    main(["schema", str(tmp_path)])
-
+def test_request_models_forbid_unknown_fields(written: Path) -> None:
     for name in ("InteractionDecision", "InboundMessage", "PlanBlueprint", "InterventionRequest"):
-        schema = json.loads((tmp_path / f"{name}.json").read_text())
+        schema = json.loads((written / f"{name}.json").read_text())
         assert schema["additionalProperties"] is False, name
 
 
-def test_only_models_are_written(tmp_path: Path) -> None:
-    main(["schema", str(tmp_path)])
-
-    enums = [name for name in contracts.__all__ if not (tmp_path / f"{name}.json").exists()]
+def test_only_models_are_written(written: Path) -> None:
+    enums = [name for name in contracts.__all__ if not (written / f"{name}.json").exists()]
     assert enums, "constants and enums get no file"
     for name in enums:
         assert not (
@@ -67,9 +70,8 @@ def test_only_models_are_written(tmp_path: Path) -> None:
         )
 
 
-def test_the_events_schema_names_each_events_chunk_type(tmp_path: Path) -> None:
-    assert main(["schema", str(tmp_path)]) == 0
-    schema = json.loads((tmp_path / "events.json").read_text())
+def test_the_events_schema_names_each_events_chunk_type(written: Path) -> None:
+    schema = json.loads((written / "events.json").read_text())
     named = {
         d["properties"]["event"]["const"]: d["x-chunk-type"]
         for d in schema["$defs"].values()
@@ -78,10 +80,10 @@ def test_the_events_schema_names_each_events_chunk_type(tmp_path: Path) -> None:
     assert named == {model.model_fields["event"].default: model.chunk_type.value for model in EVENT_MODELS}
 
 
-def test_the_consoles_events_module_is_generated_from_the_events_schema(tmp_path: Path) -> None:
+def test_the_consoles_events_module_is_generated_from_the_events_schema(written: Path) -> None:
     """`api/console/static/js/events.js` is what `make schema` writes: run it after changing an event."""
-    written = tmp_path / "events.js"
-    assert main(["schema", str(tmp_path), "--events-js", str(written)]) == 0
     checked_in = (STATIC_DIR / "js" / "events.js").read_text()
-    assert checked_in == written.read_text(), "api/console/static/js/events.js is stale: run `make schema`"
-    assert checked_in == events_module(json.loads((tmp_path / "events.json").read_text()))
+    assert checked_in == (written / "events.js").read_text(), (
+        "api/console/static/js/events.js is stale: run `make schema`"
+    )
+    assert checked_in == events_module(json.loads((written / "events.json").read_text()))

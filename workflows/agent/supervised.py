@@ -20,7 +20,6 @@ with workflow.unsafe.imports_passed_through():
         ElicitationAnswer,
         GrantScope,
         InteractionOutcome,
-        InteractionType,
         Principal,
         QuestionAsk,
         QuestionAsked,
@@ -141,7 +140,6 @@ class SupervisedHost:
                 f"{assessment.reason}"
             )
         return await supervisor.requests.ask(
-            InteractionType.TOOL_APPROVAL,
             "tool",
             ask,
             approvers=decision.approvers,
@@ -198,7 +196,6 @@ class SupervisedHost:
         if answerers and requests.requester and requests.requester not in answerers:
             answerers.insert(0, requests.requester)
         return await requests.ask(
-            InteractionType.USER_INPUT,
             "input",
             ask,
             approvers=answerers,

@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
         GraphTask,
         InteractionOutcome,
         InteractionRequest,
-        InteractionType,
         Principal,
         TaskStatus,
     )
@@ -86,7 +85,6 @@ class Gates:
         try:
             asked, rules = _question(task, gate)
             request = self._supervisor.requests.open(
-                InteractionType.CONFIRMATION,
                 "gate",
                 asked,
                 approvers=rules.get("approvers") or None,

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         RequestOpened,
         SessionStatus,
         content_of,
+        interaction_type_of,
     )
     from contracts.asks import summary_of
 
@@ -100,15 +101,11 @@ class Requests:
         self.channel: str | None = None
         """Where the message that led to the work now running came from (None: the policy's channel)."""
 
-    async def ask(
-        self, kind: InteractionType, stem: str, asked: Ask, **options: Unpack[AskOptions]
-    ) -> InteractionOutcome:
+    async def ask(self, stem: str, asked: Ask, **options: Unpack[AskOptions]) -> InteractionOutcome:
         """Ask people something (`<prefix><stem>_<n>`) and wait for a decision, a cancel, or the timeout."""
-        return await self.wait_for(self.open(kind, stem, asked, **options))
+        return await self.wait_for(self.open(stem, asked, **options))
 
-    def open(
-        self, kind: InteractionType, stem: str, asked: Ask, **options: Unpack[AskOptions]
-    ) -> InteractionRequest:
+    def open(self, stem: str, asked: Ask, **options: Unpack[AskOptions]) -> InteractionRequest:
         """Open a request (audited, published, shown) without waiting; `wait_for` waits for it."""
         state = self._state
         interaction_id = f"{self._prefix}{stem}_{state.next_interaction}"
@@ -120,7 +117,7 @@ class Requests:
         escalate_to = options.get("escalate_to") or []
         request = InteractionRequest(
             interaction_id=interaction_id,
-            interaction_type=kind,
+            interaction_type=interaction_type_of(asked),
             workflow_id=self._owner_id,
             content=content_of(asked),
             metadata={"channel": self.channel or self._policy.channel, **metadata},

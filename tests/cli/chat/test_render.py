@@ -63,7 +63,6 @@ def test_graph_task_changes_show_versions_past_the_first_and_why() -> None:
 def test_a_gate_shows_its_prompt_and_the_task_input() -> None:
     gate = Request(
         "gate_1",
-        "confirmation",
         "graph:g",
         GateAsk(task_id="b", task_uuid="u", prompt="Run b?", assignee_id="Agent:demo", input_data={"n": 1}),
     )
@@ -99,10 +98,8 @@ def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
             tool_name="terminal", tool_params=asked.arguments, summary=asked.summary, context=asked.context
         )
     )
-    command = Request("tool_1", "tool_approval", "session:chat-1", asked)
-    text = shown(call, request=command) + shown(
-        request=Request("tool_2", "tool_approval", "session:chat-1", mail)
-    )
+    command = Request("tool_1", "session:chat-1", asked)
+    text = shown(call, request=command) + shown(request=Request("tool_2", "session:chat-1", mail))
 
     assert not set(HIDDEN) & set(text)
     assert [line.strip() for line in text.splitlines() if f"a{ESCAPED}b" in line] == [

@@ -21,7 +21,7 @@ def state_with(*requests: Request) -> ChatState:
 
 def gate(interaction_id: str, task_uuid: str, instance: int | None = None, prompt: str = "") -> Request:
     ask = GateAsk(task_id="t", task_uuid=task_uuid, instance=instance, prompt=prompt)
-    return Request(interaction_id, "confirmation", GRAPH, ask)
+    return Request(interaction_id, GRAPH, ask)
 
 
 def change(task_uuid: str, status: TaskStatus, **facts: Any) -> TaskChanged:
@@ -56,7 +56,7 @@ def test_other_changes_settle_nothing() -> None:
         change("u3", TaskStatus.READY, instance=2, reason_code=TaskReason.GATE_CONFIRMED)
     )
     assert loop is not None and loop.request.interaction_id == "gate_3"
-    tool = Request("tool_1", "tool_approval", GRAPH, ToolApprovalAsk(tool="sql"))
+    tool = Request("tool_1", GRAPH, ToolApprovalAsk(tool="sql"))
     assert state_with(tool).gate_settled(change("u1", TaskStatus.READY)) is None
 
 

@@ -109,7 +109,6 @@ class DecisionsProbe:
         self._opened: list[InteractionRequest] = []
         for asked in probe.requests:
             request = self._supervisor.requests.open(
-                asked.kind,
                 STEMS[asked.kind],
                 opening(asked),
                 approvers=list(asked.approvers),
