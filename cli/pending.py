@@ -22,7 +22,7 @@ import httpx
 from contracts import GraphView, InteractionRequest, LiveSession
 from core.client import SynapseClient, SynapseError
 from core.waiting import answerable_by
-from core.wording.requests import summary_of
+from core.wording.requests import about
 
 LISTED = 500
 """Sessions and graphs read, newest first (the API's own limit)."""
@@ -44,7 +44,7 @@ class Waiting:
             "owner": self.owner,
             "interaction_id": self.request.interaction_id,
             "kind": self.request.interaction_type,
-            "summary": summary_of(self.request),
+            "summary": about(self.request),
             "asked_at": self.request.timestamp.isoformat().replace("+00:00", "Z"),
             "expires_at": self.request.expires_at.isoformat().replace("+00:00", "Z")
             if self.request.expires_at
@@ -81,7 +81,7 @@ def pending(
         print(f"{len(found)} waiting for {who}:", file=out)
         for waiting in found:
             request = waiting.request
-            print(f"  {waiting.owner} · {request.interaction_id} · {summary_of(request)}", file=out)
+            print(f"  {waiting.owner} · {request.interaction_id} · {about(request)}", file=out)
             print(f"      decide: POST {waiting.decide}", file=out)
     return 0
 
