@@ -41,7 +41,8 @@ $(BIN)/uv:
 # Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set (as on CI machines) every process
 # would otherwise compile what it imports from source (`import worker`: 6 s instead of 2 s).
 $(VENV)/.synced: uv.lock pyproject.toml | $(BIN)/uv
-	UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python \
+	@echo "$(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python"
+	@UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python \
 		|| { echo "error: installing the packages of uv.lock into $(VENV) failed: a package missing from uv's cache $(NEEDS_INDEX)" >&2; exit 1; }
 	@touch $@
 
