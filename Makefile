@@ -27,14 +27,23 @@ TIMED = start=$$(date +%s); trap '{ set +x; } 2>/dev/null; echo "time: $@ took $
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
+# The first run installs uv, then the locked packages: both need the package index (pip's and
+# uv's usual one, or PIP_INDEX_URL / UV_INDEX_URL), and say so when it cannot be reached instead
+# of ending on pip's retries.
+NEEDS_INDEX = needs the package index (PIP_INDEX_URL / UV_INDEX_URL name a mirror); connect, or point them at one, then run make again
+
 $(BIN)/uv:
+	@echo "first run: installing uv $(UV_VERSION) and the packages of uv.lock into $(VENV) (this needs the package index)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@$(BIN)/pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 uv==$(UV_VERSION) \
+		|| { echo "error: installing uv $(UV_VERSION) into $(VENV) failed: the first run $(NEEDS_INDEX)" >&2; exit 1; }
 
 # Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set (as on CI machines) every process
 # would otherwise compile what it imports from source (`import worker`: 6 s instead of 2 s).
 $(VENV)/.synced: uv.lock pyproject.toml | $(BIN)/uv
-	UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python
+	@echo "$(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python"
+	@UV_PYTHON_DOWNLOADS=never $(BIN)/uv sync --frozen --compile-bytecode --python $(BIN)/python \
+		|| { echo "error: installing the packages of uv.lock into $(VENV) failed: a package missing from uv's cache $(NEEDS_INDEX)" >&2; exit 1; }
 	@touch $@
 
 venv: $(VENV)/.synced ## create or update .venv from uv.lock

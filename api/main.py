@@ -25,6 +25,7 @@ from core.rules.store import RuleStore
 from core.security import parse_api_keys
 from core.settings import Settings
 from core.tracing import Tracing
+from core.version import synapse_version
 
 from . import console, docs, headers, openapi
 from .calls.errors import CallError
@@ -108,7 +109,7 @@ def create_app(
 
     app = FastAPI(
         title="Synapse",
-        version="0.1.0",
+        version=synapse_version(),
         description=DESCRIPTION,
         lifespan=lifespan,
         dependencies=[Depends(nesting_checked)],  # every route: no JSON body past SYNAPSE_MAX_JSON_DEPTH

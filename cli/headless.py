@@ -7,6 +7,9 @@ denied, the agent is told) and the exit code says so. The answer goes to stdout 
 whole turn as one JSON object (`json`) or one JSON line per event and a last `result` line
 (`stream-json`); progress goes to stderr in `text` mode.
 
+A session the run started itself (no `--session`) ends with the run (`POST
+/sessions/{key}/cancel`, its reason `synapse run ended (<status>)`); a named one goes on.
+
 Exit codes (`Exit`): 0 the turn ended with an answer, nothing denied; 1 the agent failed; 2 bad
 input (flags, or a request the API refused: unknown agent or profile, a cancelled session, too
 large); 3 a person or an approval rule denied a call; 4 nobody decided in time (`--wait-approval`,
@@ -119,6 +122,8 @@ async def _run(job: Headless, out: TextIO, err: TextIO) -> int:
             await _open(synapse, job, turn.session_key)
             say.note(f"session {turn.session_key}: {job.prompt}")
             await _follow(synapse, job, turn, say)
+            if job.session is None:
+                await _end(synapse, job, turn)
     except SynapseError as failure:
         turn.error = f"the API answered {failure.status}: {failure.detail}"
         turn.status, turn.exit = (
@@ -142,6 +147,16 @@ async def _open(synapse: SynapseClient, job: Headless, key: str) -> None:
         await synapse.create_session(key, **given)
     except SynapseError as failure:
         if failure.status != 409:  # 409: it exists; the message goes to it as it is
+            raise
+
+
+async def _end(synapse: SynapseClient, job: Headless, turn: Turn) -> None:
+    """End the session this run started, so that it does not list as active for ever (a session
+    named with `--session` goes on: later runs may follow up in it)."""
+    try:
+        await synapse.cancel(turn.session_key, f"synapse run ended ({turn.status})", job.principal)
+    except SynapseError as failure:
+        if failure.status != 409:  # 409: it has already ended
             raise
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from core.security import new_key
 from core.settings import ChannelConfigError, Settings, variable_of
+from core.version import synapse_version
 
 ENV_HELP = """settings come from SYNAPSE_* variables (SYNAPSE_API_PORT, SYNAPSE_TEMPORAL_PORT, SYNAPSE_UI_PORT,
 SYNAPSE_DATA_DIR, ...) or .env; flags override them. `worker`, `api` and `history` reach Temporal
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Durable, human-supervised AI agents on Temporal.",
         epilog=ENV_HELP,
     )
+    parser.add_argument("--version", action="version", version=f"synapse {synapse_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     up = commands.add_parser(
@@ -134,7 +136,35 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--run-id", metavar="R", help="a specific run (default: the latest)")
     add_run(commands)
     add_chat(commands)
+    add_pending(commands)
     return parser
+
+
+def add_client_flags(command: argparse.ArgumentParser) -> None:
+    """`--api` and `--api-key`, of every command that talks to the API."""
+    command.add_argument(
+        "--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)"
+    )
+    command.add_argument(
+        "--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)"
+    )
+
+
+def add_pending(commands: Any) -> None:
+    """`synapse pending`: what waits for the caller."""
+    waiting = commands.add_parser(
+        "pending",
+        help="every request waiting for you, across sessions and graphs",
+        description="List every request (tool approval, question, gated graph task) that you may "
+        "answer, in every session and graph, with the API path that decides it. You are the API "
+        "key's principal, else --principal, else $USER.",
+        epilog="exit codes: 0 listed (or nothing waits); 5 the API could not be reached or failed.",
+    )
+    add_client_flags(waiting)
+    waiting.add_argument(
+        "--principal", metavar="WHO", help="who you are when the API has no keys (default: $USER)"
+    )
+    waiting.add_argument("--json", action="store_true", help="one JSON list instead of lines")
 
 
 EXIT_HELP = """exit codes: 0 the turn ended with an answer and nothing was denied; 1 the agent failed;
@@ -155,7 +185,11 @@ def add_run(commands: Any) -> None:
         epilog=EXIT_HELP,
     )
     run.add_argument("-p", "--prompt", required=True, help="what to tell the agent")
-    run.add_argument("--session", metavar="KEY", help="the session (default: a new one, run-<id>)")
+    run.add_argument(
+        "--session",
+        metavar="KEY",
+        help="the session, which goes on after the run (default: a new one, run-<id>, ended with the run)",
+    )
     run.add_argument(
         "--output-format",
         choices=["text", "json", "stream-json"],
@@ -169,8 +203,7 @@ def add_run(commands: Any) -> None:
         metavar="SECONDS",
         help="how long a request for a person may wait (default: as long as the session's approval timeout)",
     )
-    run.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
-    run.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    add_client_flags(run)
     run.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session")
     run.add_argument("--profile", help="profile of a new session: default, restricted, enterprise")
     run.add_argument("--project", metavar="NAME", help="project of a new session (its approval rules apply)")
@@ -190,8 +223,7 @@ def add_chat(commands: Any) -> None:
     chat.add_argument(
         "session", nargs="?", metavar="SESSION_KEY", help="a session to attach to (default: a new one)"
     )
-    chat.add_argument("--api", metavar="URL", help="the Synapse API (SYNAPSE_API_URL, http://127.0.0.1:8000)")
-    chat.add_argument("--api-key", metavar="KEY", help="bearer key when the API needs one (SYNAPSE_API_KEY)")
+    add_client_flags(chat)
     chat.add_argument("--agent", metavar="Agent:NAME", help="the agent of a new session (default Agent:demo)")
     chat.add_argument(
         "--profile", metavar="NAME", help="profile of a new session: default, restricted, enterprise"
@@ -237,6 +269,11 @@ def serving(settings: Settings) -> Settings:
     """`settings` for a command that serves (up, worker, api), once its channels can work."""
     settings.dingtalk.check()
     return settings
+
+
+def api_url(given: str | None) -> str:
+    """The API a client command talks to: `--api`, else SYNAPSE_API_URL, else this machine's port."""
+    return given or os.environ.get("SYNAPSE_API_URL") or f"http://127.0.0.1:{Settings().api.port}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -290,10 +327,9 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "run":
         from cli.headless import Headless, run_headless
 
-        port = Settings().api.port
         return run_headless(
             Headless(
-                api=args.api or os.environ.get("SYNAPSE_API_URL") or f"http://127.0.0.1:{port}",
+                api=api_url(args.api),
                 prompt=args.prompt,
                 session=args.session,
                 api_key=args.api_key or os.environ.get("SYNAPSE_API_KEY"),
@@ -304,6 +340,15 @@ def run(args: argparse.Namespace) -> int:
                 output=args.output_format,
                 wait_approval=args.wait_approval,
             )
+        )
+    if args.command == "pending":
+        from cli.pending import pending
+
+        return pending(
+            api_url(args.api),
+            api_key=args.api_key or os.environ.get("SYNAPSE_API_KEY"),
+            principal=args.principal or os.environ.get("USER"),
+            as_json=args.json,
         )
     if args.command == "chat":
         from cli.chat import ChatOptions, run_chat

@@ -58,28 +58,33 @@ def is_free(host: str, port: int) -> bool:
 
 
 def check_ports(uses: list[PortUse]) -> None:
-    """Fail with one clear line if a port is used twice or already taken.
+    """Fail with one clear line per problem if a port is used twice or already taken.
+
+    Every port is checked before failing, so one run names all the busy ones.
 
     Raises:
-        PortError: The first problem found, naming the port and the flag/variable to change.
+        PortError: Every problem found, one line each, naming the port and the flag/variable to change.
     """
+    problems: list[str] = []
     seen: dict[int, PortUse] = {}
     for use in uses:
         if use.port in seen:
             other = seen[use.port]
-            raise PortError(
+            problems.append(
                 f"error: port {use.port} is given to both the {other.role} and the {use.role}; "
                 f"choose another with {use.flag} or {use.env}"
             )
+            continue
         seen[use.port] = use
         if not 0 < use.port < 65536:
-            raise PortError(
+            problems.append(
                 f"error: port {use.port} ({use.role}) is not a valid port (1-65535); "
                 f"choose another with {use.flag} or {use.env}"
             )
-    for use in uses:
-        if not is_free(use.host, use.port):
-            raise PortError(
+        elif not is_free(use.host, use.port):
+            problems.append(
                 f"error: port {use.port} is already in use ({use.role}); "
                 f"choose another with {use.flag} or {use.env}"
             )
+    if problems:
+        raise PortError("\n".join(problems))

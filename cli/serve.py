@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import sys
+from typing import Any
 
 from core.connect import ConnectError
 from core.logs import configure_logging
@@ -76,15 +77,44 @@ def api(settings: Settings) -> int:
 
     configure_logging(settings)
 
-    uvicorn.run(
+    config = uvicorn.Config(
         "api.main:create_app",
         factory=True,
         host=settings.api.host,
         port=settings.api.port,
-        # Open event streams never end by themselves: give them this long, then close them
-        # (browsers reconnect with Last-Event-ID to the next API process).
+        # Open requests get this long to end once the event streams were told to reconnect.
         timeout_graceful_shutdown=API_STREAMS_GRACE,
         # JSON lines: uvicorn's own lines (access log included) go through the root handler too.
         log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
     )
+    _streams_first(config).run()
     return 0
+
+
+def _streams_first(config: Any) -> Any:
+    """A uvicorn server that, when it stops, first ends the open event streams.
+
+    They never end by themselves: uvicorn would wait out its grace period and then cancel them,
+    printing a traceback per stream ("Exception in ASGI application"). Told to reconnect instead
+    (the hub's close: clients resume with Last-Event-ID on the next API process), they end at once.
+    """
+    import uvicorn
+
+    class StreamsFirst(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            hub = _hub_of(self.config.loaded_app)
+            if hub is not None:
+                await hub.close()
+            await super().shutdown(sockets)
+
+    return StreamsFirst(config)
+
+
+def _hub_of(app: Any) -> Any:
+    """The SSE hub of the Synapse app inside uvicorn's middleware wrappers (None before startup)."""
+    while app is not None:
+        hub = getattr(getattr(app, "state", None), "hub", None)
+        if hub is not None:
+            return hub
+        app = getattr(app, "app", None)
+    return None

@@ -104,6 +104,9 @@ def child_env(settings: Settings, base: Mapping[str, str] | None = None) -> dict
     are never re-serialised.
     """
     env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("TEMPORAL_")}
+    workspace = default_workspace(settings)
+    if workspace is not None:
+        env["SYNAPSE_TERMINAL_CWD"] = str(workspace)
     env.update(
         TEMPORAL_ADDRESS=f"127.0.0.1:{settings.temporal.port}",
         TEMPORAL_NAMESPACE="default",
@@ -117,6 +120,16 @@ def child_env(settings: Settings, base: Mapping[str, str] | None = None) -> dict
         SYNAPSE_TASK_QUEUE=settings.temporal.task_queue,
     )
     return env
+
+
+def default_workspace(settings: Settings) -> Path | None:
+    """The terminal's folder `up` gives the worker when none is set (SYNAPSE_TERMINAL_CWD,
+    SYNAPSE_TERMINAL_WORKSPACE): `<data dir>/workspace`, a folder of its own that sandboxed commands
+    may write (the checkout `make up` runs in is Synapse's own installation, which they may not)."""
+    tools = settings.tools
+    if tools.terminal_cwd is not None or tools.terminal_workspace is not None:
+        return None
+    return settings.data_dir.resolve() / "workspace"
 
 
 def public_host(host: str) -> str:
@@ -206,6 +219,10 @@ async def start_stack(sup: Supervisor, settings: Settings) -> None:
     env = child_env(settings)
     binary = temporal_binary()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    workspace = default_workspace(settings)
+    if workspace is not None:
+        workspace.mkdir(exist_ok=True)
+        say(f"the terminal works in {workspace} (SYNAPSE_TERMINAL_CWD chooses another folder)")
     say(
         f"starting Temporal dev server on 127.0.0.1:{settings.temporal.port} "
         f"(state in {settings.data_dir / 'temporal.db'})…"

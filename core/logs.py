@@ -13,7 +13,8 @@ so is any secret a caller sends whatever it is (a key Synapse never had, a signa
 the value of every query parameter named like one (`api_key`, `key`, `token`, `secret`, `sign`,
 `signature`, `password`, ..., also `x-api-key` or `access_token`, and percent-encoded) and of an
 `Authorization` header. uvicorn's access log goes through the same redaction (`QueryRedactor` on
-its loggers), in either format.
+its loggers), in either format; its lines of successful reads and health probes are DEBUG
+(`QuietPolling`), so an open REPL or console does not fill the log.
 """
 
 from __future__ import annotations
@@ -121,6 +122,27 @@ class QueryRedactor(logging.Filter):
         return True
 
 
+HEALTH_PATHS = ("/healthz", "/readyz", "/metrics")
+"""Probes of load balancers, `synapse up` and scrapers: their access lines are DEBUG whatever the answer."""
+
+
+class QuietPolling(logging.Filter):
+    """uvicorn's access line of a read that succeeded (a GET answered below 400) or of a health
+    probe, at DEBUG: an open REPL reads its session every few seconds and a console its pages,
+    which would fill the log. What changes something, and every error, stays at INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not (isinstance(args, tuple) and len(args) == 5):
+            return True
+        _client, method, path, _version, status = args
+        probe = str(path).split("?", 1)[0] in HEALTH_PATHS
+        if method != "GET" or not (probe or (isinstance(status, int) and status < 400)):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
 class Redacting(logging.Formatter):
     """Formats with `inner`, then replaces each secret by `[redacted]`."""
 
@@ -183,10 +205,14 @@ def configure_logging(settings: Settings, level: int = logging.INFO) -> None:
 
 
 def redact_uvicorn_logs() -> None:
-    """Put `QueryRedactor` on uvicorn's loggers (once): `configure_logging` does, and so does
+    """Put `QueryRedactor` on uvicorn's loggers and `QuietPolling` on its access log (once):
+    `configure_logging` does, and so does
     `create_app` for `uvicorn api.main:create_app --factory`, whose logging Synapse never set up.
     A logger's filters outlive uvicorn's own `dictConfig`, whenever that runs."""
     for name in UVICORN_LOGGERS:
         named = logging.getLogger(name)
         if not any(isinstance(f, QueryRedactor) for f in named.filters):
             named.addFilter(QueryRedactor())
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, QuietPolling) for f in access.filters):
+        access.addFilter(QuietPolling())

@@ -15,7 +15,8 @@ from datetime import timedelta
 
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
-from contracts import GraphSummary, InteractionRequest, SessionStatus, SessionSummary
+from contracts import GraphSummary, SessionStatus, SessionSummary
+from core.waiting import answerable_by
 from workflows.graph import TaskGraphWorkflow
 from workflows.identity import search_attributes
 from workflows.identity.ids import graph_id_of, session_key_of
@@ -140,14 +141,6 @@ async def latest_runs(executions: AsyncIterator[WorkflowExecution]) -> AsyncIter
         if execution.id not in seen:
             seen.add(execution.id)
             yield execution
-
-
-def answerable_by(request: InteractionRequest, principal: str) -> bool:
-    """Whether `principal` may answer `request`: anyone may when it names no approvers; else its
-    approvers, and once it has escalated, those it escalated to."""
-    if not request.approvers or principal in request.approvers:
-        return True
-    return request.escalated and principal in request.escalate_to
 
 
 async def waiting_for(

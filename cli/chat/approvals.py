@@ -26,7 +26,7 @@ from prompt_toolkit.lexers import Lexer, PygmentsLexer
 from rich.text import Text
 
 from activities.rules import offers
-from contracts import NewRule
+from contracts import DecisionTaken, InteractionOutcome, NewRule
 from core.client import SynapseClient, SynapseError
 
 from .prompts import Closed, Prompts
@@ -55,6 +55,9 @@ class Approvals:
         self._sent: set[str] = set()
         self.asking: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.unstreamed: set[str] = set()
+        """Requests no followed stream reports the decisions of (a `/graph run` graph's): the REPL
+        says itself what its person decided, from the API's answer."""
 
     def arrived(self, request: Request) -> None:
         """A request opened: queue it to be asked (once)."""
@@ -196,11 +199,13 @@ class Approvals:
         argument, lexer = LEXERS.get(request.tool, ("", ""))
         value = request.params.get(argument)
         if isinstance(value, str):
-            edited = await self.prompts.line(f"{argument} › ", default=value, lexer=_lexer(lexer))
+            edited = await self.prompts.line(
+                f"{argument} › ", default=value, lexer=_lexer(lexer), selected=True
+            )
             arguments = {**request.params, argument: edited.strip()}
         else:
             text = await self.prompts.line(
-                "arguments (JSON) › ", default=json.dumps(request.params, ensure_ascii=False)
+                "arguments (JSON) › ", default=json.dumps(request.params, ensure_ascii=False), selected=True
             )
             try:
                 arguments = json.loads(text)
@@ -217,9 +222,11 @@ class Approvals:
         principal = self.state.principal
         try:
             if request.graph_id is not None:
-                await self.client.decide_graph(
+                outcome = await self.client.decide_graph(
                     request.graph_id, request.interaction_id, approved=approved, principal=principal, **fields
                 )
+                if request.interaction_id in self.unstreamed:
+                    self._report(request, outcome)
             else:
                 await self.client.decide(
                     self.state.key, request.interaction_id, approved=approved, principal=principal, **fields
@@ -238,6 +245,26 @@ class Approvals:
             )
             self.later.add(request.interaction_id)
         return False
+
+    def _report(self, request: Request, outcome: InteractionOutcome | None) -> None:
+        """What this REPL's person decided, where no stream will say it."""
+        self.unstreamed.discard(request.interaction_id)
+        if outcome is None:
+            self.renderer.note(f"  {request.interaction_id}: the decision was sent; it is being applied")
+            return
+        if not outcome.complete:
+            self.renderer.note(
+                f"  {request.interaction_id}: your approval counted; another approver must approve too"
+            )
+            return
+        taken = DecisionTaken(
+            interaction_id=outcome.interaction_id,
+            approved=outcome.approved,
+            decided_by=outcome.decided_by,
+            channel=outcome.channel,
+            comment=outcome.comment,
+        )
+        self.renderer.event_line(taken)
 
 
 def _lexer(name: str) -> Lexer | None:

@@ -12,14 +12,16 @@ import asyncio
 import uuid
 from pathlib import Path
 
+import httpx
 from rich.console import Console
+from rich.text import Text
 
 from core.client import SynapseClient, SynapseError
 
 from .approvals import Approvals
 from .follower import Follower
 from .prompts import Prompts
-from .render import Renderer
+from .render import Renderer, inline_markdown
 from .saved import SavedChats
 from .settings import Effective
 from .state import ChatState, Request
@@ -78,8 +80,19 @@ class Chat:
         """Values completion offers (refreshed by the commands that read them)."""
 
     async def open(self, key: str | None) -> None:
-        """Begin: attach to `key` when it names a session, else a new one (started by its first message)."""
-        await self._fit_project()
+        """Begin: attach to `key` when it names a session, else a new one (started by its first
+        message). An API that does not answer is said, and the footer says so until it does."""
+        try:
+            await self._fit_project()
+        except httpx.HTTPError as err:
+            self.renderer.error(
+                f"the API at {self.client.http.base_url} could not be reached ({err or type(err).__name__}); "
+                "start it with `make up` (or give --api URL)"
+            )
+            self.follower.await_api()
+            if key is not None:
+                self.state.key = key
+            return
         if key is None:
             return
         try:
@@ -131,7 +144,8 @@ class Chat:
         for message in live.messages[-SHOWN_ON_ATTACH:]:
             if message.role in ("user", "assistant") and isinstance(message.content, str):
                 who = message.name or (live.agent_id if message.role == "assistant" else "someone")
-                self.renderer.note(f"  {who}: {message.content.splitlines()[0] if message.content else ''}")
+                first = message.content.splitlines()[0] if message.content else ""
+                self.renderer.note(Text(f"  {who}: ", "dim").append_text(inline_markdown(first, "dim")))
         pending = len(live.pending_interactions)
         self.renderer.note(
             f"attached to session {key} ({live.status}, {live.agent_id}"

@@ -3,18 +3,24 @@ in `~/.synapse/chats.json`), and `/chat share FILE.md|FILE.json` (the session lo
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
+import httpx
 from rich.table import Table
 
-from contracts import UniversalMessage
+from contracts import ToolCalled, ToolUsed, UniversalMessage
+from core.client import SynapseError
 
 from .chat import Chat, CommandError
-from .sharelog import as_markdown, session_log
+from .sharelog import Ran, as_markdown, session_log
 
 PAGE = 200
+STREAM_READ_SECONDS = 15.0
+"""How long `/chat share` reads the session's stream for the calls as they ran."""
 
 
 def _tag(chat: Chat, tag: str) -> str:
@@ -85,6 +91,7 @@ async def share(chat: Chat, args: list[str]) -> None:
             if c.session_key == state.key
         ],
         exported_at=datetime.now(UTC),
+        ran=await _ran(chat, state.key, live.next_offset - 1),
     )
     text = (
         json.dumps(log, indent=2, ensure_ascii=False, default=str)
@@ -97,6 +104,33 @@ async def share(chat: Chat, args: list[str]) -> None:
     chat.renderer.note(
         f"wrote {target}: {len(log['messages'])} messages, {calls} tool calls, {len(log['audit'])} audit entries"
     )
+
+
+async def _ran(chat: Chat, key: str, last: int) -> dict[str, Ran]:
+    """The calls that ran, by interaction id, from the session's stream up to chunk `last` (none
+    when it cannot be read within `STREAM_READ_SECONDS`: the log then has the proposed arguments)."""
+    ran: dict[str, Ran] = {}
+    if last < 0:
+        return ran
+    chunks = chat.client.events(key)
+    try:
+        async with asyncio.timeout(STREAM_READ_SECONDS):
+            async for chunk in chunks:
+                event = chunk.content
+                if isinstance(event, ToolCalled) and event.interaction_id:
+                    ran[event.interaction_id] = Ran(dict(event.tool_params), chunk.timestamp)
+                elif isinstance(event, ToolUsed) and event.interaction_id in ran:
+                    ran[event.interaction_id] = replace(ran[event.interaction_id], ended=chunk.timestamp)
+                if chunk.sequence_id >= last:
+                    break
+    except (TimeoutError, SynapseError, httpx.HTTPError) as err:
+        chat.renderer.note(
+            f"  the stream could not be read ({err or 'too slow'}): the log has the proposed arguments",
+            "yellow",
+        )
+    finally:
+        await chunks.aclose()
+    return ran
 
 
 async def _conversation(chat: Chat, key: str) -> list[UniversalMessage]:

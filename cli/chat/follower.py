@@ -136,10 +136,34 @@ class Follower:
                 if err.status >= 500:
                     self.state.connection = "API unavailable"
             except httpx.HTTPError:
-                self.state.connection = "API unreachable"
+                self.state.connection = self.unreachable()
             else:
                 if self.state.connection.startswith("API"):
                     self.state.connection = "connected" if self._open else "reconnecting"
+
+    def unreachable(self) -> str:
+        """The footer's word for an API that does not answer, naming where it was looked for."""
+        return f"API unreachable at {self.client.http.base_url}"
+
+    def await_api(self) -> None:
+        """The API did not answer at start: the footer says so until it does (then `idle`: no
+        session is followed before the first message)."""
+        self.stop()
+        self.state.connection = self.unreachable()
+        self._tasks = [asyncio.ensure_future(self._probe())]
+
+    async def _probe(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                await self.client.me()
+            except SynapseError:
+                pass  # it answered
+            except httpx.HTTPError:
+                continue
+            if self.state.connection.startswith("API"):
+                self.state.connection = "idle"
+            return
 
     async def _graph_requests(self) -> None:
         """Forget the tool approvals of the session's graphs that no longer wait (the session's

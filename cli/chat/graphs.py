@@ -104,6 +104,7 @@ def _requests(chat: Chat, view: GraphView, asked: set[str]) -> None:
         if interaction_id not in asked:
             asked.add(interaction_id)
             chat.state.pending[interaction_id] = request
+            chat.approvals.unstreamed.add(interaction_id)
             chat.approvals.arrived(request)
     for interaction_id in asked - set(waiting):
         if chat.state.pending.pop(interaction_id, None) is not None:

@@ -15,6 +15,7 @@ from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.lexers import Lexer
+from prompt_toolkit.selection import SelectionType
 
 
 class Closed(Exception):
@@ -65,8 +66,17 @@ class Prompts:
 
         return await self._ask(self._keys, message, key_bindings=bindings)
 
-    async def line(self, message: AnyFormattedText, default: str = "", lexer: Lexer | None = None) -> str:
-        """A line the person edits (Enter takes it; Esc-Enter adds a line break).
+    async def line(
+        self,
+        message: AnyFormattedText,
+        default: str = "",
+        lexer: Lexer | None = None,
+        *,
+        selected: bool = False,
+    ) -> str:
+        """A line the person edits (Enter takes it; Esc-Enter adds a line break). `selected`: the
+        `default` is shown selected, so that typing replaces it, Enter alone keeps it, and an
+        arrow key or Backspace edits it instead (Ctrl-U is not needed to start afresh).
 
         Raises:
             Closed: `close` was called meanwhile.
@@ -78,7 +88,24 @@ class Prompts:
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
 
-        return await self._ask(self._lines, message, default=default, lexer=lexer, key_bindings=bindings)
+        def select() -> None:
+            buffer = self._lines.default_buffer
+            if not buffer.text:
+                return
+            buffer.cursor_position = 0
+            buffer.start_selection(selection_type=SelectionType.CHARACTERS)
+            if buffer.selection_state is not None:  # shift mode: typing replaces, arrows unselect
+                buffer.selection_state.enter_shift_mode()
+            buffer.cursor_position = len(buffer.text)
+
+        return await self._ask(
+            self._lines,
+            message,
+            default=default,
+            lexer=lexer,
+            key_bindings=bindings,
+            pre_run=select if selected else None,
+        )
 
     def close(self) -> bool:
         """Close the open question, if any (its caller gets `Closed`); whether one was open."""

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.console import Console, ConsoleDimensions
 from rich.markdown import Markdown
 from rich.syntax import Syntax
@@ -22,6 +23,7 @@ from rich.text import Text
 from contracts import (
     Asking,
     CommandEnded,
+    EventModel,
     GateAsk,
     GraphStarted,
     Output,
@@ -83,12 +85,55 @@ def hard_breaks(text: str) -> str:
     return "\n".join(lines)
 
 
+def inline_markdown(text: str, style: str = "") -> Text:
+    """A line of Markdown as styled text, its markup gone: `code` bold, **strong**, *emphasis*,
+    a link's words (for one-line recaps, where a Markdown block would take the screen)."""
+    out = Text(style=style)
+    tokens = MarkdownIt().parseInline(text)
+    styles: list[str] = []
+    for token in tokens[0].children or [] if tokens else []:
+        if token.type in ("text", "html_inline"):
+            out.append(token.content, " ".join(styles) or None)
+        elif token.type == "code_inline":
+            out.append(token.content, "bold")
+        elif token.type in ("strong_open", "em_open", "s_open"):
+            styles.append({"strong_open": "bold", "em_open": "italic", "s_open": "strike"}[token.type])
+        elif token.type in ("strong_close", "em_close", "s_close") and styles:
+            styles.pop()
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return out
+
+
+SHOWN_ABOVE = "(output above)"
+"""What an answer says instead of a command's output the REPL has just streamed."""
+
+
+def without_output(answer: str, streamed: str) -> str:
+    """`answer` with the command output it repeats (all of it, or its beginning cut with `…`)
+    replaced by `SHOWN_ABOVE`: the output was printed as it came."""
+    text = streamed.strip("\n")
+    start = answer.find(text[:80]) if text else -1
+    if start < 0:
+        return answer
+    same, limit = 0, min(len(text), len(answer) - start)
+    while same < limit and answer[start + same] == text[same]:
+        same += 1
+    if same == len(text):
+        return answer[:start] + SHOWN_ABOVE + answer[start + same :]
+    if answer[start + same : start + same + 1] == "…":  # the answer's copy was cut
+        return answer[:start] + SHOWN_ABOVE + answer[start + same + 1 :]
+    return answer
+
+
 class Renderer:
     """Prints chunks and notes on one console, keeping `state.activity` and `state.turn` current."""
 
     def __init__(self, console: Console, state: ChatState) -> None:
         self.console = console
         self.state = state
+        self._streamed: list[str] = []
+        """The output of the turn's last command, as printed while it ran."""
 
     def note(self, text: str | Text, style: str = "dim") -> None:
         self.console.print(text if isinstance(text, Text) else Text(text, style))
@@ -103,13 +148,15 @@ class Renderer:
         if isinstance(event, Output):
             self._output(event)
         elif isinstance(event, TurnStarted):
+            self._streamed = []
             self.state.turn, self.state.activity = True, "thinking"
             if event.sender and event.sender != self.state.principal:
                 self.note(Text(line.text, "cyan"))
         elif isinstance(event, Thinking):
             self.state.activity = "thinking"
-            self.note(Text(f"  {line.text}", STYLES[line.tone]))
+            self.note(Text("  ").append_text(inline_markdown(line.text, STYLES[line.tone])))
         elif isinstance(event, ToolCalled):
+            self._streamed = []
             self.state.activity = f"running {event.tool_name}"
             self.note(Text(line.text, STYLES[line.tone]))
         elif isinstance(event, ToolUsed):
@@ -124,6 +171,11 @@ class Renderer:
             self.note(Text(line.text, STYLES[line.tone]))
         if chunk.is_final:
             self.state.turn, self.state.activity = False, None
+
+    def event_line(self, event: EventModel) -> None:
+        """One event's line, for an event no followed stream brings (a `/graph run` decision)."""
+        line = line_of(event)
+        self.note(Text(line.text, STYLES[line.tone]))
 
     def request(self, request: Request) -> None:
         """Show a request for a person in full: the tool and its arguments (SQL and commands
@@ -183,10 +235,11 @@ class Renderer:
             self.note(Text(f"  {event.text}", "dim"))
             return
         if event.text:
+            self._streamed.append(event.text)
             self.console.print(Text(event.text.removesuffix("\n"), "bright_black"), soft_wrap=True)
 
     def _answer(self, answer: Any) -> None:
         if isinstance(answer, str):
-            self.console.print(Markdown(hard_breaks(answer)))
+            self.console.print(Markdown(hard_breaks(without_output(answer, "".join(self._streamed)))))
         else:
             self.console.print_json(json.dumps(answer, ensure_ascii=False, default=str))

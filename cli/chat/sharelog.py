@@ -11,11 +11,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from contracts import AuditEntry, ToolDenial, UniversalMessage
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A call as it ran, from the session's stream: its arguments (an approver's edit included)
+    and when it started and ended (after any wait for a person, so that wait is not its duration)."""
+
+    arguments: dict[str, Any]
+    started: datetime
+    ended: datetime | None = None
+
 
 LOG_VERSION = 1
 ATTACHED = re.compile(
@@ -35,8 +47,10 @@ def session_log(
     audit: Iterable[AuditEntry],
     checkpoints: Iterable[dict[str, str]] = (),
     exported_at: datetime,
+    ran: Mapping[str, Ran] | None = None,
 ) -> dict[str, Any]:
-    """The session log of a conversation and its audit trail."""
+    """The session log of a conversation and its audit trail; `ran`: the calls as they ran, by
+    interaction id (what the stream said), where the messages hold only what the agent proposed."""
     return {
         "version": LOG_VERSION,
         "created_at": _time(created_at),
@@ -44,13 +58,13 @@ def session_log(
         "project_root": project_root,
         "session_key": session_key,
         "agent_id": agent_id,
-        "messages": _messages(messages),
+        "messages": _messages(messages, ran or {}),
         "audit": [entry.model_dump(mode="json", exclude_none=True) for entry in audit],
         "checkpoints": list(checkpoints),
     }
 
 
-def _messages(messages: Iterable[UniversalMessage]) -> list[dict[str, Any]]:
+def _messages(messages: Iterable[UniversalMessage], ran: Mapping[str, Ran]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     turn: dict[str, Any] | None = None  # the assistant's entry of the turn going on
     calls_at: dict[int, datetime | None] = {}
@@ -84,7 +98,7 @@ def _messages(messages: Iterable[UniversalMessage]) -> list[dict[str, Any]]:
                     }
                 )
         elif message.role == "tool" and turn is not None:
-            _answer(turn["tool_calls"], calls_at, message)
+            _answer(turn["tool_calls"], calls_at, message, ran)
         else:
             out.append({"role": message.role, "content": content, "timestamp": _time(message.timestamp)})
     return out
@@ -116,9 +130,14 @@ def _calls_of(content: Any) -> list[dict[str, Any]] | None:
 
 
 def _answer(
-    calls: list[dict[str, Any]], calls_at: dict[int, datetime | None], message: UniversalMessage
+    calls: list[dict[str, Any]],
+    calls_at: dict[int, datetime | None],
+    message: UniversalMessage,
+    ran: Mapping[str, Ran],
 ) -> None:
-    """Put a tool message's result on the first call of its tool still waiting for one."""
+    """Put a tool message's result on the first call of its tool still waiting for one: with the
+    arguments it ran with (the proposed ones kept beside them when an approver edited them) and
+    how long it ran, not counting the wait for a decision."""
     index = next(
         (
             i
@@ -138,9 +157,14 @@ def _answer(
         call["status"] = "success" if ok else "error"
     call["result"] = _bounded(message.content)
     call["interaction_id"] = message.tool_call_id
-    started = calls_at.get(index)
-    if started is not None and message.timestamp is not None:
-        call["duration_ms"] = int((message.timestamp - started).total_seconds() * 1000)
+    started, ended = calls_at.get(index), message.timestamp
+    run = ran.get(message.tool_call_id or "")
+    if run is not None:
+        if run.arguments != call["arguments"]:
+            call["proposed_arguments"], call["arguments"] = call["arguments"], run.arguments
+        started, ended = run.started, run.ended or ended
+    if started is not None and ended is not None:
+        call["duration_ms"] = int((ended - started).total_seconds() * 1000)
 
 
 def _bounded(value: Any) -> Any:
@@ -176,6 +200,11 @@ def as_markdown(log: dict[str, Any]) -> str:
                 + (f", {call['duration_ms']} ms" if call["duration_ms"] is not None else ""),
                 "",
                 "  ```json",
+                *(
+                    [f"  {json.dumps(call['proposed_arguments'], ensure_ascii=False)}  (proposed)"]
+                    if "proposed_arguments" in call
+                    else []
+                ),
                 f"  {json.dumps(call['arguments'], ensure_ascii=False)}",
                 f"  {json.dumps(call['result'], ensure_ascii=False, default=str)}",
                 "  ```",

@@ -30,6 +30,7 @@ from contracts import (
     Grant,
     GrantList,
     GraphCreated,
+    GraphSummary,
     GraphView,
     InteractionOutcome,
     LiveSession,
@@ -232,11 +233,23 @@ class SynapseClient:
         return ArtifactInfo.model_validate_json(response.content)
 
     async def sessions(
-        self, *, status: str | None = None, waiting: bool | None = None, limit: int | None = None
+        self,
+        *,
+        status: str | None = None,
+        waiting: bool | None = None,
+        limit: int | None = None,
+        waiting_for: str | None = None,
     ) -> list[SessionSummary]:
-        """`GET /sessions`: sessions newest first (closed ones marked `closed`)."""
-        response = await self._get("/sessions", status=status, waiting=waiting, limit=limit)
+        """`GET /sessions`: sessions newest first (closed ones marked `closed`); `waiting_for`: only
+        those with a request that principal may answer."""
+        response = await self._get(
+            "/sessions", status=status, waiting=waiting, limit=limit, waiting_for=waiting_for
+        )
         return _LIST_OF_SESSIONS.validate_json(response.content)
+
+    async def graphs(self, *, status: str | None = None, limit: int | None = None) -> list[GraphSummary]:
+        """`GET /graphs`: graphs newest first (closed ones marked `closed`)."""
+        return _LIST_OF_GRAPHS.validate_json((await self._get("/graphs", status=status, limit=limit)).content)
 
     async def messages(self, key: str, *, before: int | None = None, limit: int | None = None) -> MessagePage:
         """`GET /sessions/{key}/messages`: one page of the whole conversation, oldest first."""
@@ -285,6 +298,7 @@ class SynapseClient:
 
 
 _LIST_OF_SESSIONS = TypeAdapter(list[SessionSummary])
+_LIST_OF_GRAPHS = TypeAdapter(list[GraphSummary])
 _LIST_OF_RULES = TypeAdapter(list[ApprovalRule])
 _LIST_OF_TOOLS = TypeAdapter(list[ToolDescriptor])
 _LIST_OF_MCP = TypeAdapter(list[McpServerStatus])

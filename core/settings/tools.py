@@ -56,7 +56,9 @@ class ToolSettings(Group):
     terminal_cwd: Path | None = Field(
         default=None,
         validation_alias=env("terminal_cwd", "SYNAPSE_TERMINAL_CWD"),
-        description="Where a session's terminal starts (default: the worker's working directory).",
+        description="Where a session's terminal starts (default: the worker's working directory; "
+        "`synapse up` gives its worker `<data dir>/workspace`, created on start, unless this or "
+        "SYNAPSE_TERMINAL_WORKSPACE is set).",
     )
     terminal_allow: str = Field(
         default="ls,pwd,cat,head,tail,wc,echo,date,whoami,uname,grep,find,stat,du,df,git",

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 
 import pytest
 
 from cli.main import main
 
-SUBCOMMANDS = [["up"], ["worker"], ["api"], ["schema"], ["settings"], ["history"], ["history", "export"]]
+SUBCOMMANDS = [
+    ["up"],
+    ["pending"],
+    ["worker"],
+    ["api"],
+    ["schema"],
+    ["settings"],
+    ["history"],
+    ["history", "export"],
+]
 
 
 @pytest.mark.parametrize("argv", SUBCOMMANDS, ids=" ".join)
@@ -79,3 +89,11 @@ def test_an_invalid_secret_setting_is_named_but_never_echoed(
     err = capsys.readouterr().err
     assert "SYNAPSE_CODEC_KEYS (value not shown)" in err and "is 12 bytes" in err
     assert "c2hvcnQtc2VjcmV0" not in err
+
+
+def test_version_names_the_installed_package(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"synapse {version('synapse')}\n"

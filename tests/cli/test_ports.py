@@ -40,6 +40,20 @@ def test_port_in_use_is_one_clear_line_and_exit_2(
     assert not data_dir.exists(), "nothing may start (or be created) when a port is taken"
 
 
+def test_every_busy_port_is_named_in_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with listening_port() as api, listening_port() as temporal, listening_port() as ui:
+        ports = ["--api-port", str(api), "--temporal-port", str(temporal), "--ui-port", str(ui)]
+        code = main(["up", *ports, "--data-dir", str(tmp_path / "state")])
+
+    assert code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: port {api} is already in use (API); choose another with --api-port or SYNAPSE_API_PORT",
+        f"error: port {temporal} is already in use (Temporal gRPC); choose another with --temporal-port "
+        "or SYNAPSE_TEMPORAL_PORT",
+        f"error: port {ui} is already in use (Temporal Web UI); choose another with --ui-port or SYNAPSE_UI_PORT",
+    ]
+
+
 def test_env_port_in_use_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -91,6 +91,29 @@ async def test_an_answer_goes_to_stdout_and_exits_0(http: httpx.AsyncClient) -> 
     assert f"session {key}: {SELECT}" in ran.err and "→ sql: SELECT customer" in ran.err
 
 
+async def test_a_run_without_a_session_ends_the_one_it_started(http: httpx.AsyncClient) -> None:
+    ran = await run(api_of(http), "-p", SELECT)
+    assert ran.code == 0, ran
+    key = ran.err.split(":", 1)[0].removeprefix("session ")
+    assert (await http.get(f"/sessions/{key}")).json()["status"] == "cancelled"
+    entries = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    assert [(e["kind"], e["principal"], e.get("comment")) for e in entries][-1:] == [
+        ("cancelled", "ci", "synapse run ended (completed)")
+    ], entries
+    listed = await assert_eventually(
+        lambda: http.get("/sessions", params={"limit": 500}),
+        lambda r: any(s["session_key"] == key and s["closed"] for s in r.json()),
+        what=f"{key} listed as ended",
+    )
+    assert all(s["status"] != "active" for s in listed.json() if s["session_key"] == key)
+
+
+async def test_a_named_session_goes_on_after_the_run(http: httpx.AsyncClient) -> None:
+    ran = await run(api_of(http), "-p", SELECT, "--session", key := new_key())
+    assert ran.code == 0, ran
+    assert (await http.get(f"/sessions/{key}")).json()["status"] == "active"
+
+
 async def test_an_approval_from_another_channel_lets_it_finish(
     http: httpx.AsyncClient, count_orders: Any
 ) -> None:

@@ -201,3 +201,34 @@ async def test_killing_up_itself_leaves_no_orphans(up: Up) -> None:
     await up.wait_exit()
 
     await assert_all_gone(children, up)
+
+
+@pytest.mark.slow
+async def test_ctrl_c_with_a_client_following_stops_quietly(up: Up) -> None:
+    """An open REPL follows its session's stream and reads the session every few seconds: its reads
+    stay out of the log, and Ctrl-C tells its stream to reconnect instead of printing a traceback."""
+    await up.wait_healthy()
+    base = f"http://127.0.0.1:{up.api_port}"
+    async with httpx.AsyncClient(base_url=base, timeout=30.0, verify=tls_context()) as http:
+        sent = await http.post("/sessions/quiet/messages?wait=true", json={"content": "SELECT 1 AS n"})
+        assert sent.status_code == 200, sent.text
+        for _ in range(3):
+            assert (await http.get("/sessions/quiet")).status_code == 200
+        said: list[str] = []
+
+        async def follow() -> None:
+            async with http.stream("GET", "/sessions/quiet/events") as stream:
+                async for line in stream.aiter_lines():
+                    said.append(line)
+
+        following = asyncio.ensure_future(follow())
+        await assert_eventually(lambda: asyncio.sleep(0, said), bool, what="the stream open")
+        up.process.send_signal(signal.SIGINT)
+        assert await up.wait_exit() == 0, up.output
+        await asyncio.wait_for(following, 10)
+
+    out = up.output
+    assert "event: reconnect" in said, said
+    assert "Traceback" not in out and "Exception in ASGI application" not in out, out
+    assert '"POST /sessions/quiet/messages?wait=true HTTP/1.1" 200' in out, "what changes something is logged"
+    assert '"GET /sessions/quiet HTTP/1.1"' not in out and "GET /readyz" not in out, "polls are DEBUG"

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from cli.up import banner, child_env, public_host, temporal_command
-from core.settings import ApiSettings, Settings, TemporalSettings
+from core.settings import ApiSettings, Settings, TemporalSettings, ToolSettings
 from workflows.identity.search_attributes import dev_server_flags
 
 
@@ -79,3 +79,15 @@ def test_the_readme_shows_the_banner_up_prints() -> None:
     assert shown == banner("http://127.0.0.1:8000", 8233)
     assert any(line.strip().startswith("API docs:") and line.endswith("/docs") for line in shown)
     assert any("Web UI" in line for line in shown)
+
+
+def test_the_terminal_works_in_a_workspace_of_its_own_unless_one_is_set(tmp_path: Path) -> None:
+    env = child_env(Settings(data_dir=tmp_path, _env_file=None), {})
+    assert env["SYNAPSE_TERMINAL_CWD"] == str(tmp_path.resolve() / "workspace")
+
+    chosen = Settings(data_dir=tmp_path, tools=ToolSettings(terminal_cwd=tmp_path / "shop"), _env_file=None)
+    assert "SYNAPSE_TERMINAL_CWD" not in child_env(chosen, {}), (
+        "the folder set reaches the worker as it was set"
+    )
+    walled = Settings(data_dir=tmp_path, tools=ToolSettings(terminal_workspace=tmp_path), _env_file=None)
+    assert "SYNAPSE_TERMINAL_CWD" not in child_env(walled, {})

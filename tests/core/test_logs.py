@@ -13,7 +13,15 @@ import pytest
 from temporalio.client import Client
 
 from api.main import create_app
-from core.logs import REDACTED, JsonLines, Redacting, configure_logging, formatter, secrets_of
+from core.logs import (
+    REDACTED,
+    JsonLines,
+    Redacting,
+    configure_logging,
+    formatter,
+    redact_uvicorn_logs,
+    secrets_of,
+)
 from core.settings import ApiSettings, LarkSettings, Settings, TemporalSettings
 from tests.support import asked, serve
 from worker import build_worker
@@ -160,3 +168,23 @@ def test_configure_logging_writes_json_lines_to_stderr(
         root.handlers[:], root.level = handlers, level
     line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
     assert line["message"] == "ready" and line["session_key"] == "s-7"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "logged"),
+    [
+        ("GET", "/sessions/chat-1", 200, False),  # an open REPL's heartbeat
+        ("GET", "/readyz", 503, False),  # `synapse up` waiting for the worker
+        ("GET", "/sessions/nope", 404, True),
+        ("POST", "/sessions/chat-1/messages", 202, True),
+    ],
+)
+def test_polls_are_debug_and_changes_and_errors_stay_info(
+    method: str, path: str, status: int, logged: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    access = logging.getLogger("uvicorn.access")
+    redact_uvicorn_logs()  # as `configure_logging` does
+    with caplog.at_level(logging.INFO, logger="uvicorn.access"):
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", method, path, "1.1", status)
+
+    assert [r.levelname for r in caplog.records if r.name == "uvicorn.access"] == (["INFO"] if logged else [])

@@ -97,19 +97,26 @@ class TerminalPolicy:
                         profile,
                         ", ".join(map(str, closed)),
                     )
-            if not sandbox.writable:
-                logger.warning(
-                    "the terminal's workspace %s lies in Synapse's own installation: workspace-write "
-                    "commands cannot write there (they could change what the worker runs next); set "
-                    "SYNAPSE_TERMINAL_CWD or SYNAPSE_TERMINAL_WORKSPACE to a project of its own",
-                    self._workspace,
-                )
+            if (unwritable := self.unwritable_workspace()) is not None:
+                logger.warning("%s", unwritable)
         elif not self.ttyd:
             logger.warning(
                 "terminal sandbox unavailable: %s. Every terminal command needs approval, and approved "
                 "commands run only with the `full` profile (no sandbox).",
                 why,
             )
+
+    def unwritable_workspace(self) -> str | None:
+        """Why `workspace-write` commands cannot write the workspace (None: they can)."""
+        sandbox = self.sandbox()[0]
+        if sandbox is None or sandbox.writable:
+            return None
+        return (
+            f"the terminal's workspace {self._workspace} lies in Synapse's own installation, which "
+            "workspace-write commands cannot change (they could change what the worker runs next); set "
+            "SYNAPSE_TERMINAL_CWD or SYNAPSE_TERMINAL_WORKSPACE to a project of its own (`synapse up` "
+            "uses .synapse/workspace unless one is set)"
+        )
 
     def sandbox(self) -> tuple[Sandbox | None, str]:
         """The sandbox of this worker's PTY terminals, or why there is none (looked for once)."""

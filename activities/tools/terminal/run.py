@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 
-from contracts import ToolResult, ToolRun
+from contracts import SandboxProfile, ToolResult, ToolRun
 from core.at_rest import Sealer
 from core.settings import Settings
 
@@ -29,6 +29,9 @@ from .result import RAW_BYTES, TOOL_ID, Limits, command_result, final_chunk, ref
 from .streamer import Streamer
 from .terminals import Terminals
 from .ttyd import TtydTerminal
+
+READ_ONLY = "Read-only file system"
+"""What a command says when it writes where its sandbox shows the file system read-only."""
 
 
 class CommandRunner:
@@ -108,5 +111,8 @@ class CommandRunner:
         result = command_result(command, outcome, self._limits, where, **notes)
         if where not in UNSANDBOXED and outcome.interrupted is None and not terminal.scratch.started():
             sandbox_failed(result, outcome)
+        elif not result.ok and where == SandboxProfile.WORKSPACE_WRITE and READ_ONLY in outcome.output:
+            if (why := self._policy.unwritable_workspace()) is not None:
+                result.error = f"{result.error}: {why}"
         await streamer.finish(final_chunk(result, outcome))
         return result

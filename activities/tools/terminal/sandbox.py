@@ -252,8 +252,15 @@ class Sandbox:
     @property
     def writable(self) -> bool:
         """Whether `workspace-write` commands may write the workspace: not when it lies in Synapse's
-        own installation (`make up` in its checkout: point the terminal at a project of its own)."""
-        return not _within(self.workspace, self.protected)
+        own installation (`make up` in its checkout: point the terminal at a project of its own),
+        unless it lies in the worker's own data there (`.synapse/workspace`, `synapse up`'s default),
+        a covered folder that holds none of the installation."""
+        if not _within(self.workspace, self.protected):
+            return True
+        return any(
+            _within(self.workspace, [folder]) and not any(_within(path, [folder]) for path in self.protected)
+            for folder in self.hidden_dirs
+        )
 
     def share_workspace(self) -> acl.Granted | None:
         """Let the sandbox's user write the workspace (`acl`), when it is not the worker's own uid

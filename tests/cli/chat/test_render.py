@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from cli.chat.render import Renderer
+from cli.chat.render import Renderer, without_output
 from cli.chat.state import ChatState, Request
 from contracts import (
     Answer,
@@ -110,3 +110,14 @@ def test_a_request_shows_every_character_that_prints_nothing_escaped() -> None:
         f'"to": "a{ESCAPED}b"',
     ]
     assert command.line() == f"terminal: rm -rf /tmp/a{ESCAPED}b"
+
+
+def test_an_answer_names_the_command_output_it_would_repeat() -> None:
+    assert (
+        without_output("exit status 0:\nhello\nworld\n", "hello\nworld\n")
+        == "exit status 0:\n(output above)\n"
+    )
+    long = "".join(f"line {n}\n" for n in range(400))
+    cut = "exit status 0:\n" + long[:1499] + "…"
+    assert without_output(cut, long) == "exit status 0:\n(output above)"
+    assert without_output("exit status 0:\nother", "hello\n") == "exit status 0:\nother"

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +133,7 @@ async def test_edit_narrows_a_delete_before_it_runs(repl: Tmux, count_orders: Ca
     await repl.wait_for(KEYS_LINE)
     await repl.keys("e")
     await repl.wait_for("sql › DELETE FROM orders WHERE status = 'cancelled'")
-    await repl.keys("C-u")
-    await repl.type("DELETE FROM orders WHERE id = 4")
+    await repl.type("DELETE FROM orders WHERE id = 4")  # the pre-filled text is selected: typing replaces it
     await repl.wait_for("→ sql: DELETE FROM orders WHERE id = 4")
     await repl.wait_for("DELETE done: 1 row affected.")
     assert count_orders("id = 4") == 0
@@ -334,6 +334,12 @@ async def test_chat_share_writes_the_session_log(repl: Tmux, project: Path) -> N
     await repl.wait_for("I did not run sql")
     await repl.type("SELECT id FROM orders WHERE id = 8")
     await repl.wait_for("SELECT returned 1 row")
+    await repl.type("UPDATE orders SET amount = 2 WHERE id = 8")
+    await repl.wait_for(KEYS_LINE, count=2)
+    await repl.keys("e")
+    await repl.wait_for("sql › UPDATE orders SET amount = 2 WHERE id = 8")
+    await repl.type("UPDATE orders SET amount = 3 WHERE id = 8")
+    await repl.wait_for("UPDATE done: 1 row affected.")
     await repl.type("/chat save shared /chat share out/log.json /chat share out/log.md")
     await repl.wait_for("wrote " + str(project / "out/log.md"))
     key = await session_key(repl)
@@ -347,7 +353,7 @@ async def test_chat_share_writes_the_session_log(repl: Tmux, project: Path) -> N
     )
     assert log["created_at"].endswith("Z")
     messages = log["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant"] * 3
+    assert [m["role"] for m in messages] == ["user", "assistant"] * 4
     digest = "sha256:" + hashlib.sha256(b"delete order 8").hexdigest()
     assert messages[0]["attachments"] == [{"type": "file", "path": "notes.txt", "size": 15, "digest": digest}]
     assert messages[0]["author"] == "alice"
@@ -362,6 +368,18 @@ async def test_chat_share_writes_the_session_log(repl: Tmux, project: Path) -> N
     assert (ran["name"], ran["status"], ran["result"]["ok"]) == ("sql", "success", True)
     assert isinstance(ran["duration_ms"], int) and ran["duration_ms"] >= 0
     assert messages[5]["content"].startswith("SELECT returned 1 row")
+    (edited,) = messages[7]["tool_calls"]
+    assert (edited["arguments"], edited["proposed_arguments"]) == (
+        {"sql": "UPDATE orders SET amount = 3 WHERE id = 8"},
+        {"sql": "UPDATE orders SET amount = 2 WHERE id = 8"},
+    ), "what ran, and what the agent had proposed"
+    asked = {
+        e["kind"]: datetime.fromisoformat(e["at"])
+        for e in log["audit"]
+        if e["interaction_id"] == edited["interaction_id"]
+    }
+    waited_ms = (asked["approved"] - asked["requested"]).total_seconds() * 1000
+    assert 0 <= edited["duration_ms"] < waited_ms, "the run alone, not alice's time to edit it"
     decided = [
         (e["kind"], e["principal"], e.get("comment")) for e in log["audit"] if e["interaction_id"] == "tool_1"
     ]
@@ -374,6 +392,7 @@ async def test_chat_share_writes_the_session_log(repl: Tmux, project: Path) -> N
     assert "- tool `sql`: denied" in markdown
     assert f"**alice** · {messages[2]['timestamp']}\n\nDELETE FROM orders WHERE id = 8\n" in markdown
     assert "| denied | alice | http | tool_1 | not this one |" in markdown
+    assert '  {"sql": "UPDATE orders SET amount = 2 WHERE id = 8"}  (proposed)\n' in markdown
 
 
 async def test_the_stream_resumes_after_the_connection_drops(repl: Tmux, http: httpx.AsyncClient) -> None:
@@ -388,7 +407,7 @@ async def test_the_stream_resumes_after_the_connection_drops(repl: Tmux, http: h
         key = await session_key(repl)
 
         await gateway.cut()
-        await repl.wait_for(" · API unreachable · ")
+        await repl.wait_for(f" · API unreachable at {gateway.url} · ")
         sent = await http.post(
             f"/sessions/{key}/messages",
             json={"content": "SELECT id FROM orders WHERE id = 2", "principal": "bob"},

@@ -405,9 +405,44 @@ async def test_synapses_own_installation_stays_read_only(
             said
         )
         assert not probe.exists() and not (Path(sys.prefix) / "probe").exists()
+        assert wrote.error == (
+            f"exit status 1: the terminal's workspace {SOURCE_ROOT} lies in Synapse's own installation, "
+            "which workspace-write commands cannot change (they could change what the worker runs next); "
+            "set SYNAPSE_TERMINAL_CWD or SYNAPSE_TERMINAL_WORKSPACE to a project of its own (`synapse up` "
+            "uses .synapse/workspace unless one is set)"
+        ), "the error says why, not only the command's `Read-only file system`"
     finally:
         await at.close()
         probe.unlink(missing_ok=True)
+
+
+async def test_a_workspace_in_the_data_dir_of_a_checkout_is_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`synapse up` in Synapse's checkout gives the terminal `.synapse/workspace`: writable, while
+    the checkout around it and the rest of its data dir stay out of reach."""
+    checkout = tmp_path / "synapse"
+    workspace = checkout / ".synapse" / "workspace"
+    workspace.mkdir(parents=True)
+    (checkout / "worker.py").write_text("print('the real worker')\n")
+    (checkout / ".synapse" / "temporal.db").write_text(SECRET)
+    monkeypatch.setattr("activities.tools.terminal.policy.SOURCE_ROOT", checkout)
+    settings = Settings(
+        data_dir=checkout / ".synapse", tools=ToolSettings(terminal_cwd=workspace), _env_file=None
+    )
+    tool = TerminalTool.from_settings(settings)
+    tool.prepare()
+    at = Bench(tool, tmp_path, workspace, tmp_path, checkout / ".synapse")
+    try:
+        touched = await at.approved("touch report.txt", SandboxProfile.WORKSPACE_WRITE, "tool_1")
+        assert touched.ok, touched
+        assert (workspace / "report.txt").exists()
+        reach = f"cat ../temporal.db; echo x >> {checkout}/worker.py"
+        out = await at.approved(reach, SandboxProfile.WORKSPACE_WRITE, "tool_2")
+        assert SECRET not in out.content["output"], out.content
+        assert (checkout / "worker.py").read_text() == "print('the real worker')\n"
+    finally:
+        await at.close()
 
 
 async def test_a_sandboxed_command_holds_no_part_of_the_sessions_terminal(at: Bench) -> None:
