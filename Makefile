@@ -35,7 +35,7 @@ NEEDS_INDEX = needs the package index (PIP_INDEX_URL / UV_INDEX_URL name a mirro
 $(BIN)/uv:
 	@echo "first run: installing uv $(UV_VERSION) and the packages of uv.lock into $(VENV) (this needs the package index)"
 	$(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install --quiet --disable-pip-version-check --retries 1 --timeout 15 uv==$(UV_VERSION) \
+	@$(BIN)/pip install --quiet --disable-pip-version-check --retries 2 uv==$(UV_VERSION) \
 		|| { echo "error: installing uv $(UV_VERSION) into $(VENV) failed: the first run $(NEEDS_INDEX)" >&2; exit 1; }
 
 # Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set (as on CI machines) every process

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from .support import free_port
@@ -17,7 +16,6 @@ def test_a_first_run_without_the_package_index_says_it_needs_one(tmp_path: Path)
     venv = tmp_path / ".venv"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "MAKE"))}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"http://127.0.0.1:{free_port()}/simple/")
-    started = time.monotonic()
     made = subprocess.run(
         ["make", "--no-print-directory", "-C", str(ROOT), f"VENV={venv}", f"{venv}/bin/uv"],
         env=env,
@@ -25,7 +23,6 @@ def test_a_first_run_without_the_package_index_says_it_needs_one(tmp_path: Path)
         text=True,
         timeout=120,
     )
-    took = time.monotonic() - started
 
     assert made.returncode != 0, made
     assert "first run: installing uv" in made.stdout and "(this needs the package index)" in made.stdout
@@ -37,4 +34,3 @@ def test_a_first_run_without_the_package_index_says_it_needs_one(tmp_path: Path)
     assert made.stderr.splitlines()[-2].startswith(
         f"error: installing uv {uv} into {venv} failed: the first run needs the package index"
     ), made.stderr
-    assert took < 60, f"{took:.0f} s: the offline failure should not retry for long"
