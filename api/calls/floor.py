@@ -16,6 +16,9 @@ deployment's: `read-only` < `workspace-write` < `full`. With API keys on, `user`
 An admin may loosen each of these (with keys off every caller is one). `project` must be one the
 caller may act in, an admin's too.
 
+A session's policy for a tool that leaves out `approvals_required` or `allow_grants` takes the agent's
+(`with_agents_defaults`): a session restates only what it changes.
+
 `approvers: None` in a policy means "the session's approvers" (the request's `approvers`; none:
 anyone), so it is read for what it will mean when the session runs:
 - the agent's None lets the session say who decides: it counts as anyone, and any list narrows it;
@@ -66,6 +69,29 @@ def floor_of(agent: AgentSpec, deployment_sandbox: SandboxProfile) -> Floor:
     if agent.sandbox is not None:
         return Floor(agent.policies, agent.sandbox, "the agent's")
     return Floor(agent.policies, deployment_sandbox, "the deployment's (SYNAPSE_TERMINAL_SANDBOX)")
+
+
+INHERITED = ("approvals_required", "allow_grants")
+"""What a session's policy for a tool takes from its agent's when it leaves it out: a session restates
+only what it changes (the defaults, one approval and grants on, would be looser than such an agent's)."""
+
+
+def with_agents_defaults(body: CreateSessionRequest, floor: Floor) -> CreateSessionRequest:
+    """`body` with each of its `policies` completed from the agent's policy for that tool (`INHERITED`
+    fields the caller left out); `approvers` left out keeps its meaning, the session's approvers."""
+    if not body.policies:
+        return body
+    policies = {
+        tool: wanted.model_copy(
+            update={
+                name: getattr(policy_for(tool, floor.policies), name)
+                for name in INHERITED
+                if name not in wanted.model_fields_set
+            }
+        )
+        for tool, wanted in body.policies.items()
+    }
+    return body.model_copy(update={"policies": policies})
 
 
 def refusals(

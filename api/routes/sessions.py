@@ -170,9 +170,9 @@ async def create_session(
         raise HTTPException(422, str(err)) from None
     await scope.check(client, owners(request), caller, WorkflowRef.session(key), may_start=True)
     agent = registry.resolve(body.agent_id or DEFAULT_AGENT, key)
-    refused = floor.refusals(
-        body, caller, floor.floor_of(agent, settings.tools.terminal_sandbox), profile.sandbox
-    )
+    agents_floor = floor.floor_of(agent, settings.tools.terminal_sandbox)
+    body = floor.with_agents_defaults(body, agents_floor)
+    refused = floor.refusals(body, caller, agents_floor, profile.sandbox)
     if refused:
         raise HTTPException(403, "; ".join(refused))
     config = sessions.new_config(

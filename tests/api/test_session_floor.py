@@ -112,6 +112,18 @@ async def test_a_session_may_not_lower_its_agents_two_person_rule_but_may_tighte
     assert count_orders("status = 'cancelled'") == 0
 
 
+async def test_a_session_that_names_only_its_approvers_keeps_the_agents_two_person_rule(
+    keyed: httpx.AsyncClient,
+) -> None:
+    key = new_key()
+    started = await start(
+        keyed, key, "k-op", agent_id="Agent:careful", policies={"sql": {"approvers": ["oscar", "pat"]}}
+    )
+    assert started.status_code == 201, started.text
+    request = await pending_delete(keyed, key)
+    assert (request["approvers"], request["approvals_required"]) == (["oscar", "pat"], 2)
+
+
 async def test_an_admin_may_lower_the_agents_two_person_rule(keyed: httpx.AsyncClient) -> None:
     key = new_key()
     lowered = {"sql": {"approvers": ["oscar"], "approvals_required": 1}}

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.calls.floor import floor_of, refusals
+from api.calls.floor import floor_of, refusals, with_agents_defaults
 from contracts import AgentSpec, CreateSessionRequest, DecisionPolicy, Role, SandboxProfile, policy_for
 from core.security import OPEN_ACCESS, Caller
 
@@ -37,8 +37,9 @@ def refused(
     caller: Caller, agent: AgentSpec = CAREFUL, profile_sandbox: SandboxProfile | None = None, **body: Any
 ) -> str:
     """The refusals of `body` by `caller` over `agent` on a workspace-write deployment, joined."""
-    request = CreateSessionRequest.model_validate(body)
-    return "; ".join(refusals(request, caller, floor_of(agent, WW), profile_sandbox))
+    floor = floor_of(agent, WW)
+    request = with_agents_defaults(CreateSessionRequest.model_validate(body), floor)
+    return "; ".join(refusals(request, caller, floor, profile_sandbox))
 
 
 @pytest.mark.parametrize(
@@ -80,7 +81,7 @@ def refused(
             "(oscar, pat, ou_1, dave): a session may only escalate to them (an admin may widen it)",
         ),
         (
-            {"policies": {"sql": {"approvals_required": 2, "approvers": ["oscar"]}}},
+            {"policies": {"sql": {"approvals_required": 2, "approvers": ["oscar"], "allow_grants": True}}},
             "policies.sql.allow_grants true where the agent's is false: a session may only turn grants off "
             "(an admin may turn them on)",
         ),
@@ -126,6 +127,23 @@ def test_a_session_that_only_tightens_is_started(body: dict[str, Any]) -> None:
     assert refused(OTTO, **body) == ""
 
 
+def test_a_session_restates_only_what_it_changes() -> None:
+    """Left out, `approvals_required` and `allow_grants` are the agent's for that tool (its own, else
+    its `*`); `approvers` left out keeps its meaning (the session's approvers); what is said is kept."""
+    asked: dict[str, Any] = {
+        "approvers": ["oscar"],
+        "policies": {"sql": {"escalate_to": ["dave"]}, "terminal": {"approvals_required": 2}},
+    }
+    completed = with_agents_defaults(CreateSessionRequest.model_validate(asked), floor_of(CAREFUL, WW))
+    assert completed.policies == {
+        "sql": DecisionPolicy(approvals_required=2, allow_grants=False, escalate_to=["dave"]),
+        "terminal": DecisionPolicy(approvals_required=2, allow_grants=True),
+    }
+    assert refused(OTTO, **asked) == ""
+    loosened = {"policies": {"sql": {"approvals_required": 1}}}
+    assert "approvals_required 1 is below the agent's 2" in refused(OTTO, **loosened), "said is kept"
+
+
 def test_the_agents_sandbox_is_the_floor_and_a_profiles_counts_as_the_sessions_choice() -> None:
     strict = AgentSpec(name="strict", sandbox=RO)
     assert refused(OTTO, strict, sandbox="workspace-write") == (
@@ -157,7 +175,7 @@ def test_a_caller_acts_only_in_its_projects_admin_or_not() -> None:
 def test_with_keys_off_the_user_named_stays_and_every_refusal_is_listed() -> None:
     assert refused(Caller(None, Role.operator), user="alice") == ""
     said = refused(OTTO, sandbox="full", user="alice", policies={"sql": {"approvals_required": 1}})
-    assert said.count("; ") == 4 and said.startswith("policies.sql.approvals_required 1"), said
+    assert said.count("; ") == 3 and said.startswith("policies.sql.approvals_required 1"), said
 
 
 # The property: whatever a non-admin is allowed never loosens any tool.
@@ -207,11 +225,13 @@ def test_what_a_non_admin_may_start_is_never_looser_than_its_floor(
     role: Role,
 ) -> None:
     agent = AgentSpec(name="random", policies=agent_policies, sandbox=agent_sandbox)
+    floor = floor_of(agent, deployment)
     body = CreateSessionRequest(policies=session_policies, approvers=session_approvers, sandbox=sandbox)
-    if refusals(body, Caller("otto", role), floor_of(agent, deployment), profile):
+    body = with_agents_defaults(body, floor)  # as POST /sessions completes it
+    if refusals(body, Caller("otto", role), floor, profile):
         return
     for tool in TOOLS:
-        runs = policy_for(tool, session_policies, agent_policies)  # as the session's workflow reads them
+        runs = policy_for(tool, body.policies or {}, agent_policies)  # as the session's workflow reads them
         floor = policy_for(tool, agent_policies)
         assert runs.approvals_required >= floor.approvals_required, tool
         allowed, deciding = deciders(floor, []), deciders(runs, session_approvers)
