@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from core.artifacts import ArtifactStore
 
-from .events import KEEPALIVE, RETRY, chunk_event, control_event
+from .events import END, KEEPALIVE, RETRY, chunk_event, control_event
 from .feed import Feed
 from .source import StreamSource
 from .subscriber import Event, Final, Subscriber
@@ -26,9 +26,12 @@ KEEPALIVE_SECONDS = 15.0
 """Idle time after which a stream gets a keep-alive comment."""
 
 
-async def sse_text(items: AsyncGenerator[Event | Final | None], after: int) -> AsyncIterator[str]:
+async def sse_text(
+    items: AsyncGenerator[Event | Final | None], after: int, workflow_id: str
+) -> AsyncIterator[str]:
     """A stream's events as SSE text: keep-alives while idle, and a last `reconnect`/`error`
-    event (with where to resume) when it ends early. Closes `items` when done."""
+    event (with where to resume) when it ends early, or `end` when `workflow_id` closed (a client
+    stops following). Closes `items` when done."""
     yield RETRY
     last = after
     async with aclosing(items):
@@ -36,8 +39,8 @@ async def sse_text(items: AsyncGenerator[Event | Final | None], after: int) -> A
             if item is None:
                 yield KEEPALIVE
             elif isinstance(item, Final):
-                if item.kind != "end":
-                    yield control_event(item.kind, item.detail, last)
+                detail = item.detail or f"{workflow_id} has ended; its stream is complete"
+                yield control_event(END if item.kind == "end" else item.kind, detail, last)
                 return
             else:
                 yield item.text
@@ -74,7 +77,7 @@ class StreamHub:
 
     def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
         """SSE text for every chunk with sequence id > `after`, until the stream ends."""
-        return sse_text(self.follow(workflow_id, after), after)
+        return sse_text(self.follow(workflow_id, after), after, workflow_id)
 
     async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
         """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);

@@ -29,7 +29,9 @@ EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
         "sentence in `text` and `tone`). A stream "
         "the server ends early says why in a last `reconnect` event (this client fell too far "
         "behind) or `error` event (Temporal could not be read); its data is "
-        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
+        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`). '
+        "A complete stream (the workflow closed: the session ended, the graph finished) ends with an "
+        "`end` event of the same shape: stop following it.",
     },
     404: {"description": "No such workflow."},
 }

@@ -1,4 +1,5 @@
-// The graphs page: every graph newest first, with its status and what waits in it.
+// The graphs page: every graph newest first, by its title (its first task, or the session that
+// started it) with its id under it, its status and what waits in it.
 
 import { get } from "./api.js";
 import { el } from "./render.js";
@@ -15,7 +16,8 @@ export async function graphsPage(main) {
     if (!graphs.length) body.append(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No graphs yet.")));
     for (const g of graphs) {
       body.append(el("tr", {},
-        el("td", {}, el("a", { href: `#/graphs/${g.graph_id}` }, g.graph_id)),
+        el("td", {}, el("a", { href: `#/graphs/${g.graph_id}` }, g.title ?? g.graph_id),
+          g.title ? el("div", { class: "muted id" }, g.graph_id) : ""),
         el("td", {}, g.closed ? `${g.status} (closed)` : g.status, g.reason ? el("div", { class: "muted" }, g.reason) : ""),
         el("td", {}, String(g.pending)),
         el("td", {}, g.channel ?? ""),

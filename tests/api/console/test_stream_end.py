@@ -1,0 +1,96 @@
+"""A page whose session or graph has ended says so and stops following its stream: the API ends a
+complete stream with an `end` event, and the page asks for it no more (before, it asked again every
+few seconds for as long as it was open, flipping between "Reconnecting…" and "Live"). A cancelled
+session shows no message box."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+from playwright.async_api import Page, Request, expect
+
+from ...workflows.graph.flows import task
+from ..test_graphs import submit, wait_graph
+from .conftest import shot
+from .test_session_page import open_session, send
+
+QUIET_SECONDS = 6.0
+"""How long a page whose stream ended is watched for more requests of it: the page's old back-off
+(0.5, 1, 2, 4 s) asked four times in that while."""
+
+
+def stream_requests(page: Page) -> list[str]:
+    """The `/events` requests the page makes from now on (a list that fills as they come)."""
+    made: list[str] = []
+
+    def note(request: Request) -> None:
+        if "/events" in request.url:
+            made.append(request.url)
+
+    page.on("request", note)
+    return made
+
+
+async def assert_no_more(made: list[str], what: str) -> None:
+    """No request is added to `made` for `QUIET_SECONDS` (looked at every half second: the first
+    one fails the test at once)."""
+    had = len(made)
+    deadline = time.monotonic() + QUIET_SECONDS
+    while time.monotonic() < deadline:
+        assert len(made) == had, f"{what}: the page asked for its stream again: {made[had:]}"
+        await asyncio.sleep(0.5)
+
+
+async def test_a_cancelled_session_says_it_ended_and_stops_following_its_stream(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    made = stream_requests(page)
+    key = await open_session(page, http)
+    await send(page, "DELETE FROM orders WHERE id = 5")
+    await expect(page.locator("article.card")).to_have_count(1)
+
+    cancelled = await http.post(f"/sessions/{key}/cancel", json={"reason": "wrong table", "principal": "bob"})
+    assert cancelled.status_code == 200, cancelled.text
+
+    await expect(page.locator("#connection")).to_have_text("Session ended")
+    await expect(page.locator("#session-ended")).to_have_text(
+        "This session was cancelled: it takes no more messages."
+    )
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.get_by_role("textbox", name="Message", exact=True)).to_be_hidden()
+    await expect(page.get_by_role("button", name="Send")).to_be_hidden()
+    await shot(page, "session-ended")
+    await assert_no_more(made, "a cancelled session")
+    await expect(page.locator("#connection")).to_have_text("Session ended")
+
+    await page.reload()  # opened after it ended: its stream is read to the end, once
+    await expect(page.locator("#connection")).to_have_text("Session ended")
+    await expect(page.locator(".conversation")).to_contain_text("DELETE FROM orders WHERE id = 5")
+    await assert_no_more(made, "a cancelled session opened again")
+
+
+async def test_a_finished_graph_says_it_ended_and_stops_following_its_stream(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    made = stream_requests(page)
+    created = await submit(http, {"new_tasks": [task("only")], "new_edges": []})
+    gid = created["graph_id"]
+    await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
+    await page.goto(f"/ui/#/graphs/{gid}")
+    await expect(page.locator("#connection")).to_have_text("Graph ended")
+    await expect(page.locator('.task-node[data-task="only"]')).to_have_attribute("data-status", "completed")
+    await assert_no_more(made, "a completed graph")
+
+
+async def test_the_api_ends_a_complete_stream_with_an_end_event(http: httpx.AsyncClient) -> None:
+    created = await submit(http, {"new_tasks": [task("only")], "new_edges": []})
+    gid = created["graph_id"]
+    await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
+    for after in (-1, 10_000):  # read from the start, and resumed past its end: both say it is over
+        reply = await http.get(f"/graphs/{gid}/events", params={"after": after})
+        assert reply.status_code == 200, reply.text
+        last = reply.text.strip().split("\n\n")[-1]
+        assert last.startswith("event: end\ndata: "), reply.text[-300:]
+        assert f'"detail": "graph:{gid} has ended; its stream is complete"' in last
