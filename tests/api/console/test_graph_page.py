@@ -1,7 +1,8 @@
 """The console's graph page in a real browser: the diagram follows the tasks live (a gate approved
 on its card lets the next task run), a notification's deep link to one of two gates opens at that
-gate's card on a phone, and a rollback with new input started from the page shows its new version;
-input that breaks the contract is refused before it is sent."""
+gate's card on a phone, and a rollback with new input started from the page shows its new version
+(said in words); input that breaks the contract is refused before it is sent. A task's text output
+reads as text, and the graph list names each graph by its first task."""
 
 from __future__ import annotations
 
@@ -95,6 +96,10 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
     await expect(detail.get_by_role("status")).to_contain_text("new input: not JSON")
     await detail.get_by_label("New input (JSON object)").fill('{"echo": "v2"}')
     await detail.get_by_role("button", name="Roll back").click()
+    await expect(detail.get_by_role("status")).to_have_text(
+        "Rollback sent: task first runs again with the new input, as version 2; what follows it runs "
+        "again after it."
+    )
 
     await expect(detail.locator('tr[data-version="2"]')).to_contain_text('"echo": "v2"')
     await expect(detail.locator('tr[data-version="1"]')).to_contain_text("superseded")
@@ -120,4 +125,31 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
     assert listed.status_code == 200
     await page.get_by_role("link", name="Graphs").click()
     await expect(page.get_by_role("row", name=gid)).to_contain_text("completed")
+    await expect(page.get_by_role("row", name=gid).get_by_role("link")).to_have_text("first and 1 more task")
     await shot(page, "graph-rollback")
+
+
+async def test_a_text_output_reads_as_text_and_the_list_names_the_graph(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    created = await submit(
+        http, {"new_tasks": [task("count", input_data={"sql": "SELECT 2 AS n"})], "new_edges": []}
+    )
+    gid = created["graph_id"]
+    view = await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
+    output = view.tasks[0].output
+    assert isinstance(output, str) and "\n" in output, output  # text of several lines
+    await page.goto(f"/ui/#/graphs/{gid}")
+    await page.get_by_role("button", name="Details of count").click()
+    shown = page.locator('section[aria-labelledby="task-h"] tr[data-version="1"] td').last
+    await expect(shown).to_have_text(output)  # as it is, not as a JSON string with its escapes
+    assert '"' not in await shown.inner_text() and "\\n" not in await shown.inner_text()
+    listed = await assert_eventually(
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: [g["title"] for g in got.json() if g["graph_id"] == gid] == ["count"],
+        what="the graph listed by its first task",
+    )
+    assert listed.status_code == 200
+    await page.get_by_role("link", name="Graphs").click()
+    await expect(page.get_by_role("row", name=gid).get_by_role("link", name="count")).to_be_visible()
+    await shot(page, "graph-list-titles")

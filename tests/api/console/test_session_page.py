@@ -1,5 +1,6 @@
 """The console's session page in a real browser: a DELETE asked for on a card, denied with a
-reason, asked again and approved, its result streamed in; a decision made over HTTP closing the
+reason, asked again and approved, its result streamed in; a denial with no reason, in the console
+as over HTTP; arguments that are not JSON refused at their box; a decision made over HTTP closing the
 card in the open page without a reload; "Allow always" saving the project's rule, edited, that
 lets the next such call run unasked; a card showing the characters that print nothing escaped."""
 
@@ -45,8 +46,6 @@ async def test_deny_with_a_reason_then_approve_and_see_the_result(
     await expect(card).to_contain_text("DELETE FROM orders WHERE id = 1")
     await shot(page, "approval-card")
 
-    await card.get_by_role("button", name="Deny").click()
-    await expect(card.get_by_role("status")).to_have_text("Say why you deny it: the agent is told.")
     await card.get_by_label("Reason").fill("not on a Friday")
     await card.get_by_role("button", name="Deny").click()
     await expect(page.locator("article.card")).to_have_count(0)
@@ -63,6 +62,60 @@ async def test_deny_with_a_reason_then_approve_and_see_the_result(
     assert count_orders("id = 1") == 0
     await expect(page.locator("aside")).to_contain_text("approved")
     await shot(page, "approved")
+
+
+async def test_a_denial_needs_no_reason_in_the_console_as_over_http(
+    page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key = await open_session(page, http)
+    before = count_orders("id = 2")
+    await send(page, "DELETE FROM orders WHERE id = 2")
+    card = page.locator("article.card")
+    await expect(card.get_by_label("Reason (optional")).to_have_value("")
+    await card.get_by_role("button", name="Deny").click()  # no reason given
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text("denied by")
+
+    await send(page, "DELETE FROM orders WHERE id = 2")  # the other door: HTTP, no user_message
+    await expect(page.locator("article.card")).to_have_count(1)
+    interaction = await page.locator("article.card").get_attribute("data-interaction")
+    denied = await http.post(
+        f"/sessions/{key}/interactions/{interaction}", json={"approved": False, "principal": "bob"}
+    )
+    assert denied.status_code == 200, denied.text
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text(f"{interaction} denied by bob (http)")
+    assert count_orders("id = 2") == before, "neither denied DELETE deleted anything"
+    trail = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    denials = [(e["principal"], e["comment"]) for e in trail if e["kind"] == "denied"]
+    assert [principal for principal, _ in denials] == ["anonymous", "bob"], trail
+    assert all(not comment for _, comment in denials), "no reason was given either time"
+
+
+async def test_arguments_that_are_not_json_are_refused_at_their_box(page: Page, http: httpx.AsyncClient) -> None:
+    await open_session(page, http)
+    await send(page, "DELETE FROM orders WHERE id = 13")
+    card = page.locator("article.card")
+    await card.get_by_role("button", name="Edit arguments").click()
+    editor = card.get_by_label("Arguments (JSON)")
+    await editor.fill('{"sql": ')
+    await card.get_by_role("button", name="Approve with these arguments").click()
+    problem = card.get_by_role("alert")
+    await expect(problem).to_contain_text("The arguments are not JSON")
+    await expect(editor).to_be_focused()
+    await expect(editor).to_have_attribute("aria-invalid", "true")
+    box, said, deny = (
+        await editor.bounding_box(),
+        await problem.bounding_box(),
+        await card.get_by_role("button", name="Deny").bounding_box(),
+    )
+    assert box and said and deny
+    assert 0 <= said["y"] - (box["y"] + box["height"]) < 40, "the complaint sits right under the box"
+    assert said["y"] < deny["y"], "above the card's other buttons, not below Deny"
+    await shot(page, "arguments-not-json")
+    await editor.fill('{"sql": "DELETE FROM orders WHERE id = 14"}')
+    await expect(problem).to_have_text("")  # the complaint goes with the edit
+    await expect(page.locator("article.card")).to_have_count(1)
 
 
 async def test_a_decision_over_http_closes_the_card_in_the_open_page(
