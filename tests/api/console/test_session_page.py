@@ -92,7 +92,9 @@ async def test_a_denial_needs_no_reason_in_the_console_as_over_http(
     assert all(not comment for _, comment in denials), "no reason was given either time"
 
 
-async def test_arguments_that_are_not_json_are_refused_at_their_box(page: Page, http: httpx.AsyncClient) -> None:
+async def test_arguments_that_are_not_json_are_refused_at_their_box(
+    page: Page, http: httpx.AsyncClient
+) -> None:
     await open_session(page, http)
     await send(page, "DELETE FROM orders WHERE id = 13")
     card = page.locator("article.card")
