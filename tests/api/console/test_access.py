@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from axe_playwright_python.async_playwright import Axe
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 from temporalio.client import Client
 
 from api.main import create_app
@@ -86,7 +86,8 @@ async def test_the_key_field_shows_only_when_the_api_asks_for_keys(
     browser: Browser, http: httpx.AsyncClient, keyed: httpx.AsyncClient
 ) -> None:
     for api, asks in ((http, False), (keyed, True)):
-        for size in ({"width": 390, "height": 844}, {"width": 1280, "height": 800}):
+        sizes: list[ViewportSize] = [{"width": 390, "height": 844}, {"width": 1280, "height": 800}]
+        for size in sizes:
             context = await browser.new_context(viewport=size, base_url=str(api.base_url))
             page = await context.new_page()
             try:

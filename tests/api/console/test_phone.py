@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 
 from ...workflows.graph.flows import edge, task
 from ..test_graphs import submit, wait_graph
@@ -16,8 +16,8 @@ from .conftest import shot
 from .test_graph_page import node
 from .test_session_page import open_session, send
 
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ async def crossed(page: Page, edge_name: str, task_id: str) -> list[list[float]]
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 async def test_the_diagram_fits_the_screen_and_shows_every_edge(
-    browser: Browser, http: httpx.AsyncClient, size: dict[str, int]
+    browser: Browser, http: httpx.AsyncClient, size: ViewportSize
 ) -> None:
     created = await submit(http, BLUEPRINT)
     gid = created["graph_id"]
