@@ -133,23 +133,34 @@ async def test_a_text_output_reads_as_text_and_the_list_names_the_graph(
     page: Page, http: httpx.AsyncClient
 ) -> None:
     created = await submit(
-        http, {"new_tasks": [task("count", input_data={"sql": "SELECT 2 AS n"})], "new_edges": []}
+        http,
+        {
+            "new_tasks": [task("count", input_data={"sql": "SELECT 2 AS n"}), task("report", input_data={})],
+            "new_edges": [edge("count", "report", data_flow={"mappings": {"counted": "output"}})],
+        },
     )
     gid = created["graph_id"]
     view = await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
-    output = view.tasks[0].output
-    assert isinstance(output, str) and "\n" in output, output  # text of several lines
+    outputs = {t.task_id: t.output for t in view.tasks}
+    text = outputs["count"]
+    assert isinstance(text, str) and "\n" in text, text  # text of several lines
+    assert outputs["report"] == {"counted": text}
     await page.goto(f"/ui/#/graphs/{gid}")
-    await page.get_by_role("button", name="Details of count").click()
-    shown = page.locator('section[aria-labelledby="task-h"] tr[data-version="1"] td').last
-    await expect(shown).to_have_text(output)  # as it is, not as a JSON string with its escapes
-    assert '"' not in await shown.inner_text() and "\\n" not in await shown.inner_text()
+    detail = page.locator('section[aria-labelledby="task-h"]')
+    for task_id in ("count", "report"):  # as it is, not as a JSON string with quotes and escapes
+        await page.get_by_role("button", name=f"Details of {task_id}").click()
+        await expect(detail.get_by_role("heading", name=f"Task {task_id}")).to_be_visible()
+        shown = detail.locator('tr[data-version="1"] td').last
+        await expect(shown.locator("pre")).to_have_text(text)
+        assert '"' not in await shown.inner_text() and "\\n" not in await shown.inner_text()
+    await expect(detail.locator('tr[data-version="1"] td dt')).to_have_text("counted")  # report's field
+    await shot(page, "graph-text-output")
     listed = await assert_eventually(
         lambda: http.get("/graphs", params={"limit": 500}),
-        lambda got: [g["title"] for g in got.json() if g["graph_id"] == gid] == ["count"],
+        lambda got: [g["title"] for g in got.json() if g["graph_id"] == gid] == ["count and 1 more task"],
         what="the graph listed by its first task",
     )
     assert listed.status_code == 200
     await page.get_by_role("link", name="Graphs").click()
-    await expect(page.get_by_role("row", name=gid).get_by_role("link", name="count")).to_be_visible()
+    await expect(page.get_by_role("row", name=gid).get_by_role("link")).to_have_text("count and 1 more task")
     await shot(page, "graph-list-titles")

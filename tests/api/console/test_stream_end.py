@@ -13,7 +13,7 @@ from playwright.async_api import Page, Request, expect
 
 from ...workflows.graph.flows import task
 from ..test_graphs import submit, wait_graph
-from .conftest import shot
+from .conftest import noted, shot
 from .test_session_page import open_session, send
 
 QUIET_SECONDS = 6.0
@@ -23,14 +23,11 @@ QUIET_SECONDS = 6.0
 
 def stream_requests(page: Page) -> list[str]:
     """The `/events` requests the page makes from now on (a list that fills as they come)."""
-    made: list[str] = []
 
-    def note(request: Request) -> None:
-        if "/events" in request.url:
-            made.append(request.url)
+    def stream(request: Request) -> str | None:
+        return request.url if "/events" in request.url else None
 
-    page.on("request", note)
-    return made
+    return noted(page, "request", stream)
 
 
 async def assert_no_more(made: list[str], what: str) -> None:

@@ -6,7 +6,7 @@
 import { connectionText, follow, get, post, who } from "./api.js";
 import { focusLinked, showCards } from "./cards.js";
 import { diagram } from "./diagram.js";
-import { el } from "./render.js";
+import { el, outputView } from "./render.js";
 
 const ASSIGNEE = /^(Agent|Group|Human):[A-Za-z0-9_.\-]+$/;
 
@@ -23,9 +23,6 @@ export function rollbackProblem(inputText, assignee, comment) {
 const PHONE = window.matchMedia("(max-width: 600px)"); // the diagram then runs top to bottom
 const WIDE_ONLY = new Set(["Version", "Assignee"]); // a phone shows them in the task's details
 
-// A task's output as a person reads it: text as text (not a JSON string with `\n` escapes),
-// anything else as indented JSON.
-export const shownOutput = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
 
 // What a sent intervention did, in words.
 function interventionSaid(body, task) {
@@ -130,7 +127,7 @@ export function graphPage(main, graphId, params, setConnection) {
     const versions = el("tbody", {}, task.versions.map((v) => el("tr", { "data-version": v.version },
       el("td", {}, `v${v.version}${v.superseded ? " (superseded)" : ""}`), el("td", {}, v.status),
       el("td", {}, el("pre", {}, JSON.stringify(v.input_data, null, 2))),
-      el("td", {}, el("pre", {}, v.error ?? shownOutput(v.output))))));
+      el("td", {}, v.error ? el("pre", {}, v.error) : outputView(v.output)))));
     detail.replaceChildren(el("h2", { id: "task-h" }, `Task ${task.task_id}`),
       el("p", { class: "muted" }, `${task.status}${task.paused ? " (paused)" : ""} · ${task.definition.assignee_id}${task.reason ? ` · ${task.reason}` : ""}`),
       el("table", {}, el("thead", {}, el("tr", {}, ["Version", "Status", "Input", "Output"].map((h) => el("th", { scope: "col" }, h)))), versions));
