@@ -69,6 +69,7 @@ async def test_the_sessions_table_fits_a_phone(phone: Page, http: httpx.AsyncCli
     key = await open_session(phone, http)
     await phone.goto("/ui/#/sessions")
     await expect(phone.get_by_role("link", name=key)).to_be_visible()
+    await expect(phone.locator("#connection")).to_have_text("")  # "Live" was the session page's
     await fits(phone, "table, th, td")
     await shot(phone, "phone-sessions")
 

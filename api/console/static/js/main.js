@@ -34,6 +34,7 @@ async function learnWho() {
 
 async function route() {
   if (leave) { leave(); leave = null; }
+  connection.textContent = ""; // what it said was of the page left
   const [path, query] = (location.hash.slice(1) || "/sessions").split("?");
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean);

@@ -98,7 +98,7 @@ export function ansi(text) {
 export function outputView(value) {
   if (typeof value === "string") return el("pre", { class: "output" }, value);
   if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length) {
-    return el("dl", { class: "output" }, Object.entries(value).map(([name, field]) => [
+    return el("dl", { class: "output" }, Object.entries(value).flatMap(([name, field]) => [
       el("dt", {}, name),
       el("dd", {}, el("pre", {}, typeof field === "string" ? field : JSON.stringify(field, null, 2))),
     ]));

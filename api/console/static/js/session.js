@@ -40,7 +40,7 @@ export function sessionPage(main, key, params, setConnection) {
         "Notification" in window && Notification.permission !== "granted" ? notify : "")));
 
   let terminal = null; // the <pre> of the command whose output is arriving
-  let following = null; // the stream being followed (an AbortController), null once it ended
+  let following = false; // the stream is followed (false once it ended)
   let sent = false; // a message was sent from here: the card it opens is brought into view
   const seen = new Set(); // requests already announced (a browser notification once each)
   let timer = null;
@@ -139,14 +139,12 @@ export function sessionPage(main, key, params, setConnection) {
 
   // Follow the session's stream from its start (a run started again has a stream of its own).
   function listen() {
-    following = new AbortController();
-    const mine = following;
-    controller.signal.addEventListener("abort", () => mine.abort());
+    following = true;
     follow(`${path}/events`, -1, onChunk, (state, detail) => {
       setConnection(connectionText("Session", state, detail));
-      if (state === "closed" || state === "ended") { if (following === mine) following = null; refreshSoon(); }
-      if (state === "reconnecting") refreshSoon();
-    }, mine.signal);
+      if (state === "closed" || state === "ended") following = false;
+      if (state !== "live") refreshSoon();
+    }, controller.signal);
   }
 
   refresh();
