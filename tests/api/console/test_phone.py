@@ -1,5 +1,5 @@
 """The console on a phone (390 px wide): the card a message opens is brought into view however long
-the conversation above it, the sessions table fits the screen, and a graph's diagram runs top to
+the conversation above it, the sessions and graphs tables fit the screen, and a graph's diagram runs top to
 bottom within it; at both widths an edge that skips a task is drawn clear of the task it skips."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize, expect
 
+from ...conftest import assert_eventually
 from ...workflows.graph.flows import edge, task
 from ..test_graphs import submit, wait_graph
 from .conftest import shot
@@ -65,13 +66,23 @@ async def test_a_card_opened_by_a_message_is_brought_into_view(phone: Page, http
     await shot(phone, "phone-card-in-view")
 
 
-async def test_the_sessions_table_fits_a_phone(phone: Page, http: httpx.AsyncClient) -> None:
+async def test_the_sessions_and_graphs_tables_fit_a_phone(phone: Page, http: httpx.AsyncClient) -> None:
+    created = await submit(http, {"new_tasks": [task("a-task-with-a-rather-long-name")], "new_edges": []})
     key = await open_session(phone, http)
     await phone.goto("/ui/#/sessions")
     await expect(phone.get_by_role("link", name=key)).to_be_visible()
     await expect(phone.locator("#connection")).to_have_text("")  # "Live" was the session page's
     await fits(phone, "table, th, td")
     await shot(phone, "phone-sessions")
+    await assert_eventually(  # Temporal's visibility lists the graph a moment later
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: created["graph_id"] in {g["graph_id"] for g in got.json()},
+        what="the graph listed",
+    )
+    await phone.goto("/ui/#/graphs")
+    await expect(phone.get_by_role("row", name=created["graph_id"])).to_be_visible()
+    await fits(phone, "table, th, td")
+    await shot(phone, "phone-graphs")
 
 
 BLUEPRINT = {

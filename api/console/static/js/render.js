@@ -106,6 +106,9 @@ export function outputView(value) {
   return el("pre", { class: "output" }, JSON.stringify(value, null, 2));
 }
 
+// When something started, short enough for a list on a phone: `11/29/26, 10:08 AM`.
+export const shortTime = (iso) => new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+
 // The class of a line of each tone: the API sends every event with its sentence (`text`) and tone,
 // worded once for every client (core/wording).
 const TONES = { ok: "line-ok", bad: "line-bad", note: "line-note", call: "line-call", graph: "line-note", thinking: "thinking" };

@@ -3,7 +3,7 @@
 // person named in the header may answer.
 
 import { get, post, who } from "./api.js";
-import { el } from "./render.js";
+import { el, shortTime } from "./render.js";
 
 const WIDE_ONLY = new Set(["Agent", "Channel"]); // a phone shows them on the session's page
 
@@ -52,7 +52,7 @@ export async function sessionsPage(main, params) {
         el("td", {}, String(s.pending)),
         el("td", { class: "wide-only" }, s.agent_id ?? ""),
         el("td", { class: "wide-only" }, s.channel ?? ""),
-        el("td", {}, s.started_at ? new Date(s.started_at).toLocaleString() : "")));
+        el("td", {}, s.started_at ? shortTime(s.started_at) : "")));
     }
   } catch (err) {
     body.append(el("tr", {}, el("td", { colspan: 6, class: "error" }, `Could not list sessions: ${err.message}`)));
