@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 
 import httpx
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from core.visible import visible
 
@@ -27,6 +27,15 @@ async def open_session(page: Page, http: httpx.AsyncClient, **config: str) -> st
     await expect(page.get_by_role("heading", name=f"Session {key}")).to_be_visible()
     await expect(page.locator("#connection")).to_have_text("Live")
     return key
+
+
+async def card_for(page: Page, http: httpx.AsyncClient, sql: str) -> tuple[str, Locator]:
+    """A new session opened in the console, asked `sql`: its key, and the card that asks for it."""
+    key = await open_session(page, http)
+    await send(page, sql)
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    return key, card
 
 
 async def send(page: Page, text: str) -> None:
@@ -95,9 +104,7 @@ async def test_a_denial_needs_no_reason_in_the_console_as_over_http(
 async def test_arguments_that_are_not_json_are_refused_at_their_box(
     page: Page, http: httpx.AsyncClient
 ) -> None:
-    await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 13")
-    card = page.locator("article.card")
+    _, card = await card_for(page, http, "DELETE FROM orders WHERE id = 13")
     await card.get_by_role("button", name="Edit arguments").click()
     editor = card.get_by_label("Arguments (JSON)")
     await editor.fill('{"sql": ')
@@ -123,10 +130,7 @@ async def test_arguments_that_are_not_json_are_refused_at_their_box(
 async def test_a_decision_over_http_closes_the_card_in_the_open_page(
     page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
 ) -> None:
-    key = await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 2")
-    card = page.locator("article.card")
-    await expect(card).to_have_count(1)
+    key, card = await card_for(page, http, "DELETE FROM orders WHERE id = 2")
     interaction = await card.get_attribute("data-interaction")
 
     decided = await http.post(
@@ -144,9 +148,7 @@ async def test_a_decision_over_http_closes_the_card_in_the_open_page(
 async def test_what_a_person_types_on_a_card_survives_the_streams_refreshes(
     page: Page, http: httpx.AsyncClient
 ) -> None:
-    key = await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 3")
-    card = page.locator("article.card")
+    key, card = await card_for(page, http, "DELETE FROM orders WHERE id = 3")
     await card.get_by_label("Reason").fill("half typed")
     await card.get_by_label("Reason").focus()
 
@@ -211,9 +213,7 @@ characters; `json`: escapes JSON reads back."""
 async def test_a_card_shows_every_character_that_prints_nothing_escaped(
     page: Page, http: httpx.AsyncClient
 ) -> None:
-    await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''")
-    card = page.locator("article.card")
+    _, card = await card_for(page, http, "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''")
     await expect(card).to_contain_text(r"'a\u200b\u202e\x9bb'")
     assert not {"\u200b", "\u202e", "\x9b"} & set(await card.inner_text())
     edited = await card.get_by_label("Arguments (JSON)").input_value()

@@ -14,7 +14,7 @@ from playwright.async_api import Page, Request, expect
 from ...workflows.graph.flows import task
 from ..test_graphs import submit, wait_graph
 from .conftest import noted, shot
-from .test_session_page import open_session, send
+from .test_session_page import card_for
 
 QUIET_SECONDS = 6.0
 """How long a page whose stream ended is watched for more requests of it: the page's old back-off
@@ -44,9 +44,7 @@ async def test_a_cancelled_session_says_it_ended_and_stops_following_its_stream(
     page: Page, http: httpx.AsyncClient
 ) -> None:
     made = stream_requests(page)
-    key = await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 5")
-    await expect(page.locator("article.card")).to_have_count(1)
+    key, _ = await card_for(page, http, "DELETE FROM orders WHERE id = 5")
 
     cancelled = await http.post(f"/sessions/{key}/cancel", json={"reason": "wrong table", "principal": "bob"})
     assert cancelled.status_code == 200, cancelled.text
