@@ -8,10 +8,12 @@ stream ends early. The hub is created in the app's lifespan and closed with it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError
+from temporalio.service import RPCError
 
 from core.artifacts import ArtifactStore
 
@@ -24,6 +26,8 @@ REPLAY_EVENTS = 256
 """Recent events a feed keeps for clients that join or reconnect."""
 KEEPALIVE_SECONDS = 15.0
 """Idle time after which a stream gets a keep-alive comment."""
+CHECK_SECONDS = 2.0
+"""How long `complete` may take to tell whether a closed workflow's stream has more for a client."""
 
 
 async def sse_text(
@@ -113,6 +117,21 @@ class StreamHub:
         finally:
             feed.detach(subscriber)
             subscriber.close()
+
+    async def complete(self, workflow_id: str, after: int) -> bool:
+        """Whether a client that has every chunk up to `after` has the whole stream: the workflow
+        has closed and nothing follows. False when that is not known within `CHECK_SECONDS` (or
+        Temporal could not say): the stream is then sent as usual, and ends with `end`."""
+        source = StreamSource(self._client, workflow_id, self._store)
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                if await source.running():
+                    return False
+                async for _ in source.read(after + 1):
+                    return False
+                return True
+        except (TimeoutError, RPCError, WorkflowQueryFailedError):
+            return False
 
     def _feed(self, workflow_id: str, start: int) -> Feed:
         feed = self._feeds.get(workflow_id)

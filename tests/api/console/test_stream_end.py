@@ -1,5 +1,6 @@
 """A page whose session or graph has ended says so and stops following its stream: the API ends a
-complete stream with an `end` event, and the page asks for it no more (before, it asked again every
+complete stream with an `end` event (and answers a resume that misses nothing with 204, which stops
+a browser's EventSource too), and the page asks for it no more (before, it asked again every
 few seconds for as long as it was open, flipping between "Reconnecting…" and "Live"). A cancelled
 session shows no message box."""
 
@@ -79,13 +80,22 @@ async def test_a_finished_graph_says_it_ended_and_stops_following_its_stream(
     await assert_no_more(made, "a completed graph")
 
 
-async def test_the_api_ends_a_complete_stream_with_an_end_event(http: httpx.AsyncClient) -> None:
+async def test_the_api_ends_a_complete_stream_and_answers_a_resume_past_it_with_204(
+    http: httpx.AsyncClient,
+) -> None:
     created = await submit(http, {"new_tasks": [task("only")], "new_edges": []})
     gid = created["graph_id"]
     await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
-    for after in (-1, 10_000):  # read from the start, and resumed past its end: both say it is over
-        reply = await http.get(f"/graphs/{gid}/events", params={"after": after})
-        assert reply.status_code == 200, reply.text
-        last = reply.text.strip().split("\n\n")[-1]
-        assert last.startswith("event: end\ndata: "), reply.text[-300:]
-        assert f'"detail": "graph:{gid} has ended; its stream is complete"' in last
+    reply = await http.get(f"/graphs/{gid}/events")  # from the start: every chunk, then `end`
+    assert reply.status_code == 200, reply.text
+    *chunks, last = reply.text.strip().split("\n\n")
+    assert last.startswith("event: end\ndata: "), reply.text[-300:]
+    assert f'"detail": "graph:{gid} has ended; its stream is complete"' in last
+    final = max(int(line[4:]) for frame in chunks for line in frame.split("\n") if line.startswith("id: "))
+    assert f'"last_event_id": {final}' in last
+    for after in (final, final + 100):  # resumed with nothing missing: 204, what stops an EventSource
+        resumed = await http.get(f"/graphs/{gid}/events", params={"after": after})
+        assert resumed.status_code == 204, resumed.text
+    partial = await http.get(f"/graphs/{gid}/events", headers={"Last-Event-ID": str(final - 1)})
+    assert partial.status_code == 200 and f"id: {final}\n" in partial.text  # the one chunk missing
+    assert partial.text.strip().split("\n\n")[-1].startswith("event: end\n")

@@ -51,13 +51,18 @@ export const del = (path) => call("DELETE", path);
 // Follow `path` (an SSE endpoint) from after `after`, calling onChunk(chunk) for each event and
 // onState("live" | "reconnecting" | "closed" | "ended", detail) as the connection changes. Stops
 // when `signal` aborts, when the stream is complete ("closed": the server's last `end` event, sent
-// once the session or graph has ended), or when the server refuses it ("ended": 404, 401, 403).
+// once the session or graph has ended, or a 204 when nothing is missing), or when the server
+// refuses it ("ended": 404, 401, 403).
 export async function follow(path, after, onChunk, onState, signal) {
   let last = after;
   let wait = 500;
   while (!signal.aborted) {
     try {
       const response = await fetch(`${path}?after=${last}`, { headers: headers(), signal });
+      if (response.status === 204) { // complete, and nothing is missing: the session or graph ended
+        onState("closed");
+        return;
+      }
       if (response.status === 404 || response.status === 401 || response.status === 403) {
         onState("ended", (await response.json()).detail);
         return;
