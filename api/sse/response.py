@@ -59,9 +59,10 @@ class EventStream:
         )
 
     async def of(self, workflow_id: str) -> Response:
-        """The workflow's chunks after `after`, then live ones, until it closes; 204 when it has
-        closed and the client has every chunk (what stops a browser's `EventSource` reconnecting)."""
-        if await self.hub.complete(workflow_id, self.after):
+        """The workflow's chunks after `after`, then live ones, until it closes; 204 to a resume when
+        the workflow has closed and the client has every chunk (what stops a browser's `EventSource`
+        reconnecting). A first request costs no more than before: it is not asked."""
+        if self.after >= 0 and await self.hub.complete(workflow_id, self.after):  # only a resume asks
             return Response(status_code=204)
         return sse_response(self.hub.events(workflow_id, self.after))
 
