@@ -2,7 +2,8 @@
 complete stream with an `end` event (and answers a resume that misses nothing with 204, which stops
 a browser's EventSource too), and the page asks for it no more (before, it asked again every
 few seconds for as long as it was open, flipping between "Reconnecting…" and "Live"). A cancelled
-session shows no message box."""
+session shows no message box; one that ended otherwise is started again by a message sent from the
+page, which then follows its new run."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import time
 
 import httpx
 from playwright.async_api import Page, Request, expect
+from temporalio.client import Client
+
+from workflows.identity.ids import session_workflow_id
 
 from ...workflows.graph.flows import task
 from ..test_graphs import submit, wait_graph
 from .conftest import noted, shot
-from .test_session_page import card_for
+from .test_session_page import card_for, open_session, send
 
 QUIET_SECONDS = 6.0
 """How long a page whose stream ended is watched for more requests of it: the page's old back-off
@@ -99,3 +103,22 @@ async def test_the_api_ends_a_complete_stream_and_answers_a_resume_past_it_with_
     partial = await http.get(f"/graphs/{gid}/events", headers={"Last-Event-ID": str(final - 1)})
     assert partial.status_code == 200 and f"id: {final}\n" in partial.text  # the one chunk missing
     assert partial.text.strip().split("\n\n")[-1].startswith("event: end\n")
+
+
+async def test_a_message_to_a_session_that_ended_starts_it_again_and_the_page_follows_it(
+    page: Page, http: httpx.AsyncClient, client: Client
+) -> None:
+    made = stream_requests(page)
+    key = await open_session(page, http)
+    await client.get_workflow_handle(session_workflow_id(key)).terminate(reason="stopped by the on-call")
+    await expect(page.locator("#connection")).to_have_text("Session ended")
+    await expect(page.locator("#session-ended")).to_have_text(
+        "This session has ended (terminated). A message starts it again as a new conversation."
+    )
+    await assert_no_more(made, "a terminated session")
+
+    await send(page, "SELECT 3 AS n")  # the message box stays: this starts a new run
+    await expect(page.locator("#connection")).to_have_text("Live")
+    await expect(page.locator(".conversation")).to_contain_text("SELECT returned 1 row")
+    await expect(page.locator("#session-ended")).to_be_hidden()
+    await expect(page.locator("#session-status")).to_contain_text("active")
