@@ -9,13 +9,16 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize, expect
+from temporalio.client import Client
+
+from workflows.identity.ids import session_workflow_id
 
 from ...conftest import assert_eventually
 from ...workflows.graph.flows import edge, task
 from ..test_graphs import submit, wait_graph
 from .conftest import shot
 from .test_graph_page import node
-from .test_session_page import open_session, send
+from .test_session_page import card_for, open_session, send
 
 PHONE: ViewportSize = {"width": 390, "height": 844}
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
@@ -39,15 +42,16 @@ async def fits(page: Page, selector: str) -> None:
     """Every element `selector` finds lies within the page's width, and the page does not scroll
     sideways."""
     width = page.viewport_size["width"] if page.viewport_size else 0
-    scroll = await page.evaluate("document.documentElement.scrollWidth")
-    assert scroll <= width, f"the page scrolls sideways ({scroll} px at {width} px)"
     edges = await page.eval_on_selector_all(
         selector,
-        "(found) => found.map((e) => [e.getBoundingClientRect().left, e.getBoundingClientRect().right])",
+        "(found) => found.map((e) => [e.getBoundingClientRect().left, e.getBoundingClientRect().right,"
+        " e.textContent.slice(0, 80)])",
     )
     assert edges, f"nothing found for {selector}"
-    outside = [(left, right) for left, right in edges if left < 0 or right > width]
+    outside = [(left, right, text) for left, right, text in edges if left < 0 or right > width]
     assert not outside, f"{selector}: {len(outside)} of {len(edges)} reach past the screen: {outside}"
+    scroll = await page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= width, f"the page scrolls sideways ({scroll} px at {width} px)"
 
 
 async def test_a_card_opened_by_a_message_is_brought_into_view(phone: Page, http: httpx.AsyncClient) -> None:
@@ -66,11 +70,17 @@ async def test_a_card_opened_by_a_message_is_brought_into_view(phone: Page, http
     await shot(phone, "phone-card-in-view")
 
 
-async def test_the_sessions_and_graphs_tables_fit_a_phone(phone: Page, http: httpx.AsyncClient) -> None:
+async def test_the_sessions_and_graphs_tables_fit_a_phone(
+    phone: Page, http: httpx.AsyncClient, client: Client
+) -> None:
     created = await submit(http, {"new_tasks": [task("a-task-with-a-rather-long-name")], "new_edges": []})
+    ended = await open_session(phone, http)  # a session Temporal ended: its reason is listed too
+    await client.get_workflow_handle(session_workflow_id(ended)).terminate(reason="stopped by the on-call")
+    await card_for(phone, http, "DELETE FROM orders WHERE id = 15")  # one waiting_approval
     key = await open_session(phone, http)
     await phone.goto("/ui/#/sessions")
     await expect(phone.get_by_role("link", name=key)).to_be_visible()
+    await expect(phone.get_by_role("row", name=ended)).to_contain_text("its workflow")
     await expect(phone.locator("#connection")).to_have_text("")  # "Live" was the session page's
     await fits(phone, "table, th, td")
     await shot(phone, "phone-sessions")

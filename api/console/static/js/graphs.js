@@ -2,7 +2,7 @@
 // started it) with its id under it, its status and what waits in it (on a phone, not its channel).
 
 import { get } from "./api.js";
-import { el, shortTime } from "./render.js";
+import { el, shortTime, statusWords } from "./render.js";
 
 export async function graphsPage(main) {
   const body = el("tbody");
@@ -18,7 +18,7 @@ export async function graphsPage(main) {
       body.append(el("tr", {},
         el("td", {}, el("a", { href: `#/graphs/${g.graph_id}` }, g.title ?? g.graph_id),
           g.title ? el("div", { class: "muted id" }, g.graph_id) : ""),
-        el("td", {}, g.closed ? `${g.status} (closed)` : g.status, g.reason ? el("div", { class: "muted" }, g.reason) : ""),
+        el("td", {}, el("span", { class: "status" }, statusWords(g)), g.reason ? el("div", { class: "muted" }, g.reason) : ""),
         el("td", {}, String(g.pending)),
         el("td", { class: "wide-only" }, g.channel ?? ""),
         el("td", {}, g.started_at ? shortTime(g.started_at) : "")));

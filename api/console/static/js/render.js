@@ -106,6 +106,9 @@ export function outputView(value) {
   return el("pre", { class: "output" }, JSON.stringify(value, null, 2));
 }
 
+// A listed session's or graph's status in words that wrap on a phone: `waiting approval (closed)`.
+export const statusWords = (item) => `${item.status.replaceAll("_", " ")}${item.closed ? " (closed)" : ""}`;
+
 // When something started, short enough for a list on a phone: `11/29/26, 10:08 AM`.
 export const shortTime = (iso) => new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
 

@@ -3,7 +3,7 @@
 // person named in the header may answer.
 
 import { get, post, who } from "./api.js";
-import { el, shortTime } from "./render.js";
+import { el, shortTime, statusWords } from "./render.js";
 
 const WIDE_ONLY = new Set(["Agent", "Channel"]); // a phone shows them on the session's page
 
@@ -48,7 +48,7 @@ export async function sessionsPage(main, params) {
     for (const s of sessions) {
       body.append(el("tr", {},
         el("td", {}, el("a", { href: `#/sessions/${encodeURIComponent(s.session_key)}` }, s.session_key)),
-        el("td", {}, s.closed ? `${s.status} (closed)` : s.status, s.reason ? el("div", { class: "muted" }, s.reason) : ""),
+        el("td", {}, el("span", { class: "status" }, statusWords(s)), s.reason ? el("div", { class: "muted" }, s.reason) : ""),
         el("td", {}, String(s.pending)),
         el("td", { class: "wide-only" }, s.agent_id ?? ""),
         el("td", { class: "wide-only" }, s.channel ?? ""),
