@@ -341,6 +341,11 @@ class GraphSummary(Contract):
 
     graph_id: str = Field(description="The graph's UUID.")
     workflow_id: str = Field(description="`graph:<uuid>`.")
+    title: str | None = Field(
+        default=None,
+        description="What to call it: its first task and how many more (`fetch and 2 more tasks`), or "
+        "the session that started it (`from session:demo`).",
+    )
     status: str = Field(
         description="Where it is: running, paused, completed, failed, cancelled, terminated, timed_out."
     )

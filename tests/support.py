@@ -206,6 +206,8 @@ async def collect_events(
             assert response.status_code == 200, await response.aread()
             assert response.headers["content-type"].startswith("text/event-stream")
             async for event in sse_events(response):
+                if event.id is None:  # a control event: the stream ends (`end`, `reconnect`, `error`)
+                    continue
                 chunks.append(chunk_of(event))
                 if stop(chunks[-1]):
                     return chunks

@@ -46,6 +46,19 @@ from .ref import WorkflowRef
 
 log = logging.getLogger(__name__)
 
+TITLE = "title"
+"""The memo field that names a graph in `GET /graphs` (visibility lists memos, not the Web UI's
+summary): its first task, and how many more (`title_of`)."""
+
+
+def title_of(blueprint: PlanBlueprint) -> str:
+    """What a graph is called in lists: `fetch`, or `fetch and 2 more tasks`."""
+    names = [task.task_id for task in blueprint.new_tasks]
+    if not names:
+        return "no tasks"
+    more = len(names) - 1
+    return names[0] + (f" and {more} more task{'s' if more > 1 else ''}" if more else "")
+
 
 async def start_graph(
     client: Client,
@@ -70,6 +83,7 @@ async def start_graph(
         task_queue=settings.temporal.task_queue,
         task_timeout=GRAPH_TASK_TIMEOUT,
         static_summary=f"Graph of {len(blueprint.new_tasks)} tasks by {config.requested_by}",
+        memo={TITLE: title_of(blueprint)},
         search_attributes=start_search_attributes(config),
     )
     return run.task_uuids
@@ -256,6 +270,7 @@ async def reopen(
         task_timeout=GRAPH_TASK_TIMEOUT,
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         static_summary=f"Graph reopened by {principal}: {reason}"[:200],
+        memo=await description.memo(),  # its title (`GET /graphs` lists the latest run)
         search_attributes=start_search_attributes(last.config.model_copy(update={"project": project})),
     )
 

@@ -24,6 +24,7 @@ from workflows.session import SessionWorkflow
 
 from . import ended, sessions
 from .endings import ENDED_AS, Ending, ending_of
+from .graphs import TITLE
 
 SEARCHED_AS = {str(SessionStatus.ACTIVE): "running"}
 """A session status as `SynapseStatus` holds it, where they differ (`session.view.SEARCH_STATUS`)."""
@@ -72,12 +73,14 @@ async def list_graphs(
         query += _in_status(status)
     found: list[GraphSummary] = []
     executions = [e async for e in latest_runs(client.list_workflows(query, limit=limit))]
-    for execution, ending in zip(executions, await _endings(client, executions), strict=True):
+    titles = await asyncio.gather(*(_title(execution) for execution in executions))
+    for execution, ending, title in zip(executions, await _endings(client, executions), titles, strict=True):
         attributes = execution.typed_search_attributes
         found.append(
             GraphSummary(
                 graph_id=graph_id_of(execution.id),
                 workflow_id=execution.id,
+                title=title,
                 status=ending.status if ending else attributes.get(search_attributes.STATUS) or "running",
                 pending=0 if ending else attributes.get(search_attributes.PENDING) or 0,
                 channel=attributes.get(search_attributes.CHANNEL),
@@ -87,6 +90,14 @@ async def list_graphs(
             )
         )
     return found
+
+
+async def _title(execution: WorkflowExecution) -> str | None:
+    """A graph's title (its memo, set when it started), else the session that started it."""
+    title = await execution.memo_value(TITLE, None)
+    if isinstance(title, str):
+        return title
+    return f"from {execution.parent_id}" if execution.parent_id else None
 
 
 GOING = ("running", "paused", *SEARCHED_AS.values(), *ended.SESSION_GOING)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from workflows.identity.ids import session_workflow_id
 
@@ -21,11 +21,11 @@ async def events(
     settings: SettingsDep,
     caller: Viewer,
     stream: Events,
-) -> StreamingResponse:
+) -> Response:
     """Stream chunks (`id:` = sequence_id) until the session closes; resumable.
 
     Every client of this API process shares one subscription to the session, so any number of
     people can watch without slowing it down or taking the update slots decisions need.
     """
     await sessions.get_status(client, key, wait=settings.api.query_wait)  # 404 before the stream
-    return stream.of(session_workflow_id(key))
+    return await stream.of(session_workflow_id(key))

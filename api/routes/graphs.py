@@ -7,7 +7,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
-from fastapi.responses import PlainTextResponse, StreamingResponse
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from contracts import (
     AuditEntry,
@@ -154,11 +154,11 @@ async def task_events(
     stream: Events,
     version: Annotated[int | None, Query(ge=1, description="Which version (default: the latest).")] = None,
     instance: Annotated[int | None, Query(ge=0, description="Which loop instance (loop tasks).")] = None,
-) -> StreamingResponse:
+) -> Response:
     """One run of a task as server-sent events: its agent's thinking, tool calls and approvals, and
     a running terminal command's output as it comes, until the run closes."""
     task = await graphs.get_task(client, graph_id, task_uuid, wait=settings.api.query_wait)
-    return stream.of(graphs.task_run_of(task, version, instance))
+    return await stream.of(graphs.task_run_of(task, version, instance))
 
 
 @router.get(
@@ -194,10 +194,10 @@ async def graph_events(
     settings: SettingsDep,
     caller: Viewer,
     stream: Events,
-) -> StreamingResponse:
+) -> Response:
     """Task state changes, gates and tool approvals as server-sent events, until the graph closes."""
     await graphs.view(client, graph_id, GraphQuery(limit=1), wait=settings.api.query_wait)  # 404 first
-    return stream.of(graph_workflow_id(graph_id))
+    return await stream.of(graph_workflow_id(graph_id))
 
 
 @router.post("/{graph_id}/blueprint", response_model=GraphView, responses=BUSY_RESPONSE)

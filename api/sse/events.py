@@ -7,6 +7,9 @@ the server ends early says why in a last event, whose data carries `last_event_i
 resume after (`Last-Event-ID` header or `?after=`), so a reconnecting client misses nothing:
 - `reconnect`: the client fell too far behind (or the API is stopping); reconnect now;
 - `error`: Temporal could not be read; reconnect when it is back.
+
+A stream that is complete (its workflow closed: a session ended, a graph finished) ends with an
+`end` event, whose data has the same shape: there is nothing to reconnect for.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ KEEPALIVE = ": keepalive\n\n"
 """A comment line sent on idle streams, so proxies keep them open and dead clients are noticed."""
 RECONNECT = "reconnect"
 ERROR = "error"
+END = "end"
+"""The last event of a complete stream: its workflow closed; a client stops following it."""
 
 
 def sent(chunk: TaskStreamChunk) -> SentChunk:
@@ -39,6 +44,7 @@ def chunk_event(chunk: TaskStreamChunk) -> str:
 
 
 def control_event(kind: str, detail: str, last_event_id: int) -> str:
-    """A last event that ends a stream early (`reconnect` or `error`), saying where to resume."""
+    """A last event that ends a stream (`reconnect` or `error` early, `end` when it is complete),
+    saying where to resume (or where it ended)."""
     data = json.dumps({"detail": detail, "last_event_id": last_event_id})
     return f"event: {kind}\ndata: {data}\n\n"

@@ -8,14 +8,16 @@ stream ends early. The hub is created in the app's lifespan and closed with it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowQueryFailedError
+from temporalio.service import RPCError
 
 from core.artifacts import ArtifactStore
 
-from .events import KEEPALIVE, RETRY, chunk_event, control_event
+from .events import END, KEEPALIVE, RETRY, chunk_event, control_event
 from .feed import Feed
 from .source import StreamSource
 from .subscriber import Event, Final, Subscriber
@@ -24,11 +26,16 @@ REPLAY_EVENTS = 256
 """Recent events a feed keeps for clients that join or reconnect."""
 KEEPALIVE_SECONDS = 15.0
 """Idle time after which a stream gets a keep-alive comment."""
+CHECK_SECONDS = 2.0
+"""How long `complete` may take to tell whether a closed workflow's stream has more for a client."""
 
 
-async def sse_text(items: AsyncGenerator[Event | Final | None], after: int) -> AsyncIterator[str]:
+async def sse_text(
+    items: AsyncGenerator[Event | Final | None], after: int, workflow_id: str
+) -> AsyncIterator[str]:
     """A stream's events as SSE text: keep-alives while idle, and a last `reconnect`/`error`
-    event (with where to resume) when it ends early. Closes `items` when done."""
+    event (with where to resume) when it ends early, or `end` when `workflow_id` closed (a client
+    stops following). Closes `items` when done."""
     yield RETRY
     last = after
     async with aclosing(items):
@@ -36,8 +43,8 @@ async def sse_text(items: AsyncGenerator[Event | Final | None], after: int) -> A
             if item is None:
                 yield KEEPALIVE
             elif isinstance(item, Final):
-                if item.kind != "end":
-                    yield control_event(item.kind, item.detail, last)
+                detail = item.detail or f"{workflow_id} has ended; its stream is complete"
+                yield control_event(END if item.kind == "end" else item.kind, detail, last)
                 return
             else:
                 yield item.text
@@ -74,7 +81,7 @@ class StreamHub:
 
     def events(self, workflow_id: str, after: int) -> AsyncIterator[str]:
         """SSE text for every chunk with sequence id > `after`, until the stream ends."""
-        return sse_text(self.follow(workflow_id, after), after)
+        return sse_text(self.follow(workflow_id, after), after, workflow_id)
 
     async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
         """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);
@@ -110,6 +117,21 @@ class StreamHub:
         finally:
             feed.detach(subscriber)
             subscriber.close()
+
+    async def complete(self, workflow_id: str, after: int) -> bool:
+        """Whether a client that has every chunk up to `after` has the whole stream: the workflow
+        has closed and nothing follows. False when that is not known within `CHECK_SECONDS` (or
+        Temporal could not say): the stream is then sent as usual, and ends with `end`."""
+        source = StreamSource(self._client, workflow_id, self._store)
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                if await source.running():
+                    return False
+                async for _ in source.read(after + 1):
+                    return False
+                return True
+        except (TimeoutError, RPCError, WorkflowQueryFailedError):
+            return False
 
     def _feed(self, workflow_id: str, start: int) -> Feed:
         feed = self._feeds.get(workflow_id)

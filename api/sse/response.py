@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Header, Query
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from .hub import StreamHub
 
@@ -29,7 +29,14 @@ EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
         "sentence in `text` and `tone`). A stream "
         "the server ends early says why in a last `reconnect` event (this client fell too far "
         "behind) or `error` event (Temporal could not be read); its data is "
-        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`).',
+        '`{"detail": ..., "last_event_id": N}`: reconnect with `Last-Event-ID: N` (or `?after=N`). '
+        "A complete stream (the workflow closed: the session ended, the graph finished) ends with an "
+        "`end` event of the same shape: stop following it.",
+    },
+    204: {
+        "description": "The stream is complete and the client has all of it: the workflow closed (the "
+        "session ended, the graph finished) and nothing follows `after`. Stop following it (a "
+        "browser's `EventSource` does)."
     },
     404: {"description": "No such workflow."},
 }
@@ -51,8 +58,12 @@ class EventStream:
             hub, after if after is not None else int(last_event_id) if last_event_id is not None else -1
         )
 
-    def of(self, workflow_id: str) -> StreamingResponse:
-        """The workflow's chunks after `after`, then live ones, until it closes."""
+    async def of(self, workflow_id: str) -> Response:
+        """The workflow's chunks after `after`, then live ones, until it closes; 204 to a resume when
+        the workflow has closed and the client has every chunk (what stops a browser's `EventSource`
+        reconnecting). A first request costs no more than before: it is not asked."""
+        if self.after >= 0 and await self.hub.complete(workflow_id, self.after):  # only a resume asks
+            return Response(status_code=204)
         return sse_response(self.hub.events(workflow_id, self.after))
 
 

@@ -96,6 +96,8 @@ class StreamSource:
             cause = err.cause
             if isinstance(cause, ApplicationError) and cause.type in REFUSALS:
                 return Refused(cause.message)
+            if not await self.running():  # it closed with the watch in flight (terminated, say)
+                return Closed()
             # E.g. a run on a worker whose code has no `watch` yet: the query still reads it.
             log.warning("watch on %s failed (%s); reading with the poll query", self.workflow_id, cause)
             return Refused(str(cause))

@@ -130,4 +130,4 @@ def _dumped(event: StreamEvent) -> Any:
 
 def turn_events(hub: StreamHub, workflow_id: str, after: int, message_id: str) -> AsyncIterator[str]:
     """ASYNC_STREAM: the turn's chunks as server-sent events, ending with the turn."""
-    return sse_text(turn_chunks(hub, workflow_id, after, message_id), after)
+    return sse_text(turn_chunks(hub, workflow_id, after, message_id), after, workflow_id)

@@ -12,6 +12,7 @@ from temporalio.client import Client
 from contracts import DecisionTaken, GraphStarted, TaskChanged, TaskChunkType, TurnAnswered
 from workflows.graph.state import GRAPH_TASK_TIMEOUT
 
+from ..conftest import assert_eventually
 from ..support import asked, asked_content, collect_events, events
 from ..workflows.graph.flows import edge, task, task_timeout
 
@@ -214,3 +215,18 @@ async def test_a_plan_sent_with_wait_shows_its_gate_everywhere_and_a_chat_yes_en
     assert (await http.get(f"/sessions/{key}")).json()["pending_interactions"] == []
     audit = (await http.get(f"/graphs/{approved.json()['answer']['graph_id']}/audit")).json()["entries"]
     assert [(e["principal"], e["channel"]) for e in audit if e["kind"] == "approved"] == [("bob", "http")]
+
+
+async def test_the_graph_list_names_a_sessions_graph_by_its_session(http: httpx.AsyncClient) -> None:
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    sent = await http.post(f"/sessions/{key}/messages", json={"content": plan_message(BLUEPRINT)})
+    assert sent.status_code == 202
+    chunks = await collect_events(http, key, lambda c: isinstance(c.content, GraphStarted), within=30)
+    [started] = events(chunks, GraphStarted)
+    await assert_eventually(  # Temporal's visibility lists it a moment later
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: (
+            [g["title"] for g in got.json() if g["graph_id"] == started.graph_id] == [f"from session:{key}"]
+        ),
+        what="the session's graph listed as from its session",
+    )

@@ -211,23 +211,23 @@ def asks(request: InteractionRequest) -> str:
 
 
 def details_markdown(workflow_id: str, config: GraphConfig, state: GraphState) -> str:
-    """Current details for the Web UI: counts, what waits for a person, what failed."""
+    """Current details for the Web UI: counts, what waits for a person, what failed (a list, set
+    apart from the first line by a blank one: else the Web UI shows its dashes as that line's text)."""
     done = sum(task.status in FINISHED_TASK for task in state.tasks.values())
-    lines = [
-        f"**Graph** `{config.graph_id}` · {graph_status(state)} · {done}/{len(state.tasks)} tasks finished",
-    ]
+    head = f"**Graph** `{config.graph_id}` · {graph_status(state)} · {done}/{len(state.tasks)} tasks finished"
+    items = []
     running = [t.task_id for t in state.tasks.values() if t.status == TaskStatus.RUNNING]
     if running:
-        lines.append(f"- running: {', '.join(f'`{name}`' for name in running[:20])}")
+        items.append(f"- running: {', '.join(f'`{name}`' for name in running[:20])}")
     for request in pending_interactions(state)[:20]:
-        lines.append(
+        items.append(
             f"- **waiting** `{request.interaction_id}`: {asks(request)}"
             f" (may decide: {', '.join(request.approvers) or 'anyone'})"
         )
     failed = [t for t in state.tasks.values() if t.status == TaskStatus.FAILED]
     for task in failed[:10]:
-        lines.append(f"- **failed** `{task.task_id}`: {task.reason}")
-    return "\n".join(lines)
+        items.append(f"- **failed** `{task.task_id}`: {task.reason}")
+    return "\n".join([head, "", *items] if items else [head])
 
 
 def search_attributes(config: GraphConfig, state: GraphState) -> list[SearchAttributeUpdate[Any]]:

@@ -119,6 +119,7 @@ def details_markdown(workflow_id: str, config: SessionConfig, state: SessionStat
         lines += [
             "",
             f"**Waiting for approval** `{request.interaction_id}`",
+            "",  # a list right under a line reads as that line's text in the Web UI: a blank line first
             *(
                 [f"- tool: `{ask.tool}`", f"- arguments: `{ask.summary}`"]
                 if isinstance(ask, ToolApprovalAsk)

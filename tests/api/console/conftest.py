@@ -4,8 +4,9 @@ served on loopback with a real worker. Skipped, saying why, where Chromium is no
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -65,17 +66,27 @@ async def page(browser: Browser, http: httpx.AsyncClient) -> AsyncIterator[Page]
     assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
+def noted(page: Page, event: Literal["console", "request"], pick: Callable[[Any], str | None]) -> list[str]:
+    """What `pick` makes of each `event` of `page` from now on, where it makes something (a list
+    that fills as they come)."""
+    found: list[str] = []
+
+    def note(item: Any) -> None:
+        if (picked := pick(item)) is not None:
+            found.append(picked)
+
+    page.on(event, note)
+    return found
+
+
 def refusals(page: Page) -> list[str]:
-    """The Content-Security-Policy violations Chromium reports on `page` from now on (a list that
-    fills as they come): an inline script or style, or a load from another origin, the page tried."""
-    refused: list[str] = []
+    """The Content-Security-Policy violations Chromium reports on `page` from now on: an inline
+    script or style, or a load from another origin, the page tried."""
 
-    def note(message: ConsoleMessage) -> None:
-        if "Content Security Policy" in message.text:
-            refused.append(message.text)
+    def refused(message: ConsoleMessage) -> str | None:
+        return message.text if "Content Security Policy" in message.text else None
 
-    page.on("console", note)
-    return refused
+    return noted(page, "console", refused)
 
 
 async def shot(page: Page, name: str) -> Path:

@@ -1,7 +1,7 @@
-"""Who may do what in the console, and whether everyone can use it: a viewer's key shows no
-decision buttons, a phone-sized screen approves from a deep link, a keyboard alone finds a session
-and approves its request with the focus always visible, and axe-core finds no serious
-accessibility violation on the pages."""
+"""Who may do what in the console, and whether everyone can use it: the key field shows only when
+the API asks for keys, a viewer's key shows no decision buttons, a phone-sized screen approves from
+a deep link, a keyboard alone finds a session and approves its request with the focus always
+visible, and axe-core finds no serious accessibility violation on the pages."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from axe_playwright_python.async_playwright import Axe
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 from temporalio.client import Client
 
 from api.main import create_app
@@ -80,6 +80,25 @@ async def test_a_viewer_sees_the_request_but_no_button_to_decide_it(
         await expect(page.locator("article.card").get_by_role("button", name="Approve once")).to_be_visible()
     finally:
         await context.close()
+
+
+async def test_the_key_field_shows_only_when_the_api_asks_for_keys(
+    browser: Browser, http: httpx.AsyncClient, keyed: httpx.AsyncClient
+) -> None:
+    for api, asks in ((http, False), (keyed, True)):
+        sizes: list[ViewportSize] = [{"width": 390, "height": 844}, {"width": 1280, "height": 800}]
+        for size in sizes:
+            context = await browser.new_context(viewport=size, base_url=str(api.base_url))
+            page = await context.new_page()
+            try:
+                await page.goto("/ui/#/sessions")
+                await expect(page.get_by_role("heading", name="Sessions")).to_be_visible()
+                await expect(page.get_by_label("Your name")).to_be_visible()
+                field = page.get_by_label("API key")
+                # the list is drawn once `GET /me` has answered, so the field is as it stays
+                await (expect(field).to_be_visible() if asks else expect(field).to_be_hidden())
+            finally:
+                await context.close()
 
 
 async def test_at_phone_width_a_deep_link_opens_the_card_and_approves(

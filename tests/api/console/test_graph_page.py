@@ -1,7 +1,8 @@
 """The console's graph page in a real browser: the diagram follows the tasks live (a gate approved
 on its card lets the next task run), a notification's deep link to one of two gates opens at that
-gate's card on a phone, and a rollback with new input started from the page shows its new version;
-input that breaks the contract is refused before it is sent."""
+gate's card on a phone, and a rollback with new input started from the page shows its new version
+(said in words); input that breaks the contract is refused before it is sent. A task's text output
+reads as text, and the graph list names each graph by its first task."""
 
 from __future__ import annotations
 
@@ -95,6 +96,10 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
     await expect(detail.get_by_role("status")).to_contain_text("new input: not JSON")
     await detail.get_by_label("New input (JSON object)").fill('{"echo": "v2"}')
     await detail.get_by_role("button", name="Roll back").click()
+    await expect(detail.get_by_role("status")).to_have_text(
+        "Rollback sent: task first runs again with the new input, as version 2; what follows it runs "
+        "again after it."
+    )
 
     await expect(detail.locator('tr[data-version="2"]')).to_contain_text('"echo": "v2"')
     await expect(detail.locator('tr[data-version="1"]')).to_contain_text("superseded")
@@ -120,4 +125,42 @@ async def test_a_rollback_from_the_page_runs_a_new_version(page: Page, http: htt
     assert listed.status_code == 200
     await page.get_by_role("link", name="Graphs").click()
     await expect(page.get_by_role("row", name=gid)).to_contain_text("completed")
+    await expect(page.get_by_role("row", name=gid).get_by_role("link")).to_have_text("first and 1 more task")
     await shot(page, "graph-rollback")
+
+
+async def test_a_text_output_reads_as_text_and_the_list_names_the_graph(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    created = await submit(
+        http,
+        {
+            "new_tasks": [task("count", input_data={"sql": "SELECT 2 AS n"}), task("report", input_data={})],
+            "new_edges": [edge("count", "report", data_flow={"mappings": {"counted": "output"}})],
+        },
+    )
+    gid = created["graph_id"]
+    view = await wait_graph(http, gid, lambda v: v.status == "completed", "the graph completed")
+    outputs = {t.task_id: t.output for t in view.tasks}
+    text = outputs["count"]
+    assert isinstance(text, str) and "\n" in text, text  # text of several lines
+    assert outputs["report"] == {"counted": text}
+    await page.goto(f"/ui/#/graphs/{gid}")
+    detail = page.locator('section[aria-labelledby="task-h"]')
+    for task_id in ("count", "report"):  # as it is, not as a JSON string with quotes and escapes
+        await page.get_by_role("button", name=f"Details of {task_id}").click()
+        await expect(detail.get_by_role("heading", name=f"Task {task_id}")).to_be_visible()
+        shown = detail.locator('tr[data-version="1"] td').last
+        await expect(shown.locator("pre")).to_have_text(text)
+        assert '"' not in await shown.inner_text() and "\\n" not in await shown.inner_text()
+    await expect(detail.locator('tr[data-version="1"] td dt')).to_have_text("counted")  # report's field
+    await shot(page, "graph-text-output")
+    listed = await assert_eventually(
+        lambda: http.get("/graphs", params={"limit": 500}),
+        lambda got: [g["title"] for g in got.json() if g["graph_id"] == gid] == ["count and 1 more task"],
+        what="the graph listed by its first task",
+    )
+    assert listed.status_code == 200
+    await page.get_by_role("link", name="Graphs").click()
+    await expect(page.get_by_role("row", name=gid).get_by_role("link")).to_have_text("count and 1 more task")
+    await shot(page, "graph-list-titles")

@@ -65,8 +65,10 @@ async def test_a_shop_key_sees_shop_and_is_told_billings_work_is_not_found(
         await expect(page.get_by_role("link", name=shop, exact=True)).to_be_visible()
         await expect(page.get_by_role("link", name=billing, exact=True)).to_have_count(0)
         await page.goto("/ui/#/graphs")
-        await expect(page.get_by_role("link", name=shop_graph)).to_be_visible()
-        await expect(page.get_by_role("link", name=billing_graph)).to_have_count(0)
+        await expect(
+            page.get_by_role("row", name=shop_graph).get_by_role("link", name="hold")
+        ).to_be_visible()
+        await expect(page.get_by_role("row", name=billing_graph)).to_have_count(0)
 
         await page.goto(f"/ui/#/sessions/{billing}")
         await expect(page.locator("#session-status")).to_have_text(

@@ -1,5 +1,6 @@
 """The console's session page in a real browser: a DELETE asked for on a card, denied with a
-reason, asked again and approved, its result streamed in; a decision made over HTTP closing the
+reason, asked again and approved, its result streamed in; a denial with no reason, in the console
+as over HTTP; arguments that are not JSON refused at their box; a decision made over HTTP closing the
 card in the open page without a reload; "Allow always" saving the project's rule, edited, that
 lets the next such call run unasked; a card showing the characters that print nothing escaped."""
 
@@ -9,7 +10,7 @@ import json
 from collections.abc import Callable
 
 import httpx
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from core.visible import visible
 
@@ -26,6 +27,15 @@ async def open_session(page: Page, http: httpx.AsyncClient, **config: str) -> st
     await expect(page.get_by_role("heading", name=f"Session {key}")).to_be_visible()
     await expect(page.locator("#connection")).to_have_text("Live")
     return key
+
+
+async def card_for(page: Page, http: httpx.AsyncClient, sql: str) -> tuple[str, Locator]:
+    """A new session opened in the console, asked `sql`: its key, and the card that asks for it."""
+    key = await open_session(page, http)
+    await send(page, sql)
+    card = page.locator("article.card")
+    await expect(card).to_have_count(1)
+    return key, card
 
 
 async def send(page: Page, text: str) -> None:
@@ -45,8 +55,6 @@ async def test_deny_with_a_reason_then_approve_and_see_the_result(
     await expect(card).to_contain_text("DELETE FROM orders WHERE id = 1")
     await shot(page, "approval-card")
 
-    await card.get_by_role("button", name="Deny").click()
-    await expect(card.get_by_role("status")).to_have_text("Say why you deny it: the agent is told.")
     await card.get_by_label("Reason").fill("not on a Friday")
     await card.get_by_role("button", name="Deny").click()
     await expect(page.locator("article.card")).to_have_count(0)
@@ -65,13 +73,64 @@ async def test_deny_with_a_reason_then_approve_and_see_the_result(
     await shot(page, "approved")
 
 
-async def test_a_decision_over_http_closes_the_card_in_the_open_page(
+async def test_a_denial_needs_no_reason_in_the_console_as_over_http(
     page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
 ) -> None:
     key = await open_session(page, http)
+    before = count_orders("id = 2")
     await send(page, "DELETE FROM orders WHERE id = 2")
     card = page.locator("article.card")
-    await expect(card).to_have_count(1)
+    await expect(card.get_by_label("Reason (optional")).to_have_value("")
+    await card.get_by_role("button", name="Deny").click()  # no reason given
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text("denied by")
+
+    await send(page, "DELETE FROM orders WHERE id = 2")  # the other door: HTTP, no user_message
+    await expect(page.locator("article.card")).to_have_count(1)
+    interaction = await page.locator("article.card").get_attribute("data-interaction")
+    denied = await http.post(
+        f"/sessions/{key}/interactions/{interaction}", json={"approved": False, "principal": "bob"}
+    )
+    assert denied.status_code == 200, denied.text
+    await expect(page.locator("article.card")).to_have_count(0)
+    await expect(page.locator(".conversation")).to_contain_text(f"{interaction} denied by bob (http)")
+    assert count_orders("id = 2") == before, "neither denied DELETE deleted anything"
+    trail = (await http.get(f"/sessions/{key}/audit")).json()["entries"]
+    denials = [(e["principal"], e["comment"]) for e in trail if e["kind"] == "denied"]
+    assert [principal for principal, _ in denials] == ["anonymous", "bob"], trail
+    assert all(not comment for _, comment in denials), "no reason was given either time"
+
+
+async def test_arguments_that_are_not_json_are_refused_at_their_box(
+    page: Page, http: httpx.AsyncClient
+) -> None:
+    _, card = await card_for(page, http, "DELETE FROM orders WHERE id = 13")
+    await card.get_by_role("button", name="Edit arguments").click()
+    editor = card.get_by_label("Arguments (JSON)")
+    await editor.fill('{"sql": ')
+    await card.get_by_role("button", name="Approve with these arguments").click()
+    problem = card.get_by_role("alert")
+    await expect(problem).to_contain_text("The arguments are not JSON")
+    await expect(editor).to_be_focused()
+    await expect(editor).to_have_attribute("aria-invalid", "true")
+    box, said, deny = (
+        await editor.bounding_box(),
+        await problem.bounding_box(),
+        await card.get_by_role("button", name="Deny").bounding_box(),
+    )
+    assert box and said and deny
+    assert 0 <= said["y"] - (box["y"] + box["height"]) < 40, "the complaint sits right under the box"
+    assert said["y"] < deny["y"], "above the card's other buttons, not below Deny"
+    await shot(page, "arguments-not-json")
+    await editor.fill('{"sql": "DELETE FROM orders WHERE id = 14"}')
+    await expect(problem).to_have_text("")  # the complaint goes with the edit
+    await expect(page.locator("article.card")).to_have_count(1)
+
+
+async def test_a_decision_over_http_closes_the_card_in_the_open_page(
+    page: Page, http: httpx.AsyncClient, count_orders: Callable[[str], int]
+) -> None:
+    key, card = await card_for(page, http, "DELETE FROM orders WHERE id = 2")
     interaction = await card.get_attribute("data-interaction")
 
     decided = await http.post(
@@ -89,9 +148,7 @@ async def test_a_decision_over_http_closes_the_card_in_the_open_page(
 async def test_what_a_person_types_on_a_card_survives_the_streams_refreshes(
     page: Page, http: httpx.AsyncClient
 ) -> None:
-    key = await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 3")
-    card = page.locator("article.card")
+    key, card = await card_for(page, http, "DELETE FROM orders WHERE id = 3")
     await card.get_by_label("Reason").fill("half typed")
     await card.get_by_label("Reason").focus()
 
@@ -156,9 +213,7 @@ characters; `json`: escapes JSON reads back."""
 async def test_a_card_shows_every_character_that_prints_nothing_escaped(
     page: Page, http: httpx.AsyncClient
 ) -> None:
-    await open_session(page, http)
-    await send(page, "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''")
-    card = page.locator("article.card")
+    _, card = await card_for(page, http, "DELETE FROM orders WHERE id = 4 AND 'a\u200b\u202e\x9bb' <> ''")
     await expect(card).to_contain_text(r"'a\u200b\u202e\x9bb'")
     assert not {"\u200b", "\u202e", "\x9b"} & set(await card.inner_text())
     edited = await card.get_by_label("Arguments (JSON)").input_value()

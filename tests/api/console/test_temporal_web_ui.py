@@ -5,7 +5,7 @@ The dev server runs its Web UI with `--ui-codec-endpoint` pointing at the API's 
 encrypt every payload. Headless Chromium opens the UI's workflow list filtered by
 `SynapseStatus="waiting_approval"` and the session's page, and reads the pending approval there:
 the page asked the codec server to decrypt it (the database holds ciphertext; see
-tests/faults/test_encrypted_at_rest.py).
+tests/faults/test_encrypted_at_rest.py), under the *User Metadata* tab, its facts a bulleted list.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ async def test_the_web_ui_lists_the_waiting_session_and_shows_its_approval_decry
         await expect(details.get_by_text("Waiting for approval")).to_be_visible()
         await expect(details.get_by_text(asked(request).interaction_id, exact=True)).to_be_visible()
         await expect(details.get_by_text(f"sql: {DELETE_CANCELLED}")).to_be_visible()
+        # the request's facts are a list with bullets, not lines of text that start with dashes
+        await expect(details.get_by_role("listitem").filter(has_text="may approve: anyone")).to_be_visible()
+        await expect(details.get_by_text("- may approve")).to_have_count(0)
         await shot(page, "temporal-ui-session-decrypted")
 
         metrics = (await http.get("/metrics")).text

@@ -230,7 +230,8 @@ class AgentTaskWorkflow(SupervisionHandlers, AgentRunHandlers, StreamHandlers):
             f"**task** `{self._input.task_id}` {self._run()} of `{self._input.graph_workflow_id}`",
             f"**agent** `{self._input.agent_id}` · **status** {self._state.status}",
         ]
-        lines += [f"- waits for `{r.interaction_id}`: {asks(r)}" for r in self._state.pending]
+        if self._state.pending:  # a blank line first, or the Web UI shows the list as the line's text
+            lines += ["", *(f"- waits for `{r.interaction_id}`: {asks(r)}" for r in self._state.pending)]
         return "\n".join(lines)
 
     @workflow.query

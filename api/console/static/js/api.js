@@ -49,14 +49,20 @@ export const post = (path, body) => call("POST", path, body);
 export const del = (path) => call("DELETE", path);
 
 // Follow `path` (an SSE endpoint) from after `after`, calling onChunk(chunk) for each event and
-// onState("live" | "reconnecting" | "ended", detail) as the connection changes. Stops when
-// `signal` aborts or the server says the stream does not exist (404).
+// onState("live" | "reconnecting" | "closed" | "ended", detail) as the connection changes. Stops
+// when `signal` aborts, when the stream is complete ("closed": the server's last `end` event, sent
+// once the session or graph has ended, or a 204 when nothing is missing), or when the server
+// refuses it ("ended": 404, 401, 403).
 export async function follow(path, after, onChunk, onState, signal) {
   let last = after;
   let wait = 500;
   while (!signal.aborted) {
     try {
       const response = await fetch(`${path}?after=${last}`, { headers: headers(), signal });
+      if (response.status === 204) { // complete, and nothing is missing: the session or graph ended
+        onState("closed");
+        return;
+      }
       if (response.status === 404 || response.status === 401 || response.status === 403) {
         onState("ended", (await response.json()).detail);
         return;
@@ -77,6 +83,10 @@ export async function follow(path, after, onChunk, onState, signal) {
           buffer = buffer.slice(end + 2);
           const event = parseFrame(frame);
           if (!event) continue;
+          if (event.type === "end") {
+            onState("closed", event.data.detail);
+            return;
+          }
           if (event.type === "reconnect" || event.type === "error") {
             last = event.data.last_event_id ?? last;
             continue;
@@ -93,6 +103,14 @@ export async function follow(path, after, onChunk, onState, signal) {
     await new Promise((resolve) => setTimeout(resolve, wait));
     wait = Math.min(wait * 2, 8000);
   }
+}
+
+// What the header says of a page's stream: Live, Reconnecting…, or that the session or graph ended.
+export function connectionText(what, state, detail) {
+  if (state === "live") return "Live";
+  if (state === "reconnecting") return "Reconnecting…";
+  if (state === "closed") return `${what} ended`;
+  return `Stream ended${detail ? `: ${detail}` : ""}`;
 }
 
 function parseFrame(frame) {

@@ -82,13 +82,21 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
     actions.append(el("button", { type: "button", onclick: (e) => decide({ approved: true, response_data: { grant } }, e.target) }, "Allow for this session"));
   }
   if (request.interaction_type === "tool_approval") {
-    const editor = el("textarea", { rows: 6, name: "arguments", spellcheck: "false" });
+    // What is wrong with the edited arguments shows at the box, not below the card's other buttons.
+    const problem = el("p", { class: "error", role: "alert", id: `args-problem-${id}` });
+    const editor = el("textarea", { rows: 6, name: "arguments", spellcheck: "false", "aria-describedby": problem.id,
+      oninput: () => { problem.textContent = ""; editor.removeAttribute("aria-invalid"); } });
     editor.value = visible(JSON.stringify(shown, null, 2), true);
     const editBox = el("div", { hidden: true },
-      el("label", {}, "Arguments (JSON)", editor),
+      el("label", {}, "Arguments (JSON)", editor), problem,
       el("button", { type: "button", onclick: (e) => {
         let args;
-        try { args = JSON.parse(editor.value); } catch (err) { status.textContent = `The arguments are not JSON: ${err.message}`; status.className = "error"; return; }
+        try { args = JSON.parse(editor.value); } catch (err) {
+          problem.textContent = `The arguments are not JSON: ${err.message}`;
+          editor.setAttribute("aria-invalid", "true");
+          editor.focus();
+          return;
+        }
         decide({ approved: true, response_data: { arguments: args } }, e.target);
       } }, "Approve with these arguments"));
     actions.append(el("button", { type: "button", "aria-expanded": "false", onclick: (e) => {
@@ -104,11 +112,10 @@ export function card(owner, request, { canApprove, onDecided, rules }) {
     }
     node.append(actions, ...boxes);
   } else node.append(actions);
-  node.append(el("label", {}, "Reason (sent to the agent when you deny)", reason));
-  node.append(el("div", { class: "actions" }, el("button", { class: "danger", type: "button", onclick: (e) => {
-    if (!reason.value.trim()) { status.textContent = "Say why you deny it: the agent is told."; status.className = "error"; reason.focus(); return; }
-    decide({ approved: false, user_message: reason.value.trim() }, e.target);
-  } }, "Deny")));
+  // A reason is optional, as on every other door (HTTP, chat, the REPL): the agent is told it when given.
+  node.append(el("label", {}, "Reason (optional, sent to the agent when you deny)", reason));
+  node.append(el("div", { class: "actions" }, el("button", { class: "danger", type: "button", onclick: (e) =>
+    decide({ approved: false, user_message: reason.value.trim() || undefined }, e.target) }, "Deny")));
   node.append(status);
   return node;
 }

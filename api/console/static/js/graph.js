@@ -1,11 +1,12 @@
 // One graph: its diagram with live task statuses, the gates and tool approvals waiting in it,
 // pause / resume / cancel, a task's versions with their inputs and outputs, a rollback with new
-// input (checked before it is sent), and who did what. Refreshed on every event of its stream.
+// input (checked before it is sent), and who did what. Refreshed on every event of its stream,
+// followed until the graph ends (the page says so; a rollback that reopens it follows it again).
 
-import { follow, get, post, who } from "./api.js";
+import { connectionText, follow, get, post, who } from "./api.js";
 import { focusLinked, showCards } from "./cards.js";
 import { diagram } from "./diagram.js";
-import { el } from "./render.js";
+import { el, outputView } from "./render.js";
 
 const ASSIGNEE = /^(Agent|Group|Human):[A-Za-z0-9_.\-]+$/;
 
@@ -19,7 +20,20 @@ export function rollbackProblem(inputText, assignee, comment) {
   return null;
 }
 
+const PHONE = window.matchMedia("(max-width: 600px)"); // the diagram then runs top to bottom
 const WIDE_ONLY = new Set(["Version", "Assignee"]); // a phone shows them in the task's details
+
+
+// What a sent intervention did, in words.
+function interventionSaid(body, task) {
+  if (body.intervention_type === "ROLLBACK_AND_MODIFY") {
+    const next = Math.max(0, ...task.versions.map((v) => v.version)) + 1;
+    return `Rollback sent: task ${task.task_id} runs again with the new input, as version ${next}; what follows it runs again after it.`;
+  }
+  if (body.intervention_type === "PAUSE") return `Task ${task.task_id} paused: nothing after it starts until it is resumed.`;
+  if (body.intervention_type === "RESUME") return `Task ${task.task_id} resumed.`;
+  return `${body.intervention_type.toLowerCase().replaceAll("_", " ")} sent.`;
+}
 
 export function graphPage(main, graphId, params, setConnection) {
   const path = `/graphs/${encodeURIComponent(graphId)}`;
@@ -47,9 +61,9 @@ export function graphPage(main, graphId, params, setConnection) {
       const view = await get(`${path}?limit=1000`);
       status.textContent = `${view.status} · requested by ${view.requested_by} · ${Object.entries(view.counts).map(([s, n]) => `${n} ${s}`).join(", ")}${view.reason ? ` · ${view.reason}` : ""}`;
       showControls(view);
-      showCards(cards, path, view.pending_interactions, { canApprove: who.may("approver"), onDecided: refreshSoon });
+      showCards(cards, path, view.pending_interactions, { canApprove: who.may("approver"), onDecided: reopened });
       focusLinked(cards, params);
-      picture.replaceChildren(diagram(view, (t) => pick(t.task_uuid)));
+      picture.replaceChildren(diagram(view, (t) => pick(t.task_uuid), PHONE.matches));
       table.replaceChildren(...view.tasks.map((t) => el("tr", { "data-task": t.task_id },
         el("td", {}, t.task_id), el("td", {}, t.paused ? `${t.status} (paused)` : t.status), el("td", { class: "wide-only" }, String(t.version)),
         el("td", { class: "wide-only" }, t.assignee_id), el("td", {}, t.reason ?? ""),
@@ -68,7 +82,7 @@ export function graphPage(main, graphId, params, setConnection) {
     if (!who.may("operator")) { controls.replaceChildren(); return; }
     const act = (name) => async () => {
       try { await post(`${path}/${name}`, { principal: who.me || undefined }); } catch (err) { status.textContent = `${name}: ${err.message}`; }
-      refreshSoon();
+      reopened();
     };
     const open = view.status === "running" || view.status === "paused";
     controls.replaceChildren(
@@ -98,10 +112,10 @@ export function graphPage(main, graphId, params, setConnection) {
     const intervene = async (body) => {
       try {
         await post(`${path}/interventions`, { ...body, target_task_id: task.task_uuid, principal: who.me || undefined });
-        say(`${body.intervention_type} sent.`, "line-ok");
+        say(interventionSaid(body, task), "line-ok");
         comment.value = "";
       } catch (err) { say(`Refused: ${err.message}`, "error"); }
-      refreshSoon();
+      reopened();
     };
     const rollback = async () => {
       const problem = rollbackProblem(input.value, assignee.value.trim(), comment.value);
@@ -113,7 +127,7 @@ export function graphPage(main, graphId, params, setConnection) {
     const versions = el("tbody", {}, task.versions.map((v) => el("tr", { "data-version": v.version },
       el("td", {}, `v${v.version}${v.superseded ? " (superseded)" : ""}`), el("td", {}, v.status),
       el("td", {}, el("pre", {}, JSON.stringify(v.input_data, null, 2))),
-      el("td", {}, el("pre", {}, v.error ?? JSON.stringify(v.output, null, 2))))));
+      el("td", {}, v.error ? el("pre", {}, v.error) : outputView(v.output)))));
     detail.replaceChildren(el("h2", { id: "task-h" }, `Task ${task.task_id}`),
       el("p", { class: "muted" }, `${task.status}${task.paused ? " (paused)" : ""} · ${task.definition.assignee_id}${task.reason ? ` · ${task.reason}` : ""}`),
       el("table", {}, el("thead", {}, el("tr", {}, ["Version", "Status", "Input", "Output"].map((h) => el("th", { scope: "col" }, h)))), versions));
@@ -131,9 +145,21 @@ export function graphPage(main, graphId, params, setConnection) {
     if (focused) { const again = detail.querySelector(`[name="${focused}"]`); if (again) again.focus(); }
   }
 
+  let following = false; // the graph's stream is followed (false once it ended)
+  function listen() {
+    following = true;
+    follow(`${path}/events`, -1, () => refreshSoon(), (state, detailText) => {
+      setConnection(connectionText("Graph", state, detailText));
+      if (state === "closed" || state === "ended") following = false;
+    }, controller.signal);
+  }
+  // After an action that may reopen an ended graph (a rollback): read it, and follow it again.
+  function reopened() {
+    refreshSoon();
+    if (!following) listen();
+  }
+
   refresh();
-  follow(`${path}/events`, -1, () => refreshSoon(), (state, detailText) => {
-    setConnection(state === "live" ? "Live" : state === "reconnecting" ? "Reconnecting…" : `Stream ended${detailText ? `: ${detailText}` : ""}`);
-  }, controller.signal);
+  listen();
   return () => controller.abort();
 }

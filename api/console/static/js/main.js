@@ -14,6 +14,8 @@ const connection = document.getElementById("connection"); // the live stream: Li
 const whoami = document.getElementById("whoami"); // the key's principal and role
 let leave = null;
 
+const keyField = document.getElementById("api-key-field"); // shown only when the API asks for keys
+
 async function learnWho() {
   try {
     const me = await get("/me");
@@ -21,15 +23,18 @@ async function learnWho() {
     who.keyPrincipal = me.principal;
     const projects = me.projects ? ` · ${me.projects.join(", ")}` : ""; // a key scoped to projects
     whoami.textContent = me.keys_required ? `${me.principal} (${me.role}${projects})` : "";
+    keyField.hidden = !me.keys_required && !who.key;
   } catch (err) {
     who.role = "viewer";
     who.keyPrincipal = null;
     whoami.textContent = `Key not accepted: ${err.message}`;
+    keyField.hidden = false;
   }
 }
 
 async function route() {
   if (leave) { leave(); leave = null; }
+  connection.textContent = ""; // what it said was of the page left
   const [path, query] = (location.hash.slice(1) || "/sessions").split("?");
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean);

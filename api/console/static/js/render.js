@@ -92,6 +92,26 @@ export function ansi(text) {
   return node;
 }
 
+// An output (a task's, a turn's answer) as a person reads it: text as text, not as a JSON string
+// with its quotes and `\n` escapes; an object as its fields, each value shown the same way; any
+// other value as indented JSON.
+export function outputView(value) {
+  if (typeof value === "string") return el("pre", { class: "output" }, value);
+  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length) {
+    return el("dl", { class: "output" }, Object.entries(value).flatMap(([name, field]) => [
+      el("dt", {}, name),
+      el("dd", {}, el("pre", {}, typeof field === "string" ? field : JSON.stringify(field, null, 2))),
+    ]));
+  }
+  return el("pre", { class: "output" }, JSON.stringify(value, null, 2));
+}
+
+// A listed session's or graph's status in words that wrap on a phone: `waiting approval (closed)`.
+export const statusWords = (item) => `${item.status.replaceAll("_", " ")}${item.closed ? " (closed)" : ""}`;
+
+// When something started, short enough for a list on a phone: `11/29/26, 10:08 AM`.
+export const shortTime = (iso) => new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+
 // The class of a line of each tone: the API sends every event with its sentence (`text`) and tone,
 // worded once for every client (core/wording).
 const TONES = { ok: "line-ok", bad: "line-bad", note: "line-note", call: "line-call", graph: "line-note", thinking: "thinking" };
@@ -105,7 +125,7 @@ export function chunkLine(chunk) {
     case "turn_started":
       return event.from ? el("li", {}, el("span", { class: "from-user" }, `${event.from}: `), String(event.message ?? "")) : null;
     case "turn_answered":
-      return el("li", {}, typeof event.answer === "string" ? markdown(event.answer) : el("pre", {}, JSON.stringify(event.answer, null, 2)));
+      return el("li", {}, typeof event.answer === "string" ? markdown(event.answer) : outputView(event.answer));
     case "turn_completed":
       return null;
     case "command_ended":

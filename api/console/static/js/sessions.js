@@ -1,8 +1,11 @@
 // The sessions page: every session newest first, with its status, pending requests, agent and
-// channel; "waiting for me" keeps those with a request the person named in the header may answer.
+// channel (not on a phone: the table fits its width); "waiting for me" keeps those with a request the
+// person named in the header may answer.
 
 import { get, post, who } from "./api.js";
-import { el } from "./render.js";
+import { el, shortTime, statusWords } from "./render.js";
+
+const WIDE_ONLY = new Set(["Agent", "Channel"]); // a phone shows them on the session's page
 
 export async function sessionsPage(main, params) {
   const mine = params.get("waiting") === "me";
@@ -14,7 +17,7 @@ export async function sessionsPage(main, params) {
   const body = el("tbody");
   const table = el("table", {},
     el("caption", { class: "muted" }, mine ? `Sessions waiting for ${who.me || "a person"}` : "All sessions, newest first"),
-    el("thead", {}, el("tr", {}, ["Session", "Status", "Pending", "Agent", "Channel", "Started"].map((h) => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, ["Session", "Status", "Pending", "Agent", "Channel", "Started"].map((h) => el("th", { scope: "col", class: WIDE_ONLY.has(h) ? "wide-only" : undefined }, h)))),
     body);
   const newKey = el("input", { id: "new-key", name: "session_key", placeholder: "optional", size: 16 });
   const started = el("span", { role: "status", class: "muted" });
@@ -45,11 +48,11 @@ export async function sessionsPage(main, params) {
     for (const s of sessions) {
       body.append(el("tr", {},
         el("td", {}, el("a", { href: `#/sessions/${encodeURIComponent(s.session_key)}` }, s.session_key)),
-        el("td", {}, s.closed ? `${s.status} (closed)` : s.status, s.reason ? el("div", { class: "muted" }, s.reason) : ""),
+        el("td", {}, el("span", { class: "status" }, statusWords(s)), s.reason ? el("div", { class: "muted" }, s.reason) : ""),
         el("td", {}, String(s.pending)),
-        el("td", {}, s.agent_id ?? ""),
-        el("td", {}, s.channel ?? ""),
-        el("td", {}, s.started_at ? new Date(s.started_at).toLocaleString() : "")));
+        el("td", { class: "wide-only" }, s.agent_id ?? ""),
+        el("td", { class: "wide-only" }, s.channel ?? ""),
+        el("td", {}, s.started_at ? shortTime(s.started_at) : "")));
     }
   } catch (err) {
     body.append(el("tr", {}, el("td", { colspan: 6, class: "error" }, `Could not list sessions: ${err.message}`)));
