@@ -140,8 +140,8 @@ def test_a_session_restates_only_what_it_changes() -> None:
         "terminal": DecisionPolicy(approvals_required=2, allow_grants=True),
     }
     assert refused(OTTO, **asked) == ""
-    loosened = {"policies": {"sql": {"approvals_required": 1}}}
-    assert "approvals_required 1 is below the agent's 2" in refused(OTTO, **loosened), "said is kept"
+    loosened: dict[str, Any] = {"sql": {"approvals_required": 1}}
+    assert "approvals_required 1 is below the agent's 2" in refused(OTTO, policies=loosened), "said is kept"
 
 
 def test_the_agents_sandbox_is_the_floor_and_a_profiles_counts_as_the_sessions_choice() -> None:
@@ -225,10 +225,10 @@ def test_what_a_non_admin_may_start_is_never_looser_than_its_floor(
     role: Role,
 ) -> None:
     agent = AgentSpec(name="random", policies=agent_policies, sandbox=agent_sandbox)
-    floor = floor_of(agent, deployment)
+    agents_floor = floor_of(agent, deployment)
     body = CreateSessionRequest(policies=session_policies, approvers=session_approvers, sandbox=sandbox)
-    body = with_agents_defaults(body, floor)  # as POST /sessions completes it
-    if refusals(body, Caller("otto", role), floor, profile):
+    body = with_agents_defaults(body, agents_floor)  # as POST /sessions completes it
+    if refusals(body, Caller("otto", role), agents_floor, profile):
         return
     for tool in TOOLS:
         runs = policy_for(tool, body.policies or {}, agent_policies)  # as the session's workflow reads them
