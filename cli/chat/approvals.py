@@ -172,7 +172,9 @@ class Approvals:
         if where.scope is None:  # no project, no person: this session only is a grant, not a rule
             grant = offers.session_grant(request.grants)
             return self.decide(request, True, response_data={"grant": grant})
-        line = await self.prompts.line(f"{offer.label} (edit, then Enter) › ", default=offer.line)
+        line = await self.prompts.line(
+            f"{offer.label} (edit, then Enter) › ", default=offer.line, selected=True
+        )
         try:
             rule = offers.rule(
                 request.tool, offers.edited(offer, line), self.state.principal, "synapse chat", where
