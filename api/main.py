@@ -27,6 +27,7 @@ from core.settings import Settings
 from core.tracing import Tracing
 
 from . import console, docs, headers, openapi
+from .agui import routes as agui
 from .calls.errors import CallError
 from .calls.sizes import TooLarge
 from .errors import (
@@ -167,6 +168,7 @@ def create_app(
         graphs,
         artifacts,
         experience,
+        agui,
     ):
         app.include_router(module.router, dependencies=[Depends(in_scope)])
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds

@@ -1,0 +1,355 @@
+"""`POST /ag-ui` (and `/ag-ui/{agent_id}`): an AG-UI run on the session `agui:<threadId>`;
+`GET /ag-ui/{threadId}/state`: its conversation and what waits, for a frontend that reconnects.
+
+A run is one of three, by its `RunAgentInput`:
+- `resume` (answers to the interrupts a run ended with): each entry is decided through the one
+  decision door as the caller (approver or higher; recorded with channel `ag-ui`), then the run
+  follows the session from that decision. An interrupt decided elsewhere already is reported
+  (`CUSTOM synapse.already_decided`), not decided again. Nothing is kept in this process: any API
+  process takes any run.
+- a new user message (the last of `messages`; a client sends the whole conversation each run, and a
+  message the session has is not sent again): delivered by signal-with-start (the first starts the
+  session), and the run follows its turn. While a request waits, a message would be read as the
+  reply that denies it, so it is not delivered: the run ends with what waits.
+- neither: a reconnect. `MESSAGES_SNAPSHOT`, then the run ends with what waits.
+Everything that can be refused is an HTTP status before the stream starts; after `RUN_STARTED` only
+`RUN_ERROR`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from typing import Annotated, Any
+
+from ag_ui.core import BaseEvent, CustomEvent, MessagesSnapshotEvent, ResumeEntry, RunAgentInput, UserMessage
+from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+from temporalio.client import Client
+
+from contracts import (
+    AuditEntry,
+    AuditKind,
+    ErrorType,
+    InboundMessage,
+    InteractionOutcome,
+    LiveSession,
+)
+from contracts.session import AGENT_ID_PATTERN
+from core.agent_registry import DEFAULT_AGENT, AgentRegistry
+from core.security import Caller, Role
+from core.settings import Settings
+
+from ..calls import decisions, scope, sessions
+from ..calls.decisions import AGUI_CHANNEL
+from ..calls.errors import Invalid, NotFound, Problem, Refused
+from ..calls.ref import WorkflowRef
+from ..calls.sizes import check_size
+from ..deps import ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
+from ..limits import MESSAGE_HINT
+from ..routes.sessions import message_project
+from ..scope import owners
+from ..sse.hub import StreamHub
+from ..sse.response import sse_response
+from .conversation import MESSAGE_ID_PREFIX, agui_messages
+from .interrupts import decision_body, interrupt_of
+from .mapping import CUSTOM_PREFIX, RunMapper
+from .stream import Follow, RunStream
+
+router = APIRouter(prefix="/ag-ui", tags=["ag-ui"])
+
+THREAD_ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,194}$"
+"""A thread id: what a session key allows, after its `agui:` prefix."""
+SESSION_PREFIX = "agui:"
+"""The session of thread `T` is `agui:T`."""
+RUN_MARKER = "agui-run:"
+"""A resume's decisions carry `agui-run:<runId>` as their message id: the run's stream starts there."""
+
+ThreadId = Annotated[str, Path(pattern=THREAD_ID_PATTERN, description="The AG-UI thread id.")]
+AgentId = Annotated[
+    str,
+    Path(pattern=AGENT_ID_PATTERN, max_length=200, description="`Agent:<name>`: the agent of a new thread."),
+]
+
+RUN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "AG-UI events (`data: <event JSON>`), from `RUN_STARTED` to `RUN_FINISHED` (its "
+        "`outcome` an `interrupt` while a request waits for a person) or `RUN_ERROR`.",
+    },
+    **ERROR_RESPONSES(
+        403,
+        404,
+        409,
+        413,
+        s403="A viewer's key; or a `resume` from a key below approver (recorded in the audit trail), or "
+        "a decision the request's approvers or policy refuse.",
+        s404="A `resume` for a thread that has no session.",
+        s409="The thread's session was cancelled; or a decision the workflow refused (two-person rule).",
+    ),
+    **BUSY_RESPONSE,
+}
+
+
+def session_key(thread_id: str) -> str:
+    """The session of an AG-UI thread (422 naming `threadId` when no session key can hold it)."""
+    if not re.fullmatch(THREAD_ID_PATTERN, thread_id):
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("body", "threadId"),
+                    "msg": f"a thread id matches {THREAD_ID_PATTERN} (the session is agui:<threadId>)",
+                    "type": "string_pattern_mismatch",
+                    "input": thread_id,
+                }
+            ]
+        )
+    return SESSION_PREFIX + thread_id
+
+
+async def _status(client: Client, key: str, settings: Settings) -> LiveSession | None:
+    try:
+        return await sessions.get_status(client, key, wait=settings.api.query_wait)
+    except NotFound:
+        return None
+
+
+def _snapshot(status: LiveSession | None) -> MessagesSnapshotEvent:
+    return MessagesSnapshotEvent(messages=agui_messages(status.messages if status is not None else []))
+
+
+def _turn(body: RunAgentInput) -> UserMessage | None:
+    """The run's new user message: the last of `messages`, when a user said it."""
+    last = body.messages[-1] if body.messages else None
+    return last if isinstance(last, UserMessage) else None
+
+
+def _text(body: RunAgentInput, message: UserMessage) -> str:
+    """A user message's text (its text parts joined); 422 naming a part that is not text."""
+    if isinstance(message.content, str):
+        return message.content
+    texts: list[str] = []
+    for index, part in enumerate(message.content):
+        text = getattr(part, "text", None)
+        if getattr(part, "type", None) != "text" or not isinstance(text, str):
+            where = ("body", "messages", len(body.messages) - 1, "content", index)
+            raise RequestValidationError(
+                [{"loc": where, "msg": "only text parts can be sent to an agent", "type": "value_error"}]
+            )
+        texts.append(text)
+    return "\n".join(texts)
+
+
+def _already_decided(interaction_id: str, entry: AuditEntry) -> CustomEvent:
+    return CustomEvent(
+        name=CUSTOM_PREFIX + "already_decided",
+        value={
+            "interruptId": interaction_id,
+            "approved": entry.kind == AuditKind.APPROVED,
+            "decidedBy": entry.principal,
+            "channel": entry.channel,
+            "at": entry.at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "text": f"{interaction_id} was already {entry.kind.value} by {entry.principal} "
+            f"({entry.channel}); a decision is not taken twice",
+        },
+    )
+
+
+async def _resume(
+    request: Request,
+    body: RunAgentInput,
+    resume: list[ResumeEntry],
+    caller: Caller,
+    status: LiveSession,
+    mapper: RunMapper,
+) -> tuple[list[BaseEvent], bool]:
+    """Decide every entry as the caller; what the run says first (interrupts decided elsewhere), and
+    whether any decision was taken now (then the run follows the session from it).
+
+    Raises:
+        Invalid: An entry names no interrupt of the thread, or its payload does not answer it (each
+            problem named `resume.<i>.<field>`); nothing was decided.
+        Refused, NotFound, Closed: The decision door refused one (earlier ones stand).
+    """
+    client: Client = request.app.state.client
+    settings: Settings = request.app.state.settings
+    key, wait, marker = status.session_id, settings.api.query_wait, RUN_MARKER + body.run_id
+    pending = {r.interaction_id: r for r in status.pending_interactions}
+    problems: list[Problem] = []
+    decide: list[tuple[str, Any]] = []
+    before: list[BaseEvent] = []
+    for index, entry in enumerate(resume):
+        waiting = pending.get(entry.interrupt_id)
+        if waiting is None:
+            taken = await decisions.recorded_decision(client, key, entry.interrupt_id, wait=wait)
+            if taken is not None:
+                before.append(_already_decided(entry.interrupt_id, taken))
+                continue
+            problems.append(
+                Problem(
+                    ("resume", index, "interruptId"),
+                    f"no interrupt {entry.interrupt_id!r} waits in thread {body.thread_id!r}; "
+                    f"waiting: {sorted(pending) or 'none'}",
+                    "not_found",
+                )
+            )
+            continue
+        made = decision_body(index, entry, waiting, marker)
+        if isinstance(made, list):
+            problems += made
+        else:
+            decide.append((entry.interrupt_id, made))
+            mapper.announced[entry.interrupt_id] = waiting.ask.kind
+    if problems:
+        raise Invalid(problems)
+    decided = False
+    for interaction_id, made in decide:
+        try:
+            result = await decisions.decide(
+                client,
+                settings,
+                caller,
+                target=WorkflowRef.session(key),
+                interaction_id=interaction_id,
+                body=made,
+                channel=AGUI_CHANNEL,
+            )
+        except Refused as refusal:  # decided elsewhere in between: reported, as one decided before
+            taken = await decisions.recorded_decision(client, key, interaction_id, wait=wait)
+            if refusal.error_type != ErrorType.INTERACTION_ALREADY_DECIDED or taken is None:
+                raise
+            before.append(_already_decided(interaction_id, taken))
+            continue
+        if isinstance(result, InteractionOutcome):
+            request.app.state.metrics.decided(result)
+        decided = True
+    return before, decided
+
+
+async def _refuse_resume(
+    request: Request, caller: Caller, status: LiveSession | None, body: RunAgentInput
+) -> None:
+    """403 for a caller below approver sending a `resume`, each attempt recorded in the audit trail."""
+    if status is not None:
+        for entry in body.resume or []:
+            await decisions.record_refused_caller(
+                request.app.state.client,
+                status.workflow_id,
+                caller,
+                entry.interrupt_id[:200],
+                None,
+                AGUI_CHANNEL,
+            )
+    raise HTTPException(
+        403,
+        f"{caller.principal} has role {caller.role.name}; a resume decides what waits and needs approver or higher",
+    )
+
+
+async def _run(
+    request: Request,
+    body: RunAgentInput,
+    agent_id: str | None,
+    caller: Caller,
+    client: Client,
+    settings: Settings,
+    hub: StreamHub,
+    registry: AgentRegistry,
+) -> StreamingResponse:
+    key = session_key(body.thread_id)
+    project = await message_project(request, client, caller, key) if caller.projects is not None else None
+    status = await _status(client, key, settings)
+    run = RunStream(client, hub, key, body.thread_id, body.run_id, settings.api.query_wait)
+    mapper = RunMapper()
+    before: list[BaseEvent] = []
+    follow: Follow | None = None
+    if body.resume:
+        if caller.role < Role.approver:
+            await _refuse_resume(request, caller, status, body)
+        if status is None:
+            raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
+        before, decided = await _resume(request, body, body.resume, caller, status, mapper)
+        if decided:
+            follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id)
+        else:
+            status = await _status(client, key, settings)
+            before.append(_snapshot(status))
+        return sse_response(run.body(before, follow, mapper, status))
+    turn = _turn(body)
+    known = {m.metadata.get("message_id") for m in status.messages} if status is not None else set()
+    if turn is None or MESSAGE_ID_PREFIX + turn.id in known:  # a reconnect: what the session has
+        return sse_response(run.body([_snapshot(status)], None, mapper, status))
+    if status is not None and status.pending_interactions:  # a message now would deny what waits
+        return sse_response(run.body([], None, mapper, status))
+    text = _text(body, turn)
+    check_size("content", text, settings.limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
+    message = InboundMessage(
+        channel=AGUI_CHANNEL,
+        sender_id=caller.principal or "anonymous",
+        role=caller.role,
+        chat_id=key,
+        content=text,
+        message_id=MESSAGE_ID_PREFIX + turn.id,
+    )
+    agent = registry.resolve(agent_id or (status.agent_id if status is not None else DEFAULT_AGENT), key)
+    config = sessions.new_config(settings, key, agent, channel=AGUI_CHANNEL)
+    if project is not None:
+        config = config.model_copy(update={"project": project})
+    previous = await sessions.accepting(client, key, wait=settings.api.query_wait)
+    after = (0 if previous is not None else sessions.stream_head(status)) - 1
+    await sessions.send_message(
+        client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
+    )
+    assert message.message_id is not None
+    return sse_response(run.body([], Follow(after, message.message_id), mapper, status))
+
+
+@router.post("", response_class=StreamingResponse, responses=RUN_RESPONSES)
+async def run_thread(
+    body: RunAgentInput,
+    request: Request,
+    client: ClientDep,
+    settings: SettingsDep,
+    hub: HubDep,
+    registry: RegistryDep,
+    caller: Operator,
+) -> StreamingResponse:
+    """Run an AG-UI thread (`RunAgentInput` in, AG-UI events out as SSE) on the session
+    `agui:<threadId>`, started with the default agent on first use. See `docs/ag-ui.md`."""
+    return await _run(request, body, None, caller, client, settings, hub, registry)
+
+
+@router.post("/{agent_id}", response_class=StreamingResponse, responses=RUN_RESPONSES)
+async def run_thread_with(
+    agent_id: AgentId,
+    body: RunAgentInput,
+    request: Request,
+    client: ClientDep,
+    settings: SettingsDep,
+    hub: HubDep,
+    registry: RegistryDep,
+    caller: Operator,
+) -> StreamingResponse:
+    """`POST /ag-ui`, a new thread's session started with this agent (`Agent:<name>`); a thread that
+    has a session keeps its agent."""
+    return await _run(request, body, agent_id, caller, client, settings, hub, registry)
+
+
+@router.get("/{thread_id}/state", responses=ERROR_RESPONSES(401, 403, 404, 422))
+async def thread_state(
+    thread_id: ThreadId, request: Request, client: ClientDep, settings: SettingsDep, caller: Viewer
+) -> dict[str, Any]:
+    """The thread's conversation as AG-UI messages (`messages`, as `MESSAGES_SNAPSHOT` gives them)
+    and what waits for a person (`interrupts`, as a run's `RUN_FINISHED` lists them)."""
+    key = SESSION_PREFIX + thread_id
+    await scope.check(client, owners(request), caller, WorkflowRef.session(key), may_start=False)
+    status = await sessions.get_status(client, key, wait=settings.api.query_wait)
+    return {
+        "threadId": thread_id,
+        "messages": [m.model_dump(mode="json", by_alias=True) for m in agui_messages(status.messages)],
+        "interrupts": [
+            interrupt_of(r).model_dump(mode="json", by_alias=True) for r in status.pending_interactions
+        ],
+    }

@@ -1,0 +1,247 @@
+"""`POST /ag-ui`: AG-UI runs on a real app and worker, every frame read back with the
+`ag-ui-protocol` models (`ag_ui.core.Event`), as a frontend's client would read it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from ag_ui.core import Event, EventType, RunAgentInput, RunFinishedEvent
+from pydantic import TypeAdapter
+from temporalio.client import Client
+
+from api.main import create_app
+from core.settings import Settings
+
+from ...support import serve
+
+KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver,k-ok2:ben:approver"
+DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
+EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def keyed(settings: Settings) -> Settings:
+    return settings.model_copy(update={"api": settings.api.model_copy(update={"keys": KEYS})})
+
+
+@asynccontextmanager
+async def app_with_keys(client: Client, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    async with serve(create_app(keyed(settings), client=client)) as http:
+        yield http
+
+
+def run_input(thread: str, *said: str, resume: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A body as `@ag-ui/client` sends it: the whole conversation, a fresh run id."""
+    body: dict[str, Any] = {
+        "threadId": thread,
+        "runId": uuid.uuid4().hex,
+        "protocolVersion": "1.0",
+        "state": {},
+        "messages": [{"id": f"u{i}", "role": "user", "content": text} for i, text in enumerate(said)],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+    if resume is not None:
+        body["resume"] = resume
+    RunAgentInput.model_validate(body)  # the package's own model reads it
+    return body
+
+
+async def run(http: httpx.AsyncClient, body: dict[str, Any], key: str = "k-ok") -> list[Any]:
+    """The run's events, each frame parsed by the package's models; the run must end."""
+    frames: list[Any] = []
+    async with http.stream("POST", "/ag-ui", json=body, headers=bearer(key)) as response:
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        text = ""
+        async for chunk in response.aiter_text():
+            text += chunk
+        for block in text.split("\n\n"):
+            data = [line[len("data: ") :] for line in block.splitlines() if line.startswith("data: ")]
+            if data:
+                frames.append(EVENTS.validate_json("\n".join(data)))
+    assert frames[0].type == EventType.RUN_STARTED and frames[0].protocol_version == "1.0"
+    assert frames[-1].type in (EventType.RUN_FINISHED, EventType.RUN_ERROR), "every run ends"
+    return frames
+
+
+def of(frames: list[Any], kind: EventType) -> list[Any]:
+    return [f for f in frames if f.type == kind]
+
+
+def interrupts(frames: list[Any]) -> list[Any]:
+    finished = frames[-1]
+    assert isinstance(finished, RunFinishedEvent) and finished.outcome is not None
+    assert finished.outcome.type == "interrupt", finished
+    return list(finished.outcome.interrupts)
+
+
+async def test_a_delete_is_interrupted_and_a_resume_on_another_api_approves_it(
+    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
+) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    before = count_orders("status = 'cancelled'")
+    assert before > 0
+    async with app_with_keys(client, settings) as first, app_with_keys(client, settings) as second:
+        frames = await run(first, run_input(thread, DELETE), key="k-op")
+        [start] = of(frames, EventType.TOOL_CALL_START)
+        assert start.tool_call_name == "sql"
+        assert json.loads(of(frames, EventType.TOOL_CALL_ARGS)[0].delta) == {"sql": DELETE}
+        [interrupt] = interrupts(frames)
+        assert (
+            interrupt.reason == "tool_approval"
+            and interrupt.tool_call_id == interrupt.id == start.tool_call_id
+        )
+        assert "DELETE" in (interrupt.message or "")
+        assert interrupt.response_schema["required"] == ["approved"]
+        assert count_orders("status = 'cancelled'") == before, "nothing ran yet"
+
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        frames = await run(second, run_input(thread, DELETE, resume=resume))
+        [result] = of(frames, EventType.TOOL_CALL_RESULT)
+        assert result.tool_call_id == interrupt.id and json.loads(result.content)["ok"] is True
+        assert of(frames, EventType.TEXT_MESSAGE_CONTENT), "the agent's answer"
+        assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
+        assert count_orders("status = 'cancelled'") == 0
+        audit = (await second.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        [approved] = [e for e in audit["entries"] if e["kind"] == "approved"]
+        assert (approved["principal"], approved["channel"]) == ("ann", "ag-ui")
+
+
+async def test_a_cancelled_interrupt_is_a_denial_with_its_reason_and_an_edit_runs_edited(
+    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        denied = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(denied, DELETE)))
+        resume = [{"interruptId": interrupt.id, "status": "cancelled", "metadata": {"reason": "not today"}}]
+        frames = await run(http, run_input(denied, DELETE, resume=resume))
+        [result] = of(frames, EventType.TOOL_CALL_RESULT)
+        assert json.loads(result.content) == {"ok": False, "error": "denied by ann: not today"}
+        assert count_orders("status = 'cancelled'") > 0
+
+        edited = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(edited, DELETE)))
+        assert count_orders("id = 1") == 1
+        payload = {"approved": True, "editedArgs": {"sql": "DELETE FROM orders WHERE id = 1"}}
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": payload}]
+        frames = await run(http, run_input(edited, DELETE, resume=resume))
+        assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
+        assert count_orders("id = 1") == 0 and count_orders("status = 'cancelled'") > 0, "the edit ran"
+
+
+async def test_garbage_resumes_are_refused_naming_the_field_and_leave_the_session_waiting(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        cases = [
+            (
+                [{"interruptId": "nope", "status": "resolved", "payload": {"approved": True}}],
+                "resume.0.interruptId",
+            ),
+            ([{"interruptId": interrupt.id, "status": "maybe"}], "resume.0.status"),
+            (
+                [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": "yes"}}],
+                "resume.0.payload.approved",
+            ),
+            ([{"interruptId": interrupt.id, "status": "resolved", "payload": {"ok": 1}}], "resume.0.payload"),
+            ([{"interruptId": interrupt.id, "status": "resolved", "payload": 3}], "resume.0.payload"),
+        ]
+        for resume, field in cases:
+            body = run_input(thread, DELETE)
+            body["resume"] = resume
+            refused = await http.post("/ag-ui", json=body, headers=bearer("k-ok"))
+            assert refused.status_code == 422, refused.text
+            assert f"body.{field}" in refused.json()["detail"], (field, refused.json())
+        viewer = await http.post(
+            "/ag-ui",
+            json=run_input(
+                thread,
+                DELETE,
+                resume=[{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}],
+            ),
+            headers=bearer("k-op"),
+        )
+        assert viewer.status_code == 403 and "otto has role operator" in viewer.json()["detail"]
+        assert (
+            await http.post("/ag-ui", json=run_input(thread, DELETE), headers=bearer("k-view"))
+        ).status_code == 403
+        bad_thread = await http.post("/ag-ui", json=run_input("a b", DELETE), headers=bearer("k-ok"))
+        assert bad_thread.status_code == 422 and "body.threadId" in bad_thread.json()["detail"]
+
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
+        assert [i["id"] for i in state["interrupts"]] == [interrupt.id], "the session still waits"
+        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        refusal = [e for e in audit["entries"] if e["principal"] == "otto"]
+        assert refusal and refusal[0]["channel"] == "ag-ui", "the operator's attempt is recorded"
+        assert not [e for e in audit["entries"] if e["kind"] in ("approved", "denied")]
+
+
+async def test_an_interrupt_decided_elsewhere_is_reported_not_decided_again(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        decided = await http.post(
+            f"/sessions/agui:{thread}/interactions/{interrupt.id}",
+            json={"approved": False, "user_message": "no"},
+            headers=bearer("k-ok2"),
+        )
+        assert decided.status_code == 200, decided.text
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        frames = await run(http, run_input(thread, DELETE, resume=resume))
+        [custom] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.already_decided"]
+        assert custom.value["decidedBy"] == "ben" and custom.value["approved"] is False
+        assert custom.value["channel"] == "http"
+        assert of(frames, EventType.MESSAGES_SNAPSHOT)
+        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        assert [e["principal"] for e in audit["entries"] if e["kind"] in ("approved", "denied")] == ["ben"]
+
+
+async def test_a_reconnect_gets_the_conversation_and_a_resent_message_denies_nothing(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        answered = await run(http, run_input(thread, "hello"))
+        assert of(answered, EventType.TEXT_MESSAGE_CONTENT)
+        [interrupt] = interrupts(await run(http, run_input(thread, "hello", DELETE)))
+        again = await run(http, run_input(thread, "hello", DELETE))  # a client resending it all
+        assert [i.id for i in interrupts(again)] == [interrupt.id], "still waiting: not read as a reply"
+        reconnect = await run(http, {**run_input(thread), "messages": []})
+        [snapshot] = of(reconnect, EventType.MESSAGES_SNAPSHOT)
+        users = [m for m in snapshot.messages if m.role == "user"]
+        assert [(m.id, m.content) for m in users] == [("u0", "hello"), ("u1", DELETE)], "the client's own ids"
+        assert [i.id for i in interrupts(reconnect)] == [interrupt.id]
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
+        assert [m["id"] for m in state["messages"] if m["role"] == "user"] == ["u0", "u1"]
+
+
+async def test_a_question_is_an_interrupt_answered_by_a_resume(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, "ask: Which region?")))
+        assert interrupt.reason == "question" and interrupt.tool_call_id is None
+        assert interrupt.response_schema["required"] == ["answer"]
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"answer": "eu-west"}}]
+        frames = await run(http, run_input(thread, "ask: Which region?", resume=resume))
+        texts = "".join(f.delta for f in of(frames, EventType.TEXT_MESSAGE_CONTENT))
+        assert "eu-west" in texts and frames[-1].type == EventType.RUN_FINISHED
+        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "answered"] == [
+            ("ann", "ag-ui")
+        ]
