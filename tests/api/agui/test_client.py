@@ -28,6 +28,7 @@ from temporalio.client import Client
 
 from core.settings import Settings
 
+from ...readme.blocks import fenced_blocks
 from .test_runs import DELETE, app_with_keys, bearer
 
 HERE = Path(__file__).parent
@@ -199,3 +200,46 @@ async def test_the_real_client_is_refused_a_viewers_key(
         lines = await drive(modules, env, DELETE)
         [thrown] = [line for line in lines if "thrown" in line]
         assert thrown["status"] == 403 and "vera has role viewer" in thrown["thrown"]
+
+
+def docs_example() -> str:
+    """The frontend of docs/ag-ui.md, as a reader copies it."""
+    page = (HERE.parents[2] / "docs" / "ag-ui.md").read_text()
+    [block] = [b for b in fenced_blocks(page, "docs/ag-ui.md") if b.language == "js"]
+    return block.code
+
+
+async def test_the_docs_frontend_asks_in_the_terminal_and_its_approval_runs_the_call(
+    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int], tmp_path: Path
+) -> None:
+    modules = installed_client()
+    script = tmp_path / "agui-demo.cjs"
+    script.write_text(docs_example())
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    assert count_orders("id = 2") == 1
+    async with app_with_keys(client, settings) as http:
+        process = await asyncio.create_subprocess_exec(
+            "node",
+            str(script),
+            "DELETE FROM orders WHERE id = 2",
+            env={
+                **os.environ,
+                "NODE_PATH": str(modules),
+                "SYNAPSE_URL": str(http.base_url).rstrip("/"),
+                "SYNAPSE_API_KEY": "k-ok",
+                "THREAD": thread,
+            },
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        async with asyncio.timeout(RUN_SECONDS):
+            stdout, stderr = await process.communicate(b"y\n")
+        said = stdout.decode()
+        assert process.returncode == 0, (said, stderr.decode())
+        assert "proposed: sql" in said and "approve? [y/N]" in said and "result: " in said
+        assert count_orders("id = 2") == 0, said
+        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        assert [(e["kind"], e["principal"]) for e in audit["entries"] if e["kind"] == "approved"] == [
+            ("approved", "ann")
+        ]
