@@ -110,7 +110,8 @@ def test_a_gated_call_is_one_tool_call_from_its_request_to_its_result() -> None:
         EventType.TOOL_CALL_ARGS,
         EventType.TOOL_CALL_END,
     ]
-    assert opened[0].tool_call_id == "ia-1" and json.loads(opened[1].delta) == {"sql": "DELETE FROM orders"}
+    start, args, _ = sent(opened)
+    assert start.tool_call_id == "ia-1" and json.loads(args.delta) == {"sql": "DELETE FROM orders"}
     [called] = [e for e in SAMPLES if e.event == "tool_called"]
     [used] = [e for e in SAMPLES if e.event == "tool_used"]
     ran, _ = mapper.events(chunk(1, called.model_copy(update={"interaction_id": "ia-1"})))
@@ -201,7 +202,7 @@ def test_a_pending_request_is_an_interrupt_with_the_schema_of_its_answer(ask: An
 def entry(
     payload: Any = None, status: str = "resolved", metadata: dict[str, Any] | None = None
 ) -> ResumeEntry:
-    return ResumeEntry(interrupt_id="ia-1", status=status, payload=payload, metadata=metadata)  # type: ignore[arg-type]
+    return ResumeEntry(interrupt_id="ia-1", status=status, payload=payload, metadata=metadata)
 
 
 def test_resume_entries_are_decisions_or_name_what_is_wrong() -> None:
