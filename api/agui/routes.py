@@ -19,11 +19,12 @@ Everything that can be refused is an HTTP status before the stream starts; after
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Annotated, Any
 
 from ag_ui.core import BaseEvent, CustomEvent, MessagesSnapshotEvent, ResumeEntry, RunAgentInput, UserMessage
-from fastapi import APIRouter, HTTPException, Path, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from temporalio.client import Client
@@ -248,20 +249,12 @@ async def _refuse_resume(
     )
 
 
-async def _run(
-    request: Request,
-    body: RunAgentInput,
-    agent_id: str | None,
-    caller: Caller,
-    client: Client,
-    settings: Settings,
-    hub: StreamHub,
-    registry: AgentRegistry,
-) -> StreamingResponse:
+async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> StreamingResponse:
+    request, client, settings, caller = runner.request, runner.client, runner.settings, runner.caller
     key = session_key(body.thread_id)
     project = await message_project(request, client, caller, key) if caller.projects is not None else None
     status = await _status(client, key, settings)
-    run = RunStream(client, hub, key, body.thread_id, body.run_id, settings.api.query_wait)
+    run = RunStream(client, runner.hub, key, body.thread_id, body.run_id, settings.api.query_wait)
     mapper = RunMapper()
     before: list[BaseEvent] = []
     follow: Follow | None = None
@@ -293,8 +286,9 @@ async def _run(
         content=text,
         message_id=MESSAGE_ID_PREFIX + turn.id,
     )
-    agent = registry.resolve(agent_id or (status.agent_id if status is not None else DEFAULT_AGENT), key)
-    config = sessions.new_config(settings, key, agent, channel=AGUI_CHANNEL)
+    agent_id = agent_id or (status.agent_id if status is not None else DEFAULT_AGENT)
+    agent = runner.registry.resolve(agent_id, key)
+    config = sessions.new_config(settings, key, agent, agent_id=agent_id, channel=AGUI_CHANNEL)
     if project is not None:
         config = config.model_copy(update={"project": project})
     previous = await sessions.accepting(client, key, wait=settings.api.query_wait)
@@ -306,35 +300,45 @@ async def _run(
     return sse_response(run.body([], Follow(after, message.message_id), mapper, status))
 
 
-@router.post("", response_class=StreamingResponse, responses=RUN_RESPONSES)
-async def run_thread(
-    body: RunAgentInput,
+@dataclass(frozen=True)
+class Runner:
+    """What a run needs of the request (`Depends(runner)`): the app's parts and the caller."""
+
+    request: Request
+    client: Client
+    settings: Settings
+    hub: StreamHub
+    registry: AgentRegistry
+    caller: Caller
+
+
+async def runner(
     request: Request,
     client: ClientDep,
     settings: SettingsDep,
     hub: HubDep,
     registry: RegistryDep,
     caller: Operator,
-) -> StreamingResponse:
+) -> Runner:
+    """The parts of the app a run uses, for an operator or higher."""
+    return Runner(request, client, settings, hub, registry, caller)
+
+
+RunnerDep = Annotated[Runner, Depends(runner)]
+
+
+@router.post("", response_class=StreamingResponse, responses=RUN_RESPONSES)
+async def run_thread(body: RunAgentInput, run: RunnerDep) -> StreamingResponse:
     """Run an AG-UI thread (`RunAgentInput` in, AG-UI events out as SSE) on the session
     `agui:<threadId>`, started with the default agent on first use. See `docs/ag-ui.md`."""
-    return await _run(request, body, None, caller, client, settings, hub, registry)
+    return await _run(run, body, None)
 
 
 @router.post("/{agent_id}", response_class=StreamingResponse, responses=RUN_RESPONSES)
-async def run_thread_with(
-    agent_id: AgentId,
-    body: RunAgentInput,
-    request: Request,
-    client: ClientDep,
-    settings: SettingsDep,
-    hub: HubDep,
-    registry: RegistryDep,
-    caller: Operator,
-) -> StreamingResponse:
+async def run_thread_with(agent_id: AgentId, body: RunAgentInput, run: RunnerDep) -> StreamingResponse:
     """`POST /ag-ui`, a new thread's session started with this agent (`Agent:<name>`); a thread that
     has a session keeps its agent."""
-    return await _run(request, body, agent_id, caller, client, settings, hub, registry)
+    return await _run(run, body, agent_id)
 
 
 @router.get("/{thread_id}/state", responses=ERROR_RESPONSES(401, 403, 404, 422))

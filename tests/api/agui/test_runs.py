@@ -245,3 +245,23 @@ async def test_a_question_is_an_interrupt_answered_by_a_resume(
         assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "answered"] == [
             ("ann", "ag-ui")
         ]
+
+
+async def test_a_thread_starts_with_the_agent_its_path_names(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        body = run_input(thread, "hello")
+        async with http.stream(
+            "POST", "/ag-ui/Agent:demo-adk", json=body, headers=bearer("k-op")
+        ) as response:
+            assert response.status_code == 200
+            text = (await response.aread()).decode()
+        assert '"type":"RUN_FINISHED"' in text
+        session = (await http.get(f"/sessions/agui:{thread}", headers=bearer("k-view"))).json()
+        assert (session["agent_id"], session["channel"]) == ("Agent:demo-adk", "ag-ui")
+        unknown = await http.post(
+            "/ag-ui/Agent:nobody", json=run_input("t-x", "hello"), headers=bearer("k-op")
+        )
+        assert unknown.status_code == 422 and "Agent:nobody" in unknown.json()["detail"]
