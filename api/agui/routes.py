@@ -165,9 +165,9 @@ async def _resume(
     caller: Caller,
     status: LiveSession,
     mapper: RunMapper,
-) -> tuple[list[BaseEvent], bool]:
+) -> tuple[list[BaseEvent], frozenset[str]]:
     """Decide every entry as the caller; what the run says first (interrupts decided elsewhere), and
-    whether any decision was taken now (then the run follows the session from it).
+    the interrupts decided now (the run follows the session from the first decision).
 
     Raises:
         Invalid: An entry names no interrupt of the thread, or its payload does not answer it (each
@@ -205,7 +205,7 @@ async def _resume(
             mapper.announced[entry.interrupt_id] = waiting.ask.kind
     if problems:
         raise Invalid(problems)
-    decided = False
+    decided: set[str] = set()
     for interaction_id, made in decide:
         try:
             result = await decisions.decide(
@@ -225,8 +225,8 @@ async def _resume(
             continue
         if isinstance(result, InteractionOutcome):
             request.app.state.metrics.decided(result)
-        decided = True
-    return before, decided
+        decided.add(interaction_id)
+    return before, frozenset(decided)
 
 
 async def _refuse_resume(
@@ -265,7 +265,7 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
             raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
         before, decided = await _resume(request, body, body.resume, caller, status, mapper)
         if decided:
-            follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id)
+            follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id, decided)
         else:
             status = await _status(client, key, settings)
             before.append(_snapshot(status))

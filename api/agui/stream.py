@@ -26,7 +26,7 @@ from ag_ui.core import (
 from ag_ui.encoder import EventEncoder
 from temporalio.client import Client
 
-from contracts import LiveSession
+from contracts import ApprovalCounted, DecisionTaken, LiveSession, TaskStreamChunk
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import sessions
@@ -34,7 +34,7 @@ from ..calls.errors import CallError
 from ..sse.events import KEEPALIVE
 from ..sse.hub import StreamHub
 from ..sse.subscriber import Final
-from ..sse.turns import turn_chunks
+from ..sse.turns import chunks_from, message_of
 from .interrupts import interrupt_of
 from .mapping import RunMapper
 
@@ -42,10 +42,18 @@ from .mapping import RunMapper
 @dataclass(frozen=True)
 class Follow:
     """Where the run's events are on the session's stream: after `after`, from the chunk that names
-    `message_id` (its turn's start, or the decision the run's resume took)."""
+    `message_id` (its turn's start, or a decision the run's resume took), or that decides one of
+    `decided` (a decision its graph took: the session shows it without the run's message id)."""
 
     after: int
     message_id: str
+    decided: frozenset[str] = frozenset()
+
+    def starts(self, chunk: TaskStreamChunk) -> bool:
+        """Whether the run's events begin with `chunk`."""
+        event = chunk.content
+        decides = isinstance(event, DecisionTaken | ApprovalCounted) and event.interaction_id in self.decided
+        return decides or message_of(chunk) == self.message_id
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,7 @@ class RunStream:
             yield item if isinstance(item, str) else encoder.encode(item)
 
     async def _followed(self, follow: Follow, mapper: RunMapper) -> AsyncIterator[BaseEvent | str]:
-        items = turn_chunks(self.hub, session_workflow_id(self.key), follow.after, follow.message_id)
+        items = chunks_from(self.hub, session_workflow_id(self.key), follow.after, follow.starts)
         async with aclosing(items):
             async for item in items:
                 if item is None:

@@ -18,6 +18,7 @@ from api.main import create_app
 from core.settings import Settings
 
 from ...support import serve
+from ..test_session_graphs import BLUEPRINT, plan_message
 
 KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver,k-ok2:ben:approver"
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -265,3 +266,28 @@ async def test_a_thread_starts_with_the_agent_its_path_names(
             "/ag-ui/Agent:nobody", json=run_input("t-x", "hello"), headers=bearer("k-op")
         )
         assert unknown.status_code == 422 and "Agent:nobody" in unknown.json()["detail"]
+
+
+async def test_a_graphs_gate_is_an_interrupt_and_the_resume_decides_it_in_the_graph(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        plan = plan_message(BLUEPRINT)
+        [interrupt] = interrupts(await run(http, run_input(thread, plan), key="k-op"))
+        assert interrupt.reason == "gate" and interrupt.tool_call_id is None
+        assert "Publish the total?" in (interrupt.message or "")
+        graph = interrupt.metadata["synapse"]["workflowId"]
+        assert graph.startswith("graph:"), "the gate is the graph's"
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        frames = await run(http, run_input(thread, plan, resume=resume))
+        [taken] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.decision_taken"]
+        assert (taken.value["decided_by"], taken.value["channel"]) == ("ann", "ag-ui")
+        answer = "".join(f.delta for f in of(frames, EventType.TEXT_MESSAGE_CONTENT))
+        assert '"total": 42' in answer and frames[-1].type == EventType.RUN_FINISHED
+        audit = (
+            await http.get(f"/graphs/{graph.removeprefix('graph:')}/audit", headers=bearer("k-view"))
+        ).json()
+        assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "approved"] == [
+            ("ann", "ag-ui")
+        ]
