@@ -18,6 +18,7 @@ from api.main import create_app
 from core.settings import Settings
 
 from ...support import serve
+from ..test_critical_tools import critical_sql_worker
 from ..test_session_graphs import BLUEPRINT, plan_message
 
 KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver,k-ok2:ben:approver"
@@ -291,3 +292,23 @@ async def test_a_graphs_gate_is_an_interrupt_and_the_resume_decides_it_in_the_gr
         assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "approved"] == [
             ("ann", "ag-ui")
         ]
+
+
+async def test_under_the_two_person_rule_a_first_approval_ends_the_run_with_the_same_interrupt(
+    client: Client, settings: Settings, count_orders: Callable[[str], int]
+) -> None:
+    async with critical_sql_worker(client, settings), app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        first = await run(http, run_input(thread, DELETE, resume=resume), key="k-ok")
+        [again] = interrupts(first)
+        assert again.id == interrupt.id and again.metadata["synapse"]["approvedBy"] == ["ann"]
+        assert count_orders("status = 'cancelled'") > 0, "one approval of two runs nothing"
+        twice = await http.post(
+            "/ag-ui", json=run_input(thread, DELETE, resume=resume), headers=bearer("k-ok")
+        )
+        assert twice.status_code == 409 and "ann" in twice.json()["detail"]
+        second = await run(http, run_input(thread, DELETE, resume=resume), key="k-ok2")
+        assert second[-1].type == EventType.RUN_FINISHED and second[-1].outcome is None
+        assert count_orders("status = 'cancelled'") == 0
