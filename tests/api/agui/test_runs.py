@@ -312,3 +312,23 @@ async def test_under_the_two_person_rule_a_first_approval_ends_the_run_with_the_
         second = await run(http, run_input(thread, DELETE, resume=resume), key="k-ok2")
         assert second[-1].type == EventType.RUN_FINISHED and second[-1].outcome is None
         assert count_orders("status = 'cancelled'") == 0
+
+
+async def test_a_thread_belongs_to_the_project_of_the_key_that_started_it(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    keys = "k-shop:sam:approver:projects=shop,k-bill:bea:approver:projects=billing"
+    scoped = settings.model_copy(update={"api": settings.api.model_copy(update={"keys": keys})})
+    async with serve(create_app(scoped, client=client)) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE), key="k-shop"))
+        session = (await http.get(f"/sessions/agui:{thread}", headers=bearer("k-shop"))).json()
+        assert session["project"] == "shop"
+        assert (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-bill"))).status_code == 404
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        other = await http.post(
+            "/ag-ui", json=run_input(thread, DELETE, resume=resume), headers=bearer("k-bill")
+        )
+        assert other.status_code == 404, "another project's thread is not there for its keys"
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-shop"))).json()
+        assert [i["id"] for i in state["interrupts"]] == [interrupt.id]
