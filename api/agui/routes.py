@@ -47,7 +47,7 @@ from ..calls.decisions import AGUI_CHANNEL
 from ..calls.errors import Invalid, NotFound, Problem, Refused
 from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
-from ..deps import ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..deps import MAX_ID_LENGTH, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
 from ..routes.sessions import message_project
@@ -94,20 +94,29 @@ RUN_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def session_key(thread_id: str) -> str:
-    """The session of an AG-UI thread (422 naming `threadId` when no session key can hold it)."""
-    if not re.fullmatch(THREAD_ID_PATTERN, thread_id):
-        raise RequestValidationError(
-            [
-                {
-                    "loc": ("body", "threadId"),
-                    "msg": f"a thread id matches {THREAD_ID_PATTERN} (the session is agui:<threadId>)",
-                    "type": "string_pattern_mismatch",
-                    "input": thread_id,
-                }
-            ]
-        )
-    return SESSION_PREFIX + thread_id
+def _refused(loc: tuple[str | int, ...], msg: str, value: object) -> dict[str, object]:
+    return {"loc": ("body", *loc), "msg": msg, "type": "value_error", "input": value}
+
+
+def session_key(body: RunAgentInput) -> str:
+    """The session of the run's thread; 422 naming each id no session can keep: a `threadId` no
+    session key can hold, a `runId`, interrupt id or the new message's id over MAX_ID_LENGTH."""
+    problems = []
+    if not re.fullmatch(THREAD_ID_PATTERN, body.thread_id):
+        where = f"a thread id matches {THREAD_ID_PATTERN} (the session is agui:<threadId>)"
+        problems.append(_refused(("threadId",), where, body.thread_id))
+    longest = f"at most {MAX_ID_LENGTH} characters"
+    if not 0 < len(body.run_id) <= MAX_ID_LENGTH:
+        problems.append(_refused(("runId",), f"1 to {MAX_ID_LENGTH} characters", body.run_id[:50]))
+    for index, entry in enumerate(body.resume or []):
+        if not 0 < len(entry.interrupt_id) <= MAX_ID_LENGTH:
+            problems.append(_refused(("resume", index, "interruptId"), longest, entry.interrupt_id[:50]))
+    last = body.messages[-1] if body.messages else None
+    if last is not None and not 0 < len(last.id) <= MAX_ID_LENGTH:
+        problems.append(_refused(("messages", len(body.messages) - 1, "id"), longest, last.id[:50]))
+    if problems:
+        raise RequestValidationError(problems)
+    return SESSION_PREFIX + body.thread_id
 
 
 async def _status(client: Client, key: str, settings: Settings) -> LiveSession | None:
@@ -129,18 +138,23 @@ def _turn(body: RunAgentInput) -> UserMessage | None:
 
 def _text(body: RunAgentInput, message: UserMessage) -> str:
     """A user message's text (its text parts joined); 422 naming a part that is not text."""
-    if isinstance(message.content, str):
-        return message.content
-    texts: list[str] = []
-    for index, part in enumerate(message.content):
+    texts: list[str] = [message.content] if isinstance(message.content, str) else []
+    for index, part in enumerate([] if isinstance(message.content, str) else message.content):
         text = getattr(part, "text", None)
         if getattr(part, "type", None) != "text" or not isinstance(text, str):
-            where = ("body", "messages", len(body.messages) - 1, "content", index)
-            raise RequestValidationError(
-                [{"loc": where, "msg": "only text parts can be sent to an agent", "type": "value_error"}]
-            )
+            where = ("messages", len(body.messages) - 1, "content", index)
+            raise RequestValidationError([_refused(where, "only text parts can be sent to an agent", None)])
         texts.append(text)
-    return "\n".join(texts)
+    text = "\n".join(texts)
+    if not text.strip():
+        raise RequestValidationError(
+            [
+                _refused(
+                    ("messages", len(body.messages) - 1, "content"), "the message to the agent is empty", text
+                )
+            ]
+        )
+    return text
 
 
 def _already_decided(interaction_id: str, entry: AuditEntry) -> CustomEvent:
@@ -251,7 +265,7 @@ async def _refuse_resume(
 
 async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> StreamingResponse:
     request, client, settings, caller = runner.request, runner.client, runner.settings, runner.caller
-    key = session_key(body.thread_id)
+    key = session_key(body)
     project = await message_project(request, client, caller, key) if caller.projects is not None else None
     status = await _status(client, key, settings)
     run = RunStream(client, runner.hub, key, body.thread_id, body.run_id, settings.api.query_wait)
@@ -274,9 +288,9 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
     known = {m.metadata.get("message_id") for m in status.messages} if status is not None else set()
     if turn is None or MESSAGE_ID_PREFIX + turn.id in known:  # a reconnect: what the session has
         return sse_response(run.body([_snapshot(status)], None, mapper, status))
+    text = _text(body, turn)
     if status is not None and status.pending_interactions:  # a message now would deny what waits
         return sse_response(run.body([], None, mapper, status))
-    text = _text(body, turn)
     check_size("content", text, settings.limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
     message = InboundMessage(
         channel=AGUI_CHANNEL,

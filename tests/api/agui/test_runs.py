@@ -181,6 +181,22 @@ async def test_garbage_resumes_are_refused_naming_the_field_and_leave_the_sessio
         ).status_code == 403
         bad_thread = await http.post("/ag-ui", json=run_input("a b", DELETE), headers=bearer("k-ok"))
         assert bad_thread.status_code == 422 and "body.threadId" in bad_thread.json()["detail"]
+        image = {"type": "image", "source": {"type": "url", "value": "https://example.com/a.png"}}
+        bad_messages = [
+            ({**run_input(thread, DELETE), "runId": "r" * 201}, "body.runId"),
+            (run_input(thread, DELETE, ""), "body.messages.1.content"),
+            (
+                {**run_input(thread), "messages": [{"id": "u" * 201, "role": "user", "content": "hi"}]},
+                "body.messages.0.id",
+            ),
+            (
+                {**run_input(thread), "messages": [{"id": "u9", "role": "user", "content": [image]}]},
+                "body.messages.0.content.0",
+            ),
+        ]
+        for body, field in bad_messages:
+            refused = await http.post("/ag-ui", json=body, headers=bearer("k-op"))
+            assert refused.status_code == 422 and field in refused.json()["detail"], (field, refused.text)
 
         state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
         assert [i["id"] for i in state["interrupts"]] == [interrupt.id], "the session still waits"
