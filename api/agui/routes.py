@@ -253,7 +253,7 @@ async def _refuse_resume(
                 request.app.state.client,
                 status.workflow_id,
                 caller,
-                entry.interrupt_id[:200],
+                entry.interrupt_id,
                 None,
                 AGUI_CHANNEL,
             )
@@ -264,6 +264,7 @@ async def _refuse_resume(
 
 
 async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> StreamingResponse:
+    """One run: a resume, a new message's turn, or a reconnect (the module says which is which)."""
     request, client, settings, caller = runner.request, runner.client, runner.settings, runner.caller
     key = session_key(body)
     project = await message_project(request, client, caller, key) if caller.projects is not None else None
