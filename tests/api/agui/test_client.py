@@ -1,7 +1,9 @@
 """End to end with the real `@ag-ui/client` (npm, the version pinned in `client/package.json`): its
-`HttpAgent` sends a DELETE, the run ends in an interrupt, and a fresh agent resumes it on a second
-API process (a second app: its own stream hub, nothing shared but Temporal), approving, denying or
-editing it; the demo database and the audit trail say what happened, and who did it.
+`HttpAgent` sends a DELETE, the run ends in an interrupt, and a fresh agent resumes it on another
+API, approving, denying or editing it; the demo database and the audit trail say what happened, and
+who did it. The approval is resumed on a real second API process (`synapse api` on its own port,
+against the same Temporal server and task queue: nothing shared with the first but Temporal); the
+denial and the edit, cheaper, on a second app in this process (its own stream hub).
 
 The client is installed with `npm ci` from the committed lock into a folder outside the checkout
 (`SYNAPSE_AGUI_CLIENT`, else a temp folder named by the lock's hash; `.ci/run` installs it first);
@@ -18,7 +20,8 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +31,9 @@ from temporalio.client import Client
 
 from core.settings import Settings
 
+from ...faults.processes import Children, start_api
 from ...readme.blocks import fenced_blocks
-from .test_runs import DELETE, app_with_keys, bearer
+from .test_runs import DELETE, KEYS, app_with_keys, bearer
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "client"
@@ -140,15 +144,39 @@ ANSWERS = {
 }
 
 
+@asynccontextmanager
+async def api_process(
+    client: Client, settings: Settings, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[httpx.AsyncClient]:
+    """`synapse api` as a process of its own, with the tests' keys; an HTTP client for it."""
+    children = Children(tmp_path)
+    request.addfinalizer(children.kill_all)  # pass or fail, nothing outlives the test
+    _, url = await start_api(children, client, settings, SYNAPSE_API_KEYS=KEYS)
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        yield http
+
+
 @pytest.mark.parametrize("answer", list(ANSWERS))
 async def test_the_real_client_is_interrupted_and_resumes_on_another_api(
-    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int], answer: str
+    client: Client,
+    settings: Settings,
+    worker: None,
+    count_orders: Callable[[str], int],
+    answer: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     modules = installed_client()
+
+    def resuming_api(answer: str) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+        if answer == "approved":
+            return api_process(client, settings, tmp_path, request)
+        return app_with_keys(client, settings)
+
     response, kind = ANSWERS[answer]
     thread = f"t-{uuid.uuid4().hex[:8]}"
     cancelled = count_orders("status = 'cancelled'")
-    async with app_with_keys(client, settings) as first, app_with_keys(client, settings) as second:
+    async with app_with_keys(client, settings) as first, resuming_api(answer) as second:
         env = {
             "AGUI_URL": endpoint(first),
             "AGUI_RESUME_URL": endpoint(second),
