@@ -12,6 +12,8 @@ A run is one of three, by its `RunAgentInput`:
   session), and the run follows its turn. While a request waits, a message would be read as the
   reply that denies it, so it is not delivered: the run ends with what waits.
 - neither: a reconnect. `MESSAGES_SNAPSHOT`, then the run ends with what waits.
+A `resume` with a new message: the resume first; once its turn ended with nothing waiting, the
+message is delivered and the same run follows its turn (while something waits, it ends with that).
 Everything that can be refused is an HTTP status before the stream starts; after `RUN_STARTED` only
 `RUN_ERROR`.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC
+from functools import partial
 from typing import Annotated, Any
 
 from ag_ui.core import BaseEvent, CustomEvent, MessagesSnapshotEvent, ResumeEntry, RunAgentInput, UserMessage
@@ -271,48 +274,85 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
     status = await _status(client, key, settings)
     run = RunStream(client, runner.hub, key, body.thread_id, body.run_id, settings.api.query_wait)
     mapper = RunMapper()
-    before: list[BaseEvent] = []
-    follow: Follow | None = None
+    turn = _turn(body)
+    known = {m.metadata.get("message_id") for m in status.messages} if status is not None else set()
+    if turn is not None and MESSAGE_ID_PREFIX + turn.id in known:  # a client resending the conversation
+        turn = None
+    message = None if turn is None else _message(runner, body, turn, key)
+    sender = Sender(runner, key, agent_id, project)
     if body.resume:
         if caller.role < Role.approver:
             await _refuse_resume(request, caller, status, body)
         if status is None:
             raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
         before, decided = await _resume(request, body, body.resume, caller, status, mapper)
-        if decided:
+        if decided:  # the run follows the decisions; a new message is the next turn, if nothing waits then
             follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id, decided)
-        else:
-            status = await _status(client, key, settings)
-            before.append(_snapshot(status))
-        return sse_response(run.body(before, follow, mapper, status))
-    turn = _turn(body)
-    known = {m.metadata.get("message_id") for m in status.messages} if status is not None else set()
-    if turn is None or MESSAGE_ID_PREFIX + turn.id in known:  # a reconnect: what the session has
+            then = None if message is None else partial(sender.send_unless_waiting, message)
+            return sse_response(run.body(before, follow, mapper, status, then))
+        status = await _status(client, key, settings)
+        before.append(_snapshot(status))
+        if message is None or (status is not None and status.pending_interactions):
+            return sse_response(run.body(before, None, mapper, status))
+        return sse_response(run.body(before, await sender.send(message, status), mapper, status))
+    if message is None:  # a reconnect: what the session has
         return sse_response(run.body([_snapshot(status)], None, mapper, status))
-    text = _text(body, turn)
     if status is not None and status.pending_interactions:  # a message now would deny what waits
         return sse_response(run.body([], None, mapper, status))
-    check_size("content", text, settings.limits.max_message_bytes, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
-    message = InboundMessage(
+    return sse_response(run.body([], await sender.send(message, status), mapper, status))
+
+
+def _message(runner: Runner, body: RunAgentInput, turn: UserMessage, key: str) -> InboundMessage:
+    """The run's new user message as the session takes it; 422 or 413 when it cannot be sent."""
+    text = _text(body, turn)
+    limit = runner.settings.limits.max_message_bytes
+    check_size("content", text, limit, "SYNAPSE_MAX_MESSAGE_BYTES", MESSAGE_HINT)
+    return InboundMessage(
         channel=AGUI_CHANNEL,
-        sender_id=caller.principal or "anonymous",
-        role=caller.role,
+        sender_id=runner.caller.principal or "anonymous",
+        role=runner.caller.role,
         chat_id=key,
         content=text,
         message_id=MESSAGE_ID_PREFIX + turn.id,
     )
-    agent_id = agent_id or (status.agent_id if status is not None else DEFAULT_AGENT)
-    agent = runner.registry.resolve(agent_id, key)
-    config = sessions.new_config(settings, key, agent, agent_id=agent_id, channel=AGUI_CHANNEL)
-    if project is not None:
-        config = config.model_copy(update={"project": project})
-    previous = await sessions.accepting(client, key, wait=settings.api.query_wait)
-    after = (0 if previous is not None else sessions.stream_head(status)) - 1
-    await sessions.send_message(
-        client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
-    )
-    assert message.message_id is not None
-    return sse_response(run.body([], Follow(after, message.message_id), mapper, status))
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Delivers a run's new message to the thread's session (signal-with-start: the first starts it)."""
+
+    runner: Runner
+    key: str
+    agent_id: str | None
+    project: str | None
+
+    async def send(self, message: InboundMessage, status: LiveSession | None) -> Follow:
+        """Deliver `message`; where the run finds its turn on the session's stream.
+
+        Raises:
+            Cancelled: The session was cancelled (409, saying who cancelled it).
+        """
+        client, settings = self.runner.client, self.runner.settings
+        agent_id = self.agent_id or (status.agent_id if status is not None else DEFAULT_AGENT)
+        agent = self.runner.registry.resolve(agent_id, self.key)
+        config = sessions.new_config(settings, self.key, agent, agent_id=agent_id, channel=AGUI_CHANNEL)
+        if self.project is not None:
+            config = config.model_copy(update={"project": self.project})
+        previous = await sessions.accepting(client, self.key, wait=settings.api.query_wait)
+        after = (0 if previous is not None else sessions.stream_head(status)) - 1
+        await sessions.send_message(
+            client, settings.temporal.task_queue, config, message, within=settings.api.busy_retry_seconds
+        )
+        assert message.message_id is not None
+        return Follow(after, message.message_id)
+
+    async def send_unless_waiting(self, message: InboundMessage) -> Follow | LiveSession:
+        """After a resumed turn: deliver `message` as the next turn, unless a request waits then (a
+        message would be read as the reply that denies it): then the session, whose requests end the run."""
+        status = await _status(self.runner.client, self.key, self.runner.settings)
+        if status is not None and status.pending_interactions:
+            return status
+        return await self.send(message, status)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ stream that ends before the run did is a `RUN_ERROR` (`stream_ended`): a client 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import timedelta
@@ -56,6 +56,11 @@ class Follow:
         return decides or message_of(chunk) == self.message_id
 
 
+Then = Callable[[], Awaitable[Follow | LiveSession]]
+"""What a run does when its turn ended well: a new message's turn (where to follow it), or not (the
+session: its requests end the run)."""
+
+
 @dataclass(frozen=True)
 class RunStream:
     """One run of an AG-UI thread (the session `agui:<threadId>`)."""
@@ -80,10 +85,16 @@ class RunStream:
         )
 
     async def body(
-        self, before: list[BaseEvent], follow: Follow | None, mapper: RunMapper, status: LiveSession | None
+        self,
+        before: list[BaseEvent],
+        follow: Follow | None,
+        mapper: RunMapper,
+        status: LiveSession | None,
+        then: Then | None = None,
     ) -> AsyncIterator[str]:
         """The run as SSE text: `before` after `RUN_STARTED`, then the stream from `follow` (None: the
-        run ends at once, by what waits in `status`)."""
+        run ends at once, by what waits in `status`); when that turn ends, `then` (a new message's
+        turn, or the session whose requests end the run)."""
         encoder = EventEncoder()
         yield encoder.encode(
             RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION)
@@ -93,10 +104,36 @@ class RunStream:
         if follow is None:
             yield encoder.encode(self.finished(status))
             return
-        async for item in self._followed(follow, mapper):
+        async for item in self._followed(follow, mapper, then):
             yield item if isinstance(item, str) else encoder.encode(item)
 
-    async def _followed(self, follow: Follow, mapper: RunMapper) -> AsyncIterator[BaseEvent | str]:
+    async def _followed(
+        self, follow: Follow, mapper: RunMapper, then: Then | None
+    ) -> AsyncIterator[BaseEvent | str]:
+        while True:
+            after_turn: BaseEvent | Follow | None = None
+            async with aclosing(self._turn(follow, mapper)) as turn:
+                async for item in turn:
+                    if isinstance(item, RunFinishedEvent) and item.outcome is None and then is not None:
+                        after_turn = await self._then(then)
+                        then = None
+                        break
+                    yield item
+            if not isinstance(after_turn, Follow):
+                if after_turn is not None:
+                    yield after_turn
+                return
+            follow = after_turn
+
+    async def _then(self, then: Then) -> BaseEvent | Follow:
+        """What follows a turn that ended well: the next turn's place, or the run's end."""
+        try:
+            following = await then()
+        except CallError as err:
+            return RunErrorEvent(message=str(err), code="message_not_delivered")
+        return following if isinstance(following, Follow) else self.finished(following)
+
+    async def _turn(self, follow: Follow, mapper: RunMapper) -> AsyncIterator[BaseEvent | str]:
         items = chunks_from(self.hub, session_workflow_id(self.key), follow.after, follow.starts)
         async with aclosing(items):
             async for item in items:

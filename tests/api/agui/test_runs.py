@@ -141,6 +141,28 @@ async def test_a_cancelled_interrupt_is_a_denial_with_its_reason_and_an_edit_run
         assert count_orders("id = 1") == 0 and count_orders("status = 'cancelled'") > 0, "the edit ran"
 
 
+async def test_a_resume_with_a_new_message_answers_the_interrupt_then_runs_the_message_in_the_same_run(
+    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        frames = await run(http, run_input(thread, DELETE, "how many orders are left?", resume=resume))
+        [result] = of(frames, EventType.TOOL_CALL_RESULT)
+        assert result.tool_call_id == interrupt.id and json.loads(result.content)["ok"] is True
+        answers = of(frames, EventType.TEXT_MESSAGE_START)
+        assert len(answers) == 2, "the resumed turn's answer, then the new message's"
+        assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
+        assert len(of(frames, EventType.RUN_FINISHED)) == 1, "one run"
+        assert count_orders("status = 'cancelled'") == 0
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
+        said = [(m["role"], m.get("id")) for m in state["messages"] if m["role"] in ("user", "assistant")]
+        assert [who for who, _ in said][-2:] == ["user", "assistant"] and ("user", "u1") in said
+        assert [i for i in said if i[0] == "user"] == [("user", "u0"), ("user", "u1")]
+        assert state["interrupts"] == []
+
+
 async def test_garbage_resumes_are_refused_naming_the_field_and_leave_the_session_waiting(
     client: Client, settings: Settings, worker: None
 ) -> None:
@@ -219,11 +241,13 @@ async def test_an_interrupt_decided_elsewhere_is_reported_not_decided_again(
         )
         assert decided.status_code == 200, decided.text
         resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
-        frames = await run(http, run_input(thread, DELETE, resume=resume))
+        frames = await run(http, run_input(thread, DELETE, "hello", resume=resume))
         [custom] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.already_decided"]
         assert custom.value["decidedBy"] == "ben" and custom.value["approved"] is False
         assert custom.value["channel"] == "http"
         assert of(frames, EventType.MESSAGES_SNAPSHOT)
+        assert of(frames, EventType.TEXT_MESSAGE_CONTENT), "nothing waits: the new message's turn follows"
+        assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
         audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
         assert [e["principal"] for e in audit["entries"] if e["kind"] in ("approved", "denied")] == ["ben"]
 
@@ -317,17 +341,24 @@ async def test_under_the_two_person_rule_a_first_approval_ends_the_run_with_the_
         thread = f"t-{uuid.uuid4().hex[:8]}"
         [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
         resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
-        first = await run(http, run_input(thread, DELETE, resume=resume), key="k-ok")
+        first = await run(http, run_input(thread, DELETE, "and then?", resume=resume), key="k-ok")
         [again] = interrupts(first)
         assert again.id == interrupt.id and again.metadata["synapse"]["approvedBy"] == ["ann"]
         assert count_orders("status = 'cancelled'") > 0, "one approval of two runs nothing"
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
+        assert [m["id"] for m in state["messages"] if m["role"] == "user"] == ["u0"], (
+            "a message while the request still waits is not delivered (it would deny it)"
+        )
         twice = await http.post(
             "/ag-ui", json=run_input(thread, DELETE, resume=resume), headers=bearer("k-ok")
         )
         assert twice.status_code == 409 and "ann" in twice.json()["detail"]
-        second = await run(http, run_input(thread, DELETE, resume=resume), key="k-ok2")
+        second = await run(http, run_input(thread, DELETE, "and then?", resume=resume), key="k-ok2")
         assert second[-1].type == EventType.RUN_FINISHED and second[-1].outcome is None
         assert count_orders("status = 'cancelled'") == 0
+        assert len(of(second, EventType.TEXT_MESSAGE_START)) == 2, "the call's report, then the message's"
+        state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-view"))).json()
+        assert [m["id"] for m in state["messages"] if m["role"] == "user"] == ["u0", "u1"]
 
 
 async def test_a_thread_belongs_to_the_project_of_the_key_that_started_it(
