@@ -58,10 +58,12 @@ def run_input(thread: str, *said: str, resume: list[dict[str, Any]] | None = Non
     return body
 
 
-async def run(http: httpx.AsyncClient, body: dict[str, Any], key: str = "k-ok") -> list[Any]:
+async def run(
+    http: httpx.AsyncClient, body: dict[str, Any], key: str = "k-ok", path: str = "/ag-ui"
+) -> list[Any]:
     """The run's events, each frame parsed by the package's models; the run must end."""
     frames: list[Any] = []
-    async with http.stream("POST", "/ag-ui", json=body, headers=bearer(key)) as response:
+    async with http.stream("POST", path, json=body, headers=bearer(key)) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
         text = ""
