@@ -44,13 +44,14 @@ from contracts.session import AGENT_ID_PATTERN
 from core.agent_registry import DEFAULT_AGENT, AgentRegistry
 from core.security import Caller, Role
 from core.settings import Settings
+from workflows.identity.ids import session_workflow_id
 
 from ..calls import decisions, scope, sessions
 from ..calls.decisions import AGUI_CHANNEL
 from ..calls.errors import Invalid, NotFound, Problem, Refused
 from ..calls.ref import WorkflowRef
 from ..calls.sizes import check_size
-from ..deps import MAX_ID_LENGTH, ClientDep, HubDep, Operator, RegistryDep, SettingsDep, Viewer
+from ..deps import MAX_ID_LENGTH, ClientDep, HubDep, RegistryDep, SettingsDep, Viewer, json_or_none, require
 from ..errors import BUSY_RESPONSE, ERROR_RESPONSES
 from ..limits import MESSAGE_HINT
 from ..routes.sessions import message_project
@@ -246,20 +247,36 @@ async def _resume(
     return before, frozenset(decided)
 
 
-async def _refuse_resume(
-    request: Request, caller: Caller, status: LiveSession | None, body: RunAgentInput
-) -> None:
-    """403 for a caller below approver sending a `resume`, each attempt recorded in the audit trail."""
-    if status is not None:
-        for entry in body.resume or []:
+async def record_refused_resume(request: Request, caller: Caller, thread_id: object, resume: object) -> None:
+    """Record, in the thread's session audit, each `resume` entry of a caller whose role may not
+    decide (read from the body as sent: entries without a usable `interruptId` are not recorded)."""
+    if not isinstance(thread_id, str) or not re.fullmatch(THREAD_ID_PATTERN, thread_id):
+        return
+    workflow_id = session_workflow_id(SESSION_PREFIX + thread_id)
+    for entry in resume if isinstance(resume, list) else []:
+        interrupt_id = entry.get("interruptId") if isinstance(entry, dict) else None
+        if isinstance(interrupt_id, str) and 0 < len(interrupt_id) <= MAX_ID_LENGTH:
             await decisions.record_refused_caller(
-                request.app.state.client,
-                status.workflow_id,
-                caller,
-                entry.interrupt_id,
-                None,
-                AGUI_CHANNEL,
+                request.app.state.client, workflow_id, caller, interrupt_id, None, AGUI_CHANNEL
             )
+
+
+async def _refused_run(request: Request, caller: Caller) -> None:
+    """A caller below operator: the decisions a `resume` in its body tried are recorded, as every
+    door records a refused decision."""
+    body = await json_or_none(request)
+    if isinstance(body, dict) and body.get("resume"):
+        await record_refused_resume(request, caller, body.get("threadId"), body["resume"])
+
+
+RunCaller = Annotated[Caller, Depends(require(Role.operator, refused=_refused_run))]
+"""An operator or higher runs a thread; a lower caller's `resume` is recorded before the 403."""
+
+
+async def _refuse_resume(request: Request, caller: Caller, body: RunAgentInput) -> None:
+    """403 for an operator sending a `resume`, each entry recorded in the audit trail."""
+    entries = [{"interruptId": entry.interrupt_id} for entry in body.resume or []]
+    await record_refused_resume(request, caller, body.thread_id, entries)
     raise HTTPException(
         403,
         f"{caller.principal} has role {caller.role.name}; a resume decides what waits and needs approver or higher",
@@ -282,7 +299,7 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
     sender = Sender(runner, key, agent_id, project)
     if body.resume:
         if caller.role < Role.approver:
-            await _refuse_resume(request, caller, status, body)
+            await _refuse_resume(request, caller, body)
         if status is None:
             raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
         before, decided = await _resume(request, body, body.resume, caller, status, mapper)
@@ -373,7 +390,7 @@ async def runner(
     settings: SettingsDep,
     hub: HubDep,
     registry: RegistryDep,
-    caller: Operator,
+    caller: RunCaller,
 ) -> Runner:
     """The parts of the app a run uses, for an operator or higher."""
     return Runner(request, client, settings, hub, registry, caller)

@@ -381,3 +381,77 @@ async def test_a_thread_belongs_to_the_project_of_the_key_that_started_it(
         assert other.status_code == 404, "another project's thread is not there for its keys"
         state = (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-shop"))).json()
         assert [i["id"] for i in state["interrupts"]] == [interrupt.id]
+
+
+async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers_role(
+    client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        [interrupt] = interrupts(await run(http, run_input(thread, DELETE), key="k-op"))
+        approve = {"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}
+        attacks: list[tuple[str, str, dict[str, Any], int, str]] = [
+            (
+                "a viewer's new message",
+                "k-view",
+                run_input(thread, DELETE, "hello"),
+                403,
+                "vera has role viewer",
+            ),
+            (
+                "a viewer's resume",
+                "k-view",
+                run_input(thread, DELETE, resume=[approve]),
+                403,
+                "vera has role viewer",
+            ),
+            (
+                "an operator's resume",
+                "k-op",
+                run_input(thread, DELETE, resume=[approve]),
+                403,
+                "otto has role operator",
+            ),
+            (
+                "an approval naming someone else in its payload",
+                "k-ok",
+                run_input(
+                    thread,
+                    DELETE,
+                    resume=[
+                        {**approve, "payload": {"approved": True, "principal": "ben", "decided_by": "ben"}}
+                    ],
+                ),
+                422,
+                "resume.0.payload",
+            ),
+        ]
+        for what, key, body, code, said in attacks:
+            refused = await http.post("/ag-ui", json=body, headers=bearer(key))
+            assert (refused.status_code, said in refused.text) == (code, True), (what, refused.text)
+        assert count_orders("status = 'cancelled'") > 0, "nothing ran"
+
+        named = run_input(thread, DELETE, resume=[{**approve, "metadata": {"principal": "ben", "by": "ben"}}])
+        named["forwardedProps"] = {"principal": "ben"}
+        named["state"] = {"principal": "ben"}
+        frames = await run(http, named, key="k-ok")
+        [taken] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.decision_taken"]
+        assert (taken.value["decided_by"], taken.value["channel"]) == ("ann", "ag-ui"), (
+            "the key's, not the body's"
+        )
+        assert count_orders("status = 'cancelled'") == 0
+
+        replayed = await run(http, run_input(thread, DELETE, resume=[approve]), key="k-ok2")
+        [again] = [f for f in of(replayed, EventType.CUSTOM) if f.name == "synapse.already_decided"]
+        assert again.value["decidedBy"] == "ann", (
+            "a replayed resume is told who decided; nothing is decided twice"
+        )
+        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
+        decided = [
+            (e["kind"], e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] != "requested"
+        ]
+        assert decided == [
+            ("rejected", "vera", "ag-ui"),
+            ("rejected", "otto", "ag-ui"),
+            ("approved", "ann", "ag-ui"),
+        ], "each refused attempt recorded (the viewer's too), one approval: the key's principal's"
