@@ -9,7 +9,7 @@ stream that ends before the run did is a `RUN_ERROR` (`stream_ended`): a client 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import timedelta
@@ -133,7 +133,7 @@ class RunStream:
             return RunErrorEvent(message=str(err), code="message_not_delivered")
         return following if isinstance(following, Follow) else self.finished(following)
 
-    async def _turn(self, follow: Follow, mapper: RunMapper) -> AsyncIterator[BaseEvent | str]:
+    async def _turn(self, follow: Follow, mapper: RunMapper) -> AsyncGenerator[BaseEvent | str]:
         items = chunks_from(self.hub, session_workflow_id(self.key), follow.after, follow.starts)
         async with aclosing(items):
             async for item in items:

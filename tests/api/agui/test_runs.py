@@ -89,6 +89,18 @@ def interrupts(frames: list[Any]) -> list[Any]:
     return list(finished.outcome.interrupts)
 
 
+def approving(interrupt_id: str) -> list[dict[str, Any]]:
+    """A `resume` approving one interrupt."""
+    return [{"interruptId": interrupt_id, "status": "resolved", "payload": {"approved": True}}]
+
+
+async def waiting_delete(http: httpx.AsyncClient, key: str = "k-ok") -> tuple[str, Any]:
+    """A new thread whose DELETE waits for approval: the thread id and its one interrupt."""
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    [interrupt] = interrupts(await run(http, run_input(thread, DELETE), key=key))
+    return thread, interrupt
+
+
 async def test_a_delete_is_interrupted_and_a_resume_on_another_api_approves_it(
     client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
 ) -> None:
@@ -109,7 +121,7 @@ async def test_a_delete_is_interrupted_and_a_resume_on_another_api_approves_it(
         assert interrupt.response_schema["required"] == ["approved"]
         assert count_orders("status = 'cancelled'") == before, "nothing ran yet"
 
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        resume = approving(interrupt.id)
         frames = await run(second, run_input(thread, DELETE, resume=resume))
         [result] = of(frames, EventType.TOOL_CALL_RESULT)
         assert result.tool_call_id == interrupt.id and json.loads(result.content)["ok"] is True
@@ -147,9 +159,8 @@ async def test_a_resume_with_a_new_message_answers_the_interrupt_then_runs_the_m
     client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
 ) -> None:
     async with app_with_keys(client, settings) as http:
-        thread = f"t-{uuid.uuid4().hex[:8]}"
-        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        thread, interrupt = await waiting_delete(http)
+        resume = approving(interrupt.id)
         frames = await run(http, run_input(thread, DELETE, "how many orders are left?", resume=resume))
         [result] = of(frames, EventType.TOOL_CALL_RESULT)
         assert result.tool_call_id == interrupt.id and json.loads(result.content)["ok"] is True
@@ -169,8 +180,7 @@ async def test_garbage_resumes_are_refused_naming_the_field_and_leave_the_sessio
     client: Client, settings: Settings, worker: None
 ) -> None:
     async with app_with_keys(client, settings) as http:
-        thread = f"t-{uuid.uuid4().hex[:8]}"
-        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        thread, interrupt = await waiting_delete(http)
         cases = [
             (
                 [{"interruptId": "nope", "status": "resolved", "payload": {"approved": True}}],
@@ -195,7 +205,7 @@ async def test_garbage_resumes_are_refused_naming_the_field_and_leave_the_sessio
             json=run_input(
                 thread,
                 DELETE,
-                resume=[{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}],
+                resume=approving(interrupt.id),
             ),
             headers=bearer("k-op"),
         )
@@ -234,15 +244,14 @@ async def test_an_interrupt_decided_elsewhere_is_reported_not_decided_again(
     client: Client, settings: Settings, worker: None
 ) -> None:
     async with app_with_keys(client, settings) as http:
-        thread = f"t-{uuid.uuid4().hex[:8]}"
-        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
+        thread, interrupt = await waiting_delete(http)
         decided = await http.post(
             f"/sessions/agui:{thread}/interactions/{interrupt.id}",
             json={"approved": False, "user_message": "no"},
             headers=bearer("k-ok2"),
         )
         assert decided.status_code == 200, decided.text
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        resume = approving(interrupt.id)
         frames = await run(http, run_input(thread, DELETE, "hello", resume=resume))
         [custom] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.already_decided"]
         assert custom.value["decidedBy"] == "ben" and custom.value["approved"] is False
@@ -322,7 +331,7 @@ async def test_a_graphs_gate_is_an_interrupt_and_the_resume_decides_it_in_the_gr
         assert "Publish the total?" in (interrupt.message or "")
         graph = interrupt.metadata["synapse"]["workflowId"]
         assert graph.startswith("graph:"), "the gate is the graph's"
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        resume = approving(interrupt.id)
         frames = await run(http, run_input(thread, plan, resume=resume))
         [taken] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.decision_taken"]
         assert (taken.value["decided_by"], taken.value["channel"]) == ("ann", "ag-ui")
@@ -340,9 +349,8 @@ async def test_under_the_two_person_rule_a_first_approval_ends_the_run_with_the_
     client: Client, settings: Settings, count_orders: Callable[[str], int]
 ) -> None:
     async with critical_sql_worker(client, settings), app_with_keys(client, settings) as http:
-        thread = f"t-{uuid.uuid4().hex[:8]}"
-        [interrupt] = interrupts(await run(http, run_input(thread, DELETE)))
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        thread, interrupt = await waiting_delete(http)
+        resume = approving(interrupt.id)
         first = await run(http, run_input(thread, DELETE, "and then?", resume=resume), key="k-ok")
         [again] = interrupts(first)
         assert again.id == interrupt.id and again.metadata["synapse"]["approvedBy"] == ["ann"]
@@ -374,7 +382,7 @@ async def test_a_thread_belongs_to_the_project_of_the_key_that_started_it(
         session = (await http.get(f"/sessions/agui:{thread}", headers=bearer("k-shop"))).json()
         assert session["project"] == "shop"
         assert (await http.get(f"/ag-ui/{thread}/state", headers=bearer("k-bill"))).status_code == 404
-        resume = [{"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}]
+        resume = approving(interrupt.id)
         other = await http.post(
             "/ag-ui", json=run_input(thread, DELETE, resume=resume), headers=bearer("k-bill")
         )
@@ -387,8 +395,7 @@ async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers
     client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
 ) -> None:
     async with app_with_keys(client, settings) as http:
-        thread = f"t-{uuid.uuid4().hex[:8]}"
-        [interrupt] = interrupts(await run(http, run_input(thread, DELETE), key="k-op"))
+        thread, interrupt = await waiting_delete(http, key="k-op")
         approve = {"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}
         attacks: list[tuple[str, str, dict[str, Any], int, str]] = [
             (
