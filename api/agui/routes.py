@@ -287,6 +287,8 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
     """One run: a resume, a new message's turn, or a reconnect (the module says which is which)."""
     request, client, settings, caller = runner.request, runner.client, runner.settings, runner.caller
     key = session_key(body)
+    if body.resume and caller.role < Role.approver:
+        await _refuse_resume(request, caller, body)
     project = await message_project(request, client, caller, key) if caller.projects is not None else None
     status = await _status(client, key, settings)
     run = RunStream(client, runner.hub, key, body.thread_id, body.run_id, settings.api.query_wait)
@@ -298,8 +300,6 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
     message = None if turn is None else _message(runner, body, turn, key)
     sender = Sender(runner, key, agent_id, project)
     if body.resume:
-        if caller.role < Role.approver:
-            await _refuse_resume(request, caller, body)
         if status is None:
             raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
         before, decided = await _resume(request, body, body.resume, caller, status, mapper)

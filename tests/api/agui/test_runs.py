@@ -413,9 +413,9 @@ async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers
                 "vera has role viewer",
             ),
             (
-                "an operator's resume",
+                "an operator's resume (with a message no session takes: the role is refused first)",
                 "k-op",
-                run_input(thread, DELETE, resume=[approve]),
+                run_input(thread, DELETE, "", resume=[approve]),
                 403,
                 "otto has role operator",
             ),
