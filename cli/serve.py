@@ -7,6 +7,8 @@ import contextlib
 import os
 import signal
 import sys
+from types import FrameType
+from typing import Any
 
 from core.connect import ConnectError
 from core.logs import configure_logging
@@ -67,17 +69,45 @@ def api(settings: Settings) -> int:
     """`synapse api`: serve the HTTP API with uvicorn on `settings.api.host:settings.api.port`.
 
     The app factory reads its settings from the environment, so the `--host`/`--port` flags
-    only decide where uvicorn listens.
+    only decide where uvicorn listens. A stop signal first ends every open event stream the way
+    the API's stream hub ends them (a `reconnect` event; an AG-UI run's `RUN_ERROR`
+    `stream_ended`), then uvicorn gives what is still open `API_STREAMS_GRACE` seconds: a stream
+    cut without its last event looks finished to a client that does not reconnect by itself.
 
     Returns:
         The exit code (0 after Ctrl-C or SIGTERM).
     """
     import uvicorn
 
-    configure_logging(settings)
+    from api.main import create_app
 
-    uvicorn.run(
-        "api.main:create_app",
+    configure_logging(settings)
+    made: list[Any] = []
+
+    def factory() -> Any:  # called by uvicorn after it configured logging (the app redacts its access log)
+        made.append(create_app())
+        return made[-1]
+
+    class Server(uvicorn.Server):
+        """uvicorn's server; a stop signal also closes the app's stream hub at once."""
+
+        closing: asyncio.Task[None] | None = None
+
+        async def serve(self, sockets: Any = None) -> None:
+            self.loop = asyncio.get_running_loop()
+            await super().serve(sockets)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            hub = getattr(made[0].state, "hub", None) if made else None
+            if hub is not None and self.closing is None:
+                self.loop.call_soon_threadsafe(self._close, hub)
+
+        def _close(self, hub: Any) -> None:
+            self.closing = self.loop.create_task(hub.close())
+
+    config = uvicorn.Config(
+        factory,
         factory=True,
         host=settings.api.host,
         port=settings.api.port,
@@ -87,4 +117,5 @@ def api(settings: Settings) -> int:
         # JSON lines: uvicorn's own lines (access log included) go through the root handler too.
         log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
     )
+    Server(config).run()
     return 0
