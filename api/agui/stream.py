@@ -1,5 +1,6 @@
 """The SSE body of one AG-UI run: `RUN_STARTED`, what the run has to say first, then the mapped
-events of the session's stream from the run's start, until the run ends.
+events of the session's stream from the run's start, until the run ends. A run whose turn ended
+well may go on with the turn of its new message (a `resume` with a message: `Then`), in the same run.
 
 Encoded with the protocol's own `EventEncoder` (`data: <json>` and a blank line: a client splits on
 `\\n\\n` only). While nothing happens a `: keepalive` comment goes out (clients ignore comments). A
@@ -25,8 +26,10 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from contracts import ApprovalCounted, DecisionTaken, LiveSession, TaskStreamChunk
+from core.agent_registry import UnknownAssignee
 from workflows.identity.ids import session_workflow_id
 
 from ..calls import sessions
@@ -129,7 +132,7 @@ class RunStream:
         """What follows a turn that ended well: the next turn's place, or the run's end."""
         try:
             following = await then()
-        except CallError as err:
+        except (CallError, UnknownAssignee, RPCError) as err:  # after RUN_STARTED: only a RUN_ERROR says so
             return RunErrorEvent(message=str(err), code="message_not_delivered")
         return following if isinstance(following, Follow) else self.finished(following)
 
