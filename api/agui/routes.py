@@ -304,7 +304,8 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
             raise NotFound(f"thread {body.thread_id!r} has no session ({key}): no interrupt waits in it")
         before, decided = await _resume(request, body, body.resume, caller, status, mapper)
         if decided:  # the run follows the decisions; a new message is the next turn, if nothing waits then
-            follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id, decided)
+            left_out = any(r.interaction_id not in decided for r in status.pending_interactions)
+            follow = Follow(sessions.stream_head(status) - 1, RUN_MARKER + body.run_id, decided, left_out)
             then = None if message is None else partial(sender.send_unless_waiting, message)
             return sse_response(run.body(before, follow, mapper, status, then))
         status = await _status(client, key, settings)

@@ -51,6 +51,9 @@ class Follow:
     after: int
     message_id: str
     decided: frozenset[str] = frozenset()
+    left_out: bool = False
+    """Requests the run's resume did not answer wait: the run ends with them once its decisions are
+    shown (nothing that waits for them can end it)."""
 
     def starts(self, chunk: TaskStreamChunk) -> bool:
         """Whether the run's events begin with `chunk`."""
@@ -138,6 +141,7 @@ class RunStream:
 
     async def _turn(self, follow: Follow, mapper: RunMapper) -> AsyncGenerator[BaseEvent | str]:
         items = chunks_from(self.hub, session_workflow_id(self.key), follow.after, follow.starts)
+        unshown = set(follow.decided)
         async with aclosing(items):
             async for item in items:
                 if item is None:
@@ -153,6 +157,11 @@ class RunStream:
                         yield RunErrorEvent(message=detail, code="stream_ended")
                     return
                 events, ending = mapper.events(item.chunk)
+                said = item.chunk.content
+                if follow.left_out and isinstance(said, DecisionTaken) and said.interaction_id in unshown:
+                    unshown.discard(said.interaction_id)
+                    if not unshown and ending is None:
+                        ending = "interrupt"
                 if ending == "interrupt":
                     try:
                         status = await sessions.get_status(self.client, self.key, wait=self.wait)

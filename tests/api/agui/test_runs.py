@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -18,12 +19,15 @@ from api.main import create_app
 from core.settings import Settings
 
 from ...support import serve
+from ...workflows.graph.flows import gated
 from ..test_critical_tools import critical_sql_worker
 from ..test_session_graphs import BLUEPRINT, plan_message
 
 KEYS = "k-view:vera:viewer,k-op:otto:operator,k-ok:ann:approver,k-ok2:ben:approver"
 DELETE = "DELETE FROM orders WHERE status = 'cancelled'"
 EVENTS: TypeAdapter[Event] = TypeAdapter(Event)
+RUN_SECONDS = 60
+"""Seconds a run that must end gets."""
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -343,6 +347,24 @@ async def test_a_graphs_gate_is_an_interrupt_and_the_resume_decides_it_in_the_gr
         assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "approved"] == [
             ("ann", "ag-ui")
         ]
+
+
+async def test_a_resume_that_leaves_an_interrupt_out_ends_with_it_and_the_next_resume_goes_on(
+    client: Client, settings: Settings, worker: None
+) -> None:
+    async with app_with_keys(client, settings) as http:
+        thread = f"t-{uuid.uuid4().hex[:8]}"
+        plan = plan_message({"new_tasks": [gated("one"), gated("two")]})
+        first, second = interrupts(await run(http, run_input(thread, plan), key="k-op"))
+        assert (first.reason, second.reason) == ("gate", "gate")
+        async with asyncio.timeout(RUN_SECONDS):  # it used to wait for the other gate forever
+            frames = await run(http, run_input(thread, plan, resume=approving(first.id)))
+        [taken] = [f for f in of(frames, EventType.CUSTOM) if f.name == "synapse.decision_taken"]
+        assert taken.value["interaction_id"] == first.id and taken.value["decided_by"] == "ann"
+        assert [i.id for i in interrupts(frames)] == [second.id], "what the resume left out still waits"
+        frames = await run(http, run_input(thread, plan, resume=approving(second.id)))
+        assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
+        assert of(frames, EventType.TEXT_MESSAGE_CONTENT), "the graph's answer"
 
 
 async def test_under_the_two_person_rule_a_first_approval_ends_the_run_with_the_same_interrupt(
