@@ -69,6 +69,8 @@ THREAD_ID_PATTERN = r"^[A-Za-z0-9_.:@-]{1,194}$"
 """A thread id: what a session key allows, after its `agui:` prefix."""
 SESSION_PREFIX = "agui:"
 """The session of thread `T` is `agui:T`."""
+MAX_RESUME_ENTRIES = 100
+"""The most `resume` entries one run takes (each is a decision, or a refusal recorded in history)."""
 RUN_MARKER = "agui-run:"
 """A resume's decisions carry `agui-run:<runId>` as their message id: the run's stream starts there."""
 
@@ -112,6 +114,9 @@ def session_key(body: RunAgentInput) -> str:
     longest = f"at most {MAX_ID_LENGTH} characters"
     if not 0 < len(body.run_id) <= MAX_ID_LENGTH:
         problems.append(_refused(("runId",), f"1 to {MAX_ID_LENGTH} characters", body.run_id[:50]))
+    if len(body.resume or []) > MAX_RESUME_ENTRIES:
+        where = f"at most {MAX_RESUME_ENTRIES} entries; answer the rest in the next run"
+        problems.append(_refused(("resume",), where, len(body.resume or [])))
     for index, entry in enumerate(body.resume or []):
         if not 0 < len(entry.interrupt_id) <= MAX_ID_LENGTH:
             problems.append(_refused(("resume", index, "interruptId"), longest, entry.interrupt_id[:50]))
@@ -253,12 +258,13 @@ async def record_refused_resume(request: Request, caller: Caller, thread_id: obj
     if not isinstance(thread_id, str) or not re.fullmatch(THREAD_ID_PATTERN, thread_id):
         return
     workflow_id = session_workflow_id(SESSION_PREFIX + thread_id)
-    for entry in resume if isinstance(resume, list) else []:
-        interrupt_id = entry.get("interruptId") if isinstance(entry, dict) else None
-        if isinstance(interrupt_id, str) and 0 < len(interrupt_id) <= MAX_ID_LENGTH:
-            await decisions.record_refused_caller(
-                request.app.state.client, workflow_id, caller, interrupt_id, None, AGUI_CHANNEL
-            )
+    entries = resume[:MAX_RESUME_ENTRIES] if isinstance(resume, list) else []
+    named = [entry.get("interruptId") for entry in entries if isinstance(entry, dict)]
+    ids = [i for i in named if isinstance(i, str) and 0 < len(i) <= MAX_ID_LENGTH]
+    for interrupt_id in dict.fromkeys(ids):  # each interrupt once: a long body is no way to fill a history
+        await decisions.record_refused_caller(
+            request.app.state.client, workflow_id, caller, interrupt_id, None, AGUI_CHANNEL
+        )
 
 
 async def _refused_run(request: Request, caller: Caller) -> None:

@@ -428,9 +428,9 @@ async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers
                 "vera has role viewer",
             ),
             (
-                "a viewer's resume",
+                "a viewer's resume, its entry 500 times (recorded once)",
                 "k-view",
-                run_input(thread, DELETE, resume=[approve]),
+                run_input(thread, DELETE, resume=[approve] * 500),
                 403,
                 "vera has role viewer",
             ),
@@ -453,6 +453,13 @@ async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers
                 ),
                 422,
                 "resume.0.payload",
+            ),
+            (
+                "an approver's resume of 101 entries",
+                "k-ok",
+                run_input(thread, DELETE, resume=[approve] * 101),
+                422,
+                "at most 100 entries",
             ),
         ]
         for what, key, body, code, said in attacks:
