@@ -33,7 +33,7 @@ from core.settings import Settings
 
 from ...faults.processes import Children, start_api
 from ...readme.blocks import fenced_blocks
-from .test_runs import DELETE, KEYS, app_with_keys, bearer
+from .test_runs import DELETE, KEYS, app_with_keys, audited
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "client"
@@ -206,13 +206,7 @@ async def test_the_real_client_is_interrupted_and_resumes_on_another_api(
             assert json.loads(result["content"])["error"] == "denied by ann: not today"
         else:
             assert count_orders("id = 1") == 0 and count_orders("status = 'cancelled'") == cancelled
-        audit = (await second.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        decided = [
-            (e["kind"], e["principal"], e["channel"])
-            for e in audit["entries"]
-            if e["kind"] in ("approved", "denied")
-        ]
-        assert decided == [(kind, "ann", "ag-ui")]
+        assert await audited(second, f"thread:{thread}", "approved", "denied") == [(kind, "ann", "ag-ui")]
 
 
 async def test_the_real_client_is_refused_a_viewers_key(
@@ -267,7 +261,4 @@ async def test_the_docs_frontend_asks_in_the_terminal_and_its_approval_runs_the_
         assert process.returncode == 0, (said, stderr.decode())
         assert "proposed: sql" in said and "approve? [y/N]" in said and "result: " in said
         assert count_orders("id = 2") == 0, said
-        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        assert [(e["kind"], e["principal"]) for e in audit["entries"] if e["kind"] == "approved"] == [
-            ("approved", "ann")
-        ]
+        assert await audited(http, f"thread:{thread}", "approved") == [("approved", "ann", "ag-ui")]

@@ -105,6 +105,19 @@ async def waiting_delete(http: httpx.AsyncClient, key: str = "k-ok") -> tuple[st
     return thread, interrupt
 
 
+async def audited(http: httpx.AsyncClient, path: str, *kinds: str) -> list[tuple[str, str, str]]:
+    """`(kind, principal, channel)` of the audit entries at `path` (`thread:<id>` for a thread's
+    session) of these kinds (every kind but `requested` when none is named)."""
+    if path.startswith("thread:"):
+        path = f"/sessions/agui:{path.removeprefix('thread:')}/audit"
+    entries = (await http.get(path, headers=bearer("k-view"))).json()["entries"]
+    return [
+        (e["kind"], e["principal"], e["channel"])
+        for e in entries
+        if (e["kind"] in kinds if kinds else e["kind"] != "requested")
+    ]
+
+
 async def test_a_delete_is_interrupted_and_a_resume_on_another_api_approves_it(
     client: Client, settings: Settings, worker: None, count_orders: Callable[[str], int]
 ) -> None:
@@ -132,9 +145,7 @@ async def test_a_delete_is_interrupted_and_a_resume_on_another_api_approves_it(
         assert of(frames, EventType.TEXT_MESSAGE_CONTENT), "the agent's answer"
         assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
         assert count_orders("status = 'cancelled'") == 0
-        audit = (await second.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        [approved] = [e for e in audit["entries"] if e["kind"] == "approved"]
-        assert (approved["principal"], approved["channel"]) == ("ann", "ag-ui")
+        assert await audited(second, f"thread:{thread}", "approved") == [("approved", "ann", "ag-ui")]
 
 
 async def test_a_cancelled_interrupt_is_a_denial_with_its_reason_and_an_edit_runs_edited(
@@ -263,8 +274,7 @@ async def test_an_interrupt_decided_elsewhere_is_reported_not_decided_again(
         assert of(frames, EventType.MESSAGES_SNAPSHOT)
         assert of(frames, EventType.TEXT_MESSAGE_CONTENT), "nothing waits: the new message's turn follows"
         assert frames[-1].type == EventType.RUN_FINISHED and frames[-1].outcome is None
-        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        assert [e["principal"] for e in audit["entries"] if e["kind"] in ("approved", "denied")] == ["ben"]
+        assert await audited(http, f"thread:{thread}", "approved", "denied") == [("denied", "ben", "http")]
 
 
 async def test_a_reconnect_gets_the_conversation_and_a_resent_message_denies_nothing(
@@ -298,10 +308,7 @@ async def test_a_question_is_an_interrupt_answered_by_a_resume(
         frames = await run(http, run_input(thread, "ask: Which region?", resume=resume))
         texts = "".join(f.delta for f in of(frames, EventType.TEXT_MESSAGE_CONTENT))
         assert "eu-west" in texts and frames[-1].type == EventType.RUN_FINISHED
-        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "answered"] == [
-            ("ann", "ag-ui")
-        ]
+        assert await audited(http, f"thread:{thread}", "answered") == [("answered", "ann", "ag-ui")]
 
 
 async def test_a_thread_starts_with_the_agent_its_path_names(
@@ -341,12 +348,8 @@ async def test_a_graphs_gate_is_an_interrupt_and_the_resume_decides_it_in_the_gr
         assert (taken.value["decided_by"], taken.value["channel"]) == ("ann", "ag-ui")
         answer = "".join(f.delta for f in of(frames, EventType.TEXT_MESSAGE_CONTENT))
         assert '"total": 42' in answer and frames[-1].type == EventType.RUN_FINISHED
-        audit = (
-            await http.get(f"/graphs/{graph.removeprefix('graph:')}/audit", headers=bearer("k-view"))
-        ).json()
-        assert [(e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] == "approved"] == [
-            ("ann", "ag-ui")
-        ]
+        graph_audit = f"/graphs/{graph.removeprefix('graph:')}/audit"
+        assert await audited(http, graph_audit, "approved") == [("approved", "ann", "ag-ui")]
 
 
 async def test_a_resume_that_leaves_an_interrupt_out_ends_with_it_and_the_next_resume_goes_on(
@@ -482,11 +485,7 @@ async def test_no_body_or_key_decides_as_anyone_but_the_caller_with_an_approvers
         assert again.value["decidedBy"] == "ann", (
             "a replayed resume is told who decided; nothing is decided twice"
         )
-        audit = (await http.get(f"/sessions/agui:{thread}/audit", headers=bearer("k-view"))).json()
-        decided = [
-            (e["kind"], e["principal"], e["channel"]) for e in audit["entries"] if e["kind"] != "requested"
-        ]
-        assert decided == [
+        assert await audited(http, f"thread:{thread}") == [
             ("rejected", "vera", "ag-ui"),
             ("rejected", "otto", "ag-ui"),
             ("approved", "ann", "ag-ui"),
