@@ -3,7 +3,7 @@ parameters several routes share (a session key, a graph id, an interaction id, .
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Path, Request
@@ -104,8 +104,11 @@ def _below(found: Caller, role: Role) -> HTTPException:
     )
 
 
-def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
-    """A dependency that admits callers whose API key has at least `role`."""
+def require(
+    role: Role, refused: Callable[[Request, Caller], Awaitable[None]] | None = None
+) -> Callable[..., Coroutine[Any, Any, Caller]]:
+    """A dependency that admits callers whose API key has at least `role`; `refused(request, caller)`
+    runs before a caller below it is refused (to record a decision it tried, as `decider` does)."""
 
     async def caller(
         request: Request,
@@ -113,6 +116,8 @@ def require(role: Role) -> Callable[..., Coroutine[Any, Any, Caller]]:
     ) -> Caller:
         found = _identified(request, credentials)
         if found.role < role:
+            if refused is not None:
+                await refused(request, found)
             raise _below(found, role)
         return found
 
@@ -133,7 +138,7 @@ def decider(asked: Callable[[dict[str, Any]], str | None]) -> Callable[..., Coro
             workflow_id = asked(request.path_params)
             interaction_id = str(request.path_params.get("interaction_id", ""))
             if workflow_id is not None and 0 < len(interaction_id) <= MAX_ID_LENGTH:
-                body = await _json_or_none(request)
+                body = await json_or_none(request)
                 await record_refused_caller(
                     request.app.state.client, workflow_id, found, interaction_id, body
                 )
@@ -143,7 +148,8 @@ def decider(asked: Callable[[dict[str, Any]], str | None]) -> Callable[..., Coro
     return caller
 
 
-async def _json_or_none(request: Request) -> Any:
+async def json_or_none(request: Request) -> Any:
+    """The request's JSON body, None when it has none that parses."""
     try:
         return await request.json()
     except ValueError:

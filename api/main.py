@@ -28,6 +28,7 @@ from core.tracing import Tracing
 from core.version import synapse_version
 
 from . import console, docs, headers, openapi
+from .agui import routes as agui
 from .calls.errors import CallError
 from .calls.sizes import TooLarge
 from .errors import (
@@ -168,6 +169,7 @@ def create_app(
         graphs,
         artifacts,
         experience,
+        agui,
     ):
         app.include_router(module.router, dependencies=[Depends(in_scope)])
     if settings.lark.enabled:  # imported only then: importing lark-oapi takes seconds

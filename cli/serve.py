@@ -68,7 +68,9 @@ def api(settings: Settings) -> int:
     """`synapse api`: serve the HTTP API with uvicorn on `settings.api.host:settings.api.port`.
 
     The app factory reads its settings from the environment, so the `--host`/`--port` flags
-    only decide where uvicorn listens.
+    only decide where uvicorn listens. A stop signal first ends every open event stream the way
+    the API's stream hub ends them (a `reconnect` event; an AG-UI run's `RUN_ERROR`
+    `stream_ended`), then uvicorn gives what is still open `API_STREAMS_GRACE` seconds.
 
     Returns:
         The exit code (0 after Ctrl-C or SIGTERM).

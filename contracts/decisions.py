@@ -83,7 +83,7 @@ class Decision(Contract):
         "only for a decision no person took (a rule, a grant, a timeout); a person's without one is refused.",
     )
     channel: str = Field(
-        min_length=1, description="Where it came from: http, lark, dingtalk, cli, system, ..."
+        min_length=1, description="Where it came from: http, ag-ui, lark, dingtalk, cli, system, ..."
     )
     source: DecisionSource = Field(description="The door it came through.")
     said: Said = Field(description="The verdict, or the answer to a question.")

@@ -98,7 +98,7 @@ class DecisionTaken(EventModel):
     decided_by: PersonId = Field(
         description="Who: a principal, `rule:<id>`, `system:timeout`, `system:cancel`."
     )
-    channel: str = Field(description="Where from: http, lark, dingtalk, cli, rule, grant, system, ...")
+    channel: str = Field(description="Where from: http, ag-ui, lark, dingtalk, cli, rule, grant, system, ...")
     comment: str | None = Field(
         default=None, description="The person's words, or why (a rule's, a timeout's)."
     )

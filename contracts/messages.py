@@ -39,7 +39,7 @@ class ChannelRef(Contract):
 class InboundMessage(Contract):
     """A message from a person, on any channel, for one session."""
 
-    channel: str = Field(default="http", description="Where it came from: http, lark, cli, ...")
+    channel: str = Field(default="http", description="Where it came from: http, ag-ui, lark, cli, ...")
     sender_id: PersonId = Field(default="anonymous", description="Principal who sent it.")
     chat_id: str = Field(default="", description="Channel conversation it belongs to.")
     content: str = Field(min_length=1, description="The text.")

@@ -201,7 +201,7 @@ class AuditEntry(Contract):
     kind: AuditKind = Field(description="What happened.")
     at: datetime = Field(description="Workflow time of the event (UTC).")
     principal: PersonId = Field(description="Who: a principal, or `system:timeout`/`system:cancel`.")
-    channel: str = Field(description="Where it came from: http, lark, cli, system.")
+    channel: str = Field(description="Where it came from: http, ag-ui, lark, cli, system.")
     interaction_id: str | None = Field(default=None, description="The interaction concerned.")
     comment: str | None = Field(default=None, description="The person's message or the reason.")
 

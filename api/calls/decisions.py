@@ -77,6 +77,10 @@ AUDITED = (
 )
 """Refusals of a decision on a request the workflow holds: each is recorded there (`record_refusal`)."""
 RESPONSE_FIELDS = ("text", "arguments", "grant", "sandbox")
+HTTP_CHANNEL = "http"
+"""The channel of a decision taken through the HTTP API (the console and the REPL use it too)."""
+AGUI_CHANNEL = "ag-ui"
+"""The channel of a decision an AG-UI frontend sent in a run's `resume` (`POST /ag-ui`)."""
 
 
 @dataclass(frozen=True)
@@ -136,14 +140,20 @@ def said_of(body: InteractionDecision, approved: bool) -> Said:
     )
 
 
-def decision_of(caller: Caller, body: InteractionDecision, interaction_id: str, approved: bool) -> Decision:
+def decision_of(
+    caller: Caller,
+    body: InteractionDecision,
+    interaction_id: str,
+    approved: bool,
+    channel: str = HTTP_CHANNEL,
+) -> Decision:
     """The `Decision` an HTTP body makes: by the key's principal (keys off: the name given), with the
-    key's role, through `http`."""
+    key's role, through `channel` (`http`; `ag-ui` for an AG-UI run's resume)."""
     return Decision(
         interaction_id=interaction_id,
         principal=caller.principal or body.principal or Principal.ANONYMOUS,
         role=caller.role,
-        channel="http",
+        channel=channel,
         source=DecisionSource.HTTP,
         said=said_of(body, approved),
         comment=body.user_message,
@@ -159,9 +169,10 @@ async def decide(
     target: WorkflowRef,
     interaction_id: str,
     body: InteractionDecision,
+    channel: str = HTTP_CHANNEL,
 ) -> InteractionOutcome | Unconfirmed:
     """Run `decide_checked` on `target` (the workflow that asked, in the words of the session or
-    graph the caller named) as the caller: the outcome (`complete: false` while
+    graph the caller named) as the caller, recorded as taken through `channel`: the outcome (`complete: false` while
     the two-person rule waits for a second approver), or `Unconfirmed`. A refusal is recorded in the
     workflow's audit trail before it is raised.
 
@@ -179,7 +190,7 @@ async def decide(
         approved = await _approved_by_answering(
             client, target.workflow_id, target.name, interaction_id, wait=settings.api.query_wait
         )
-    decision = decision_of(caller, body, interaction_id, approved)
+    decision = decision_of(caller, body, interaction_id, approved, channel)
     wait = settings.api.decision_wait_seconds
     try:
         return await _taken(client, target, decision, wait=wait)
@@ -234,19 +245,24 @@ async def record_refusal(client: Client, workflow_id: str, decision: Decision, r
 
 
 async def record_refused_caller(
-    client: Client, workflow_id: str, caller: Caller, interaction_id: str, body: object
+    client: Client,
+    workflow_id: str,
+    caller: Caller,
+    interaction_id: str,
+    body: object,
+    channel: str = HTTP_CHANNEL,
 ) -> None:
     """Record in the workflow's audit that a caller whose role may not decide tried to (the API
     refused them before any workflow was asked): as the decision they sent, as far as it reads."""
     try:
         sent = InteractionDecision.model_validate(body)
-        decision = decision_of(caller, sent, interaction_id, sent.approved is True)
+        decision = decision_of(caller, sent, interaction_id, sent.approved is True, channel)
     except (ValueError, CallError):
         decision = Decision(
             interaction_id=interaction_id,
             principal=caller.principal or Principal.ANONYMOUS,
             role=caller.role,
-            channel="http",
+            channel=channel,
             source=DecisionSource.HTTP,
             said=Verdict(approved=False),
         )

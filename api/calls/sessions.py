@@ -331,6 +331,22 @@ async def audit_entry(
     return next((e for e in reversed(trail.entries) if matches(e)), None)
 
 
+CLOSED = (
+    SessionStatus.CANCELLED,
+    SessionStatus.COMPLETED,
+    SessionStatus.FAILED,
+    SessionStatus.TERMINATED,
+    SessionStatus.TIMED_OUT,
+)
+"""A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
+
+
+def stream_head(status: LiveSession | None) -> int:
+    """The offset the session's next chunk will have: 0 for a session not started yet (None), or
+    one that runs no more (a message starts a new run, whose stream begins at 0)."""
+    return 0 if status is None or status.status in CLOSED else status.next_offset
+
+
 async def get_status(client: Client, key: str, *, wait: timedelta = QUERY_WAIT) -> LiveSession:
     """The session's LiveSession (also for closed sessions; as it ended when Temporal ended it:
     `ended.session`).

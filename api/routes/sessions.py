@@ -65,14 +65,6 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
 
 OptionalControl = Annotated[SessionControl | None, Body()]
 
-CLOSED = (
-    SessionStatus.CANCELLED,
-    SessionStatus.COMPLETED,
-    SessionStatus.FAILED,
-    SessionStatus.TERMINATED,
-    SessionStatus.TIMED_OUT,
-)
-"""A session in one of these runs no more: a message starts a new run, whose stream begins at 0."""
 WHO_WAIT = timedelta(seconds=2)
 """How long `waiting_for` asks each waiting session who may answer (one that does not say is listed)."""
 TURN_ENDED: tuple[TurnStatus, ...] = ("completed", "failed", "cancelled")
@@ -256,7 +248,7 @@ async def post_message(
     )
     config = sessions.new_config(settings, key, registry.resolve(DEFAULT_AGENT, key))
     if caller.projects is not None:
-        config = config.model_copy(update={"project": await _message_project(request, client, caller, key)})
+        config = config.model_copy(update={"project": await message_project(request, client, caller, key)})
     queue, within, query_wait = (
         settings.temporal.task_queue,
         settings.api.busy_retry_seconds,
@@ -297,10 +289,10 @@ async def _stream_head(client: Client, key: str, settings: Settings) -> int:
         status = await sessions.get_status(client, key, wait=settings.api.query_wait)
     except NotFound:
         return 0
-    return 0 if status.status in CLOSED else status.next_offset
+    return sessions.stream_head(status)
 
 
-async def _message_project(request: Request, client: Client, caller: Caller, key: str) -> str | None:
+async def message_project(request: Request, client: Client, caller: Caller, key: str) -> str | None:
     """The project of the session a scoped key's message goes to: its own, or (a new one) the key's
     only project; 422 for a key of several projects, which a message cannot name."""
     owner = await scope.check(client, owners(request), caller, WorkflowRef.session(key), may_start=True)

@@ -28,7 +28,7 @@ from contracts import TaskStreamChunk, WatchResult
 from ..calls.busy import is_transient, retry_while_busy
 from .events import chunk_event
 from .source import Closed, Refused, StreamSource
-from .subscriber import Event, Final, Subscriber
+from .subscriber import STOPPING, Event, Final, Subscriber
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class Feed:
         try:
             await self._follow()
         except asyncio.CancelledError:
-            final = Final("reconnect", "the API is stopping; reconnect to resume")
+            final = Final("reconnect", STOPPING)
             raise
         except Exception as err:
             log.warning("following the stream of %s failed: %s", self.source.workflow_id, err)

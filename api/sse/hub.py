@@ -20,7 +20,7 @@ from core.artifacts import ArtifactStore
 from .events import END, KEEPALIVE, RETRY, chunk_event, control_event
 from .feed import Feed
 from .source import StreamSource
-from .subscriber import Event, Final, Subscriber
+from .subscriber import STOPPING, Event, Final, Subscriber
 
 REPLAY_EVENTS = 256
 """Recent events a feed keeps for clients that join or reconnect."""
@@ -69,6 +69,7 @@ class StreamHub:
         self._replay = replay
         self._keepalive = keepalive_seconds
         self._feeds: dict[str, Feed] = {}
+        self._closed = False
 
     def clients(self, workflow_id: str) -> int:
         """SSE clients of this process following `workflow_id` now."""
@@ -86,7 +87,11 @@ class StreamHub:
     async def follow(self, workflow_id: str, after: int) -> AsyncGenerator[Event | Final | None]:
         """Every chunk with sequence id > `after` in order, then how the stream ended (`Final`);
         None (a keep-alive) after `keepalive_seconds` in which nothing was queued for the client.
-        Close it (`aclosing`) when done early."""
+        Close it (`aclosing`) when done early. Once the hub is closed (the API stopping), a new
+        follower is told to reconnect at once."""
+        if self._closed:
+            yield Final("reconnect", STOPPING)
+            return
         feed = self._feed(workflow_id, after + 1)
         subscriber = Subscriber(after + 1, self._client_buffer, self._keepalive)
         last = after
@@ -146,6 +151,7 @@ class StreamHub:
             del self._feeds[feed.source.workflow_id]
 
     async def close(self) -> None:
-        """Stop every feed (clients are told to reconnect)."""
+        """Stop every feed (clients are told to reconnect), and start none again."""
+        self._closed = True
         for feed in list(self._feeds.values()):
             await feed.close()

@@ -20,6 +20,9 @@ from typing import Literal
 
 from contracts import TaskStreamChunk
 
+STOPPING = "the API is stopping; reconnect to resume"
+"""How a stream ends when the API stops (a `reconnect`)."""
+
 
 @dataclass(frozen=True)
 class Event:

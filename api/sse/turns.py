@@ -11,7 +11,7 @@ announces a request (`RequestOpened`, `QuestionAsked`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -44,11 +44,19 @@ def _ends(chunk: TaskStreamChunk) -> bool:
     return chunk.is_final or chunk.chunk_type == TaskChunkType.CANCELLED
 
 
-async def turn_chunks(
+def turn_chunks(
     hub: StreamHub, workflow_id: str, after: int, message_id: str
 ) -> AsyncGenerator[Event | Final | None]:
     """The events of the turn of `message_id` (from its `processing` chunk to its final one), then
     `Final` when the stream ended first; None while idle."""
+    return chunks_from(hub, workflow_id, after, lambda chunk: message_of(chunk) == message_id)
+
+
+async def chunks_from(
+    hub: StreamHub, workflow_id: str, after: int, starts: Callable[[TaskStreamChunk], bool]
+) -> AsyncGenerator[Event | Final | None]:
+    """The chunks after `after` from the first that `starts` (a turn's start, or the decision a
+    caller took) to the turn's final one, then `Final` when the stream ended first; None while idle."""
     started = False
     async with aclosing(hub.follow(workflow_id, after)) as items:
         async for item in items:
@@ -58,8 +66,8 @@ async def turn_chunks(
                     return
                 continue
             chunk = item.chunk
-            if not started:  # its own turn's start, or (a reply to a request) its decision
-                started = message_of(chunk) == message_id
+            if not started:
+                started = starts(chunk)
                 if not started:
                     continue
             yield item

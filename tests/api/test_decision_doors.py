@@ -65,6 +65,7 @@ LARK_CLICK = "Approve on a Lark card"
 GRAPH_DECIDE = "POST /graphs/{id}/interactions/{id}"
 RELAYED_CHAT = "确认 into the session, for its graph's gate"
 RELAYED_HTTP = "POST /sessions/{key}/interactions/gate_N, for its graph's gate"
+AGUI_RESUME = "a resume entry of POST /ag-ui"
 
 FORBIDDEN, NO_MESSAGES, REFUSED, DECIDES = Cell.FORBIDDEN, Cell.NO_MESSAGES, Cell.REFUSED, Cell.DECIDES
 NO_VIEWER, NO_ADMIN = Cell.NO_CHAT_VIEWER, Cell.NO_CHAT_ADMIN
@@ -84,6 +85,7 @@ MATRIX: dict[str, dict[Role, Cell]] = {
     GRAPH_DECIDE: row(FORBIDDEN, FORBIDDEN, DECIDES, DECIDES),
     RELAYED_CHAT: row(NO_MESSAGES, REFUSED, DECIDES, DECIDES),
     RELAYED_HTTP: row(FORBIDDEN, FORBIDDEN, DECIDES, DECIDES),
+    AGUI_RESUME: row(FORBIDDEN, FORBIDDEN, DECIDES, DECIDES),
 }
 """Door × role (viewer, operator, approver, admin), as asserted."""
 
@@ -334,6 +336,48 @@ async def test_http_chat_reply(http: httpx.AsyncClient, count_orders: Callable[[
     await walk(http, door)
     said = [m["content"] for m in (await http.get(f"/sessions/{key}/messages")).json()["messages"]]
     assert "确认" not in said, "the replies were decisions, not messages for the agent"
+
+
+async def test_agui_resume(http: httpx.AsyncClient, count_orders: Callable[[str], int]) -> None:
+    http.headers.update(bearer(Role.viewer))
+    thread = f"doors-{uuid.uuid4().hex[:8]}"
+
+    def run(n: int, **more: Any) -> dict[str, Any]:
+        """An AG-UI run's body: statement `n` as the last message, a fresh run id."""
+        said = [
+            {"id": f"u{i}", "role": "user", "content": sql}
+            for i, (sql, _, _) in enumerate(STATEMENTS[: n + 1])
+        ]
+        return {"threadId": thread, "runId": uuid.uuid4().hex, "messages": said, **more}
+
+    async def send(sql: str) -> None:
+        n = [s for s, _, _ in STATEMENTS].index(sql)
+        sent = await http.post("/ag-ui", json=run(n), headers=bearer(REQUESTER))
+        assert sent.status_code == 200 and '"type":"interrupt"' in sent.text, sent.text
+
+    async def act(role: Role, asked: Asked) -> httpx.Response:
+        entry = {"interruptId": asked.interaction_id, "status": "resolved", "payload": {"approved": True}}
+        entry["metadata"] = {"principal": "mallory"}  # a body naming someone else: ignored
+        body = run(asked.n, resume=[entry], forwardedProps={"principal": "mallory"})
+        return await http.post("/ag-ui", json=body, headers=bearer(role))
+
+    async def answered(role: Role, asked: Asked, answer: httpx.Response) -> None:
+        """The run's `decision_taken` names the key's principal, through `ag-ui`."""
+        assert answer.status_code == 200, (role, answer.text)
+        assert f'"decided_by":"{NAME_OF[role]}"' in answer.text and '"channel":"ag-ui"' in answer.text
+
+    door = sql_door(
+        http,
+        f"agui:{thread}",
+        count_orders,
+        send,
+        name=AGUI_RESUME,
+        act=act,
+        who=NAME_OF,
+        channel="ag-ui",
+        answered=answered,
+    )
+    await walk(http, door)
 
 
 # ------------------------------------------------------------------ chats

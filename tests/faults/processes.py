@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import httpx
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -31,6 +32,8 @@ from ..support import free_port, temporal_binary
 
 WORKER_READY_WITHIN = 60.0
 """Seconds a worker process gets to poll its task queue (cold imports on 2 busy cores)."""
+API_READY_WITHIN = 60.0
+"""Seconds an API process gets to answer `/readyz` (cold imports on 2 busy cores)."""
 SERVER_READY_WITHIN = 30.0
 """Seconds a dev server gets to answer a client."""
 EXIT_WITHIN = 20.0
@@ -161,6 +164,30 @@ async def start_worker(children: Children, client: Client, settings: Settings, *
     worker = children.start("worker", argv, env)
     await wait_polling(client, settings.temporal.task_queue, worker)
     return worker
+
+
+async def start_api(
+    children: Children, client: Client, settings: Settings, **extra_env: str
+) -> tuple[Child, str]:
+    """`synapse api` as a process of its own on a free loopback port, for this test's server and
+    queue (`extra_env` added, e.g. `SYNAPSE_API_KEYS`); its base URL once `/readyz` answers 200."""
+    port = free_port()
+    env = worker_env(client.service_client.config.target_host, settings, **extra_env)
+    api = children.start("api", [sys.executable, "-m", "cli.main", "api", "--port", str(port)], env)
+    url = f"http://127.0.0.1:{port}"
+
+    async def ready() -> int:
+        api.check_running()
+        try:
+            async with httpx.AsyncClient(timeout=5) as http:
+                return (await http.get(f"{url}/readyz")).status_code
+        except httpx.TransportError:
+            return 0
+
+    await assert_eventually(
+        ready, lambda code: code == 200, within=API_READY_WITHIN, interval=0.2, what=f"api {url} ready"
+    )
+    return api, url
 
 
 async def wait_polling(client: Client, task_queue: str, worker: Child) -> None:

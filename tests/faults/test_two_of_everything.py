@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -26,10 +25,9 @@ from contracts import AuditTrail, LiveSession
 from core.settings import Settings
 
 from ..conftest import assert_eventually
-from ..support import free_port
 from .conftest import DemoDb
 from .flows import RECOVERY_WITHIN, answered, decisions, increment, tool_results
-from .processes import Child, Children, start_worker, worker_env
+from .processes import Children, start_api, start_worker
 
 SESSIONS = 100
 AT_ONCE = 20
@@ -71,22 +69,6 @@ class Apis:
     async def aclose(self) -> None:
         for client in self.clients:
             await client.aclose()
-
-
-async def start_api(children: Children, client: Client, settings: Settings) -> tuple[Child, str]:
-    """`synapse api` as a process of its own; its base URL once it is ready."""
-    port = free_port()
-    env = worker_env(client.service_client.config.target_host, settings)
-    api = children.start("api", [sys.executable, "-m", "cli.main", "api", "--port", str(port)], env)
-    url = f"http://127.0.0.1:{port}"
-
-    async def ready() -> int:
-        api.check_running()
-        async with httpx.AsyncClient(timeout=5) as http:
-            return (await http.get(f"{url}/readyz")).status_code
-
-    await assert_eventually(ready, lambda code: code == 200, within=60, interval=0.2, what=f"api {url} ready")
-    return api, url
 
 
 async def send_once(apis: Apis, key: str, content: str) -> None:

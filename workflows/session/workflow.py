@@ -66,8 +66,12 @@ NOTICES_AT_CLOSE = timedelta(seconds=30)
 
 
 def _message_metadata(message: InboundMessage) -> dict[str, Any]:
-    """What the conversation keeps of a message's metadata: its channel and attached artifacts."""
+    """What the conversation keeps of a message's metadata: its channel, its id (a client that sends
+    its whole conversation again, AG-UI's, finds which messages the session has) and attached
+    artifacts. Data only: no command changes, so histories replay as they were recorded."""
     metadata: dict[str, Any] = {"channel": message.channel}
+    if message.message_id:
+        metadata["message_id"] = message.message_id
     if message.metadata.get("artifacts"):
         metadata["artifacts"] = message.metadata["artifacts"]
     return metadata

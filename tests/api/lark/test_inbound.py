@@ -98,7 +98,9 @@ async def test_a_p2p_text_starts_the_chat_session_as_its_sender(
     key = f"lark:{chat}"
     [message] = await user_messages(http, key)
     assert (message["content"], message["name"]) == ("hello synapse", ALICE)
-    assert message["metadata"] == {"channel": "lark"}
+    assert message["metadata"]["channel"] == "lark" and message["metadata"]["message_id"], (
+        "the conversation keeps the chat message's id"
+    )
     session = (await http.get(f"/sessions/{key}")).json()
     assert session["task_id"] == session_workflow_id(key)
     assert session["channel"] == "lark"
