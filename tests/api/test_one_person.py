@@ -365,7 +365,8 @@ async def test_a_rule_s_maker_is_the_approver_in_the_other_spelling(
         assert saved.json()["created_by"] == ANN
         for approvers, runs in (([BOB], False), ([approver], True)):
             key = f"one-{uuid.uuid4().hex[:8]}"
-            body = {"session_key": key, "project": "/bank", "policies": {"sql": {"approvers": approvers}}}
+            one = {"approvers": approvers, "approvals_required": 1}  # the agent's is 2 (keys off: lowered)
+            body = {"session_key": key, "project": "/bank", "policies": {"sql": one}}
             assert (await on.http.post("/sessions", json=body)).status_code == 201
             turn = await on.http.post(
                 f"/sessions/{key}/messages?wait=true", json={"content": DELETE_ONE, "principal": CAROL}
