@@ -19,11 +19,14 @@ from typing import Any, TypeVar
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 from temporalio.common import SearchAttributeKey
 from temporalio.converter import DataConverter
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
@@ -372,3 +375,27 @@ def replayer(data_converter: DataConverter) -> Replayer:
         workflow_runner=workflow_runner(data_converter),
         data_converter=data_converter,
     )
+
+
+async def forget_other_tests_workflows(client: Client, task_queue: str) -> None:
+    """Delete what earlier tests on this dev server left (graphs at a gate, idle sessions, on task
+    queues whose workers have stopped), for a test that reads the listings: schemathesis follows
+    them to every workflow (one no worker serves is a 503 it reports), and visibility lists every
+    running workflow before any closed one, so a test's own ended session can fall past a page."""
+    for _ in range(5):
+        others = [e async for e in client.list_workflows() if e.task_queue != task_queue]
+        if not others:
+            return
+        for execution in others:
+            try:
+                await client.workflow_service.delete_workflow_execution(
+                    DeleteWorkflowExecutionRequest(
+                        namespace=client.namespace,
+                        workflow_execution=WorkflowExecution(
+                            workflow_id=execution.id, run_id=execution.run_id
+                        ),
+                    )
+                )
+            except RPCError:  # deleted meanwhile
+                pass
+        await asyncio.sleep(0.5)

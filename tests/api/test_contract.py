@@ -18,10 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client
-from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
@@ -29,7 +26,7 @@ from cli.main import main
 from core.settings import ApiSettings, Settings, TemporalSettings
 from worker import build_worker
 
-from ..support import running
+from ..support import forget_other_tests_workflows, running
 from .schemathesis_cli import run_schemathesis
 
 KEY = "contract-admin-key"
@@ -65,29 +62,6 @@ FULL = "examples,coverage,fuzzing"
 """Every phase, for the run with keys on: the coverage phase (each parameter's boundaries and
 each route's statuses, about two thirds of a run's time) needs to see the routes only once, and
 with keys on they answer everything they answer with keys off, plus 401 and 403."""
-
-
-async def forget_other_tests_workflows(client: Client, task_queue: str) -> None:
-    """Delete what earlier tests on this dev server left (graphs at a gate, on task queues whose
-    workers have stopped): schemathesis follows the listings to them, and a read of a workflow
-    no worker serves is a 503 it reports."""
-    for _ in range(5):
-        others = [e async for e in client.list_workflows() if e.task_queue != task_queue]
-        if not others:
-            return
-        for execution in others:
-            try:
-                await client.workflow_service.delete_workflow_execution(
-                    DeleteWorkflowExecutionRequest(
-                        namespace=client.namespace,
-                        workflow_execution=WorkflowExecution(
-                            workflow_id=execution.id, run_id=execution.run_id
-                        ),
-                    )
-                )
-            except RPCError:  # deleted meanwhile
-                pass
-        await asyncio.sleep(0.5)
 
 
 @pytest.mark.parametrize(
