@@ -26,8 +26,9 @@ from prompt_toolkit.lexers import Lexer, PygmentsLexer
 from rich.text import Text
 
 from activities.rules import offers
-from contracts import DecisionTaken, InteractionOutcome, NewRule
+from contracts import InteractionOutcome, NewRule
 from core.client import SynapseClient, SynapseError
+from workflows.supervision.decisions import taken
 
 from .prompts import Closed, Prompts
 from .render import LEXERS, Renderer
@@ -259,14 +260,7 @@ class Approvals:
                 f"  {request.interaction_id}: your approval counted; another approver must approve too"
             )
             return
-        taken = DecisionTaken(
-            interaction_id=outcome.interaction_id,
-            approved=outcome.approved,
-            decided_by=outcome.decided_by,
-            channel=outcome.channel,
-            comment=outcome.comment,
-        )
-        self.renderer.event_line(taken)
+        self.renderer.event_line(taken(outcome))
 
 
 def _lexer(name: str) -> Lexer | None:
