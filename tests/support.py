@@ -380,8 +380,7 @@ def replayer(data_converter: DataConverter) -> Replayer:
 async def forget_other_tests_workflows(client: Client, task_queue: str) -> None:
     """Delete what earlier tests on this dev server left (graphs at a gate, idle sessions, on task
     queues whose workers have stopped), for a test that reads the listings: schemathesis follows
-    them to every workflow (one no worker serves is a 503 it reports), and visibility lists every
-    running workflow before any closed one, so a test's own ended session can fall past a page."""
+    them to every workflow (one no worker serves is a 503 it reports)."""
     for _ in range(5):
         others = [e async for e in client.list_workflows() if e.task_queue != task_queue]
         if not others:

@@ -42,7 +42,7 @@ async def list_sessions(
     if waiting:
         query += f" AND {search_attributes.PENDING.name} > 0 AND ExecutionStatus = 'Running'"
     found: list[SessionSummary] = []
-    executions = [e async for e in latest_runs(client.list_workflows(query, limit=limit))]
+    executions = await newest(client, query, limit)
     for execution, ending in zip(executions, await _endings(client, executions), strict=True):
         attributes = execution.typed_search_attributes
         pending = attributes.get(search_attributes.PENDING) or 0
@@ -72,7 +72,7 @@ async def list_graphs(
     if status is not None:
         query += _in_status(status)
     found: list[GraphSummary] = []
-    executions = [e async for e in latest_runs(client.list_workflows(query, limit=limit))]
+    executions = await newest(client, query, limit)
     titles = await asyncio.gather(*(_title(execution) for execution in executions))
     for execution, ending, title in zip(executions, await _endings(client, executions), titles, strict=True):
         attributes = execution.typed_search_attributes
@@ -142,6 +142,32 @@ def _status(searched: str | None) -> str:
     """The session status a `SynapseStatus` value stands for."""
     back = {value: status for status, value in SEARCHED_AS.items()}
     return back.get(searched or "running", searched or str(SessionStatus.ACTIVE))
+
+
+async def newest(client: Client, query: str, limit: int) -> list[WorkflowExecution]:
+    """The `limit` workflows matching `query` that started last, each as its latest run, newest first.
+
+    Visibility lists every running workflow before any closed one, so one list of `limit` would hide
+    every ended session behind the running ones: the running and the closed are listed apart (the
+    first `limit` of each) and merged by start time."""
+    lists = await asyncio.gather(
+        *(
+            _collect(
+                latest_runs(
+                    client.list_workflows(f"({query}) AND ExecutionStatus {op} 'Running'", limit=limit)
+                )
+            )
+            for op in ("=", "!=")
+        )
+    )
+    running = {execution.id for execution in lists[0]}
+    merged = lists[0] + [execution for execution in lists[1] if execution.id not in running]
+    merged.sort(key=lambda execution: execution.start_time, reverse=True)
+    return merged[:limit]
+
+
+async def _collect(executions: AsyncIterator[WorkflowExecution]) -> list[WorkflowExecution]:
+    return [execution async for execution in executions]
 
 
 async def latest_runs(executions: AsyncIterator[WorkflowExecution]) -> AsyncIterator[WorkflowExecution]:

@@ -72,3 +72,24 @@ async def test_waiting_for_keeps_the_sessions_whose_requests_that_person_may_ans
     assert anyone in for_bob and bobs in for_bob
     assert anyone in for_carol and bobs not in for_carol, "carol may not answer a request only bob may"
     assert all(s["pending"] for s in for_carol.values()), "only sessions that wait are listed"
+
+
+async def test_a_session_that_ended_last_is_listed_before_older_running_ones(http: httpx.AsyncClient) -> None:
+    """Visibility lists every running workflow before any closed one: a page of the newest must not
+    hide a session that ended behind the running sessions started before it."""
+    older, old, ended = new_key(), new_key(), new_key()
+    for key in (older, old, ended):
+        assert (await http.post("/sessions", json={"session_key": key})).status_code == 201
+    cancelled = await http.post(f"/sessions/{ended}/cancel", json={"reason": "done"})
+    assert cancelled.status_code == 200, cancelled.text
+
+    async def page() -> list[dict[str, object]]:
+        answer = await http.get("/sessions", params={"limit": 2})
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    newest = await assert_eventually(
+        page, lambda found: found and found[0]["session_key"] == ended, what="the ended session first"
+    )
+    assert [s["session_key"] for s in newest] == [ended, old]
+    assert newest[0]["status"] == "cancelled" and newest[0]["closed"] is True

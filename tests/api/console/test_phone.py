@@ -14,7 +14,6 @@ from temporalio.client import Client
 from workflows.identity.ids import session_workflow_id
 
 from ...conftest import assert_eventually
-from ...support import forget_other_tests_workflows
 from ...workflows.graph.flows import edge, task
 from ..test_graphs import submit, wait_graph
 from .conftest import shot
@@ -72,9 +71,8 @@ async def test_a_card_opened_by_a_message_is_brought_into_view(phone: Page, http
 
 
 async def test_the_sessions_and_graphs_tables_fit_a_phone(
-    phone: Page, http: httpx.AsyncClient, client: Client, task_queue: str
+    phone: Page, http: httpx.AsyncClient, client: Client
 ) -> None:
-    await forget_other_tests_workflows(client, task_queue)  # the pages list this test's rows
     created = await submit(http, {"new_tasks": [task("a-task-with-a-rather-long-name")], "new_edges": []})
     ended = await open_session(phone, http)  # a session Temporal ended: its reason is listed too
     await client.get_workflow_handle(session_workflow_id(ended)).terminate(reason="stopped by the on-call")

@@ -61,6 +61,8 @@ async def test_a_cancelled_session_says_it_ended_and_stops_following_its_stream(
     await expect(page.locator("article.card")).to_have_count(0)
     await expect(page.get_by_role("textbox", name="Message", exact=True)).to_be_hidden()
     await expect(page.get_by_role("button", name="Send")).to_be_hidden()
+    who_decided = page.get_by_role("region", name="Who decided what")
+    await expect(who_decided).to_contain_text("denied by system:cancel")
     await shot(page, "session-ended")
     await assert_no_more(made, "a cancelled session")
     await expect(page.locator("#connection")).to_have_text("Session ended")
@@ -68,6 +70,7 @@ async def test_a_cancelled_session_says_it_ended_and_stops_following_its_stream(
     await page.reload()  # opened after it ended: its stream is read to the end, once
     await expect(page.locator("#connection")).to_have_text("Session ended")
     await expect(page.locator(".conversation")).to_contain_text("DELETE FROM orders WHERE id = 5")
+    await expect(who_decided).to_contain_text("denied by system:cancel")
     await assert_no_more(made, "a cancelled session opened again")
 
 
