@@ -192,6 +192,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 messages=state.messages,
                 max_turns=self._config.max_turns,
                 remember=to_remember(state, self._config, message),
+                watched=self._chunks.watch.watched,  # its start reaches them before the first step
             )
         )
         if outcome.kind == "plan" and outcome.plan is not None:
