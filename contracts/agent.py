@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class FinalAnswer(Contract):
     """The agent is done: this is its answer."""
 
-    content: Any = Field(description="The answer: text or any JSON value.")
+    content: Any = Field(default=None, description="The answer: text or any JSON value.")
     artifact: ArtifactRef | None = Field(
         default=None,
         description="Set when the answer was too large to carry: `content` is then a preview and "

@@ -16,7 +16,7 @@ class UniversalMessage(Contract):
     """One message of a conversation, in a framework-neutral shape."""
 
     role: Literal["system", "user", "assistant", "tool"] = Field(description="Who speaks.")
-    content: Any = Field(description="Text, or a JSON value for tool results.")
+    content: Any = Field(default=None, description="Text, or a JSON value for tool results.")
     name: str | None = Field(default=None, description="Sender principal (user) or tool name (tool).")
     tool_call_id: str | None = Field(
         default=None, description="The interaction/tool call this tool message answers."
