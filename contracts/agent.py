@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from .agents import AgentSpec
+from .agents import AgentRef, AgentSpec
 from .artifacts import ArtifactRef
 from .base import Contract
 from .blueprint import PlanBlueprint
@@ -119,14 +119,24 @@ class AgentStepInput(Contract):
     messages: list[UniversalMessage] = Field(
         default_factory=list, description="The conversation, oldest first."
     )
-    tools: list[str] = Field(default_factory=list, description="Names of the tools it may call.")
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Names of the tools it may call (with `agent_ref`, the worker fills them in from "
+        "the declaration).",
+    )
     input_data: dict[str, Any] | None = Field(
         default=None, description="Task inputs (graph tasks); None for chat sessions."
     )
     agent: AgentSpec | None = Field(
         default=None,
         description="The agent's declaration as resolved when the work was submitted (framework, "
-        "model, instruction, tools); None in histories from before agent declarations.",
+        "model, instruction, tools); None in histories from before agent declarations, and "
+        "with `agent_ref`.",
+    )
+    agent_ref: AgentRef | None = Field(
+        default=None,
+        description="The declaration by reference (a session's steps): the worker runs the one its "
+        "registry has under `agent_ref.name`, if it is the one the session started with.",
     )
     remember: TurnToRemember | None = Field(
         default=None,

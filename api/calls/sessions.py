@@ -34,6 +34,7 @@ from contracts import (
     SessionStatus,
 )
 from contracts.names import SUBMIT_MESSAGE
+from core.agent_registry import agent_ref
 from core.settings import Settings
 from core.times import utc_text
 from workflows.identity import search_attributes
@@ -83,10 +84,11 @@ async def send_to_running(
 def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
     """The config of a session the API starts: the deployment's approval timeout
     (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own, and the inline
-    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`)."""
+    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`). The agent goes by
+    reference (`AgentRef`): the workers' registry holds its declaration."""
     fields.setdefault("approval_timeout_seconds", settings.api.approval_timeout_seconds)
     fields.setdefault("inline_input_bytes", settings.limits.inline_bytes)
-    return SessionConfig(session_key=key, agent=agent, **fields)
+    return SessionConfig(session_key=key, agent_ref=agent_ref(agent), **fields)
 
 
 def _start(

@@ -19,6 +19,7 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        AgentRef,
         AgentResult,
         AgentSpec,
         AgentStepInput,
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         TurnToRemember,
         UniversalMessage,
     )
+    from contracts.experience import preview
     from contracts.names import AGENT_STEP
 
 from .gate import Assessed, gate_and_run, step_assessment
@@ -45,14 +47,23 @@ from .options import (
 )
 from .replies import error_message, raise_if_cancelled
 
+Declared = AgentSpec | AgentRef
+"""An agent's declaration: by value (graph tasks, older sessions) or by reference (sessions)."""
 
-def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) -> list[UniversalMessage]:
+
+def _last_n(agent: Declared | None) -> Any:
+    if isinstance(agent, AgentRef):
+        return agent.last_n
+    history = agent.context.conversation_history_config if agent else None
+    return history.get("last_n") if history else None
+
+
+def context_messages(messages: list[UniversalMessage], agent: Declared | None) -> list[UniversalMessage]:
     """The conversation the agent is shown: all of it, or the last `last_n` messages.
 
     A cut never separates tool results from the assistant message that asked for them.
     """
-    history = agent.context.conversation_history_config if agent else None
-    last_n = history.get("last_n") if history else None
+    last_n = _last_n(agent)
     if not isinstance(last_n, int) or last_n <= 0 or last_n >= len(messages):
         return messages
     start = len(messages) - last_n
@@ -61,20 +72,42 @@ def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) 
     return messages[start:]
 
 
+def _asked_in(shown: list[UniversalMessage], remember: TurnToRemember | None) -> TurnToRemember | None:
+    """`remember` without its question when the step shows the message that asked it (the last
+    user message): the step reads it there, and the history does not carry it twice."""
+    if remember is None or remember.question is None:
+        return remember
+    asked = next((m.content for m in reversed(shown) if m.role == "user"), None)
+    if not isinstance(asked, str) or preview(asked) != remember.question:
+        return remember
+    return remember.model_copy(update={"question": None})
+
+
 def step_input(
     host: LoopHost,
     agent_id: str,
-    agent: AgentSpec | None,
+    agent: Declared | None,
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None,
     remember: TurnToRemember | None = None,
 ) -> AgentStepInput:
     """Everything the agent may see, built here so the Web UI shows it as the activity's input;
-    with `remember`, the turn an answering step records in the experience index."""
+    with `remember`, the turn an answering step records in the experience index. A declaration
+    by reference goes as it is: the worker reads the declaration and its tools itself."""
+    shown = context_messages(messages, agent)
+    if isinstance(agent, AgentRef):
+        return AgentStepInput(
+            agent_id=agent_id,
+            owner_id=host.owner_id,
+            messages=shown,
+            input_data=input_data,
+            agent_ref=agent,
+            remember=_asked_in(shown, remember),
+        )
     return AgentStepInput(
         agent_id=agent_id,
         owner_id=host.owner_id,
-        messages=context_messages(messages, agent),
+        messages=shown,
         tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
         input_data=input_data,
         agent=agent,
@@ -86,9 +119,10 @@ def quick_step(step: AgentStepInput) -> bool:
     """Whether the step is quick enough to run as a local activity: its agent decides in the worker
     (`QUICK_FRAMEWORKS`) and is not asked to wait first (`input_data.sleep_seconds`, for tests)."""
     waits = bool(step.input_data and step.input_data.get("sleep_seconds"))
-    if step.agent is None:  # the builtin agent of that name (`AgentActivities.agents`)
+    declared = step.agent or step.agent_ref
+    if declared is None:  # the builtin agent of that name (`AgentActivities.agents`)
         return step.agent_id == QUICK_BUILTIN and not waits
-    return step.agent.framework in QUICK_FRAMEWORKS and not waits
+    return declared.framework in QUICK_FRAMEWORKS and not waits
 
 
 async def take_step(
@@ -133,7 +167,7 @@ async def run_agent_loop(
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None = None,
     max_turns: int,
-    agent: AgentSpec | None = None,
+    agent: Declared | None = None,
     remember: TurnToRemember | None = None,
 ) -> LoopOutcome:
     """Run the agent until it answers; `messages` is extended in place with the exchange.

@@ -89,14 +89,15 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         now = workflow.now()
         self._state = input.state or SessionState(created_at=now, last_activity=now)
         self._reply_to: str | None = None
+        declared = self._config.agent_ref or self._config.agent
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
             approvers=self._config.approvers,
             approve_by_requester=self._config.approve_by_requester,
             channel=self._config.channel,
             question_timeout_seconds=self._config.question_timeout_seconds,
-            layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
-            sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
+            layers=(self._config.policies, declared.policies if declared else {}),
+            sandbox=self._config.sandbox or (declared.sandbox if declared else None),
             rules=RuleContext(
                 project=self._config.project, user=self._config.user, profile=self._config.profile
             ),
@@ -188,7 +189,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             run_agent_loop(
                 self._host,
                 agent_id=self._config.agent_id,
-                agent=self._config.agent,
+                agent=self._config.agent_ref or self._config.agent,
                 messages=state.messages,
                 max_turns=self._config.max_turns,
                 remember=to_remember(state, self._config, message),
