@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
@@ -184,8 +184,9 @@ async def run_agent_loop(
             result, assessed = await take_step(
                 step, after_a_request=after_a_request, assess=step_assessment(host)
             )
-        except ActivityError as err:
-            raise_if_cancelled(err)
+        except (ActivityError, ApplicationError) as err:  # a quick step's failure comes unwrapped
+            if isinstance(err, ActivityError):
+                raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
             return LoopOutcome("failure", failure=details)
         if result.output.thought:
