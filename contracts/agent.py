@@ -8,7 +8,7 @@ from pydantic import Field
 
 from .agents import AgentRef, AgentSpec
 from .artifacts import ArtifactRef
-from .base import Contract
+from .base import CompactContract, Contract
 from .blueprint import PlanBlueprint
 from .experience import TurnToRemember
 from .messages import UniversalMessage
@@ -79,7 +79,7 @@ class FailureDetails(Contract):
     message: str = Field(description="What went wrong, for people; never contains secrets.")
 
 
-class AgentResult(Contract):
+class AgentResult(CompactContract):
     """The one standard output of every agent step."""
 
     status: Literal["SUCCESS", "FAILURE"] = Field(description="Whether the step succeeded.")
@@ -99,7 +99,7 @@ class AgentResult(Contract):
     )
 
 
-class StepAssessment(Contract):
+class StepAssessment(CompactContract):
     """What a quick step needs to assess the call it proposes as the `assess_tool_call` activity would
     (`assessed-in-quick-step`): the tools' states and the session's rule context."""
 
@@ -111,7 +111,7 @@ class StepAssessment(Contract):
     rules: RuleContext | None = Field(default=None, description="`AssessRequest.rules`.")
 
 
-class AgentStepInput(Contract):
+class AgentStepInput(CompactContract):
     """Input of the `agent_step` activity: everything the agent may see, nothing more."""
 
     agent_id: str = Field(description="`Agent:<name>` of the agent to run.")

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import Contract
+from .base import CompactContract, Contract
 from .policy import DecisionPolicy
 from .sandbox import SandboxProfile
 
@@ -74,7 +74,7 @@ class AgentSpec(Contract):
     )
 
 
-class AgentRef(Contract):
+class AgentRef(CompactContract):
     """An agent's declaration by reference: what a session carries instead of the whole
     `AgentSpec` (its instruction, model, endpoint and tools stay in the workers' registry).
 

@@ -9,7 +9,7 @@ from pydantic import Field, StrictInt
 
 from .agents import AgentRef, AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
-from .base import Contract
+from .base import CompactContract, Contract
 from .policy import DecisionPolicy
 from .principals import PersonId
 from .sandbox import SandboxProfile
@@ -58,7 +58,7 @@ class SessionChoices(Contract):
     )
 
 
-class SessionConfig(SessionChoices):
+class SessionConfig(SessionChoices, CompactContract):
     """How a session runs; fixed when it starts, carried across continue-as-new."""
 
     session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")

@@ -72,6 +72,19 @@ def context_messages(messages: list[UniversalMessage], agent: Declared | None) -
     return messages[start:]
 
 
+SEEN_METADATA = frozenset({"artifacts"})
+"""What the step reads of a message's metadata (attached artifacts, `activities/agents/context.py`)."""
+
+
+def as_seen(message: UniversalMessage) -> UniversalMessage:
+    """A message as the agent's step reads it: without when it was said and the channel's ids (no
+    adapter reads them), which the session keeps in its own conversation."""
+    metadata = {k: v for k, v in message.metadata.items() if k in SEEN_METADATA}
+    if message.timestamp is None and len(metadata) == len(message.metadata):
+        return message
+    return message.model_copy(update={"timestamp": None, "metadata": metadata})
+
+
 def _asked_in(shown: list[UniversalMessage], remember: TurnToRemember | None) -> TurnToRemember | None:
     """`remember` without its question when the step shows the message that asked it (the last
     user message): the step reads it there, and the history does not carry it twice."""
@@ -93,8 +106,9 @@ def step_input(
 ) -> AgentStepInput:
     """Everything the agent may see, built here so the Web UI shows it as the activity's input;
     with `remember`, the turn an answering step records in the experience index. A declaration
-    by reference goes as it is: the worker reads the declaration and its tools itself."""
-    shown = context_messages(messages, agent)
+    by reference goes as it is: the worker reads the declaration and its tools itself. The
+    messages go as the step reads them (`as_seen`)."""
+    shown = [as_seen(message) for message in context_messages(messages, agent)]
     if isinstance(agent, AgentRef):
         return AgentStepInput(
             agent_id=agent_id,
@@ -216,7 +230,7 @@ async def run_agent_loop(
         if isinstance(intent, ToolCallBatch):
             # One assistant message with every call, then one result per call, in order: a
             # denial answers its own call and the others still run.
-            calls = [call.model_dump(mode="json") for call in intent.calls]
+            calls = [call.model_dump(mode="json", exclude_none=True) for call in intent.calls]
             messages.append(
                 UniversalMessage(role="assistant", content={"tool_calls": calls}, timestamp=workflow.now())
             )
@@ -228,7 +242,7 @@ async def run_agent_loop(
         messages.append(
             UniversalMessage(
                 role="assistant",
-                content={"tool_call": intent.model_dump(mode="json")},
+                content={"tool_call": intent.model_dump(mode="json", exclude_none=True)},
                 timestamp=workflow.now(),
             )
         )

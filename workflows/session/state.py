@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
@@ -20,6 +20,7 @@ from contracts import (
     SessionConfig,
     UniversalMessage,
 )
+from contracts.base import CompactContract
 
 from ..agent.state import AgentRunState
 
@@ -52,8 +53,9 @@ class SessionState(AgentRunState):
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
 
 
-class SessionRunInput(BaseModel):
-    """Input of `SessionWorkflow.run`: the config, plus carried state after continue-as-new."""
+class SessionRunInput(CompactContract):
+    """Input of `SessionWorkflow.run`: the config, plus carried state after continue-as-new
+    (compact: its defaults are not written)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
