@@ -8,11 +8,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .access import Role
-from .base import Contract
+from .base import CompactContract, Contract
 from .principals import PersonId
 
 
-class UniversalMessage(Contract):
+class UniversalMessage(CompactContract):
     """One message of a conversation, in a framework-neutral shape."""
 
     role: Literal["system", "user", "assistant", "tool"] = Field(description="Who speaks.")
@@ -36,7 +36,7 @@ class ChannelRef(Contract):
     )
 
 
-class InboundMessage(Contract):
+class InboundMessage(CompactContract):
     """A message from a person, on any channel, for one session."""
 
     channel: str = Field(default="http", description="Where it came from: http, ag-ui, lark, cli, ...")

@@ -158,7 +158,7 @@ class ToolRun(Contract):
     )
 
 
-class ToolResult(Contract):
+class ToolResult(CompactContract):
     """What a tool run produced."""
 
     tool_id: str = Field(description="The tool that ran.")

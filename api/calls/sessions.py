@@ -40,7 +40,7 @@ from core.times import utc_text
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
-from workflows.session.state import SessionRunInput
+from workflows.session.state import HISTORY_EVENTS_KEPT, SessionRunInput
 from workflows.session.view import start_search_attributes
 from workflows.versioning import GENERATION
 
@@ -103,7 +103,9 @@ def _start(
     )
     return client.start_workflow(
         SessionWorkflow.run,
-        SessionRunInput(config=config, generation=GENERATION),
+        SessionRunInput(
+            config=config, generation=GENERATION, history_events_before_continue_as_new=HISTORY_EVENTS_KEPT
+        ),
         id=session_workflow_id(config.session_key),
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING

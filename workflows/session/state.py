@@ -53,6 +53,11 @@ class SessionState(AgentRunState):
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
 
 
+HISTORY_EVENTS_KEPT = 200
+"""A session's run continues as new at the first turn's end past this many events (about eight
+turns of a tool call and its approval, 23 events each): an evicted session replays at most that."""
+
+
 class SessionRunInput(CompactContract):
     """Input of `SessionWorkflow.run`: the config, plus carried state after continue-as-new
     (compact: its defaults are not written)."""
@@ -67,6 +72,14 @@ class SessionRunInput(CompactContract):
         gt=0,
         description="Continue-as-new after this many turns even if the server has not "
         "suggested it yet (tests lower it to exercise the hand-over).",
+    )
+    history_events_before_continue_as_new: int | None = Field(
+        default=None,
+        gt=0,
+        description="Continue-as-new at the end of a turn once the run's history has this many "
+        "events, so a session a worker evicted from its cache replays its last turns, not all of "
+        "them (Synapse's starters: `HISTORY_EVENTS_KEPT`). None: runs started before it, which go "
+        "by turns and the server's suggestion only.",
     )
     generation: int | None = Field(
         default=None,

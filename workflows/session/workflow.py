@@ -86,6 +86,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         """Restore or create state; register the stream (must happen in `__init__`)."""
         self._config = input.config
         self._cas_after = input.turns_before_continue_as_new
+        self._cas_events = input.history_events_before_continue_as_new
         now = workflow.now()
         self._state = input.state or SessionState(created_at=now, last_activity=now)
         self._reply_to: str | None = None
@@ -220,7 +221,11 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
     def _should_continue_as_new(self) -> bool:
         # Due even while messages are queued: they travel in the state (waiting for an empty inbox
         # let a busy session's history grow without bound: 1,000 queued messages, one 28 MB run).
-        return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
+        # Past `history_events_before_continue_as_new` events (runs that say it), so a session
+        # evicted from the worker's cache replays its last turns only.
+        info = workflow.info()
+        long = self._cas_events is not None and info.get_current_history_length() >= self._cas_events
+        return info.is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after or long
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
@@ -234,6 +239,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                     state=self._state,
                     stream=stream,
                     turns_before_continue_as_new=self._cas_after,
+                    history_events_before_continue_as_new=self._cas_events,
                     generation=GENERATION,
                 )
             ]
