@@ -115,7 +115,11 @@ class AgentStepInput(CompactContract):
     """Input of the `agent_step` activity: everything the agent may see, nothing more."""
 
     agent_id: str = Field(description="`Agent:<name>` of the agent to run.")
-    owner_id: str = Field(description="Workflow id of the session or task asking.")
+    owner_id: str = Field(
+        default="",
+        description="Workflow id of the session or task asking; empty: the workflow that scheduled "
+        "the step (a session's steps: the worker reads it from the activity's info).",
+    )
     messages: list[UniversalMessage] = Field(
         default_factory=list, description="The conversation, oldest first."
     )

@@ -322,6 +322,8 @@ class AgentActivities:
             ApplicationError: `UnknownAgent` or `InvalidAgentInput`, both non-retryable;
                 `ModelUnavailable` (retryable) when a model call failed transiently.
         """
+        if not step.owner_id:  # the workflow that scheduled it (a session's steps leave it out)
+            step = step.model_copy(update={"owner_id": activity.info().workflow_id})
         if step.agent is None and step.agent_ref is not None:
             step = self._by_reference(step)
         agent = self._run_framework if step.agent is not None else self.agents.get(step.agent_id)

@@ -109,10 +109,9 @@ def step_input(
     by reference goes as it is: the worker reads the declaration and its tools itself. The
     messages go as the step reads them (`as_seen`)."""
     shown = [as_seen(message) for message in context_messages(messages, agent)]
-    if isinstance(agent, AgentRef):
+    if isinstance(agent, AgentRef):  # the owner is the workflow scheduling it: the worker reads it
         return AgentStepInput(
             agent_id=agent_id,
-            owner_id=host.owner_id,
             messages=shown,
             input_data=input_data,
             agent_ref=agent,
