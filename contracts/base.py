@@ -47,10 +47,13 @@ class CompactContract(Contract):
     field whose value is its default too (the model reads it back as that default). HTTP and every
     other dump write them whole.
 
-    For the models a turn carries most of (a session's config, an agent step's input and result,
-    a call's assessment): their defaults are part of the wire format, so changing a default changes
-    what older payloads read as (a versioned change). A discriminator tag (a `Literal` field with a
-    default) would be left out too, so no compact model has one (checked when it is defined)."""
+    For the few large models a turn carries one of at a time (a session's run input and config, an
+    agent's reference, a step's input and result, a call's assessment, a message in): leaving the
+    defaults out runs Python per model, about doubling its encoding, so models kept by the hundred
+    (conversation messages, audit entries, outcomes) stay plain. Their defaults are part of the wire
+    format, so changing a default changes what older payloads read as (a versioned change). A
+    discriminator tag (a `Literal` field with a default) would be left out too, so no compact model
+    has one (checked when it is defined)."""
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StrictBool
 
 from .access import Role
-from .base import CompactContract, Contract
+from .base import Contract
 from .grants import GrantScope
 from .principals import PersonId
 from .sandbox import SandboxProfile
@@ -70,7 +70,7 @@ Said = Annotated[Verdict | Answer, Field(discriminator="kind")]
 """What a decision says: a verdict or an answer, by `kind`."""
 
 
-class Decision(CompactContract):
+class Decision(Contract):
     """One decision on one request, from any door (the `decide_checked` update and its signal twin `decide`)."""
 
     interaction_id: str = Field(min_length=1, description="The request decided.")

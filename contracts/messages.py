@@ -12,7 +12,7 @@ from .base import CompactContract, Contract
 from .principals import PersonId
 
 
-class UniversalMessage(CompactContract):
+class UniversalMessage(Contract):
     """One message of a conversation, in a framework-neutral shape."""
 
     role: Literal["system", "user", "assistant", "tool"] = Field(description="Who speaks.")

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field, StrictBool
 
 from .asks import Ask
-from .base import CompactContract, Contract
+from .base import Contract
 from .messages import UniversalMessage
 from .principals import PersonId
 from .sandbox import SandboxProfile
@@ -206,7 +206,7 @@ class AuditEntry(Contract):
     comment: str | None = Field(default=None, description="The person's message or the reason.")
 
 
-class InteractionOutcome(CompactContract):
+class InteractionOutcome(Contract):
     """What came of a decision: the decision, and the tool result when the tool ran."""
 
     interaction_id: str = Field(description="The interaction decided.")

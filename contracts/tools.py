@@ -158,7 +158,7 @@ class ToolRun(Contract):
     )
 
 
-class ToolResult(CompactContract):
+class ToolResult(Contract):
     """What a tool run produced."""
 
     tool_id: str = Field(description="The tool that ran.")
