@@ -37,11 +37,7 @@ class ExperienceRecord(Contract):
     asked_by: PersonId = Field(description="Principal who asked.")
     at: datetime = Field(description="When the turn finished (UTC).")
     outcome: ExperienceOutcome = Field(description="How the turn ended.")
-    question: str | None = Field(
-        default=None,
-        description="What was asked (bounded preview); None: the step's last user message, which is "
-        "the turn's (the step previews it).",
-    )
+    question: str = Field(description="What was asked (bounded preview).")
     answer: str = Field(description="What came of it (bounded preview).")
     project: str | None = Field(
         default=None, description="The project of the session it came from (None: no project named)."

@@ -210,7 +210,8 @@ async def test_a_session_refers_to_its_agent_and_a_declaration_changed_since_fai
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     key, before, after = new_key(), tmp_path / "before", tmp_path / "after"
-    before.mkdir(), after.mkdir()
+    before.mkdir()
+    after.mkdir()
     declared = "[agents.careful]\n" + CAREFUL.format("Check every statement twice.")
     async with serve_agents(client, settings, declared, before) as http:
         await http.post("/sessions", json={"session_key": key, "agent_id": "Agent:careful"})
