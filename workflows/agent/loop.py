@@ -109,22 +109,17 @@ def step_input(
     by reference goes as it is: the worker reads the declaration and its tools itself. The
     messages go as the step reads them (`as_seen`)."""
     shown = [as_seen(message) for message in context_messages(messages, agent)]
-    if isinstance(agent, AgentRef):  # the owner is the workflow scheduling it: the worker reads it
-        return AgentStepInput(
-            agent_id=agent_id,
-            messages=shown,
-            input_data=input_data,
-            agent_ref=agent,
-            remember=_asked_in(shown, remember),
-        )
+    ref = agent if isinstance(agent, AgentRef) else None
+    spec = agent if isinstance(agent, AgentSpec) else None
     return AgentStepInput(
         agent_id=agent_id,
-        owner_id=host.owner_id,
+        owner_id="" if ref else host.owner_id,  # by reference: the worker reads the workflow's id
         messages=shown,
-        tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
+        tools=list(spec.tools) if spec and spec.context.include_tool_list else [],
         input_data=input_data,
-        agent=agent,
-        remember=remember,
+        agent=spec,
+        agent_ref=ref,
+        remember=_asked_in(shown, remember),
     )
 
 
