@@ -30,11 +30,12 @@ class Contract(BaseModel):
 
 @cache
 def _defaults(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON form of each field's default, by the name it is written under (fields whose
-    default is made anew each time, a time or an id, never match it and are always written)."""
+    """The JSON form of each field's default as payloads write it (None fields left out), by the name
+    it is written under (fields whose default is made anew each time, a time or an id, never match
+    it and are always written)."""
     return {
         field.serialization_alias or field.alias or name: to_jsonable_python(
-            field.get_default(call_default_factory=True, validated_data={})
+            field.get_default(call_default_factory=True, validated_data={}), exclude_none=True
         )
         for name, field in model.model_fields.items()
         if not field.is_required()
