@@ -53,3 +53,9 @@ class InboundMessage(CompactContract):
     origin: ChannelRef | None = Field(
         default=None, description="The chat it came from (chat channels); None for HTTP and the CLI."
     )
+    may_reply: bool = Field(
+        default=True,
+        description="Whether it may be read as the reply to a request that waits (a chat's text). False: "
+        "it is only ever the agent's next message, queued until the turn that waits is over (AG-UI, "
+        "whose decisions come as a run's `resume`).",
+    )

@@ -321,7 +321,7 @@ async def _run(runner: Runner, body: RunAgentInput, agent_id: str | None) -> Str
         return sse_response(run.body(before, await sender.send(message, status), mapper, status))
     if message is None:  # a reconnect: what the session has
         return sse_response(run.body([_snapshot(status)], None, mapper, status))
-    if status is not None and status.pending_interactions:  # a message now would deny what waits
+    if status is not None and status.pending_interactions:  # the interrupts first: a `resume` answers them
         return sse_response(run.body([], None, mapper, status))
     return sse_response(run.body([], await sender.send(message, status), mapper, status))
 
@@ -338,6 +338,7 @@ def _message(runner: Runner, body: RunAgentInput, turn: UserMessage, key: str) -
         chat_id=key,
         content=text,
         message_id=MESSAGE_ID_PREFIX + turn.id,
+        may_reply=False,  # decisions come as `resume`: a message is never read as one
     )
 
 
@@ -372,7 +373,7 @@ class Sender:
 
     async def send_unless_waiting(self, message: InboundMessage) -> Follow | LiveSession:
         """After a resumed turn: deliver `message` as the next turn, unless a request waits then (a
-        message would be read as the reply that denies it): then the session, whose requests end the run."""
+        message would wait behind it, unanswered): then the session, whose requests end the run."""
         status = await _status(self.runner.client, self.key, self.runner.settings)
         if status is not None and status.pending_interactions:
             return status

@@ -134,20 +134,28 @@ def quick_step(step: AgentStepInput) -> bool:
 
 
 async def take_step(
-    step: AgentStepInput, *, after_a_request: bool, assess: StepAssessment | None = None
+    step: AgentStepInput,
+    *,
+    after_a_request: bool,
+    assess: StepAssessment | None = None,
+    watched: bool = False,
 ) -> tuple[AgentResult, Assessed | None]:
     """Run one agent step: a local activity when quick, else an activity.
 
     A step right after a request to a person (`after_a_request`) is an activity even when quick:
     the answer to an approver's update leaves with the workflow task, which a local activity
-    would hold open until the step is done (approve → applied would wait for the agent). A quick
-    step is given `assess`: the call it proposes comes assessed, and
-    only such a step's assessment is returned (the gate takes none it did not ask for)."""
+    would hold open until the step is done (approve → applied would wait for the agent). So is a
+    quick step while someone follows the stream (`watched`): the workflow task ends as it is
+    scheduled, and what was published before it (the turn's start) reaches the watchers before
+    the step runs (one workflow task more, for a watched turn only). A quick step is given
+    `assess`: the call it proposes comes assessed, and only such a step's assessment is returned
+    (the gate takes none it did not ask for)."""
     summary = f"agent {step.agent_id}"
-    if not after_a_request and quick_step(step):
-        if assess is not None:
-            step = step.model_copy(update={"assess": assess})
-        quick: AgentResult = await workflow.execute_local_activity(
+    quick = not after_a_request and quick_step(step)
+    if quick and assess is not None:
+        step = step.model_copy(update={"assess": assess})
+    if quick and not watched:
+        result: AgentResult = await workflow.execute_local_activity(
             AGENT_STEP,
             step,
             result_type=AgentResult,
@@ -155,17 +163,17 @@ async def take_step(
             retry_policy=AGENT_STEP_RETRY,
             summary=summary,
         )
-        return quick, Assessed.of(quick, assess)
-    result: AgentResult = await workflow.execute_activity(
-        AGENT_STEP,
-        step,
-        result_type=AgentResult,
-        start_to_close_timeout=AGENT_STEP_TIMEOUT,
-        heartbeat_timeout=AGENT_STEP_HEARTBEAT,
-        retry_policy=AGENT_STEP_RETRY,
-        summary=summary,
-    )
-    return result, None
+    else:
+        result = await workflow.execute_activity(
+            AGENT_STEP,
+            step,
+            result_type=AgentResult,
+            start_to_close_timeout=AGENT_STEP_TIMEOUT,
+            heartbeat_timeout=AGENT_STEP_HEARTBEAT,
+            retry_policy=AGENT_STEP_RETRY,
+            summary=summary,
+        )
+    return result, Assessed.of(result, assess) if quick else None
 
 
 async def run_agent_loop(
@@ -177,20 +185,25 @@ async def run_agent_loop(
     max_turns: int,
     agent: Declared | None = None,
     remember: TurnToRemember | None = None,
+    watched: bool = False,
 ) -> LoopOutcome:
     """Run the agent until it answers; `messages` is extended in place with the exchange.
 
     With `remember`, the step that answers records the turn in the experience index itself
-    (`LoopOutcome.remembered` says whether it did)."""
+    (`LoopOutcome.remembered` says whether it did). `watched`: someone follows the stream, so the
+    first step lets what was published before it out first (`take_step`)."""
     asked = host.asked
-    for _ in range(max_turns):
+    for count in range(max_turns):
         if not await host.checkpoint():
             return LoopOutcome("cancelled")
         step = step_input(host, agent_id, agent, messages, input_data, remember)
         after_a_request, asked = host.asked != asked, host.asked
         try:
             result, assessed = await take_step(
-                step, after_a_request=after_a_request, assess=step_assessment(host)
+                step,
+                after_a_request=after_a_request,
+                assess=step_assessment(host),
+                watched=watched and count == 0,
             )
         except (ActivityError, ApplicationError) as err:  # a quick step's failure comes unwrapped
             if isinstance(err, ActivityError):

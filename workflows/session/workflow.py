@@ -194,6 +194,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                 messages=state.messages,
                 max_turns=self._config.max_turns,
                 remember=to_remember(state, self._config, message),
+                watched=self._chunks.watch.watched,  # its start reaches them before the first step
             )
         )
         if outcome.kind == "plan" and outcome.plan is not None:
@@ -262,7 +263,8 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
     @workflow.signal
     def submit_message(self, message: InboundMessage) -> None:
         """A person's message: the decision on what waits for a person here or in the turn's graph
-        (`chat_reply`; it decides only from an approver, `message.role`), else the agent's next."""
+        (`chat_reply`; it decides only from an approver, `message.role`), else the agent's next (one
+        that may not reply, `may_reply`, always the agent's next)."""
         state = self._state
         if message.message_id:
             if message.message_id in state.seen_message_ids:
@@ -270,6 +272,9 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             state.seen_message_ids = [*state.seen_message_ids, message.message_id][-SEEN_MESSAGE_IDS_KEPT:]
         state.last_activity = workflow.now()
         if state.cancelled:
+            return
+        if not message.may_reply:  # never a decision: the next turn, once this one is over
+            state.inbox.append(message)
             return
         if state.pending:
             self._supervisor.decisions.reply(message, state.pending[0])

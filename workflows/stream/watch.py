@@ -53,6 +53,11 @@ class StreamWatch:
         """The run is ending: waiting watches return now, new ones are refused."""
         self._closing = True
 
+    @property
+    def watched(self) -> bool:
+        """Whether a watch waits now (someone follows the stream)."""
+        return self._in_flight > 0
+
     def check(self, request: WatchRequest) -> None:
         """Validator: refuse a watch on a closing run, or beyond `MAX_WATCHERS`."""
         if self._closing:
