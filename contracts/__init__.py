@@ -16,7 +16,15 @@ from .agent import (
     ToolCallBatch,
     ToolCallRequest,
 )
-from .agents import AgentContextConfig, AgentGroup, AgentLookup, AgentLookupResult, AgentSpec, Framework
+from .agents import (
+    AgentContextConfig,
+    AgentGroup,
+    AgentLookup,
+    AgentLookupResult,
+    AgentRef,
+    AgentSpec,
+    Framework,
+)
 from .archive import ArchiveCursor, ArchiveKind, ArchivePage, MessagePage, MessagesQuery, MessageWindow
 from .artifacts import ARTIFACT_ID_PATTERN, ArtifactInfo, ArtifactMode, ArtifactRef
 from .asks import Ask, GateAsk, QuestionAsk, ToolApprovalAsk, content_of
@@ -203,6 +211,7 @@ __all__ = [
     "AgentIntent",
     "AgentLookup",
     "AgentLookupResult",
+    "AgentRef",
     "AgentResult",
     "AgentSpec",
     "AgentStepInput",

@@ -46,7 +46,9 @@ class CallerView(Contract):
     """Answer of `GET /me`: the principal and role the caller's key gives, so a client shows only
     the actions it may take."""
 
-    principal: PersonId | None = Field(description="The key's principal; None when the API is open.")
+    principal: PersonId | None = Field(
+        default=None, description="The key's principal; None when the API is open."
+    )
     role: Role = Field(description="`viewer`, `operator`, `approver` or `admin` (`admin` when open).")
     keys_required: bool = Field(description="Whether the API asks every caller for a key.")
     projects: list[str] | None = Field(

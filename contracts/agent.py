@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from .agents import AgentSpec
+from .agents import AgentRef, AgentSpec
 from .artifacts import ArtifactRef
-from .base import Contract
+from .base import CompactContract, Contract
 from .blueprint import PlanBlueprint
 from .experience import TurnToRemember
 from .messages import UniversalMessage
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class FinalAnswer(Contract):
     """The agent is done: this is its answer."""
 
-    content: Any = Field(description="The answer: text or any JSON value.")
+    content: Any = Field(default=None, description="The answer: text or any JSON value.")
     artifact: ArtifactRef | None = Field(
         default=None,
         description="Set when the answer was too large to carry: `content` is then a preview and "
@@ -79,7 +79,7 @@ class FailureDetails(Contract):
     message: str = Field(description="What went wrong, for people; never contains secrets.")
 
 
-class AgentResult(Contract):
+class AgentResult(CompactContract):
     """The one standard output of every agent step."""
 
     status: Literal["SUCCESS", "FAILURE"] = Field(description="Whether the step succeeded.")
@@ -99,7 +99,7 @@ class AgentResult(Contract):
     )
 
 
-class StepAssessment(Contract):
+class StepAssessment(CompactContract):
     """What a quick step needs to assess the call it proposes as the `assess_tool_call` activity would
     (`assessed-in-quick-step`): the tools' states and the session's rule context."""
 
@@ -111,22 +111,36 @@ class StepAssessment(Contract):
     rules: RuleContext | None = Field(default=None, description="`AssessRequest.rules`.")
 
 
-class AgentStepInput(Contract):
+class AgentStepInput(CompactContract):
     """Input of the `agent_step` activity: everything the agent may see, nothing more."""
 
     agent_id: str = Field(description="`Agent:<name>` of the agent to run.")
-    owner_id: str = Field(description="Workflow id of the session or task asking.")
+    owner_id: str = Field(
+        default="",
+        description="Workflow id of the session or task asking; empty: the workflow that scheduled "
+        "the step (a session's steps: the worker reads it from the activity's info).",
+    )
     messages: list[UniversalMessage] = Field(
         default_factory=list, description="The conversation, oldest first."
     )
-    tools: list[str] = Field(default_factory=list, description="Names of the tools it may call.")
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Names of the tools it may call (with `agent_ref`, the worker fills them in from "
+        "the declaration).",
+    )
     input_data: dict[str, Any] | None = Field(
         default=None, description="Task inputs (graph tasks); None for chat sessions."
     )
     agent: AgentSpec | None = Field(
         default=None,
         description="The agent's declaration as resolved when the work was submitted (framework, "
-        "model, instruction, tools); None in histories from before agent declarations.",
+        "model, instruction, tools); None in histories from before agent declarations, and "
+        "with `agent_ref`.",
+    )
+    agent_ref: AgentRef | None = Field(
+        default=None,
+        description="The declaration by reference (a session's steps): the worker runs the one its "
+        "registry has under `agent_ref.name`, if it is the one the session started with.",
     )
     remember: TurnToRemember | None = Field(
         default=None,

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import Contract
+from .base import CompactContract, Contract
 from .policy import DecisionPolicy
 from .sandbox import SandboxProfile
 
@@ -71,6 +71,30 @@ class AgentSpec(Contract):
         default=None,
         description="The sandbox its approved terminal commands run in (`workspace-write`, `read-only`, "
         "`full`); a session's choice wins; None: the worker's SYNAPSE_TERMINAL_SANDBOX.",
+    )
+
+
+class AgentRef(CompactContract):
+    """An agent's declaration by reference: what a session carries instead of the whole
+    `AgentSpec` (its instruction, model, endpoint and tools stay in the workers' registry).
+
+    The worker that runs a step finds the declaration by `name` and checks it against `digest`:
+    a declaration changed since the session started, or one the worker does not have, fails the
+    step with a clear error (`UnknownAgent`), never a step run with other instructions. What the
+    workflow itself decides with (whether a step is quick, whose approval a call needs, the
+    sandbox, how much conversation the agent is shown) travels with the reference."""
+
+    name: str = Field(description="The agent's name in the registry (`Agent:<name>`; a group's member).")
+    digest: str = Field(description="Hash of the whole declaration as it was when the session started.")
+    framework: Framework = Field(default="demo", description="The declaration's framework.")
+    policies: dict[str, DecisionPolicy] = Field(
+        default_factory=dict, description="The declaration's decision policies by tool name or `*`."
+    )
+    sandbox: SandboxProfile | None = Field(default=None, description="The declaration's sandbox.")
+    last_n: int | None = Field(
+        default=None,
+        description="The declaration's `context.conversation_history_config.last_n`: the agent is "
+        "shown the last this many messages (None: all).",
     )
 
 

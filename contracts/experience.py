@@ -60,7 +60,11 @@ class TurnToRemember(Contract):
 
     turn: int = Field(ge=0, description="Turn number within the session, as the record will have it.")
     asked_by: PersonId = Field(description="Principal who asked.")
-    question: str = Field(description="What was asked (bounded preview).")
+    question: str | None = Field(
+        default=None,
+        description="What was asked (bounded preview); None: the step's last user message, which is "
+        "the turn's (the step previews it).",
+    )
     project: str | None = Field(
         default=None, description="The session's project, as the record will have it."
     )

@@ -35,7 +35,7 @@ class LoopInstance(Contract):
     """One instance of a loop task: the template run with one item."""
 
     index: int = Field(ge=0, description="Position of its item in the list.")
-    item: Any = Field(description="The item (placed in `input_data[iteration_input_key]`).")
+    item: Any = Field(default=None, description="The item (placed in `input_data[iteration_input_key]`).")
     status: TaskStatus = Field(default=TaskStatus.PENDING, description="Where it is.")
     output: Any = Field(
         default=None, description="Its output when completed (a preview when `artifact` is set)."

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .access import Role
-from .base import Contract
+from .base import CompactContract, Contract
 from .principals import PersonId
 
 
@@ -16,7 +16,7 @@ class UniversalMessage(Contract):
     """One message of a conversation, in a framework-neutral shape."""
 
     role: Literal["system", "user", "assistant", "tool"] = Field(description="Who speaks.")
-    content: Any = Field(description="Text, or a JSON value for tool results.")
+    content: Any = Field(default=None, description="Text, or a JSON value for tool results.")
     name: str | None = Field(default=None, description="Sender principal (user) or tool name (tool).")
     tool_call_id: str | None = Field(
         default=None, description="The interaction/tool call this tool message answers."
@@ -36,7 +36,7 @@ class ChannelRef(Contract):
     )
 
 
-class InboundMessage(Contract):
+class InboundMessage(CompactContract):
     """A message from a person, on any channel, for one session."""
 
     channel: str = Field(default="http", description="Where it came from: http, ag-ui, lark, cli, ...")

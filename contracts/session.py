@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictInt
 
-from .agents import AgentSpec
+from .agents import AgentRef, AgentSpec
 from .artifacts import ARTIFACT_ID_PATTERN
-from .base import Contract
+from .base import CompactContract, Contract
 from .policy import DecisionPolicy
 from .principals import PersonId
 from .sandbox import SandboxProfile
@@ -58,15 +58,20 @@ class SessionChoices(Contract):
     )
 
 
-class SessionConfig(SessionChoices):
+class SessionConfig(SessionChoices, CompactContract):
     """How a session runs; fixed when it starts, carried across continue-as-new."""
 
     session_key: str = Field(pattern=SESSION_KEY_PATTERN, description="Business key of the session.")
     agent_id: str = Field(default="Agent:demo", pattern=AGENT_ID_PATTERN, description="The agent to talk to.")
     agent: AgentSpec | None = Field(
         default=None,
-        description="The agent declaration `agent_id` resolved to when the session started "
-        "(set by the API; None in histories from before declarations).",
+        description="The agent declaration `agent_id` resolved to when the session started, by "
+        "value (sessions started before `agent_ref`; None in histories from before declarations).",
+    )
+    agent_ref: AgentRef | None = Field(
+        default=None,
+        description="The agent declaration `agent_id` resolved to when the session started, by "
+        "reference (set by the API): the workers' registry holds the declaration itself.",
     )
     approvers: list[PersonId] = Field(
         default_factory=list, description="Principals who may approve; empty means anyone."

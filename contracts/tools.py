@@ -8,7 +8,7 @@ from pydantic import Field
 
 from .agent import AgentResult, ToolCallRequest
 from .artifacts import ArtifactRef
-from .base import Contract
+from .base import CompactContract, Contract
 from .principals import PersonId
 from .rules import RuleContext, RuleVerdict
 from .sandbox import SandboxProfile
@@ -80,7 +80,7 @@ class CallContext(Contract):
     )
 
 
-class ToolAssessment(Contract):
+class ToolAssessment(CompactContract):
     """Whether a proposed tool call needs approval, and how to show it to people."""
 
     tool_id: str = Field(description="The tool assessed.")

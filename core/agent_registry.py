@@ -30,7 +30,10 @@ exclude_tools = ["delete_all"]
 ```
 
 The API resolves the assignee when work is submitted (an unknown one is a 422 then, never a
-failed workflow later) and passes the resolved spec to the workflow, so what ran is in history.
+failed workflow later). A graph's tasks get the resolved spec by value; a session gets it by
+reference (`agent_ref`: the name and a digest of the declaration, with what the workflow decides
+with), and the worker that runs a step finds the declaration in its own registry (`declared`),
+refusing one that changed since the session started.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from contracts import AgentGroup, AgentSpec, McpServerSpec
+from contracts import AgentGroup, AgentRef, AgentSpec, McpServerSpec
 
 from .settings import Settings
 
@@ -102,6 +105,49 @@ class AgentRegistry:
         raise UnknownAssignee(
             f"assignee {assignee_id!r} is not declared; declared: {', '.join(self.known())}"
         )
+
+
+def digest(spec: AgentSpec) -> str:
+    """A short hash of the whole declaration: any change to it (an instruction, a tool, a model)
+    gives another."""
+    return hashlib.sha256(spec.model_dump_json().encode()).hexdigest()[:16]
+
+
+def agent_ref(spec: AgentSpec) -> AgentRef:
+    """`spec` by reference, with what a workflow decides with (see `AgentRef`)."""
+    history = spec.context.conversation_history_config or {}
+    last_n = history.get("last_n")
+    return AgentRef(
+        name=spec.name,
+        digest=digest(spec),
+        framework=spec.framework,
+        policies=spec.policies,
+        sandbox=spec.sandbox,
+        last_n=last_n if isinstance(last_n, int) and last_n > 0 else None,
+    )
+
+
+def declared(registry: AgentRegistry, ref: AgentRef, agent_id: str) -> AgentSpec:
+    """The declaration `ref` refers to, from `registry`.
+
+    Raises:
+        UnknownAssignee: The registry has no agent of that name, or its declaration is not the
+            one the reference was made from (changed since); the message says which and what to do.
+    """
+    spec = registry.agents.get(ref.name)
+    if spec is None:
+        raise UnknownAssignee(
+            f"agent {ref.name!r} ({agent_id}) is not declared on this worker "
+            f"({registry.source or 'builtin agents only'}); declared: {', '.join(registry.known())}"
+        )
+    found = digest(spec)
+    if found != ref.digest:
+        raise UnknownAssignee(
+            f"agent {ref.name!r} ({agent_id}) was declared otherwise when this work started (digest "
+            f"{ref.digest}) than on this worker now (digest {found}, {registry.source or 'builtin'}); "
+            "a session keeps the declaration it started with: start a new session to use the new one"
+        )
+    return spec
 
 
 def agents_file(settings: Settings) -> Path | None:

@@ -5,8 +5,13 @@ converter caches the `TypeAdapter` it decodes each type with in the converter it
 built anew the adapter of its input, of each message and of each answer (py-spy, approving 400
 sessions: 3% of the process's samples). `SynapsePayloadConverter` decodes with adapters shared by
 every converter of the process (`ADAPTERS_KEPT` types at most, least recently used dropped), and
-costs next to nothing to make (the SDK makes several for each workflow activation); what it writes
-and reads is the SDK converter's, byte for byte.
+costs next to nothing to make (the SDK makes several for each workflow activation).
+
+It writes what the SDK's converter writes without the fields that are None (`exclude_none`: a
+field left unset reads back as None, the default of every optional contract field): most fields of
+Synapse's models are optional and unset, and their `"x":null` were about a fifth of a turn's
+payload bytes. Values inside dicts and lists (a tool's arguments, a task's input) are written
+whole. It reads what either writes.
 """
 
 from __future__ import annotations
@@ -35,8 +40,8 @@ def adapter(type_hint: Any) -> TypeAdapter[Any]:
 
 
 class SharedAdaptersJson(EncodingPayloadConverter):
-    """JSON payloads as the SDK's pydantic converter writes them (`pydantic_core.to_json`), read
-    with the shared adapters. It keeps nothing of its own: the SDK builds payload converters for
+    """JSON payloads as the SDK's pydantic converter writes them (`pydantic_core.to_json`) without
+    the model fields that are None, read with the shared adapters. It keeps nothing of its own: the SDK builds payload converters for
     every workflow activation (several data converters per activation, each with a new payload
     converter), and the SDK's pydantic JSON converter built a serializer schema and a cache each
     time (about a tenth of a millisecond)."""
@@ -48,7 +53,7 @@ class SharedAdaptersJson(EncodingPayloadConverter):
 
     def to_payload(self, value: Any) -> Payload | None:
         """See base class."""
-        return Payload(metadata={"encoding": b"json/plain"}, data=to_json(value))
+        return Payload(metadata={"encoding": b"json/plain"}, data=to_json(value, exclude_none=True))
 
     def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
         """See base class."""

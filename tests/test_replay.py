@@ -51,6 +51,7 @@ SESSIONS = (
     "followed",
     "ended",
     "terminal_restarted",
+    "continued",
 )
 GRAPHS = (
     "rollback",

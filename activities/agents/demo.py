@@ -59,7 +59,7 @@ def _result(thought: str, intent: FinalAnswer | ToolCallRequest | PlanBlueprint,
     return AgentResult(
         status="SUCCESS",
         output=AgentIntent(thought=thought, intent=intent),
-        metadata={"agent": "Agent:demo", "rule": rule},
+        metadata={"rule": rule},
     )
 
 
@@ -73,7 +73,7 @@ def _failure(thought: str, type_: FailureType, message: str) -> AgentResult:
         status="FAILURE",
         output=AgentIntent(thought=thought, intent=FinalAnswer(content=message)),
         failure_details=details,
-        metadata={"agent": "Agent:demo", "rule": "fail"},
+        metadata={"rule": "fail"},
     )
 
 

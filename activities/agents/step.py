@@ -36,7 +36,7 @@ from contracts import (
 )
 from contracts.experience import answer_text, preview
 from contracts.names import AGENT_STEP
-from core.agent_registry import BUILTIN_AGENTS
+from core.agent_registry import BUILTIN_AGENTS, UnknownAssignee, declared, load_registry
 from core.artifacts import ArtifactStore, preview_text
 from core.experience import index_for
 from core.nesting import cut_nesting, too_deep
@@ -62,6 +62,13 @@ SIDE_WORK_SECONDS = 5.0
 turn); past it, the workflow does that work itself, as it did before steps did it."""
 THOUGHT_CHARS = 4000
 """An agent's reasoning is cut to this before it is recorded and streamed."""
+
+
+def _question(step: AgentStepInput) -> str:
+    """The turn's question when the workflow left it out of `step.remember`: the step's last user
+    message (the turn's own: a turn adds no user messages)."""
+    asked = next((m.content for m in reversed(step.messages) if m.role == "user"), "")
+    return preview(asked if isinstance(asked, str) else answer_text(asked))
 
 
 async def _demo(step: AgentStepInput) -> AgentResult:
@@ -159,6 +166,8 @@ class AgentActivities:
         """
         self._settings = settings
         self._assess = assess
+        #: The declarations a session's steps refer to (`AgentStepInput.agent_ref`).
+        self.registry = load_registry(settings)
         store = ArtifactStore.from_settings(settings)
         self.context = ContextSources(store, index_for(settings))
         self.offloader = Offloader(store, settings.limits.inline_bytes)
@@ -178,6 +187,18 @@ class AgentActivities:
             return await self._run_framework(step.model_copy(update={"agent": spec}))
 
         return run
+
+    def _by_reference(self, step: AgentStepInput) -> AgentStepInput:
+        """`step` with the declaration its `agent_ref` refers to, and its tools as the workflow
+        would have listed them; a declaration this worker lacks, or one changed since, is a
+        non-retryable `UnknownAgent` that says which (the turn fails with it, nothing waits)."""
+        assert step.agent_ref is not None
+        try:
+            spec = declared(self.registry, step.agent_ref, step.agent_id)
+        except UnknownAssignee as err:
+            raise ApplicationError(str(err), type=ErrorType.UNKNOWN_AGENT, non_retryable=True) from None
+        tools = list(spec.tools) if spec.context.include_tool_list else []
+        return step.model_copy(update={"agent": spec, "tools": tools})
 
     async def _run_framework(self, step: AgentStepInput) -> AgentResult:
         assert step.agent is not None
@@ -264,7 +285,7 @@ class AgentActivities:
             asked_by=step.remember.asked_by,
             at=datetime.now(UTC),
             outcome="answer",
-            question=step.remember.question,
+            question=step.remember.question or _question(step),
             answer=preview(answer_text(intent.content)),
             project=step.remember.project,
         )
@@ -283,8 +304,10 @@ class AgentActivities:
         """Run one step of `step.agent_id` and return its `AgentResult`.
 
         A step with `step.agent` (the declaration resolved when the work was submitted) runs
-        through the adapter of `step.agent.framework` (`FRAMEWORKS`); a step without one (older
-        histories) runs the builtin agent registered under `step.agent_id`.
+        through the adapter of `step.agent.framework` (`FRAMEWORKS`); one with `step.agent_ref`
+        (a session's) runs the declaration of this worker's registry it refers to, if unchanged;
+        a step with neither (older histories) runs the builtin agent registered under
+        `step.agent_id`.
 
         `input_data.sleep_seconds` makes the step wait that long first, heartbeating, so tests
         can exercise timeouts, cancellation and worker restarts.
@@ -299,6 +322,10 @@ class AgentActivities:
             ApplicationError: `UnknownAgent` or `InvalidAgentInput`, both non-retryable;
                 `ModelUnavailable` (retryable) when a model call failed transiently.
         """
+        if not step.owner_id:  # the workflow that scheduled it (a session's steps leave it out)
+            step = step.model_copy(update={"owner_id": activity.info().workflow_id})
+        if step.agent is None and step.agent_ref is not None:
+            step = self._by_reference(step)
         agent = self._run_framework if step.agent is not None else self.agents.get(step.agent_id)
         if agent is None:
             known = ", ".join(sorted(self.agents))

@@ -34,12 +34,13 @@ from contracts import (
     SessionStatus,
 )
 from contracts.names import SUBMIT_MESSAGE
+from core.agent_registry import agent_ref
 from core.settings import Settings
 from core.times import utc_text
 from workflows.identity import search_attributes
 from workflows.identity.ids import session_workflow_id
 from workflows.session import SessionWorkflow
-from workflows.session.state import SessionRunInput
+from workflows.session.state import HISTORY_EVENTS_KEPT, SessionRunInput
 from workflows.session.view import start_search_attributes
 from workflows.versioning import GENERATION
 
@@ -83,10 +84,11 @@ async def send_to_running(
 def new_config(settings: Settings, key: str, agent: AgentSpec, **fields: Any) -> SessionConfig:
     """The config of a session the API starts: the deployment's approval timeout
     (`SYNAPSE_APPROVAL_TIMEOUT_SECONDS`) unless `fields` bring the session's own, and the inline
-    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`)."""
+    size its graphs' task inputs go by reference above (`SYNAPSE_INLINE_BYTES`). The agent goes by
+    reference (`AgentRef`): the workers' registry holds its declaration."""
     fields.setdefault("approval_timeout_seconds", settings.api.approval_timeout_seconds)
     fields.setdefault("inline_input_bytes", settings.limits.inline_bytes)
-    return SessionConfig(session_key=key, agent=agent, **fields)
+    return SessionConfig(session_key=key, agent_ref=agent_ref(agent), **fields)
 
 
 def _start(
@@ -101,7 +103,9 @@ def _start(
     )
     return client.start_workflow(
         SessionWorkflow.run,
-        SessionRunInput(config=config, generation=GENERATION),
+        SessionRunInput(
+            config=config, generation=GENERATION, history_events_before_continue_as_new=HISTORY_EVENTS_KEPT
+        ),
         id=session_workflow_id(config.session_key),
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING

@@ -201,3 +201,34 @@ async def test_a_rate_limited_model_is_retried_by_temporal(
     answer = next(c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE)
     assert event_of(answer, TurnAnswered).answer == "You said: hello there"
     assert len(fake.requests) == 2, "the 429 was retried once, then answered"
+
+
+CAREFUL = 'framework = "demo"\nmodel = "demo"\ntools = ["sql"]\ninstruction = "{}"\n'
+
+
+async def test_a_session_refers_to_its_agent_and_a_declaration_changed_since_fails_its_turn_clearly(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    key, before, after = new_key(), tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    declared = "[agents.careful]\n" + CAREFUL.format("Check every statement twice.")
+    async with serve_agents(client, settings, declared, before) as http:
+        await http.post("/sessions", json={"session_key": key, "agent_id": "Agent:careful"})
+        await http.post(f"/sessions/{key}/messages", json={"content": "hello"})
+        chunks = await collect_events(http, key, is_type(TaskChunkType.COMPLETE))
+        assert events(chunks, TurnAnswered), "the worker ran the declaration the session refers to"
+    history = await client.get_workflow_handle(f"session:{key}").fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes.input.payloads[0].data
+    assert b'"careful"' in started and b"Check every statement" not in started, (
+        "the session carries its agent by reference, not its instruction"
+    )
+
+    changed = "[agents.careful]\n" + CAREFUL.format("Never check anything.")
+    async with serve_agents(client, settings, changed, after) as http:
+        await http.post(f"/sessions/{key}/messages", json={"content": "hello again"})
+        chunks = await collect_events(http, key, lambda chunk: isinstance(chunk.content, TurnFailed))
+    [failed] = events(chunks, TurnFailed)
+    assert failed.failure is not None
+    assert "'careful' (Agent:careful) was declared otherwise" in failed.failure.message
+    assert "start a new session" in failed.failure.message, "it says what to do"

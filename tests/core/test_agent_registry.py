@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.agent_registry import RegistryError, UnknownAssignee, load_registry
+from core.agent_registry import RegistryError, UnknownAssignee, agent_ref, declared, load_registry
 from core.settings import Settings
 
 DECLARATIONS = """
@@ -53,6 +53,30 @@ def test_agents_and_groups_resolve(tmp_path: Path) -> None:
     assert picks == {"analyst", "writer"}, "`hash` spreads sessions over the members"
     assert registry.resolve("Group:team", "same").name == registry.resolve("Group:team", "same").name
     assert registry.resolve("Agent:demo-adk").framework == "adk", "builtin agents stay declared"
+
+
+def test_a_reference_finds_its_declaration_and_refuses_one_changed_or_missing(tmp_path: Path) -> None:
+    registry = load_registry(registry_from(tmp_path, DECLARATIONS))
+    ref = agent_ref(registry.resolve("Group:lead"))
+    assert (ref.name, ref.framework, ref.last_n) == ("writer", "adk", None)
+    analyst = agent_ref(registry.resolve("Agent:analyst"))
+    assert (analyst.framework, analyst.last_n) == ("langgraph", 4), "what the workflow decides with"
+    assert "instruction" not in analyst.model_dump(), "the rest stays in the registry"
+    assert declared(registry, ref, "Group:lead") == registry.agents["writer"]
+
+    changed = load_registry(
+        registry_from(tmp_path, DECLARATIONS.replace('model = "demo"', 'model = "other"'))
+    )
+    with pytest.raises(UnknownAssignee, match=r"'writer' \(Group:lead\) was declared otherwise.*new session"):
+        declared(changed, ref, "Group:lead")
+    missing = load_registry(
+        registry_from(
+            tmp_path,
+            DECLARATIONS.replace("[agents.writer]", "[agents.author]").replace('"writer"', '"author"'),
+        )
+    )
+    with pytest.raises(UnknownAssignee, match=r"'writer' \(Group:lead\) is not declared on this worker"):
+        declared(missing, ref, "Group:lead")
 
 
 def test_an_unknown_assignee_names_the_declared_ones(tmp_path: Path) -> None:

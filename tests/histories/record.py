@@ -71,6 +71,7 @@ from workflows.graph.state import GRAPH_EVENTS, GRAPH_TASK_TIMEOUT, GraphRunInpu
 from workflows.identity.ids import graph_workflow_id, session_workflow_id, task_run_workflow_id
 from workflows.identity.search_attributes import SEARCH_ATTRIBUTES
 from workflows.session import SessionWorkflow
+from workflows.session.state import SessionRunInput
 from workflows.versioning import GENERATION
 
 from ..conftest import assert_eventually
@@ -1271,6 +1272,41 @@ async def record_restarted(env: WorkflowEnvironment, settings: Settings, tag: st
         write_history(path, await handle.fetch_history())
 
 
+CONTINUED = "session_continued"
+"""Recorded by `record_continued`: the first run of a session past its history threshold."""
+CONTINUED_AFTER_EVENTS = 10
+"""Fewer events than one approved turn leaves: the first turn's end continues as new."""
+
+
+async def record_continued(env: WorkflowEnvironment, settings: Settings, tag: str) -> None:
+    """A session (its agent by reference) started with a history threshold of 10 events: the DELETE
+    is approved with a grant, and the turn's end continues as new; the first run is recorded."""
+    path = HERE / f"{CONTINUED}.{tag}.json"
+    if path.exists():
+        print(f"kept {path.name} (histories are never overwritten)")  # noqa: T201
+        return
+    config = session_calls.new_config(settings, "history-continued", BUILTIN_AGENTS["demo"])
+    run = SessionRunInput(
+        config=config, generation=GENERATION, history_events_before_continue_as_new=CONTINUED_AFTER_EVENTS
+    )
+    async with build_worker(env.client, settings):
+        handle = await env.client.start_workflow(
+            SessionWorkflow.run,
+            run,
+            id=session_workflow_id(config.session_key),
+            task_queue=settings.temporal.task_queue,
+        )
+        first_run = handle.first_execution_run_id
+        await handle.signal(SessionWorkflow.submit_message, InboundMessage(content=DELETE, sender_id="alice"))
+        await _decide(handle, await _pending_id(handle), True, grant="session_prefix")
+        latest = env.client.get_workflow_handle(session_workflow_id(config.session_key))
+        await assert_eventually(latest.describe, lambda d: d.run_id != first_run, what="the next run")
+        await _end(latest)
+        await latest.result()
+        first = env.client.get_workflow_handle(session_workflow_id(config.session_key), run_id=first_run)
+        write_history(path, await first.fetch_history())
+
+
 async def main(tag: str, only: list[str]) -> None:
     """Run each scenario on a fresh dev server and write `<scenario>.<tag>.json` next to this file."""
     env = await WorkflowEnvironment.start_local(
@@ -1305,12 +1341,16 @@ async def main(tag: str, only: list[str]) -> None:
                     _env_file=None,
                 )
                 graphs = {*GRAPH_SCENARIOS, *FOLLOWED_GRAPHS}
-                sessions = [name for name in only if name not in graphs and name != RESTARTED]
+                sessions = [
+                    name for name in only if name not in graphs and name not in (RESTARTED, CONTINUED)
+                ]
                 if sessions or not only:
                     await record_all(env, settings, fake, tag, sessions, hook.url)
                 await record_graphs(env, settings, tag, only)
                 if RESTARTED in only or not only:
                     await record_restarted(env, settings, tag)
+                if CONTINUED in only or not only:
+                    await record_continued(env, settings, tag)
     finally:
         await env.shutdown()
 

@@ -36,7 +36,7 @@ from ..supervision.decisions import said_of
 from .host import LoopHost
 from .options import ASSESS_RETRY, ASSESS_TIMEOUT
 from .questions import ask_question
-from .replies import denial, tool_message
+from .replies import denial, result_told, tool_message
 from .routing import LOST, remember_worker, run_or_lost
 
 
@@ -61,7 +61,7 @@ def refuse_unknown(
 ) -> None:
     result = ToolResult(tool_id=call.tool_id, ok=False, error=assessment.reason)
     host.publish(ToolRefused(tool_name=call.tool_id, error=assessment.reason))
-    messages.append(tool_message(call, result.model_dump(mode="json"), None))
+    messages.append(tool_message(call, result_told(result), None))
 
 
 def _tool_state(host: LoopHost, tool_id: str) -> dict[str, Any]:
@@ -203,5 +203,5 @@ async def gate_and_run(
         remember_worker(host, call.tool_id, result)
     host.publish(ToolUsed(tool_name=call.tool_id, result=result.model_copy(), interaction_id=interaction_id))
     host.tool_finished(interaction_id, result)
-    told = result.model_dump(mode="json") | ({"edited": edit} if edit else {})
+    told = result_told(result) | ({"edited": edit} if edit else {})
     messages.append(tool_message(call, told, interaction_id))

@@ -15,10 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from contracts import (
+        AgentRef,
         AgentResult,
         AgentSpec,
         AgentStepInput,
@@ -31,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         TurnToRemember,
         UniversalMessage,
     )
+    from contracts.experience import preview
     from contracts.names import AGENT_STEP
 
 from .gate import Assessed, gate_and_run, step_assessment
@@ -45,14 +47,23 @@ from .options import (
 )
 from .replies import error_message, raise_if_cancelled
 
+Declared = AgentSpec | AgentRef
+"""An agent's declaration: by value (graph tasks, older sessions) or by reference (sessions)."""
 
-def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) -> list[UniversalMessage]:
+
+def _last_n(agent: Declared | None) -> Any:
+    if isinstance(agent, AgentRef):
+        return agent.last_n
+    history = agent.context.conversation_history_config if agent else None
+    return history.get("last_n") if history else None
+
+
+def context_messages(messages: list[UniversalMessage], agent: Declared | None) -> list[UniversalMessage]:
     """The conversation the agent is shown: all of it, or the last `last_n` messages.
 
     A cut never separates tool results from the assistant message that asked for them.
     """
-    history = agent.context.conversation_history_config if agent else None
-    last_n = history.get("last_n") if history else None
+    last_n = _last_n(agent)
     if not isinstance(last_n, int) or last_n <= 0 or last_n >= len(messages):
         return messages
     start = len(messages) - last_n
@@ -61,24 +72,54 @@ def context_messages(messages: list[UniversalMessage], agent: AgentSpec | None) 
     return messages[start:]
 
 
+SEEN_METADATA = frozenset({"artifacts"})
+"""What the step reads of a message's metadata (attached artifacts, `activities/agents/context.py`)."""
+
+
+def as_seen(message: UniversalMessage) -> UniversalMessage:
+    """A message as the agent's step reads it: without when it was said and the channel's ids (no
+    adapter reads them), which the session keeps in its own conversation."""
+    metadata = {k: v for k, v in message.metadata.items() if k in SEEN_METADATA}
+    if message.timestamp is None and len(metadata) == len(message.metadata):
+        return message
+    return message.model_copy(update={"timestamp": None, "metadata": metadata})
+
+
+def _asked_in(shown: list[UniversalMessage], remember: TurnToRemember | None) -> TurnToRemember | None:
+    """`remember` without its question when the step shows the message that asked it (the last
+    user message): the step reads it there, and the history does not carry it twice."""
+    if remember is None or remember.question is None:
+        return remember
+    asked = next((m.content for m in reversed(shown) if m.role == "user"), None)
+    if not isinstance(asked, str) or preview(asked) != remember.question:
+        return remember
+    return remember.model_copy(update={"question": None})
+
+
 def step_input(
     host: LoopHost,
     agent_id: str,
-    agent: AgentSpec | None,
+    agent: Declared | None,
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None,
     remember: TurnToRemember | None = None,
 ) -> AgentStepInput:
     """Everything the agent may see, built here so the Web UI shows it as the activity's input;
-    with `remember`, the turn an answering step records in the experience index."""
+    with `remember`, the turn an answering step records in the experience index. A declaration
+    by reference goes as it is: the worker reads the declaration and its tools itself. The
+    messages go as the step reads them (`as_seen`)."""
+    shown = [as_seen(message) for message in context_messages(messages, agent)]
+    ref = agent if isinstance(agent, AgentRef) else None
+    spec = agent if isinstance(agent, AgentSpec) else None
     return AgentStepInput(
         agent_id=agent_id,
-        owner_id=host.owner_id,
-        messages=context_messages(messages, agent),
-        tools=list(agent.tools) if agent and agent.context.include_tool_list else [],
+        owner_id="" if ref else host.owner_id,  # by reference: the worker reads the workflow's id
+        messages=shown,
+        tools=list(spec.tools) if spec and spec.context.include_tool_list else [],
         input_data=input_data,
-        agent=agent,
-        remember=remember,
+        agent=spec,
+        agent_ref=ref,
+        remember=_asked_in(shown, remember),
     )
 
 
@@ -86,9 +127,10 @@ def quick_step(step: AgentStepInput) -> bool:
     """Whether the step is quick enough to run as a local activity: its agent decides in the worker
     (`QUICK_FRAMEWORKS`) and is not asked to wait first (`input_data.sleep_seconds`, for tests)."""
     waits = bool(step.input_data and step.input_data.get("sleep_seconds"))
-    if step.agent is None:  # the builtin agent of that name (`AgentActivities.agents`)
+    declared = step.agent or step.agent_ref
+    if declared is None:  # the builtin agent of that name (`AgentActivities.agents`)
         return step.agent_id == QUICK_BUILTIN and not waits
-    return step.agent.framework in QUICK_FRAMEWORKS and not waits
+    return declared.framework in QUICK_FRAMEWORKS and not waits
 
 
 async def take_step(
@@ -141,7 +183,7 @@ async def run_agent_loop(
     messages: list[UniversalMessage],
     input_data: dict[str, Any] | None = None,
     max_turns: int,
-    agent: AgentSpec | None = None,
+    agent: Declared | None = None,
     remember: TurnToRemember | None = None,
     watched: bool = False,
 ) -> LoopOutcome:
@@ -163,8 +205,9 @@ async def run_agent_loop(
                 assess=step_assessment(host),
                 watched=watched and count == 0,
             )
-        except ActivityError as err:
-            raise_if_cancelled(err)
+        except (ActivityError, ApplicationError) as err:  # a quick step's failure comes unwrapped
+            if isinstance(err, ActivityError):
+                raise_if_cancelled(err)
             details = FailureDetails(type="RESOURCE_UNAVAILABLE", message=error_message(err))
             return LoopOutcome("failure", failure=details)
         if result.output.thought:
@@ -194,7 +237,7 @@ async def run_agent_loop(
         if isinstance(intent, ToolCallBatch):
             # One assistant message with every call, then one result per call, in order: a
             # denial answers its own call and the others still run.
-            calls = [call.model_dump(mode="json") for call in intent.calls]
+            calls = [call.model_dump(mode="json", exclude_none=True) for call in intent.calls]
             messages.append(
                 UniversalMessage(role="assistant", content={"tool_calls": calls}, timestamp=workflow.now())
             )
@@ -206,7 +249,7 @@ async def run_agent_loop(
         messages.append(
             UniversalMessage(
                 role="assistant",
-                content={"tool_call": intent.model_dump(mode="json")},
+                content={"tool_call": intent.model_dump(mode="json", exclude_none=True)},
                 timestamp=workflow.now(),
             )
         )

@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
 
 from ..supervision.decisions import said_of
 from .host import LoopHost
-from .replies import denial, tool_message
+from .replies import denial, result_told, tool_message
 
 
 async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[UniversalMessage]) -> None:
@@ -29,7 +29,7 @@ async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[Uni
             error="ask_user needs `question`: the question, as a non-empty string",
         )
         host.publish(ToolRefused(tool_name=call.tool_id, error=result.error or ""))
-        messages.append(tool_message(call, result.model_dump(mode="json"), None))
+        messages.append(tool_message(call, result_told(result), None))
         return
     outcome = await host.ask_user(call)
     if outcome.approved:
@@ -42,6 +42,6 @@ async def ask_question(host: LoopHost, call: ToolCallRequest, messages: list[Uni
             said=f"answered by {outcome.decided_by}",
         )
         host.tool_finished(outcome.interaction_id, result)
-        messages.append(tool_message(call, result.model_dump(mode="json"), outcome.interaction_id))
+        messages.append(tool_message(call, result_told(result), outcome.interaction_id))
         return
     messages.append(tool_message(call, denial(outcome, question=True).content(), outcome.interaction_id))

@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
         Principal,
         ToolCallRequest,
         ToolDenial,
+        ToolResult,
         UniversalMessage,
     )
 
@@ -32,6 +33,12 @@ def error_message(err: BaseException) -> str:
     if isinstance(cause, ApplicationError):
         return cause.message
     return str(cause or err)
+
+
+def result_told(result: ToolResult) -> dict[str, Any]:
+    """A tool's result as the agent is told it: the fields it has (None ones left out; what the
+    tool returned inside `content` stays whole)."""
+    return result.model_dump(mode="json", exclude_none=True)
 
 
 def tool_message(

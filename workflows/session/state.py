@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from contracts import (
@@ -20,6 +20,7 @@ from contracts import (
     SessionConfig,
     UniversalMessage,
 )
+from contracts.base import CompactContract
 
 from ..agent.state import AgentRunState
 
@@ -52,8 +53,14 @@ class SessionState(AgentRunState):
     """Gates and tool approvals of that graph waiting for a person (shown here, decided there)."""
 
 
-class SessionRunInput(BaseModel):
-    """Input of `SessionWorkflow.run`: the config, plus carried state after continue-as-new."""
+HISTORY_EVENTS_KEPT = 200
+"""A session's run continues as new at the first turn's end past this many events (about eight
+turns of a tool call and its approval, 23 events each): an evicted session replays at most that."""
+
+
+class SessionRunInput(CompactContract):
+    """Input of `SessionWorkflow.run`: the config, plus carried state after continue-as-new
+    (compact: its defaults are not written)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -65,6 +72,14 @@ class SessionRunInput(BaseModel):
         gt=0,
         description="Continue-as-new after this many turns even if the server has not "
         "suggested it yet (tests lower it to exercise the hand-over).",
+    )
+    history_events_before_continue_as_new: int | None = Field(
+        default=None,
+        gt=0,
+        description="Continue-as-new at the end of a turn once the run's history has this many "
+        "events, so a session a worker evicted from its cache replays its last turns, not all of "
+        "them (Synapse's starters: `HISTORY_EVENTS_KEPT`). None: runs started before it, which go "
+        "by turns and the server's suggestion only.",
     )
     generation: int | None = Field(
         default=None,

@@ -86,17 +86,19 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
         """Restore or create state; register the stream (must happen in `__init__`)."""
         self._config = input.config
         self._cas_after = input.turns_before_continue_as_new
+        self._cas_events = input.history_events_before_continue_as_new
         now = workflow.now()
         self._state = input.state or SessionState(created_at=now, last_activity=now)
         self._reply_to: str | None = None
+        declared = self._config.agent_ref or self._config.agent
         policy = Policy(
             timeout_seconds=self._config.approval_timeout_seconds,
             approvers=self._config.approvers,
             approve_by_requester=self._config.approve_by_requester,
             channel=self._config.channel,
             question_timeout_seconds=self._config.question_timeout_seconds,
-            layers=(self._config.policies, self._config.agent.policies if self._config.agent else {}),
-            sandbox=self._config.sandbox or (self._config.agent.sandbox if self._config.agent else None),
+            layers=(self._config.policies, declared.policies if declared else {}),
+            sandbox=self._config.sandbox or (declared.sandbox if declared else None),
             rules=RuleContext(
                 project=self._config.project, user=self._config.user, profile=self._config.profile
             ),
@@ -188,7 +190,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
             run_agent_loop(
                 self._host,
                 agent_id=self._config.agent_id,
-                agent=self._config.agent,
+                agent=self._config.agent_ref or self._config.agent,
                 messages=state.messages,
                 max_turns=self._config.max_turns,
                 remember=to_remember(state, self._config, message),
@@ -220,7 +222,11 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
     def _should_continue_as_new(self) -> bool:
         # Due even while messages are queued: they travel in the state (waiting for an empty inbox
         # let a busy session's history grow without bound: 1,000 queued messages, one 28 MB run).
-        return workflow.info().is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after
+        # Past `history_events_before_continue_as_new` events (runs that say it), so a session
+        # evicted from the worker's cache replays its last turns only.
+        info = workflow.info()
+        long = self._cas_events is not None and info.get_current_history_length() >= self._cas_events
+        return info.is_continue_as_new_suggested() or self._state.turns_this_run >= self._cas_after or long
 
     async def _continue_as_new(self) -> None:
         await workflow.wait_condition(lambda: not self._outbox.pending())
@@ -234,6 +240,7 @@ class SessionWorkflow(SupervisionHandlers, AgentRunHandlers, ControlHandlers, St
                     state=self._state,
                     stream=stream,
                     turns_before_continue_as_new=self._cas_after,
+                    history_events_before_continue_as_new=self._cas_events,
                     generation=GENERATION,
                 )
             ]
