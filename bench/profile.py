@@ -125,7 +125,7 @@ class _ThreadProfiles:
             finally:
                 profile.disable()
 
-        _WorkItem.run = profiled_run  # type: ignore[method-assign]
+        _WorkItem.run = profiled_run  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *_: object) -> None:
