@@ -32,4 +32,6 @@ async def test_every_worker_of_the_rig_gets_the_cache(client: Client, tmp_path: 
         assert stack.settings.temporal.worker_cached_workflows == 7  # Synapse's worker was built with it
         assert stack.cache == 7  # and every bare worker of the stack
     assert _bare_worker(client, "cache-seven", 7).config().get("max_cached_workflows") == 7
-    assert _bare_worker(client, "cache-default").config().get("max_cached_workflows") == 1000  # the SDK's default
+    assert (
+        _bare_worker(client, "cache-default").config().get("max_cached_workflows") == 1000
+    )  # the SDK's default
