@@ -13,6 +13,8 @@ k of `--turns` (1, 5, 20), on one in-memory dev server (the same rig as `python 
   `turns_before_continue_as_new` set to 1, the session's own hand-over): what an evicted session
   would replay if sessions continued as new once their history passed a threshold: one run whose
   start carries the state (the conversation so far), and the waiting turn;
+- the CPU per turn (this process and the dev server) of the two sessions' k turns, which says
+  what a continue-as-new at every turn's end costs;
 - **bare**: the bare workflow approved the way a Synapse approval runs (`BareUpdates.answered`,
   as `many`'s answering shape), after k - 1 approvals, with the bare worker's runner (the SDK's
   default sandbox).
@@ -46,12 +48,10 @@ from workflows.session.view import start_search_attributes
 from workflows.versioning import GENERATION
 
 from . import bare, synapse
-from .harness import Harness, Stack
-from .history import activity_completed, sets_status, waits_idle
+from .harness import Harness, Stack, cpu_seconds
+from .history import activity_completed, sets_status, wait_event, waits_idle
 from .stats import progress
 
-POLL = 0.02
-"""Seconds between history reads while waiting for a workflow to be quiet."""
 _TASK_DONE = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
 _TASK_EVENTS = {
     EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
@@ -64,18 +64,21 @@ _TASK_EVENTS = {
 
 
 async def quiet(handle: WorkflowHandle[Any, Any], found: Callable[[HistoryEvent], bool], count: int) -> Any:
-    """The run's history once `count` events satisfy `found` and no workflow task is pending
-    (bounded by `synapse.WAIT_WITHIN`)."""
-    deadline = time.monotonic() + synapse.WAIT_WITHIN
-    while True:
-        history = await handle.fetch_history()
-        events = history.events
-        tasks = [event.event_type for event in events if event.event_type in _TASK_EVENTS]
-        if sum(1 for event in events if found(event)) >= count and tasks[-1] == _TASK_DONE:
-            return history
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{handle.id}: not quiet after {count} x the awaited event")
-        await asyncio.sleep(POLL)
+    """The run's history once `count` events satisfy `found` and no workflow task is pending, read
+    by the server's long-poll on history (bounded by `synapse.WAIT_WITHIN`), so waiting costs
+    the server little (a loop of whole-history reads would be most of its CPU)."""
+    seen, last_task = 0, None
+    try:
+        async with asyncio.timeout(synapse.WAIT_WITHIN):
+            async for event in handle.fetch_history_events(wait_new_event=True):
+                seen += found(event)
+                if event.event_type in _TASK_EVENTS:
+                    last_task = event.event_type
+                if seen >= count and last_task == _TASK_DONE:
+                    return await handle.fetch_history()
+    except TimeoutError:
+        pass
+    raise RuntimeError(f"{handle.id}: not quiet after {count} x the awaited event")
 
 
 def continued(event: HistoryEvent) -> bool:
@@ -90,6 +93,15 @@ async def replay_cpu(replayer: Replayer, history: Any, repeats: int) -> float:
         await replayer.replay_workflow(history)
         spent.append((time.process_time() - started) * 1000)
     return statistics.median(spent)
+
+
+def _both_cpu(server: int) -> tuple[float, float]:
+    return cpu_seconds(), cpu_seconds(server)
+
+
+def _spent(before: tuple[float, float], after: tuple[float, float], turns: int) -> tuple[float, float]:
+    """CPU milliseconds per turn of this process and of the dev server between two readings."""
+    return (after[0] - before[0]) * 1000 / turns, (after[1] - before[1]) * 1000 / turns
 
 
 def size(history: Any) -> tuple[int, float]:
@@ -143,11 +155,7 @@ async def synapse_continued(stack: Stack, template: Any, turns: list[int]) -> di
 
 async def quiet_closed(run: WorkflowHandle[Any, Any]) -> None:
     """Wait until `run` continued as new (bounded)."""
-    deadline = time.monotonic() + synapse.WAIT_WITHIN
-    while not any(continued(event) for event in (await run.fetch_history()).events):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{run.id}: did not continue as new")
-        await asyncio.sleep(POLL)
+    await wait_event(run, continued, within=synapse.WAIT_WITHIN, what=f"{run.id} continued as new")
 
 
 async def bare_waiting(stack: Stack, turns: list[int]) -> dict[int, Any]:
@@ -174,9 +182,13 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="synapse-replay-") as data_dir:
         async with Harness.start(Path(data_dir)) as harness, harness.stack("replay") as stack:
             progress(f"replay: a session waiting after {turns} turns")
+            cpu = _both_cpu(harness.server_pid)
             plain = await synapse_waiting(stack, turns)
+            turn_cpu = {"plain": _spent(cpu, _both_cpu(harness.server_pid), max(turns))}
             progress("replay: the same, continuing as new at every turn's end")
+            cpu = _both_cpu(harness.server_pid)
             handed = await synapse_continued(stack, plain[turns[0]], turns)
+            turn_cpu["continued"] = _spent(cpu, _both_cpu(harness.server_pid), max(turns))
             progress("replay: the bare answering workflow")
             bare_runs = await bare_waiting(stack, turns)
             converter = stack.synapse_client.data_converter
@@ -200,6 +212,8 @@ async def main(args: argparse.Namespace) -> None:
                     cpu = await replay_cpu(replayers[name], history, args.repeats)
                     cells.append((*size(history), cpu))
                 rows.append((k, cells))
+    for name, (process, server) in turn_cpu.items():
+        print(f"{name}: {process:.1f} + {server:.1f} ms of CPU per turn (this process + the dev server)")
     for k in turns:
         (start,) = await converter.decode(
             handed[k].events[0].workflow_execution_started_event_attributes.input.payloads, [SessionRunInput]
