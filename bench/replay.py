@@ -182,13 +182,13 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="synapse-replay-") as data_dir:
         async with Harness.start(Path(data_dir)) as harness, harness.stack("replay") as stack:
             progress(f"replay: a session waiting after {turns} turns")
-            cpu = _both_cpu(harness.server_pid)
+            before = _both_cpu(harness.server_pid)
             plain = await synapse_waiting(stack, turns)
-            turn_cpu = {"plain": _spent(cpu, _both_cpu(harness.server_pid), max(turns))}
+            turn_cpu = {"plain": _spent(before, _both_cpu(harness.server_pid), max(turns))}
             progress("replay: the same, continuing as new at every turn's end")
-            cpu = _both_cpu(harness.server_pid)
+            before = _both_cpu(harness.server_pid)
             handed = await synapse_continued(stack, plain[turns[0]], turns)
-            turn_cpu["continued"] = _spent(cpu, _both_cpu(harness.server_pid), max(turns))
+            turn_cpu["continued"] = _spent(before, _both_cpu(harness.server_pid), max(turns))
             progress("replay: the bare answering workflow")
             bare_runs = await bare_waiting(stack, turns)
             converter = stack.synapse_client.data_converter
@@ -209,8 +209,8 @@ async def main(args: argparse.Namespace) -> None:
                     ("bare", bare_runs[k]),
                 ):
                     await replayers[name].replay_workflow(history)  # warm: first imports, adapters
-                    cpu = await replay_cpu(replayers[name], history, args.repeats)
-                    cells.append((*size(history), cpu))
+                    replayed = await replay_cpu(replayers[name], history, args.repeats)
+                    cells.append((*size(history), replayed))
                 rows.append((k, cells))
     for name, (process, server) in turn_cpu.items():
         print(f"{name}: {process:.1f} + {server:.1f} ms of CPU per turn (this process + the dev server)")
