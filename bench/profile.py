@@ -7,7 +7,9 @@ Prints, on one in-memory dev server (the same rig as `python -m bench`):
    search attributes set, the marker); then the same for the bare turn it is compared with.
 2. `--sessions` session starts (each until its approval is pending, seen by the server's
    long-poll on history; `--concurrency` at once) under cProfile: the CPU per start of this process (worker, API, client) and of the dev server,
-   and the functions that took most of this process's time.
+   and the functions that took most of this process's time (in the event loop's thread and the
+   worker threads, timed in each thread's CPU); `--approvals`: then their approvals, the same way
+   (`--cache N` below `--sessions`: approvals of sessions the worker no longer holds).
 
 The findings are written down in bench/README.md.
 """
