@@ -55,6 +55,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="batches per side for 'many', the sides taking turns (default 4, quick 2; 1: each side at once)",
     )
     parser.add_argument(
+        "--cache",
+        type=int,
+        metavar="N",
+        help="workflows every worker keeps in its cache, Synapse's and the bare ones alike (default: "
+        "SYNAPSE_CACHED_WORKFLOWS for Synapse's, the SDK's 1000 for the bare ones); small, N < "
+        "--sessions: nearly every approval of 'many' replays its workflow first, as at 10,000",
+    )
+    parser.add_argument(
         "--graph-tasks", type=int, help="tasks of the 'graph' fan-out (default 500, quick 50)"
     )
     parser.add_argument(
@@ -84,6 +92,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
     if args.samples < 2 or args.sessions < 1 or args.concurrency < 1 or args.rounds < 1:
         parser.error("--samples must be at least 2, --sessions, --concurrency and --rounds at least 1")
+    if args.cache is not None and args.cache < 0:
+        parser.error("--cache must be at least 0")
     return args
 
 
@@ -94,7 +104,7 @@ async def run(args: argparse.Namespace, data_dir: Path) -> tuple[list[Row], list
     _stop_on_signals(data_dir)
     deadline = asyncio.timeout(args.timeout)
     try:
-        async with deadline, Harness.start(data_dir) as harness:
+        async with deadline, Harness.start(data_dir, args.cache) as harness:
             for name in args.only:
                 started = time.monotonic()
                 result = await BENCHMARKS[name](harness, args)
@@ -161,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         sessions=args.sessions,
         concurrency=args.concurrency,
         rounds=args.rounds if "many" in args.only else 1,
+        cache=args.cache,
         load_before=load_average(),
     )
     started = time.monotonic()

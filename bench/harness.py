@@ -95,6 +95,8 @@ class Stack:
     settings: Settings
     bare_queue: str
     ids: itertools.count[int]
+    cache: int | None = None
+    """The bare workers' workflow cache (None: the SDK's 1,000)."""
 
     def session(self, key: str) -> WorkflowHandle[Any, Any]:
         """Handle of a Synapse session."""
@@ -105,7 +107,7 @@ class Stack:
         """One more bare worker, on a queue of its own (so with a workflow cache of its own), while
         the context lasts; yields its queue."""
         queue = f"{self.bare_queue}-{uuid.uuid4().hex[:6]}"
-        async with _stopping(_bare_worker(self.client, queue)):
+        async with _stopping(_bare_worker(self.client, queue, self.cache)):
             yield queue
 
     def key(self, prefix: str) -> str:
@@ -120,20 +122,24 @@ class Stack:
 class Harness:
     """The dev server and client shared by every benchmark of the run."""
 
-    def __init__(self, server: DevServer, data_dir: Path) -> None:
+    def __init__(self, server: DevServer, data_dir: Path, cache: int | None = None) -> None:
         self.server_pid = server.pid
         self.client = server.client
         self.data_dir = data_dir
+        self.cache = cache
+        """Workflows each worker keeps in its cache (`--cache`); None: the environment's
+        `SYNAPSE_CACHED_WORKFLOWS` for Synapse's worker, the SDK's 1,000 for the bare ones."""
         self._ids = itertools.count(100_000)
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def start(cls, data_dir: Path) -> AsyncIterator[Harness]:
-        """Start the in-memory dev server with Synapse's search attributes; stop it at the end."""
+    async def start(cls, data_dir: Path, cache: int | None = None) -> AsyncIterator[Harness]:
+        """Start the in-memory dev server with Synapse's search attributes; stop it at the end.
+        `cache`: every worker's workflow cache (Synapse's and the bare ones alike)."""
         async with dev_server(free_port(), data_dir / "temporal.log") as server:
             progress(f"dev server up on {server.address} (in memory, pid {server.pid})")
             try:
-                yield cls(server, data_dir)
+                yield cls(server, data_dir, cache)
             finally:
                 progress("stopping the dev server")
 
@@ -143,11 +149,10 @@ class Harness:
         suffix = uuid.uuid4().hex[:8]
         # The worker tuning of the environment applies (SYNAPSE_WORKFLOW_SLOTS, ..._POLLERS, ...).
         tuned = Settings(_env_file=None).temporal
-        settings = Settings(
-            data_dir=self.data_dir,
-            temporal=tuned.model_copy(update={"task_queue": f"bench-{name}-{suffix}"}),
-            _env_file=None,
-        )
+        update: dict[str, Any] = {"task_queue": f"bench-{name}-{suffix}"}
+        if self.cache is not None:
+            update["cached_workflows"] = self.cache
+        settings = Settings(data_dir=self.data_dir, temporal=tuned.model_copy(update=update), _env_file=None)
         tools = ToolActivities(settings)
         await asyncio.to_thread(tools.prepare)
         bare_queue = f"bare-{name}-{suffix}"
@@ -158,16 +163,23 @@ class Harness:
         async with contextlib.AsyncExitStack() as parts:
             parts.push_async_callback(tools.close)
             await parts.enter_async_context(_stopping(synapse_worker))
-            await parts.enter_async_context(_stopping(_bare_worker(self.client, bare_queue)))
+            await parts.enter_async_context(_stopping(_bare_worker(self.client, bare_queue, self.cache)))
             synapse = await parts.enter_async_context(_serve(create_app(settings, client=synapse_client)))
             plain = PlainHttp(str(synapse.http.base_url))
             parts.push_async_callback(plain.close)
-            yield Stack(self.client, synapse_client, synapse, plain, settings, bare_queue, self._ids)
+            yield Stack(
+                self.client, synapse_client, synapse, plain, settings, bare_queue, self._ids, self.cache
+            )
 
 
-def _bare_worker(client: Client, task_queue: str) -> Worker:
+def _bare_worker(client: Client, task_queue: str, cache: int | None = None) -> Worker:
+    """A worker of the bare shapes; `cache`: its workflow cache (the SDK's 1,000 when None)."""
     return Worker(
-        client, task_queue=task_queue, workflows=list(bare.WORKFLOWS), activities=list(bare.ACTIVITIES)
+        client,
+        task_queue=task_queue,
+        workflows=list(bare.WORKFLOWS),
+        activities=list(bare.ACTIVITIES),
+        max_cached_workflows=1000 if cache is None else cache,
     )
 
 

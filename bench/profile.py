@@ -7,7 +7,9 @@ Prints, on one in-memory dev server (the same rig as `python -m bench`):
    search attributes set, the marker); then the same for the bare turn it is compared with.
 2. `--sessions` session starts (each until its approval is pending, seen by the server's
    long-poll on history; `--concurrency` at once) under cProfile: the CPU per start of this process (worker, API, client) and of the dev server,
-   and the functions that took most of this process's time.
+   and the functions that took most of this process's time (in the event loop's thread and the
+   worker threads, timed in each thread's CPU); `--approvals`: then their approvals, the same way
+   (`--cache N` below `--sessions`: approvals of sessions the worker no longer holds).
 
 The findings are written down in bench/README.md.
 """
@@ -22,8 +24,11 @@ import io
 import pstats
 import sys
 import tempfile
+import threading
+import time
+from concurrent.futures.thread import _WorkItem
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
@@ -94,21 +99,67 @@ async def _approve(stack: Stack, key: str, interaction_id: str) -> float:
     return 0.0
 
 
-async def profiled(what: str, count: int, server_pid: int, run: Any, top: int, sort: str) -> None:
-    """`run()` under cProfile; CPU per item in this process and the dev server, the top functions."""
-    profile = cProfile.Profile()
+class _ThreadProfiles:
+    """cProfile in the worker threads too, while entered: every work item a thread pool runs (the
+    SDK's workflow activations, `asyncio.to_thread`'s calls) is profiled in a profile of its
+    thread's own; cProfile alone sees only the thread that enabled it (the event loop's)."""
+
+    def __init__(self) -> None:
+        self.profiles: list[cProfile.Profile] = []
+        self._local = threading.local()
+        self._run = _WorkItem.run
+
+    def _profile(self) -> cProfile.Profile:
+        profile: cProfile.Profile | None = getattr(self._local, "profile", None)
+        if profile is None:
+            profile = self._local.profile = cProfile.Profile(time.thread_time)
+            self.profiles.append(profile)
+        return profile
+
+    def __enter__(self) -> Self:
+        run, profile_of = self._run, self._profile
+
+        def profiled_run(item: _WorkItem[Any]) -> None:
+            profile = profile_of()
+            profile.enable()
+            try:
+                run(item)
+            finally:
+                profile.disable()
+
+        _WorkItem.run = profiled_run  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        _WorkItem.run = self._run  # type: ignore[method-assign]
+
+
+async def profiled(
+    what: str, count: int, server_pid: int, run: Any, top: int, sort: str, dump: Path | None = None
+) -> None:
+    """`run()` under cProfile, in the event loop's thread and the thread pools' (times are each
+    thread's CPU, not the wall clock's); CPU per item in this process and the dev server, the top
+    functions (and the whole profile written to `dump`, for `pstats`)."""
+    profile = cProfile.Profile(time.thread_time)
     process, server = cpu_seconds(), cpu_seconds(server_pid)
-    profile.enable()
-    await run()
-    profile.disable()
+    with _ThreadProfiles() as threads:
+        profile.enable()
+        try:
+            await run()
+        finally:
+            profile.disable()
     process, server = cpu_seconds() - process, cpu_seconds(server_pid) - server
     print(
         f"\n{count} {what}: CPU per one {process * 1000 / count:.1f} ms in this process (worker, API, "
         f"client, profiler), {server * 1000 / count:.1f} ms in the dev server"
     )
     out = io.StringIO()
-    pstats.Stats(profile, stream=out).sort_stats(sort).print_stats(top)
+    stats = pstats.Stats(profile, *threads.profiles, stream=out)
+    stats.sort_stats(sort).print_stats(top)
     print(out.getvalue())
+    if dump is not None:
+        stats.dump_stats(dump)
+        print(f"profile written to {dump}")
 
 
 async def starts(stack: Stack, server_pid: int, args: argparse.Namespace) -> None:
@@ -127,13 +178,16 @@ async def starts(stack: Stack, server_pid: int, args: argparse.Namespace) -> Non
             await bounded(concurrency, jobs)
 
         await profiled(
-            "approvals until the turn is over", count, server_pid, approve_all, args.top, args.sort
+            "approvals until the turn is over", count, server_pid, approve_all, args.top, args.sort, args.dump
         )
 
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="synapse-profile-") as data_dir:
-        async with Harness.start(Path(data_dir)) as harness, harness.stack("profile") as stack:
+        async with (
+            Harness.start(Path(data_dir), args.cache) as harness,
+            harness.stack("profile") as stack,
+        ):
             await one_turn(stack)
             await starts(stack, harness.server_pid, args)
 
@@ -144,6 +198,16 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=20, help="starts in flight (20)")
     parser.add_argument(
         "--approvals", action="store_true", help="then approve them all, under the profiler too"
+    )
+    parser.add_argument(
+        "--cache",
+        type=int,
+        metavar="N",
+        help="workflows the worker keeps in its cache (default: SYNAPSE_CACHED_WORKFLOWS, else 1000); "
+        "below --sessions, most approvals replay their session first (an evicted session's approval)",
+    )
+    parser.add_argument(
+        "--dump", type=Path, metavar="FILE", help="write the approvals' whole profile to FILE (pstats)"
     )
     parser.add_argument("--top", type=int, default=30, help="functions listed (30)")
     parser.add_argument(

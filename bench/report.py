@@ -26,6 +26,8 @@ class RunInfo:
     concurrency: int
     rounds: int = 1
     load_before: str = ""
+    cache: int | None = None
+    """Every worker's workflow cache (`--cache`), when set."""
 
     def header(self) -> list[str]:
         """Lines above the table."""
@@ -33,7 +35,8 @@ class RunInfo:
             f"Synapse benchmarks, {self.mode} run, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC: "
             f"{self.samples} samples per measure after {self.warmup} warm-up rounds, "
             f"{self.sessions} sessions at concurrency {self.concurrency} for 'many'"
-            + (f" (in {self.rounds} rounds per side)" if self.rounds > 1 else ""),
+            + (f" (in {self.rounds} rounds per side)" if self.rounds > 1 else "")
+            + (f"; every worker caches {self.cache} workflows" if self.cache is not None else ""),
             f"machine: {machine()}; load average before the run {self.load_before or 'unknown'}"
             + (" (busy: other work competed for the CPUs)" if _busy(self.load_before) else ""),
             "setup: one in-memory Temporal dev server (its own process); Synapse's worker, the API "
