@@ -89,8 +89,10 @@ async def test_a_session_that_ended_last_is_listed_before_older_running_ones(htt
         found: list[dict[str, object]] = answer.json()
         return found
 
-    newest = await assert_eventually(
-        page, lambda found: bool(found) and found[0]["session_key"] == ended, what="the ended session first"
+    newest = await assert_eventually(  # visibility shows it ended a moment later
+        page,
+        lambda found: bool(found) and found[0]["session_key"] == ended and found[0]["closed"] is True,
+        what="the ended session first, as ended",
     )
     assert [s["session_key"] for s in newest] == [ended, old]
-    assert newest[0]["status"] == "cancelled" and newest[0]["closed"] is True
+    assert newest[0]["status"] == "cancelled"
