@@ -86,10 +86,11 @@ async def test_a_session_that_ended_last_is_listed_before_older_running_ones(htt
     async def page() -> list[dict[str, object]]:
         answer = await http.get("/sessions", params={"limit": 2})
         assert answer.status_code == 200, answer.text
-        return answer.json()
+        found: list[dict[str, object]] = answer.json()
+        return found
 
     newest = await assert_eventually(
-        page, lambda found: found and found[0]["session_key"] == ended, what="the ended session first"
+        page, lambda found: bool(found) and found[0]["session_key"] == ended, what="the ended session first"
     )
     assert [s["session_key"] for s in newest] == [ended, old]
     assert newest[0]["status"] == "cancelled" and newest[0]["closed"] is True
