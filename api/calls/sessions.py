@@ -145,29 +145,34 @@ async def send_message(
     return await retry_while_busy(lambda: _start(client, task_queue, config, message), within=within)
 
 
-async def deliver(
+@dataclass(frozen=True)
+class Delivery:
+    """What became of a message `deliver_once` sent."""
+
+    previous: EndedRun | None = None
+    """How the session's last run ended, when this message started it again."""
+    cancelled: EndedRun | None = None
+    """The session was cancelled: the message was not delivered (its run has closed), or the run,
+    still closing, drops it. Nothing will answer it."""
+
+
+async def deliver_once(
     client: Client,
     task_queue: str,
     config: SessionConfig,
     message: InboundMessage,
     *,
     within: float = BUSY_RETRY_SECONDS,
-    wait: timedelta = QUERY_WAIT,
-) -> EndedRun | None:
-    """Deliver a message as `send_message` does, refusing it when the session was cancelled; None,
-    or how the session's last run ended when this message started it again.
+) -> Delivery:
+    """Deliver a message as `send_message` does, but never start a cancelled session again.
 
     A new session's first message costs one call: a signal-with-start that refuses to start over
-    a closed run. Only then is the closed run read (`accepting`) before it starts again. A message
-    signalled to a running session is followed by a read of its status, since one that was
-    cancelled and is still closing drops what it is sent: the caller is told so. A cancel that
-    lands while the message is on its way is seen or not, as with any check before sending; a
-    read that fails after the message went out leaves it delivered (None), never a refusal that
-    would make the caller send it again. A run started again works in the project of the run
-    before, unless `config` names one.
-
-    Raises:
-        Cancelled: The session was cancelled (closed, or still closing); it will not answer.
+    a closed run. Only then is the closed run read (`ended_run`) before it starts again. A message
+    signalled to a running session is followed by a read of how it runs, since one that was
+    cancelled and is still closing drops what it is sent. A cancel that lands while the message is
+    on its way is seen or not, as with any check before sending; a read that fails after the
+    message went out leaves it delivered, never a refusal that would make the caller send it
+    again. A run started again works in the project of the run before, unless `config` names one.
     """
     key = config.session_key
     previous = None
@@ -177,23 +182,41 @@ async def deliver(
             within=within,
         )
     except WorkflowAlreadyStartedError:  # its last run has closed
-        previous = await accepting(client, key, wait=wait)
+        previous = await ended_run(client, key)
+        if previous is not None and previous.cancelled:
+            return Delivery(cancelled=previous)
         if previous is not None and config.project is None:  # the new conversation stays in its project
             config = config.model_copy(update={"project": previous.project})
         handle = await send_message(client, task_queue, config, message, within=within)
     if not started_by(handle):
-        await _refuse_if_cancelled(client, key, wait=wait)
-    return previous
+        try:
+            running = await ended_run(client, key)
+        except RPCError:  # the message is delivered: not knowing more is no reason to refuse it
+            running = None
+        if running is not None and running.cancelled:
+            return Delivery(previous, cancelled=running)
+    return Delivery(previous)
 
 
-async def _refuse_if_cancelled(client: Client, key: str, *, wait: timedelta) -> None:
-    """Raise `Cancelled` if the session the message was signalled to is cancelled and closing."""
-    try:
-        ended = await ended_run(client, key)
-    except RPCError:  # the message is delivered: not knowing more is no reason to refuse it
-        return
-    if ended is not None and ended.cancelled:
-        raise await cancellation(client, key, ended, wait=wait)
+async def deliver(
+    client: Client,
+    task_queue: str,
+    config: SessionConfig,
+    message: InboundMessage,
+    *,
+    within: float = BUSY_RETRY_SECONDS,
+    wait: timedelta = QUERY_WAIT,
+) -> EndedRun | None:
+    """Deliver a message as `deliver_once` does, refusing it when the session was cancelled; None,
+    or how the session's last run ended when this message started it again.
+
+    Raises:
+        Cancelled: The session was cancelled (closed, or still closing); it will not answer.
+    """
+    delivery = await deliver_once(client, task_queue, config, message, within=within)
+    if delivery.cancelled is not None:
+        raise await cancellation(client, config.session_key, delivery.cancelled, wait=wait)
+    return delivery.previous
 
 
 def started_by(handle: WorkflowHandle[Any, Any]) -> bool:

@@ -4,7 +4,8 @@ The channel reads its platform's message into a `ChatText` (or says why it is `U
 `Ignored`); `Conversations.receive` then:
 - delivers a text by signal-with-start to the session `<channel>:<chat>`, with the chat's
   approvers (the channel's admins plus the requester, when requesters decide) and the sender's
-  role by the channel's approver settings (`roles.chat_role`);
+  role by the channel's approver settings (`roles.chat_role`): one call for a new chat's first
+  message, which refuses to start over a closed run (`calls.sessions.deliver_once`);
 - answers a text over SYNAPSE_MAX_MESSAGE_BYTES, or of a type Synapse cannot read, in the chat;
 - in a chat whose session was cancelled starts nothing: the chat is told who cancelled it and
   when, and that `/restart` starts a new conversation there (which it then does).
@@ -219,20 +220,16 @@ class Conversations:
         )
         sender = self._chat.principal(found.message.sender_id)
         message = found.message.model_copy(update={"sender_id": sender, "role": self.role_of(sender)})
-        ended = await sessions.ended_run(self.client, found.session_key)
-        if ended is not None and ended.cancelled:  # a message would silently start a new run
+        # One call for a new chat's first message; a cancelled session is never started again by it.
+        delivery = await sessions.deliver_once(
+            self.client, self._settings.temporal.task_queue, config, message, within=MESSAGE_WAIT_SECONDS
+        )
+        ended = delivery.cancelled
+        if ended is not None:  # not delivered, or dropped by the run still closing
             if found.message.content.strip().lower() == RESTART_COMMAND:
                 self._background.spawn(self._restart(found, config, still_closing=ended.closed_at is None))
             else:
                 self._background.spawn(self._tell_cancelled(found, ended))
-            return
-        await sessions.send_message(
-            self.client,
-            self._settings.temporal.task_queue,
-            config,
-            message,
-            within=MESSAGE_WAIT_SECONDS,
-        )
 
     async def _restart(self, found: ChatText, config: SessionConfig, *, still_closing: bool) -> None:
         """`/restart` in a cancelled chat: a new conversation, once the cancelled run has closed."""

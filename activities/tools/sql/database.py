@@ -60,6 +60,10 @@ _CREATE_RUNS = (
     "CREATE TABLE IF NOT EXISTS synapse_tool_runs (interaction_id TEXT PRIMARY KEY, "
     "tool_id TEXT, result_json TEXT, applied_at TEXT)"
 )
+# The exactly-once record's statements, built once (SQLAlchemy caches their compiled form).
+_CLAIM = text("INSERT INTO synapse_tool_runs (interaction_id, tool_id, applied_at) VALUES (:i, :t, :at)")
+_STORE_RESULT = text("UPDATE synapse_tool_runs SET result_json = :r WHERE interaction_id = :i")
+_STORED_RESULT = text("SELECT result_json FROM synapse_tool_runs WHERE interaction_id = :i")
 
 
 def _json_value(value: Any) -> Any:
@@ -99,10 +103,11 @@ class SqlDatabase:
     """Runs SQL statements for the `sql` tool on SQLite or PostgreSQL (`core.database`).
 
     A destructive statement run with an interaction id is applied exactly once: in the same
-    transaction it claims the id in `synapse_tool_runs` (primary key) and stores its result, so
-    a retried activity finds the claim and gets the stored result back (`replayed=True`)
-    instead of running the statement again. On PostgreSQL a second claim of the same id waits
-    for the first transaction, then finds its row.
+    transaction it first claims the id in `synapse_tool_runs` (primary key), then runs and stores
+    its result. A retried activity's claim fails on the key, and it gets the stored result back
+    (`replayed=True`) instead of running the statement again; nothing is read before the claim,
+    so a first run is one transaction with no extra round trip. A second claim of the same id
+    waits for the first transaction (SQLite's lock, PostgreSQL's row), then fails and reads it.
 
     The demo database gets a seeded `orders` table on first use (`seed_demo`); any other database
     is left as it is, but for `synapse_tool_runs`.
@@ -199,13 +204,11 @@ class SqlDatabase:
             )
         record = kind.destructive and interaction_id is not None
         deadline = None if kind.destructive else ReadDeadline(self.read_timeout_seconds)
-        if record and (stored := self._stored_result(interaction_id)) is not None:
-            return stored
         with self._engine.connect() as conn, conn.begin() as tx:
             if record:
                 try:
                     self._claim(conn, interaction_id)
-                except IntegrityError:  # another attempt committed the same interaction meanwhile
+                except IntegrityError:  # an earlier attempt committed it (or did meanwhile): its result
                     tx.rollback()
                     return self._stored_result(interaction_id) or self._failure(
                         sql, kind, f"interaction {interaction_id!r} was claimed but has no stored result"
@@ -229,10 +232,7 @@ class SqlDatabase:
                 metadata={"statement": kind.kind, "destructive": kind.destructive},
             )
             if record:
-                conn.execute(
-                    text("UPDATE synapse_tool_runs SET result_json = :r WHERE interaction_id = :i"),
-                    {"r": result.model_dump_json(), "i": interaction_id},
-                )
+                conn.execute(_STORE_RESULT, {"r": result.model_dump_json(), "i": interaction_id})
             if kind.destructive:
                 _wait_while_pause_file_exists()
         return result
@@ -267,18 +267,12 @@ class SqlDatabase:
 
     @staticmethod
     def _claim(conn: Connection, interaction_id: str | None) -> None:
-        conn.execute(
-            text("INSERT INTO synapse_tool_runs (interaction_id, tool_id, applied_at) VALUES (:i, :t, :at)"),
-            {"i": interaction_id, "t": TOOL_ID, "at": datetime.now(UTC).isoformat()},
-        )
+        conn.execute(_CLAIM, {"i": interaction_id, "t": TOOL_ID, "at": datetime.now(UTC).isoformat()})
 
     def _stored_result(self, interaction_id: str | None) -> ToolResult | None:
         """The committed result of an earlier run of this interaction, marked `replayed`."""
         with self._engine.connect() as conn:
-            stored = conn.execute(
-                text("SELECT result_json FROM synapse_tool_runs WHERE interaction_id = :i"),
-                {"i": interaction_id},
-            ).scalar_one_or_none()
+            stored = conn.execute(_STORED_RESULT, {"i": interaction_id}).scalar_one_or_none()
         if stored is None:
             return None
         result = ToolResult.model_validate_json(stored)

@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 import sqlglot
-from sqlalchemy import inspect, text
+from sqlalchemy import Connection, inspect, text
 
 from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlDatabase, classify
 from activities.tools.sql.syntax import CACHED_CHARS, is_sql_statement
-from contracts import ToolResult
 from core.database import engine_for
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -341,22 +340,23 @@ async def test_a_concurrent_retry_waits_for_the_first_attempt_and_replays_it(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A second worker's retry checks for a stored result before the first attempt commits; its
-    # claim then waits for the first attempt's transaction (SQLite's lock, PostgreSQL's row).
+    # A second worker's retry claims the interaction while the first attempt has not committed:
+    # its claim waits for the first attempt's transaction (SQLite's lock, PostgreSQL's row), then
+    # fails on the key, and the retry answers with the first attempt's stored result.
     other = SqlDatabase(url)
     other.run("SELECT 1")
-    real_stored_result = other._stored_result
-    checks: list[str | None] = []
+    claims: list[str | None] = []
+    real_claim = other._claim
 
-    def stale_then_real(interaction_id: str | None) -> ToolResult | None:
-        checks.append(interaction_id)
-        return None if len(checks) == 1 else real_stored_result(interaction_id)
+    def counted_claim(conn: Connection, interaction_id: str | None) -> None:
+        claims.append(interaction_id)
+        real_claim(conn, interaction_id)
 
-    monkeypatch.setattr(other, "_stored_result", stale_then_real)
+    monkeypatch.setattr(other, "_claim", counted_claim)
     first = asyncio.create_task(asyncio.to_thread(tool.run, DELETE_CANCELLED, "tool_6"))
     await wait_for(lambda: "pausing before commit" in caplog.text, "the first attempt's pause")
     second = asyncio.create_task(asyncio.to_thread(other.run, DELETE_CANCELLED, "tool_6"))
-    await wait_for(lambda: len(checks) == 1, "the retry's check")
+    await wait_for(lambda: len(claims) == 1, "the retry's claim")
     await asyncio.to_thread(pause_file.unlink)
     results = await asyncio.wait_for(asyncio.gather(first, second), timeout=10)
     other.close()
