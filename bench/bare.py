@@ -8,6 +8,7 @@ its SQL, its state, its API) plus the extra Temporal commands it issues.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 
 from temporalio import activity, workflow
@@ -15,7 +16,12 @@ from temporalio import activity, workflow
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import WorkflowStream
 
+    from contracts import SessionConfig
+    from workflows.identity.search_attributes import PENDING, STATUS
+
 ACTIVITY_TIMEOUT = timedelta(seconds=30)
+IDLE_TIMEOUT = timedelta(seconds=SessionConfig.model_fields["idle_timeout_seconds"].default)
+"""A Synapse session's default idle timeout (7 days)."""
 STREAM_TOPIC = "events"
 
 
@@ -31,7 +37,13 @@ async def bare_tool(call: str) -> str:
     return f"result of {call}"
 
 
-ACTIVITIES = (bare_agent, bare_tool)
+@activity.defn
+async def bare_answer(conversation: list[str]) -> str:
+    """Stands for the agent's answering step: given the conversation so far, answers at once."""
+    return f"answered after {len(conversation)} messages"
+
+
+ACTIVITIES = (bare_agent, bare_tool, bare_answer)
 
 
 @workflow.defn
@@ -101,6 +113,65 @@ class BareUpdates:
 
 
 @workflow.defn
+class BareKept:
+    """`BareUpdates.answered` with the commands a Synapse session keeps by promise, and nothing
+    else of Synapse: started with a session's search attributes; the agent's step a local activity;
+    its status shown (`SynapseStatus`/`SynapsePending` upserted as the request opens and as it is
+    decided); the request's durable timeout (a timer started as it opens, cancelled by the
+    decision); the idle timeout that follows the answer. A start's and an approval's events are a
+    Synapse session's, with the bare side's small payloads: what they would cost without Synapse's
+    own code (API, state, agent, SQL)."""
+
+    def __init__(self) -> None:
+        self._stopped = False
+        self._message: str | None = None
+        self._approved = False
+        self._answer: str | None = None
+
+    @workflow.run
+    async def run(self, approval_timeout_seconds: int) -> None:
+        """The agent's step (a local activity), the request opened, its decision waited for (or
+        its timeout), the answer, then idle."""
+        await workflow.wait_condition(lambda: self._message is not None)
+        await workflow.execute_local_activity(
+            bare_agent, self._message or "", start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        workflow.upsert_search_attributes([STATUS.value_set("waiting_approval"), PENDING.value_set(1)])
+        with contextlib.suppress(asyncio.TimeoutError):
+            await workflow.wait_condition(
+                lambda: self._approved or self._stopped, timeout=timedelta(seconds=approval_timeout_seconds)
+            )
+        await workflow.wait_condition(lambda: self._stopped or self._answer is not None)
+        if self._answer is not None:
+            await workflow.execute_activity(bare_agent, self._answer, start_to_close_timeout=ACTIVITY_TIMEOUT)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await workflow.wait_condition(lambda: self._stopped, timeout=IDLE_TIMEOUT)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+
+    @workflow.signal
+    def message(self, text: str) -> None:
+        """The person's message (sent by signal-with-start)."""
+        self._message = text
+
+    @workflow.signal
+    def stop(self) -> None:
+        """End the workflow."""
+        self._stopped = True
+
+    @workflow.update
+    async def answered(self, value: str) -> str:
+        """The decision: the request's timer cancelled, the status upserted, the tool as a local
+        activity, the reply; then the workflow answers (an activity) and starts its idle timer."""
+        self._approved = True
+        workflow.upsert_search_attributes([STATUS.value_set("running"), PENDING.value_set(0)])
+        result = await workflow.execute_local_activity(
+            bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._answer = result
+        return result
+
+
+@workflow.defn
 class BareTurn:
     """One supervised turn: message signal → "agent" activity → wait for the approval update →
     "tool" activity → the update replies with the result → done."""
@@ -143,6 +214,57 @@ class BareTurn:
     def stage(self) -> str:
         """starting, waiting (for the approval) or done."""
         return self._stage
+
+
+@workflow.defn
+class BareTurnKept:
+    """A turn of the same steps and commands as a Synapse turn, with the bare side's payloads: the
+    session's search attributes at its start; the agent as a local activity; the status upserted
+    as the request opens; the request's timer; the approval update (the timer cancelled, the
+    status upserted, the tool as a local activity, the reply); the answering step (an activity
+    given the conversation: the message, the call, the result); the idle timer; the session stays
+    open. The same 23 events as a Synapse turn: the bytes between them are Synapse's payloads."""
+
+    def __init__(self) -> None:
+        self._message: str | None = None
+        self._approved = False
+        self._conversation: list[str] = []
+
+    @workflow.run
+    async def run(self, approval_timeout_seconds: int) -> None:
+        """The turn, then idle until the idle timeout."""
+        await workflow.wait_condition(lambda: self._message is not None)
+        call = await workflow.execute_local_activity(
+            bare_agent, self._message or "", start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._conversation = [self._message or "", call]
+        workflow.upsert_search_attributes([STATUS.value_set("waiting_approval"), PENDING.value_set(1)])
+        with contextlib.suppress(asyncio.TimeoutError):
+            await workflow.wait_condition(
+                lambda: self._approved, timeout=timedelta(seconds=approval_timeout_seconds)
+            )
+        await workflow.wait_condition(lambda: len(self._conversation) == 3)
+        await workflow.execute_activity(
+            bare_answer, self._conversation, start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        with contextlib.suppress(asyncio.TimeoutError):
+            await workflow.wait_condition(lambda: False, timeout=IDLE_TIMEOUT)
+
+    @workflow.signal
+    def message(self, text: str) -> None:
+        """The person's message (sent by signal-with-start)."""
+        self._message = text
+
+    @workflow.update
+    async def approve(self, _principal: str) -> str:
+        """The approval: the status upserted, the tool run, its result the reply."""
+        self._approved = True
+        workflow.upsert_search_attributes([STATUS.value_set("running"), PENDING.value_set(0)])
+        result = await workflow.execute_local_activity(
+            bare_tool, self._conversation[-1], start_to_close_timeout=ACTIVITY_TIMEOUT
+        )
+        self._conversation.append(result)
+        return result
 
 
 @workflow.defn
@@ -219,4 +341,4 @@ class BareFanOut:
         return self._done
 
 
-WORKFLOWS = (BareUpdates, BareTurn, BareStream, BareChild, BareFanOut)
+WORKFLOWS = (BareUpdates, BareKept, BareTurn, BareTurnKept, BareStream, BareChild, BareFanOut)

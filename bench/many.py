@@ -7,11 +7,15 @@ result. Bare: N × signal-with-start of a workflow that waits for an update, eac
 workflow task completed; then N × `execute_update` whose handler runs one activity. Bare that also
 answers: N more such workflows, each approved by an update that runs a local activity (the tool)
 and replies, after which the workflow runs one activity (the agent's answer): the steps a Synapse
-approval takes, without its status upsert, timers, state and API. Waits read history by the
+approval takes, without its status upsert, timers, state and API. Bare keeping the promises: the
+answering shape with the commands a Synapse approval keeps by promise (its start's search
+attributes, the status upserted as the request opens and as it is decided, the request's timer
+started and cancelled, the idle timer: `bare.BareKept`), so a Synapse approval's history has the
+same events; the gap left to it is Synapse's own code and payloads. Waits read history by the
 server's long-poll, so the benchmark adds no worker load while sessions get ready.
 
 The sides take turns in `rounds` batches of N / rounds, each round beginning with the next side
-(Synapse, bare, bare answering; then bare, bare answering, Synapse; ...): first every start, then
+(Synapse, bare, bare answering, bare keeping the promises; then bare, ...): first every start, then
 every approval. No side always goes first (onto the lighter server and heap), and a slow minute
 of the machine falls on all; a side's rates, CPU and memory are its batches' sums. An approval
 batch ends when what its approvals set off is done (a session's answering step, the bare
@@ -31,12 +35,14 @@ from typing import Any, TypeVar
 
 from temporalio.client import WorkflowHandle
 
+from contracts import SessionConfig
 from workflows.session import SessionWorkflow
+from workflows.session.view import start_search_attributes
 
 from . import synapse
-from .bare import BareUpdates
+from .bare import BareKept, BareUpdates
 from .harness import Harness, Stack, cpu_seconds, rss_mb
-from .history import activity_completed, task_completed, wait_event
+from .history import activity_completed, sets_status, task_completed, wait_event, waits_idle
 from .stats import Measure, Result, Row, bounded, one, progress
 
 T = TypeVar("T")
@@ -163,17 +169,21 @@ class _Bare(_Side):
 
     async def _start_one(self) -> float:
         started = time.perf_counter()
-        handle = await self.stack.client.start_workflow(
+        handle = await self._started()
+        await wait_event(handle, task_completed, within=synapse.WAIT_WITHIN, what=f"{handle.id} running")
+        elapsed = time.perf_counter() - started
+        self.waiting.append(handle)
+        return elapsed
+
+    async def _started(self) -> WorkflowHandle[Any, Any]:
+        """Signal-with-start one more workflow."""
+        return await self.stack.client.start_workflow(
             BareUpdates.run,
             id=self.stack.key("bare-many"),
             task_queue=self.queue,
             start_signal="message",
             start_signal_args=["approve this"],
         )
-        await wait_event(handle, task_completed, within=synapse.WAIT_WITHIN, what=f"{handle.id} running")
-        elapsed = time.perf_counter() - started
-        self.waiting.append(handle)
-        return elapsed
 
     update: Any = staticmethod(BareUpdates.with_activity)
     """The approval: update → activity → reply."""
@@ -199,6 +209,49 @@ class _BareAnswering(_Bare):
         await bounded(concurrency, [functools.partial(_answered, self.waiting[i]) for i in indexes])
 
 
+class _BareKept(_Bare):
+    """Bare workflows approved as `_BareAnswering`'s, that also keep the commands a Synapse
+    approval keeps by promise: the status upserted, the request's timeout timer started and
+    cancelled, the idle timer (`bare.BareKept`); what is left between them and Synapse is
+    Synapse's own code (API, state, agent, SQL) and its larger payloads."""
+
+    name = "bare keeping the promises"
+    update = staticmethod(BareKept.answered)
+
+    async def _started(self) -> WorkflowHandle[Any, Any]:
+        """Signal-with-start one more, with the search attributes a session starts with."""
+        handle_key = self.stack.key("bare-kept")
+        return await self.stack.client.start_workflow(
+            BareKept.run,
+            self.stack.settings.api.approval_timeout_seconds,
+            id=handle_key,
+            task_queue=self.queue,
+            start_signal="message",
+            start_signal_args=["approve this"],
+            search_attributes=start_search_attributes(SessionConfig(session_key=handle_key)),
+        )
+
+    async def _start_one(self) -> float:
+        """Until the request shows as waiting (as a session's start is timed)."""
+        started = time.perf_counter()
+        handle = await self._started()
+        await wait_event(
+            handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what=f"{handle.id} pending"
+        )
+        elapsed = time.perf_counter() - started
+        self.waiting.append(handle)
+        return elapsed
+
+    async def _settled(self, indexes: range, concurrency: int) -> None:
+        """The approved workflows answered and wait idle."""
+        await bounded(concurrency, [functools.partial(_idle, self.waiting[i]) for i in indexes])
+
+
+async def _idle(handle: WorkflowHandle[Any, Any]) -> float:
+    await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"{handle.id} idle")
+    return 0.0
+
+
 async def _seen_over(stack: Stack, key: str) -> float:
     await synapse.seen_over(stack, key)
     return 0.0
@@ -211,7 +264,11 @@ async def _answered(handle: WorkflowHandle[Any, Any]) -> float:
 
 async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int, rounds: int) -> Result:
     """Measure and return the 'many' rows."""
-    async with harness.stack("many") as stack, stack.another_bare_worker() as answering_queue:
+    async with (
+        harness.stack("many") as stack,
+        stack.another_bare_worker() as answering_queue,
+        stack.another_bare_worker() as kept_queue,
+    ):
         # Each side has a worker of its own, so each keeps its N workflows in its own cache
         # (the SDK's default holds 1,000).
         progress(f"many: warm-up ({warmup} sessions and bare workflows, started and approved)")
@@ -219,6 +276,7 @@ async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int,
             _Synapse(stack, warmup),
             _Bare(stack, warmup),
             _BareAnswering(stack, warmup, queue=answering_queue),
+            _BareKept(stack, warmup, queue=kept_queue),
         )
         for side in warm:
             await side.start(concurrency)
@@ -229,6 +287,7 @@ async def run(harness: Harness, *, sessions: int, concurrency: int, warmup: int,
             _Synapse(stack, sessions, server),
             _Bare(stack, sessions, server),
             _BareAnswering(stack, sessions, server, queue=answering_queue),
+            _BareKept(stack, sessions, server, queue=kept_queue),
         )
         base = _both(rss_mb, server)
         batches = batches_of(sessions, rounds)
@@ -278,7 +337,15 @@ def _cpu_row(name: str, phase: str, syn: _Side, bare: _Side) -> Row:
 
 
 def _rows(
-    syn: _Side, bare: _Side, answering: _Side, *, base: tuple[float, float], n: int, c: int, rounds: int
+    syn: _Side,
+    bare: _Side,
+    answering: _Side,
+    kept: _Side,
+    *,
+    base: tuple[float, float],
+    n: int,
+    c: int,
+    rounds: int,
 ) -> list[Row]:
     base_process, base_server = base
     start, approve = "start", "approve"
@@ -341,4 +408,31 @@ def _rows(
             "approval without its status upsert, timers, state and API",
         ),
         _cpu_row("↳ CPU per approval, against a bare approval that also answers", approve, syn, answering),
+        Row(
+            f"↳ start rate until all {n} pending, against bare keeping the promises",
+            "sessions/s",
+            one(n / syn.totals[start]),
+            one(n / kept.totals[start]),
+            "higher is better; bare: the answering shape started with a session's search attributes, "
+            "its agent's step a local activity, its request's status upserted and timer started",
+        ),
+        _cpu_row("↳ CPU per session start, against bare keeping the promises", start, syn, kept),
+        Row(
+            f"↳ dev server RSS growth while {n} wait, against bare keeping the promises",
+            "MB",
+            one(syn.memory[1]),
+            one(kept.memory[1]),
+            "VmRSS of the temporal dev server; bare: its waiting workflows carry a session's search "
+            "attributes and a running timer",
+        ),
+        Row(
+            f"↳ approve all {n}, against a bare approval that also answers and keeps the promises",
+            "s",
+            one(syn.totals[approve]),
+            one(kept.totals[approve]),
+            f"{n / syn.totals[approve]:.0f} vs {n / kept.totals[approve]:.0f} approvals/s; bare: the answering "
+            "shape with the status upserted, the request's timer cancelled and the idle timer started: "
+            "the same events as a Synapse approval, without Synapse's own code (API, state, agent, SQL)",
+        ),
+        _cpu_row("↳ CPU per approval, against bare keeping the promises", approve, syn, kept),
     ]

@@ -21,10 +21,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 
+from contracts import SessionConfig
+from workflows.session.view import start_search_attributes
+
 from . import synapse
-from .bare import BareTurn
+from .bare import BareTurn, BareTurnKept
 from .harness import Harness, Stack
-from .history import event_counts, wait_event
+from .history import event_counts, sets_status, wait_event, waits_idle
 from .stats import Measure, Result, Row, alternate
 
 
@@ -78,6 +81,7 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
         m = await alternate(
             "turn", {"synapse": synapse_turn, "bare": bare_turn}, samples=samples, warmup=warmup
         )
+        kept_kinds, kept_size = await event_counts(await one_kept_turn(stack))
 
     rows = [
         Row(
@@ -111,6 +115,24 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             "bytes of those events, payloads included: what the server stores and sends to a worker "
             "that replays the turn",
         ),
+        Row(
+            "↳ history events, against a bare turn that answers and keeps the promises",
+            "events",
+            events["synapse"],
+            Measure([sum(kept_kinds.values())]),
+            "bare: a turn of a Synapse turn's steps and commands (the agent and the tool as local "
+            "activities, a session's search attributes at its start, the status upserted as the request "
+            "opens and as it is decided, the request's timer started and cancelled, an answering activity "
+            "given the conversation: message, call, result; the idle timer), with the bare side's payloads",
+        ),
+        Row(
+            "↳ history size, against a bare turn that answers and keeps the promises",
+            "KiB",
+            sizes["synapse"],
+            Measure([kept_size / 1024]),
+            "the same turn's bytes: what is left is Synapse's own payloads (the session's config, "
+            "the call's assessment, the conversation as the agent step reads it, the audit's fields)",
+        ),
     ]
     notes = [
         f"a Synapse turn's events (a median one): {_breakdown(_median(kinds_by_total['synapse'], events['synapse']))}",
@@ -133,6 +155,25 @@ async def one_bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
     await handle.execute_update(BareTurn.approve, "bench")
     await handle.result()
     return handle, pending
+
+
+async def one_kept_turn(stack: Stack) -> WorkflowHandle[Any, Any]:
+    """Run one bare turn that keeps the promises (`BareTurnKept`) until it waits idle; its handle."""
+    handle = await stack.client.start_workflow(
+        BareTurnKept.run,
+        stack.settings.api.approval_timeout_seconds,
+        id=stack.key("bare-turn-kept"),
+        task_queue=stack.bare_queue,
+        start_signal="message",
+        start_signal_args=[stack.destructive_sql()],
+        search_attributes=start_search_attributes(SessionConfig(session_key="bare-turn-kept")),
+    )
+    await wait_event(
+        handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what="kept turn waiting"
+    )
+    await handle.execute_update(BareTurnKept.approve, "bench")
+    await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what="kept turn idle")
+    return handle
 
 
 def _after_first_activity() -> Callable[[HistoryEvent], bool]:
