@@ -227,6 +227,28 @@ async def lark_chat(_client: Client, handle: WorkflowHandle[SessionWorkflow, Liv
     await _idle(handle, 1)
 
 
+async def not_a_reply(_client: Client, handle: WorkflowHandle[SessionWorkflow, LiveSession]) -> None:
+    """An admin's "ok" that may not reply (as AG-UI sends every message) reaches the waiting DELETE:
+    it decides nothing; bob approves; the "ok" runs as the next turn."""
+    interaction = await _pending_id(handle)
+    ok = InboundMessage(
+        content="ok",
+        sender_id="carol",
+        role=Role.admin,
+        channel="ag-ui",
+        message_id="m-history-not-a-reply",
+        may_reply=False,
+    )
+    await handle.signal(SessionWorkflow.submit_message, ok)
+    still = await handle.query(SessionWorkflow.get_status)  # after the signal's workflow task
+    assert [p.interaction_id for p in still.pending_interactions] == [interaction], still
+    await handle.execute_update(
+        SessionWorkflow.decide_checked,
+        decided(interaction_id=interaction, approved=True, principal="bob"),
+    )
+    await _idle(handle, 2)
+
+
 DINGTALK_CHAT = SessionConfig(
     session_key="dingtalk:cidHistory", channel="dingtalk", chat_id="cidHistory", approve_by_requester=True
 )
@@ -619,6 +641,7 @@ def scenarios(fake: FakeChatCompletions, hook_url: str = "") -> dict[str, tuple[
             batch,
         ),
         "session_watched": (SessionConfig(session_key="history-watched"), watched),
+        "session_not_a_reply": (SessionConfig(session_key="history-not-a-reply"), not_a_reply),
         "session_artifact": (SessionConfig(session_key="history-artifact"), artifact),
         "session_granted": (SessionConfig(session_key="history-granted"), granted),
         "session_edited": (SessionConfig(session_key="history-edited"), edited),
