@@ -376,6 +376,7 @@ class Submission:
                     lambda: handle.start_update(
                         DECIDE_CHECKED,
                         self.decision,
+                        id=workflow.update_id(),
                         result_type=InteractionOutcome,
                         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                     ),
