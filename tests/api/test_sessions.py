@@ -145,6 +145,47 @@ async def test_a_select_runs_without_approval(http: httpx.AsyncClient) -> None:
     assert event_of(answer, TurnAnswered).answer == "SELECT returned 1 row:\ncustomer\nAlice"
 
 
+async def test_each_approval_in_a_session_is_its_own_update_with_a_short_id(
+    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
+) -> None:
+    """Two approvals in one session both apply and answer with their results; each is an update
+    of its own whose id (the API's, written into the history with it) is 16 characters."""
+    key = new_key()
+    answers, after = [], 0
+    for principal in ("bob", "carol"):
+        sent = await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED})
+        assert sent.status_code == 202, sent.text
+        chunks = await collect_events(
+            http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": after}
+        )
+        request = chunks[-1]
+        response = await decide(http, key, asked(request).interaction_id, approved=True, principal=principal)
+        assert response.status_code == 200, response.text
+        answers.append(response.json())
+        done = await collect_events(
+            http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+        )
+        after = done[-1].sequence_id
+
+    assert [
+        (a["interaction_id"], a["decided_by"], a["tool_result"]["content"]["rowcount"]) for a in answers
+    ] == [
+        ("tool_1", "bob", 3),
+        ("tool_2", "carol", 0),
+    ]
+    history = await client.get_workflow_handle(session_workflow_id(key)).fetch_history()
+    accepted = [
+        event.workflow_execution_update_accepted_event_attributes.accepted_request
+        for event in history.events
+        if event.HasField("workflow_execution_update_accepted_event_attributes")
+    ]
+    ids = [request.meta.update_id for request in accepted if request.input.name == "decide_checked"]
+    assert len(ids) == 2 and len(set(ids)) == 2, ids
+    assert all(len(update_id) == 16 for update_id in ids), ids
+    assert all(len(request.meta.update_id) == 16 for request in accepted), "the stream's watches too"
+    assert count_orders("status = 'cancelled'") == 0
+
+
 async def test_decision_errors_have_the_documented_statuses(http: httpx.AsyncClient) -> None:
     key = new_key()
     request = await ask_for_delete(http, key)
