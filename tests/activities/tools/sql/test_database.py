@@ -233,7 +233,14 @@ def test_results_carry_only_what_they_have_and_still_read_as_before(tool: SqlDat
     changed = tool.run("UPDATE orders SET status = 'paid' WHERE id = 1")
     empty = tool.run("SELECT id FROM orders WHERE status = 'nobody'")
     rows = tool.run("SELECT id FROM orders WHERE id < 3 ORDER BY id")
-    older = {"columns": [], "rows": [], "rowcount": 1, "truncated": False, "note": None, "statement": "UPDATE"}
+    older = {
+        "columns": [],
+        "rows": [],
+        "rowcount": 1,
+        "truncated": False,
+        "note": None,
+        "statement": "UPDATE",
+    }
 
     assert changed.content == {"rowcount": 1, "statement": "UPDATE"}
     assert empty.content == {"columns": ["id"], "rows": [], "rowcount": 0, "statement": "SELECT"}
@@ -247,7 +254,9 @@ def test_results_carry_only_what_they_have_and_still_read_as_before(tool: SqlDat
         "0 rows",
         "2 rows",
     ]
-    assert SqlTool.describe(older) == "UPDATE done: 1 row affected." and SqlTool.said(older) == "1 row affected"
+    assert (
+        SqlTool.describe(older) == "UPDATE done: 1 row affected." and SqlTool.said(older) == "1 row affected"
+    )
 
 
 @pytest.mark.parametrize(
