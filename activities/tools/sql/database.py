@@ -253,7 +253,12 @@ class SqlDatabase:
         columns = list(result.keys())
         rows = [[_json_value(value) for value in row] for row in result.fetchmany(self.max_rows)]
         total = len(rows) + sum(1 for _ in result)
-        content: dict[str, Any] = {"columns": columns, "rows": rows, "rowcount": total, "statement": kind.kind}
+        content: dict[str, Any] = {
+            "columns": columns,
+            "rows": rows,
+            "rowcount": total,
+            "statement": kind.kind,
+        }
         if total > len(rows):
             content |= {"truncated": True, "note": f"showing the first {len(rows)} of {total} rows"}
         return content
