@@ -168,6 +168,7 @@ from .statuses import EdgeStatus, GraphStatus, TaskStatus
 from .streaming import (
     AuditEntry,
     AuditKind,
+    DecisionAnswer,
     ExecutionMode,
     InteractionDecision,
     InteractionOutcome,
@@ -253,6 +254,7 @@ __all__ = [
     "CreateSessionRequest",
     "DataFlow",
     "Decision",
+    "DecisionAnswer",
     "DecisionPolicy",
     "DecisionSource",
     "DecisionTaken",

@@ -236,6 +236,24 @@ class InteractionOutcome(Contract):
     )
 
 
+class DecisionAnswer(InteractionOutcome):
+    """What `decide_checked` answers: the `InteractionOutcome` without what the decision it answers
+    already says (`interaction_id`, `decided_by`, `channel`, each left out when it is the
+    decision's). The update's result is written into the workflow's history with every approval;
+    the caller holds the decision and fills them in again (`api.calls.decisions.outcome_of`). An
+    answer written whole (older workers) reads the same."""
+
+    interaction_id: str | None = Field(  # type: ignore[assignment]
+        default=None, description="The interaction decided (None: the decision's)."
+    )
+    decided_by: PersonId | None = Field(  # type: ignore[assignment]
+        default=None, description="Principal who decided (None: the decision's principal)."
+    )
+    channel: str | None = Field(  # type: ignore[assignment]
+        default=None, description="Where the decision came from (None: the decision's)."
+    )
+
+
 class LiveSession(Contract):
     """The state of one interactive session, as people and UIs see it."""
 

@@ -36,6 +36,7 @@ from contracts import (
     AuditEntry,
     AuditKind,
     Decision,
+    DecisionAnswer,
     DecisionSource,
     ErrorType,
     GrantScope,
@@ -212,8 +213,8 @@ async def _taken(
     client: Client, target: WorkflowRef, decision: Decision, *, wait: float
 ) -> InteractionOutcome | Unconfirmed:
     try:
-        outcome = await target.run_update(
-            client, DECIDE_CHECKED, decision, InteractionOutcome, wait=timedelta(seconds=wait), within=wait
+        answer = await target.run_update(
+            client, DECIDE_CHECKED, decision, DecisionAnswer, wait=timedelta(seconds=wait), within=wait
         )
     except Refused as refusal:
         if refusal.error_type in AUDITED:
@@ -230,7 +231,20 @@ async def _taken(
             else f"decision on {decision.interaction_id!r} recorded; the approved tool is still running"
         )
         return Unconfirmed(decision.interaction_id, detail)
-    return outcome
+    return outcome_of(answer, decision)
+
+
+def outcome_of(answer: DecisionAnswer, decision: Decision) -> InteractionOutcome:
+    """The workflow's answer to `decision` with what it left out (the decision's interaction id,
+    principal and channel) filled in from the decision: what every door answers with."""
+    return InteractionOutcome.model_validate(
+        {
+            **answer.model_dump(),
+            "interaction_id": answer.interaction_id or decision.interaction_id,
+            "decided_by": answer.decided_by or decision.principal,
+            "channel": answer.channel or decision.channel,
+        }
+    )
 
 
 async def record_refusal(client: Client, workflow_id: str, decision: Decision, reason: str) -> None:
@@ -376,15 +390,16 @@ class Submission:
                     lambda: handle.start_update(
                         DECIDE_CHECKED,
                         self.decision,
-                        result_type=InteractionOutcome,
+                        id=workflow.update_id(),
+                        result_type=DecisionAnswer,
                         wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                     ),
                     within=within,
                 )
                 self.accepted = True
-                outcome: InteractionOutcome = await update.result()
+                answer: DecisionAnswer = await update.result()
         except Refused as refusal:
             if refusal.error_type in AUDITED:
                 await record_refusal(self.client, self.workflow_id, self.decision, str(refusal))
             raise
-        return outcome
+        return outcome_of(answer, self.decision)

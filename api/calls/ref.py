@@ -88,7 +88,9 @@ class WorkflowRef:
         timeout = workflow.UPDATE_WAIT if wait is None else wait  # read now: tests shorten UPDATE_WAIT
         async with workflow.update_errors(client, self.workflow_id, self.name, check_with=self.check_with):
             result: T = await retry_while_busy(
-                lambda: handle.execute_update(update, argument, result_type=result_type, rpc_timeout=timeout),
+                lambda: handle.execute_update(
+                    update, argument, id=workflow.update_id(), result_type=result_type, rpc_timeout=timeout
+                ),
                 within=within,
             )
         return result

@@ -7,8 +7,10 @@ reads; each call names its workflow for those words (`"session 'abc'"`, `"graph 
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -30,6 +32,14 @@ from temporalio.service import RPCError, RPCStatusCode
 from . import endings
 from .errors import CallError, Closed, Invalid, NotAnswered, NotFound, Problem, Refused
 from .unanswered import why_unanswered
+
+
+def update_id() -> str:
+    """A new update's id: 16 base32 characters of a uuid4 (80 random bits; a workflow's updates
+    need ids unique within it, nothing reads their form). The SDK's default, a whole UUID, is
+    written three or four times into a history per update (issue 51's bytes)."""
+    return base64.b32encode(uuid.uuid4().bytes[:10]).decode().lower()
+
 
 QUERY_WAIT = timedelta(seconds=10)
 """How long a query may wait for the workflow's worker: a healthy one answers in milliseconds, so

@@ -35,7 +35,7 @@ from workflows.stream.chunks import STREAM_TOPIC
 
 from ..calls.archive import archived_items
 from ..calls.busy import is_busy
-from ..calls.workflow import ask
+from ..calls.workflow import ask, update_id
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,7 @@ class StreamSource:
             update = await self._handle.start_update(
                 WATCH,
                 WatchRequest(next_offset=next_offset),
+                id=update_id(),
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
                 result_type=WatchResult,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -83,7 +84,12 @@ async def test_approval_applies_the_statement_and_the_agent_reports_it(
     assert response.status_code == 200, response.text
     outcome = response.json()
     assert outcome["approved"] is True
-    assert outcome["decided_by"] == "bob"
+    # the workflow's answer leaves out what the decision says; the API answers with it whole
+    assert (outcome["interaction_id"], outcome["decided_by"], outcome["channel"]) == (
+        interaction_id,
+        "bob",
+        "http",
+    )
     assert outcome["tool_result"]["ok"] is True
     assert outcome["tool_result"]["content"]["rowcount"] == 3
     assert count_orders("status = 'cancelled'") == 0
@@ -143,6 +149,64 @@ async def test_a_select_runs_without_approval(http: httpx.AsyncClient) -> None:
     assert TaskChunkType.TOOL_APPROVAL_REQUEST not in kinds
     [answer] = [c for c in chunks if c.chunk_type == TaskChunkType.RESPONSE]
     assert event_of(answer, TurnAnswered).answer == "SELECT returned 1 row:\ncustomer\nAlice"
+
+
+async def test_each_approval_is_its_own_short_update_answered_whole_and_written_compact(
+    http: httpx.AsyncClient, client: Client, count_orders: Callable[[str], int]
+) -> None:
+    """Two approvals in one session both apply and answer with their results; each is an update
+    of its own whose id (the API's, written into the history with it) is 16 characters."""
+    key = new_key()
+    answers, after = [], 0
+    for principal in ("bob", "carol"):
+        sent = await http.post(f"/sessions/{key}/messages", json={"content": DELETE_CANCELLED})
+        assert sent.status_code == 202, sent.text
+        chunks = await collect_events(
+            http, key, is_type(TaskChunkType.TOOL_APPROVAL_REQUEST), params={"after": after}
+        )
+        request = chunks[-1]
+        response = await decide(http, key, asked(request).interaction_id, approved=True, principal=principal)
+        assert response.status_code == 200, response.text
+        answers.append(response.json())
+        done = await collect_events(
+            http, key, is_type(TaskChunkType.COMPLETE), params={"after": request.sequence_id}
+        )
+        after = done[-1].sequence_id
+
+    assert [
+        (a["interaction_id"], a["decided_by"], a["tool_result"]["content"]["rowcount"]) for a in answers
+    ] == [
+        ("tool_1", "bob", 3),
+        ("tool_2", "carol", 0),
+    ]
+    history = await client.get_workflow_handle(session_workflow_id(key)).fetch_history()
+    accepted = [
+        event.workflow_execution_update_accepted_event_attributes.accepted_request
+        for event in history.events
+        if event.HasField("workflow_execution_update_accepted_event_attributes")
+    ]
+    ids = [request.meta.update_id for request in accepted if request.input.name == "decide_checked"]
+    assert len(ids) == 2 and len(set(ids)) == 2, ids
+    assert all(len(update_id) == 16 for update_id in ids), ids
+    assert all(len(request.meta.update_id) == 16 for request in accepted), "the stream's watches too"
+    assert count_orders("status = 'cancelled'") == 0
+    # The history keeps the workflow's answers without what the decision said (the API answered
+    # with it whole, above) and the SQL results without their empty fields.
+    written = [
+        json.loads(
+            event.workflow_execution_update_completed_event_attributes.outcome.success.payloads[0].data
+        )
+        for event in history.events
+        if event.HasField("workflow_execution_update_completed_event_attributes")
+        and event.workflow_execution_update_completed_event_attributes.meta.update_id in ids
+    ]
+    assert [sorted(answer) for answer in written] == [
+        ["approvals", "approved", "complete", "decided_at", "tool_result"]
+    ] * 2, written
+    assert [answer["tool_result"]["content"] for answer in written] == [
+        {"rowcount": 3, "statement": "DELETE"},
+        {"rowcount": 0, "statement": "DELETE"},
+    ]
 
 
 async def test_decision_errors_have_the_documented_statuses(http: httpx.AsyncClient) -> None:

@@ -19,6 +19,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from contracts import (
         Decision,
+        DecisionAnswer,
         InteractionOutcome,
         SessionControl,
         WatchRequest,
@@ -29,13 +30,27 @@ from ..stream.chunks import ChunkStream
 from .supervisor import Supervisor
 
 
+def answer_of(outcome: InteractionOutcome, decision: Decision) -> DecisionAnswer:
+    """The outcome without what `decision` says already (its interaction id, principal, channel)."""
+    echoed = {
+        "interaction_id": decision.interaction_id,
+        "decided_by": decision.principal,
+        "channel": decision.channel,
+    }
+    data = outcome.model_dump()
+    for field, value in echoed.items():
+        if data[field] == value:
+            data[field] = None
+    return DecisionAnswer.model_validate(data)
+
+
 class SupervisionHandlers:
     """`decide_checked` / `decide`, `pause`, `resume`, `cancel`."""
 
     _supervisor: Supervisor
 
     @workflow.update  # named DECIDE_CHECKED
-    async def decide_checked(self, decision: Decision) -> InteractionOutcome:
+    async def decide_checked(self, decision: Decision) -> DecisionAnswer:
         """Take a decision (`Decisions.take`); answer once the approved tool ran, the gate opened, or
         the denial is recorded (at once for a first approval of two).
 
@@ -44,7 +59,7 @@ class SupervisionHandlers:
         (`RoleNotAllowed`), a principal not among its approvers (`ApproverNotAllowed`), the same
         person twice (`ApproverAlreadyCounted`), what does not fit the request (`InvalidResponse`).
         """
-        return await self._supervisor.decisions.decide_checked(decision)
+        return answer_of(await self._supervisor.decisions.decide_checked(decision), decision)
 
     @decide_checked.validator
     def _validate_decide(self, decision: Decision) -> None:

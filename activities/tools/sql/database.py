@@ -189,7 +189,8 @@ class SqlDatabase:
                 exactly-once.
 
         Returns:
-            `ok=True` with content `{columns, rows, rowcount, truncated, note, statement}`, or
+            `ok=True` with content `{rowcount, statement}` (a statement that changes data) or
+            `{columns, rows, rowcount, statement}` (rows; `truncated` and `note` when cut), or
             `ok=False` with an error naming the statement (SQL errors are results, not raised; so is
             a read that needs no approval stopped past `read_timeout_seconds`).
 
@@ -229,7 +230,8 @@ class SqlDatabase:
                 tool_id=TOOL_ID,
                 ok=True,
                 content=content,
-                metadata={"statement": kind.kind, "destructive": kind.destructive},
+                # the statement's kind is in the content: not repeated here (issue 51's bytes)
+                metadata={"destructive": kind.destructive},
             )
             if record:
                 conn.execute(_STORE_RESULT, {"r": result.model_dump_json(), "i": interaction_id})
@@ -241,29 +243,25 @@ class SqlDatabase:
         # User SQL goes to the driver verbatim: `text()` would read `:word` as a bind, and without
         # `no_parameters` psycopg would read `%` as a placeholder (`LIKE 'A%'`).
         result: CursorResult[Any] = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
+        # A result carries what it has: the tool's result is written three times in a turn's
+        # history (the tool's marker, the approver's answer, the next step's input), so no empty
+        # `columns`/`rows`, no `truncated: false`, no empty `note` (readers use `.get`; results
+        # written with them, older ones, still read).
         if not result.returns_rows:
             rowcount = result.rowcount if result.rowcount >= 0 else None
-            return {
-                "columns": [],
-                "rows": [],
-                "rowcount": rowcount,
-                "truncated": False,
-                "note": None,
-                "statement": kind.kind,
-            }
+            return {"rowcount": rowcount, "statement": kind.kind}
         columns = list(result.keys())
         rows = [[_json_value(value) for value in row] for row in result.fetchmany(self.max_rows)]
         total = len(rows) + sum(1 for _ in result)
-        truncated = total > len(rows)
-        note = f"showing the first {len(rows)} of {total} rows" if truncated else None
-        return {
+        content: dict[str, Any] = {
             "columns": columns,
             "rows": rows,
             "rowcount": total,
-            "truncated": truncated,
-            "note": note,
             "statement": kind.kind,
         }
+        if total > len(rows):
+            content |= {"truncated": True, "note": f"showing the first {len(rows)} of {total} rows"}
+        return content
 
     @staticmethod
     def _claim(conn: Connection, interaction_id: str | None) -> None:

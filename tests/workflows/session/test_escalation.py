@@ -54,7 +54,7 @@ async def test_an_undecided_request_escalates_and_the_escalated_may_decide(
             SessionWorkflow.decide_checked,
             decided(interaction_id=pending.interaction_id, approved=True, principal="dave"),
         )
-        assert outcome.approved and outcome.decided_by == "dave"
+        assert outcome.approved and outcome.approvals == ["dave"]
         await _close(handle)
     assert count_orders("status = 'cancelled'") == 0
 

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, inspect, text
 
 from activities.tools.sql.database import PAUSE_FILE_ENV, SEED_ORDERS, SqlDatabase, classify
 from activities.tools.sql.syntax import CACHED_CHARS, is_sql_statement
+from activities.tools.sql.tool import SqlTool
 from core.database import engine_for
 
 DELETE_CANCELLED = "DELETE FROM orders WHERE status = 'cancelled'"
@@ -105,7 +106,7 @@ def test_first_use_seeds_orders(tool: SqlDatabase) -> None:
     assert [tuple(row) for row in result.content["rows"]] == SEED_ORDERS
     assert result.content["rowcount"] == len(SEED_ORDERS)
     assert result.content["statement"] == "SELECT"
-    assert result.content["truncated"] is False
+    assert "truncated" not in result.content and "note" not in result.content, "nothing was cut"
     assert sum(1 for row in SEED_ORDERS if row[3] == "cancelled") == 3
 
 
@@ -180,14 +181,8 @@ def test_delete_reports_affected_rows(tool: SqlDatabase, scalar: Callable[[str],
     result = tool.run(DELETE_CANCELLED)
 
     assert result.ok
-    assert result.content == {
-        "columns": [],
-        "rows": [],
-        "rowcount": 3,
-        "truncated": False,
-        "note": None,
-        "statement": "DELETE",
-    }
+    assert result.content == {"rowcount": 3, "statement": "DELETE"}
+    assert result.metadata == {"destructive": True}
     assert scalar("SELECT count(*) FROM orders") == 5
 
 
@@ -230,6 +225,38 @@ def test_rows_past_max_rows_are_cut_with_a_note(url: str) -> None:
     assert result.content["truncated"] is True
     assert result.content["rowcount"] == 8
     assert result.content["note"] == "showing the first 3 of 8 rows"
+
+
+def test_results_carry_only_what_they_have_and_still_read_as_before(tool: SqlDatabase) -> None:
+    """A change, an empty SELECT and rows read in chat as they did when every field was written;
+    a result written with the empty fields (an older history) reads the same."""
+    changed = tool.run("UPDATE orders SET status = 'paid' WHERE id = 1")
+    empty = tool.run("SELECT id FROM orders WHERE status = 'nobody'")
+    rows = tool.run("SELECT id FROM orders WHERE id < 3 ORDER BY id")
+    older = {
+        "columns": [],
+        "rows": [],
+        "rowcount": 1,
+        "truncated": False,
+        "note": None,
+        "statement": "UPDATE",
+    }
+
+    assert changed.content == {"rowcount": 1, "statement": "UPDATE"}
+    assert empty.content == {"columns": ["id"], "rows": [], "rowcount": 0, "statement": "SELECT"}
+    assert [SqlTool.describe(result.content) for result in (changed, empty, rows)] == [
+        "UPDATE done: 1 row affected.",
+        "SELECT returned 0 rows.",
+        "SELECT returned 2 rows:\nid\n1\n2",
+    ]
+    assert [SqlTool.said(result.content) for result in (changed, empty, rows)] == [
+        "1 row affected",
+        "0 rows",
+        "2 rows",
+    ]
+    assert (
+        SqlTool.describe(older) == "UPDATE done: 1 row affected." and SqlTool.said(older) == "1 row affected"
+    )
 
 
 @pytest.mark.parametrize(
