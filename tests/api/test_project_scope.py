@@ -14,10 +14,12 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from api.main import create_app
 from contracts import GraphStarted, TaskChunkType
-from core.settings import ApiSettings, Settings
+from core.settings import ApiSettings, Settings, TemporalSettings
+from worker import build_worker
 from workflows.identity.search_attributes import PROJECT
 
 from ..conftest import assert_eventually
@@ -48,21 +50,46 @@ async def scoped_api(client: Client, settings: Settings) -> AsyncIterator[httpx.
         yield http
 
 
+async def started_in_each_project(http: httpx.AsyncClient) -> World:
+    """A new session and a new graph (held at a gate) in `shop` and in `billing`."""
+    session, graph = {}, {}
+    for project, headers in (("shop", SAM), ("billing", BEA)):
+        key = f"{project}-{uuid.uuid4().hex[:8]}"
+        started = await http.post("/sessions", json={"session_key": key}, headers=headers)
+        assert started.status_code == 201, started.text
+        session[project] = key
+        made = await http.post("/graphs", json={"blueprint": {"new_tasks": [gated("hold")]}}, headers=headers)
+        assert made.status_code == 201, made.text
+        graph[project] = made.json()["graph_id"]
+    return World(http, session, graph)
+
+
 @pytest.fixture
 async def world(client: Client, settings: Settings, worker: None) -> AsyncIterator[World]:
     async with scoped_api(client, settings) as http:
-        session, graph = {}, {}
-        for project, headers in (("shop", SAM), ("billing", BEA)):
-            key = f"{project}-{uuid.uuid4().hex[:8]}"
-            started = await http.post("/sessions", json={"session_key": key}, headers=headers)
-            assert started.status_code == 201, started.text
-            session[project] = key
-            made = await http.post(
-                "/graphs", json={"blueprint": {"new_tasks": [gated("hold")]}}, headers=headers
-            )
-            assert made.status_code == 201, made.text
-            graph[project] = made.json()["graph_id"]
-        yield World(http, session, graph)
+        yield await started_in_each_project(http)
+
+
+@pytest.fixture(scope="module")
+async def routes_api(
+    temporal_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[httpx.AsyncClient]:
+    """One worker and scoped API for the route cases (one per route): each case's sessions and
+    graphs are its own (`routes_world`), so a worker and an API of their own proved nothing more
+    and cost a second of a loaded machine each."""
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("routes"),
+        temporal=TemporalSettings(task_queue=f"tq-routes-{uuid.uuid4().hex[:8]}"),
+        _env_file=None,
+    )
+    async with build_worker(temporal_env.client, settings), scoped_api(temporal_env.client, settings) as http:
+        yield http
+
+
+@pytest.fixture
+async def routes_world(routes_api: httpx.AsyncClient) -> World:
+    """A session and a graph of each project, new for the case, on the shared route API."""
+    return await started_in_each_project(routes_api)
 
 
 ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
@@ -121,8 +148,10 @@ def test_the_table_names_every_route_of_a_session_or_graph(settings: Settings) -
 
 @pytest.mark.parametrize(("method", "template", "body"), ROUTES, ids=[f"{m} {t}" for m, t, _ in ROUTES])
 async def test_a_shop_key_reaches_shop_and_billing_is_404(
-    world: World, method: str, template: str, body: dict[str, Any] | None
+    routes_world: World, method: str, template: str, body: dict[str, Any] | None
 ) -> None:
+    world = routes_world
+
     def path(project: str) -> str:
         return template.format(key=world.session[project], graph_id=world.graph[project], task_uuid=NO_TASK)
 

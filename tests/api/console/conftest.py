@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright, expect
+from playwright.async_api import Browser, ConsoleMessage, Page, Playwright, async_playwright, expect
 
 CHROMIUM = next(
     (
@@ -40,16 +40,33 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(scope="session")
+async def playwright() -> AsyncIterator[Playwright]:
+    """Playwright's driver, one per test process."""
+    async with async_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def launched() -> list[Browser]:
+    """The test process's Chromium once launched (at most one): launching one per test cost a
+    second or two of a loaded machine each time, and every test works in contexts of its own."""
+    return []
+
+
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium for one test."""
+async def browser(playwright: Playwright, launched: list[Browser]) -> AsyncIterator[Browser]:
+    """A headless Chromium, shared by the process's tests (launched again if it went away); every
+    context a test opened is closed after it, so the next test starts with none."""
     assert CHROMIUM is not None
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=QUIET)
-        try:
-            yield launched
-        finally:
-            await launched.close()
+    if not launched or not launched[0].is_connected():
+        launched[:] = [await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=QUIET)]
+    shared = launched[0]
+    try:
+        yield shared
+    finally:
+        for context in shared.contexts:
+            await context.close()
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ from ..test_graphs import submit, wait_graph
 from .conftest import noted, shot
 from .test_session_page import card_for, open_session, send
 
-QUIET_SECONDS = 6.0
+QUIET_SECONDS = 2.5
 """How long a page whose stream ended is watched for more requests of it: the page's old back-off
-(0.5, 1, 2, 4 s) asked four times in that while."""
+(0.5, 1, 2, 4 s) asked twice in that while, and an EventSource (`retry: 1000`) twice too."""
 
 
 def stream_requests(page: Page) -> list[str]:
