@@ -114,36 +114,38 @@ class BareUpdates:
 
 @workflow.defn
 class BareKept:
-    """`BareUpdates.answered` with the commands a Synapse session keeps by promise, and nothing
-    else of Synapse: started with a session's search attributes; the agent's step a local activity;
-    its status shown (`SynapseStatus`/`SynapsePending` upserted as the request opens and as it is
-    decided); the request's durable timeout (a timer started as it opens, cancelled by the
-    decision); the idle timeout that follows the answer. A start's and an approval's events are a
-    Synapse session's, with the bare side's small payloads: what they would cost without Synapse's
-    own code (API, state, agent, SQL)."""
+    """A session's turn in the bare side's shapes: the same steps and commands as a Synapse turn,
+    the bare side's small payloads, none of Synapse's code (API, state, agent, SQL). Started with a
+    session's search attributes; the agent's step a local activity; the status upserted as the
+    request opens; the request's durable timeout (a timer); the decision (`answered`: the timer
+    cancelled, the status upserted, the tool a local activity, the reply); the answering step (an
+    activity given the conversation: the message, the call, the result); the idle timer. A
+    Synapse turn's 23 events: what its promises cost, and what is left is Synapse's own."""
 
     def __init__(self) -> None:
         self._stopped = False
-        self._message: str | None = None
+        self._conversation: list[str] = []
         self._approved = False
-        self._answer: str | None = None
 
     @workflow.run
     async def run(self, approval_timeout_seconds: int) -> None:
-        """The agent's step (a local activity), the request opened, its decision waited for (or
-        its timeout), the answer, then idle."""
-        await workflow.wait_condition(lambda: self._message is not None)
-        await workflow.execute_local_activity(
-            bare_agent, self._message or "", start_to_close_timeout=ACTIVITY_TIMEOUT
+        """The agent's step, the request opened, its decision waited for (or its timeout), the
+        answer, then idle until stopped or the idle timeout."""
+        await workflow.wait_condition(lambda: bool(self._conversation))
+        call = await workflow.execute_local_activity(
+            bare_agent, self._conversation[0], start_to_close_timeout=ACTIVITY_TIMEOUT
         )
+        self._conversation.append(call)
         workflow.upsert_search_attributes([STATUS.value_set("waiting_approval"), PENDING.value_set(1)])
         with contextlib.suppress(asyncio.TimeoutError):
             await workflow.wait_condition(
                 lambda: self._approved or self._stopped, timeout=timedelta(seconds=approval_timeout_seconds)
             )
-        await workflow.wait_condition(lambda: self._stopped or self._answer is not None)
-        if self._answer is not None:
-            await workflow.execute_activity(bare_agent, self._answer, start_to_close_timeout=ACTIVITY_TIMEOUT)
+        await workflow.wait_condition(lambda: self._stopped or len(self._conversation) == 3)
+        if len(self._conversation) == 3:
+            await workflow.execute_activity(
+                bare_answer, self._conversation, start_to_close_timeout=ACTIVITY_TIMEOUT
+            )
         with contextlib.suppress(asyncio.TimeoutError):
             await workflow.wait_condition(lambda: self._stopped, timeout=IDLE_TIMEOUT)
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -151,7 +153,7 @@ class BareKept:
     @workflow.signal
     def message(self, text: str) -> None:
         """The person's message (sent by signal-with-start)."""
-        self._message = text
+        self._conversation.append(text)
 
     @workflow.signal
     def stop(self) -> None:
@@ -159,15 +161,15 @@ class BareKept:
         self._stopped = True
 
     @workflow.update
-    async def answered(self, value: str) -> str:
-        """The decision: the request's timer cancelled, the status upserted, the tool as a local
-        activity, the reply; then the workflow answers (an activity) and starts its idle timer."""
+    async def answered(self, _principal: str) -> str:
+        """The decision: the request's timer cancelled, the status upserted, the tool (given the
+        call) a local activity, its result the reply; the workflow then answers and waits idle."""
         self._approved = True
         workflow.upsert_search_attributes([STATUS.value_set("running"), PENDING.value_set(0)])
         result = await workflow.execute_local_activity(
-            bare_tool, value, start_to_close_timeout=ACTIVITY_TIMEOUT
+            bare_tool, self._conversation[-1], start_to_close_timeout=ACTIVITY_TIMEOUT
         )
-        self._answer = result
+        self._conversation.append(result)
         return result
 
 
@@ -214,57 +216,6 @@ class BareTurn:
     def stage(self) -> str:
         """starting, waiting (for the approval) or done."""
         return self._stage
-
-
-@workflow.defn
-class BareTurnKept:
-    """A turn of the same steps and commands as a Synapse turn, with the bare side's payloads: the
-    session's search attributes at its start; the agent as a local activity; the status upserted
-    as the request opens; the request's timer; the approval update (the timer cancelled, the
-    status upserted, the tool as a local activity, the reply); the answering step (an activity
-    given the conversation: the message, the call, the result); the idle timer; the session stays
-    open. The same 23 events as a Synapse turn: the bytes between them are Synapse's payloads."""
-
-    def __init__(self) -> None:
-        self._message: str | None = None
-        self._approved = False
-        self._conversation: list[str] = []
-
-    @workflow.run
-    async def run(self, approval_timeout_seconds: int) -> None:
-        """The turn, then idle until the idle timeout."""
-        await workflow.wait_condition(lambda: self._message is not None)
-        call = await workflow.execute_local_activity(
-            bare_agent, self._message or "", start_to_close_timeout=ACTIVITY_TIMEOUT
-        )
-        self._conversation = [self._message or "", call]
-        workflow.upsert_search_attributes([STATUS.value_set("waiting_approval"), PENDING.value_set(1)])
-        with contextlib.suppress(asyncio.TimeoutError):
-            await workflow.wait_condition(
-                lambda: self._approved, timeout=timedelta(seconds=approval_timeout_seconds)
-            )
-        await workflow.wait_condition(lambda: len(self._conversation) == 3)
-        await workflow.execute_activity(
-            bare_answer, self._conversation, start_to_close_timeout=ACTIVITY_TIMEOUT
-        )
-        with contextlib.suppress(asyncio.TimeoutError):
-            await workflow.wait_condition(lambda: False, timeout=IDLE_TIMEOUT)
-
-    @workflow.signal
-    def message(self, text: str) -> None:
-        """The person's message (sent by signal-with-start)."""
-        self._message = text
-
-    @workflow.update
-    async def approve(self, _principal: str) -> str:
-        """The approval: the status upserted, the tool run, its result the reply."""
-        self._approved = True
-        workflow.upsert_search_attributes([STATUS.value_set("running"), PENDING.value_set(0)])
-        result = await workflow.execute_local_activity(
-            bare_tool, self._conversation[-1], start_to_close_timeout=ACTIVITY_TIMEOUT
-        )
-        self._conversation.append(result)
-        return result
 
 
 @workflow.defn
@@ -341,4 +292,4 @@ class BareFanOut:
         return self._done
 
 
-WORKFLOWS = (BareUpdates, BareKept, BareTurn, BareTurnKept, BareStream, BareChild, BareFanOut)
+WORKFLOWS = (BareUpdates, BareKept, BareTurn, BareStream, BareChild, BareFanOut)

@@ -25,7 +25,7 @@ from contracts import SessionConfig
 from workflows.session.view import start_search_attributes
 
 from . import synapse
-from .bare import BareTurn, BareTurnKept
+from .bare import BareKept, BareTurn
 from .harness import Harness, Stack
 from .history import event_counts, sets_status, wait_event, waits_idle
 from .stats import Measure, Result, Row, alternate
@@ -158,9 +158,9 @@ async def one_bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
 
 
 async def one_kept_turn(stack: Stack) -> WorkflowHandle[Any, Any]:
-    """Run one bare turn that keeps the promises (`BareTurnKept`) until it waits idle; its handle."""
+    """Run one bare turn that keeps the promises (`BareKept`) until it waits idle; its handle."""
     handle = await stack.client.start_workflow(
-        BareTurnKept.run,
+        BareKept.run,
         stack.settings.api.approval_timeout_seconds,
         id=stack.key("bare-turn-kept"),
         task_queue=stack.bare_queue,
@@ -171,7 +171,7 @@ async def one_kept_turn(stack: Stack) -> WorkflowHandle[Any, Any]:
     await wait_event(
         handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what="kept turn waiting"
     )
-    await handle.execute_update(BareTurnKept.approve, "bench")
+    await handle.execute_update(BareKept.answered, "bench")
     await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what="kept turn idle")
     return handle
 
