@@ -6,8 +6,10 @@ waited for until its approval is pending. Timed: `POST /sessions/{key}/interacti
 same decision by a client `execute_update` (no API) is timed too. After each, untimed, the agent's
 answer is waited for, so no session works in the background while the next sample is timed.
 Bare samples, alternating with them: `execute_update` on a waiting workflow whose handler does
-nothing (the floor), runs one activity, or runs one local activity. The SQL tool alone is timed
-as well, to show the SQLite part.
+nothing (the floor), runs one activity, or runs one local activity; and the decision of a waiting
+request of the bare shape that keeps a session's promises (`bare.BareKept`, one per sample: its
+timer cancelled, its status upserted, the tool a local activity). The SQL tool alone is timed as
+well, to show the SQLite part.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 
 from activities.tools.sql.database import SqlDatabase
-from contracts import Decision, DecisionSource, Role, Verdict
+from contracts import Decision, DecisionSource, Role, SessionConfig, Verdict
 from workflows.session import SessionWorkflow
+from workflows.session.view import start_search_attributes
 
 from . import synapse
-from .bare import BareUpdates
+from .bare import BareKept, BareUpdates
 from .harness import Harness, Stack
+from .history import sets_status, wait_event, waits_idle
 from .stats import Measure, Result, Row, alternate, poll
 
 SETUP_POLL = 0.01
@@ -91,6 +95,27 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
                 bare.append(await _bare_workflow(stack))
             return await bare_update(BareUpdates.with_activity)
 
+        async def bare_kept(_i: int) -> float:
+            key = stack.key("bare-kept-approval")
+            handle = await stack.client.start_workflow(
+                BareKept.run,
+                stack.settings.api.approval_timeout_seconds,
+                id=key,
+                task_queue=stack.bare_queue,
+                start_signal="message",
+                start_signal_args=[stack.destructive_sql()],
+                search_attributes=start_search_attributes(SessionConfig(session_key=key)),
+            )
+            await wait_event(
+                handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what=f"{key} pending"
+            )
+            started = time.perf_counter()
+            await handle.execute_update(BareKept.answered, "approve")
+            elapsed = time.perf_counter() - started
+            await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"{key} idle")  # quiet
+            await handle.signal(BareKept.stop)
+            return elapsed
+
         async def sql_alone(_i: int) -> float:
             sql, interaction = stack.destructive_sql(), f"bench-{uuid.uuid4().hex[:10]}"
             started = time.perf_counter()
@@ -108,6 +133,7 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
                 "activity": bare_activity,
                 "floor": lambda _i: bare_update(BareUpdates.noop),
                 "local": lambda _i: bare_update(BareUpdates.with_local_activity),
+                "kept": bare_kept,
                 "sql": sql_alone,
             },
             samples=samples,
@@ -150,6 +176,14 @@ def _rows(m: dict[str, Measure]) -> list[Row]:
             None,
             m["local"],
             "the least a tool run as a local activity costs" + _times(approve, m["local"]),
+        ),
+        Row(
+            "  bare update keeping the promises → local activity → reply",
+            "ms",
+            None,
+            m["kept"],
+            "the same, deciding a waiting request of the bare shape that keeps a session's promises "
+            "(its timer cancelled, its status upserted: `bare.BareKept`)" + _times(approve, m["kept"]),
         ),
         Row(
             "  bare update round trip (floor)",
