@@ -12,11 +12,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 TYPED := $(wildcard contracts core workflows activities api cli worker.py tests bench examples)
 SCHEMA_DIR := schemas
 # Tests run in parallel, one Temporal dev server per worker; most of their time is spent waiting,
-# so more workers than cores keep both cores busy: 8 on the 2-core CI machine (the whole suite,
-# 3153 tests, with another suite running beside it: 603 s with 6 workers, 492 s with 8; pytest's
-# CPU 112% of a core with 6, 144% with 8, the rest of the time spent waiting).
+# so more workers than cores keep both cores busy (6 on the 2-core CI machine, where a fresh
+# clone's .ci/run took 4 min 36 s).
 # The 15 slowest are listed at the end, so a slow CI run says which tests took its time.
-PYTEST_WORKERS ?= 8
+PYTEST_WORKERS ?= 6
 # A stage's recipe starts with $(TIMED): its commands are shown as they run (`+ ...`), and at its end,
 # passed or failed, it says how long it took (`time: pytest took 250 s`), so a slow CI run says
 # where its time went.
