@@ -22,14 +22,14 @@ from typing import Any
 from temporalio.client import WorkflowHandle
 
 from activities.tools.sql.database import SqlDatabase
-from contracts import Decision, DecisionSource, Role, SessionConfig, Verdict
+from contracts import Decision, DecisionSource, Role, Verdict
 from workflows.session import SessionWorkflow
-from workflows.session.view import start_search_attributes
 
 from . import synapse
 from .bare import BareKept, BareUpdates
 from .harness import Harness, Stack
-from .history import sets_status, wait_event, waits_idle
+from .history import wait_event, waits_idle
+from .kept import kept_pending
 from .stats import Measure, Result, Row, alternate, poll
 
 SETUP_POLL = 0.01
@@ -96,23 +96,13 @@ async def run(harness: Harness, *, samples: int, warmup: int) -> Result:
             return await bare_update(BareUpdates.with_activity)
 
         async def bare_kept(_i: int) -> float:
-            key = stack.key("bare-kept-approval")
-            handle = await stack.client.start_workflow(
-                BareKept.run,
-                stack.settings.api.approval_timeout_seconds,
-                id=key,
-                task_queue=stack.bare_queue,
-                start_signal="message",
-                start_signal_args=[stack.destructive_sql()],
-                search_attributes=start_search_attributes(SessionConfig(session_key=key)),
-            )
-            await wait_event(
-                handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what=f"{key} pending"
-            )
+            handle = await kept_pending(stack, "bare-kept-approval", stack.destructive_sql())
             started = time.perf_counter()
             await handle.execute_update(BareKept.answered, "approve")
             elapsed = time.perf_counter() - started
-            await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"{key} idle")  # quiet
+            await wait_event(
+                handle, waits_idle, within=synapse.WAIT_WITHIN, what=f"{handle.id} idle"
+            )  # quiet
             await handle.signal(BareKept.stop)
             return elapsed
 

@@ -35,14 +35,13 @@ from typing import Any, TypeVar
 
 from temporalio.client import WorkflowHandle
 
-from contracts import SessionConfig
 from workflows.session import SessionWorkflow
-from workflows.session.view import start_search_attributes
 
 from . import synapse
 from .bare import BareKept, BareUpdates
 from .harness import Harness, Stack, cpu_seconds, rss_mb
-from .history import activity_completed, sets_status, task_completed, wait_event, waits_idle
+from .history import activity_completed, task_completed, wait_event, waits_idle
+from .kept import kept_pending
 from .stats import Measure, Result, Row, bounded, one, progress
 
 T = TypeVar("T")
@@ -218,26 +217,10 @@ class _BareKept(_Bare):
     name = "bare keeping the promises"
     update = staticmethod(BareKept.answered)
 
-    async def _started(self) -> WorkflowHandle[Any, Any]:
-        """Signal-with-start one more, with the search attributes a session starts with."""
-        handle_key = self.stack.key("bare-kept")
-        return await self.stack.client.start_workflow(
-            BareKept.run,
-            self.stack.settings.api.approval_timeout_seconds,
-            id=handle_key,
-            task_queue=self.queue,
-            start_signal="message",
-            start_signal_args=["approve this"],
-            search_attributes=start_search_attributes(SessionConfig(session_key=handle_key)),
-        )
-
     async def _start_one(self) -> float:
         """Until the request shows as waiting (as a session's start is timed)."""
         started = time.perf_counter()
-        handle = await self._started()
-        await wait_event(
-            handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what=f"{handle.id} pending"
-        )
+        handle = await kept_pending(self.stack, "bare-kept", "approve this", queue=self.queue)
         elapsed = time.perf_counter() - started
         self.waiting.append(handle)
         return elapsed

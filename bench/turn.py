@@ -21,13 +21,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHandle
 
-from contracts import SessionConfig
-from workflows.session.view import start_search_attributes
-
 from . import synapse
 from .bare import BareKept, BareTurn
 from .harness import Harness, Stack
-from .history import event_counts, sets_status, wait_event, waits_idle
+from .history import event_counts, wait_event, waits_idle
+from .kept import kept_pending
 from .stats import Measure, Result, Row, alternate
 
 
@@ -159,18 +157,7 @@ async def one_bare_turn(stack: Stack) -> tuple[WorkflowHandle[Any, Any], float]:
 
 async def one_kept_turn(stack: Stack) -> WorkflowHandle[Any, Any]:
     """Run one bare turn that keeps the promises (`BareKept`) until it waits idle; its handle."""
-    handle = await stack.client.start_workflow(
-        BareKept.run,
-        stack.settings.api.approval_timeout_seconds,
-        id=stack.key("bare-turn-kept"),
-        task_queue=stack.bare_queue,
-        start_signal="message",
-        start_signal_args=[stack.destructive_sql()],
-        search_attributes=start_search_attributes(SessionConfig(session_key="bare-turn-kept")),
-    )
-    await wait_event(
-        handle, sets_status("waiting_approval"), within=synapse.WAIT_WITHIN, what="kept turn waiting"
-    )
+    handle = await kept_pending(stack, "bare-turn-kept", stack.destructive_sql())
     await handle.execute_update(BareKept.answered, "bench")
     await wait_event(handle, waits_idle, within=synapse.WAIT_WITHIN, what="kept turn idle")
     return handle
